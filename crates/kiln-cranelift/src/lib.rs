@@ -1,0 +1,1 @@
+//! `kiln-cranelift`: the CPU backend (Cranelift JIT).

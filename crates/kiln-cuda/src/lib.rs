@@ -1,0 +1,1 @@
+//! `kiln-cuda`: the CUDA backend (CUDA C, NVRTC, cudarc).

@@ -1,0 +1,470 @@
+//! Layouts, memory formats, and the stride rules PyTorch applies when it
+//! allocates a result.
+//!
+//! PyTorch rules, each named where it is implemented:
+//! - `torch.layout` (strided, sparse_coo) and `torch.memory_format`
+//!   (contiguous, channels_last, channels_last_3d, preserve);
+//! - the strides a format implies (`contiguous_strides`,
+//!   `get_channels_last_strides_2d/3d`);
+//! - `is_contiguous(memory_format)` (`compute_contiguous`,
+//!   `compute_channels_last_contiguous_2d/3d`);
+//! - `suggest_memory_format` (`is_channels_last_strides_2d/3d`);
+//! - `is_non_overlapping_and_dense` and `infer_dense_strides`;
+//! - preserve_format for `clone`, `empty_like` and `to`;
+//! - TensorIterator's output strides for pointwise ops.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// `torch.layout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Layout {
+    #[default]
+    Strided,
+    SparseCoo,
+}
+
+/// `torch.memory_format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum MemoryFormat {
+    #[default]
+    Contiguous,
+    ChannelsLast,
+    ChannelsLast3d,
+    Preserve,
+}
+
+impl MemoryFormat {
+    pub const ALL: [MemoryFormat; 4] = [
+        MemoryFormat::Contiguous,
+        MemoryFormat::ChannelsLast,
+        MemoryFormat::ChannelsLast3d,
+        MemoryFormat::Preserve,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryFormat::Contiguous => "contiguous",
+            MemoryFormat::ChannelsLast => "channels_last",
+            MemoryFormat::ChannelsLast3d => "channels_last_3d",
+            MemoryFormat::Preserve => "preserve",
+        }
+    }
+
+    /// The rank a format requires, if any.
+    pub fn required_rank(self) -> Option<usize> {
+        match self {
+            MemoryFormat::ChannelsLast => Some(4),
+            MemoryFormat::ChannelsLast3d => Some(5),
+            _ => None,
+        }
+    }
+
+    /// The dims from outermost to innermost in memory for a channels-last
+    /// format (N, spatial..., C), or `None` for the others.
+    fn channels_last_order(self) -> Option<&'static [usize]> {
+        match self {
+            MemoryFormat::ChannelsLast => Some(&[0, 2, 3, 1]),
+            MemoryFormat::ChannelsLast3d => Some(&[0, 2, 3, 4, 1]),
+            _ => None,
+        }
+    }
+
+    fn check_rank(self, rank: usize) -> Result<()> {
+        match self.required_rank() {
+            Some(r) if r != rank => Err(Error::new(
+                ErrorKind::Layout,
+                format!("required rank {r} tensor to use {} format", self.name()),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The strides of a fresh tensor of this shape in this format
+    /// (`torch.empty(shape, memory_format=self)`).
+    pub fn strides(self, shape: &[i64]) -> Result<Vec<i64>> {
+        self.check_rank(shape.len())?;
+        match self.channels_last_order() {
+            Some(order) => Ok(strides_in_order(shape, order, false)),
+            None if self == MemoryFormat::Preserve => Err(Error::new(
+                ErrorKind::Layout,
+                "unsupported memory format Preserve",
+            )),
+            None => Ok(contiguous_strides(shape)),
+        }
+    }
+
+    /// `is_contiguous(memory_format=self)`; `preserve` answers like the plain
+    /// contiguity check, as PyTorch does.
+    pub fn is_contiguous(self, shape: &[i64], strides: &[i64]) -> bool {
+        match self.channels_last_order() {
+            Some(order) => shape.len() == order.len() && is_dense_in_order(shape, strides, order),
+            None => is_contiguous(shape, strides),
+        }
+    }
+}
+
+impl fmt::Display for MemoryFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for MemoryFormat {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let s = s.strip_prefix("torch.").unwrap_or(s);
+        let s = s.strip_suffix("_format").unwrap_or(s);
+        MemoryFormat::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Attribute,
+                format!("unknown memory format '{s}' (expected contiguous, channels_last, channels_last_3d or preserve)"),
+            )
+        })
+    }
+}
+
+/// Row-major strides, each dim's size counted as at least 1
+/// (c10's `contiguous_strides`).
+pub fn contiguous_strides(shape: &[i64]) -> Vec<i64> {
+    let mut strides = vec![0; shape.len()];
+    let mut next = 1i64;
+    for d in (0..shape.len()).rev() {
+        strides[d] = next;
+        next = next.saturating_mul(shape[d].max(1));
+    }
+    strides
+}
+
+/// Strides that lay `shape` out densely with `order[0]` outermost. With
+/// `clamp_sizes`, a size-0 dim counts as 1; channels-last formats do not
+/// clamp (c10's `get_channels_last_strides_*`).
+fn strides_in_order(shape: &[i64], order: &[usize], clamp_sizes: bool) -> Vec<i64> {
+    let mut strides = vec![0; shape.len()];
+    let mut next = 1i64;
+    for &d in order.iter().rev() {
+        strides[d] = next;
+        let size = if clamp_sizes {
+            shape[d].max(1)
+        } else {
+            shape[d]
+        };
+        next = next.saturating_mul(size);
+    }
+    strides
+}
+
+/// c10's `compute_contiguous`: row-major, ignoring size-1 dims; an empty
+/// tensor is contiguous.
+pub fn is_contiguous(shape: &[i64], strides: &[i64]) -> bool {
+    if shape.contains(&0) {
+        return true;
+    }
+    let order: Vec<usize> = (0..shape.len()).collect();
+    is_dense_in_order(shape, strides, &order)
+}
+
+/// Whether each dim not of size 1 has the stride that laying the dims out in
+/// `order` (outermost first) gives (c10's `compute_channels_last_contiguous_*`).
+fn is_dense_in_order(shape: &[i64], strides: &[i64], order: &[usize]) -> bool {
+    let mut expected = 1i64;
+    for &d in order.iter().rev() {
+        if shape[d] != 1 {
+            if strides[d] != expected {
+                return false;
+            }
+            expected = expected.saturating_mul(shape[d]);
+        }
+    }
+    true
+}
+
+/// c10's `is_channels_last_strides_2d/3d`: do the strides *look like* a
+/// channels-last layout (size-1 dims allowed any stride that keeps the order)?
+fn is_channels_last_like(shape: &[i64], strides: &[i64], order: &[usize]) -> bool {
+    if shape.len() != order.len() || strides[1] == 0 {
+        return false;
+    }
+    let mut min = 0i64;
+    for &d in order.iter().rev() {
+        if shape[d] == 0 || strides[d] < min {
+            return false;
+        }
+        // N111 tensors with equal strides fall back to contiguous.
+        if d == 0 && min == strides[1] {
+            return false;
+        }
+        min = strides[d];
+        if shape[d] > 1 {
+            min = min.saturating_mul(shape[d]);
+        }
+    }
+    true
+}
+
+/// `Tensor.suggest_memory_format()`: channels_last(_3d) when the strides
+/// look like it, else contiguous.
+pub fn suggest_memory_format(shape: &[i64], strides: &[i64]) -> MemoryFormat {
+    for format in [MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d] {
+        let order = format
+            .channels_last_order()
+            .expect("channels-last formats have an order");
+        if is_channels_last_like(shape, strides, order) {
+            return format;
+        }
+    }
+    MemoryFormat::Contiguous
+}
+
+/// c10's `is_non_overlapping_and_dense`: the elements fill a block of memory
+/// exactly, in some order of the dims.
+pub fn is_non_overlapping_and_dense(shape: &[i64], strides: &[i64]) -> bool {
+    let rank = shape.len();
+    if rank == 1 {
+        return shape[0] < 2 || strides[0] == 1;
+    }
+    let mut perm: Vec<usize> = (0..rank).collect();
+    // Sort by stride, size-0/1 dims last (they never matter).
+    perm.sort_by(|&a, &b| {
+        let key = |d: usize| (shape[d] < 2, strides[d]);
+        key(a).cmp(&key(b))
+    });
+    let mut required = 1i64;
+    for d in perm {
+        if shape[d] < 2 {
+            return true;
+        }
+        if strides[d] != required {
+            return false;
+        }
+        required = required.saturating_mul(shape[d]);
+    }
+    true
+}
+
+/// TensorIterator's dim comparison for one operand: `Some(Greater)` when dim
+/// `a` should be placed after (outside of) dim `b`.
+fn compare_dims(shape: &[i64], strides: &[i64], a: usize, b: usize) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering::*;
+    let (sa, sb) = (strides[a], strides[b]);
+    if sa == 0 || sb == 0 {
+        return None;
+    }
+    match sa.cmp(&sb) {
+        Equal if shape[a] > shape[b] => Some(Greater),
+        Equal => None,
+        other => Some(other),
+    }
+}
+
+/// TensorIterator's insertion sort of dims from innermost to outermost, over
+/// several operands: the first operand with a strict opinion decides; dims
+/// nobody orders keep their row-major order. `strides[i]` are byte strides of
+/// operand `i`, already broadcast to `shape` (0 for broadcast dims).
+fn iteration_order(shape: &[i64], strides: &[Vec<i64>]) -> Vec<usize> {
+    use std::cmp::Ordering::*;
+    let rank = shape.len();
+    let mut perm: Vec<usize> = (0..rank).rev().collect();
+    let opinion = |a: usize, b: usize| strides.iter().find_map(|s| compare_dims(shape, s, a, b));
+    for i in 1..rank {
+        let mut d1 = i;
+        for d0 in (0..i).rev() {
+            match opinion(perm[d0], perm[d1]) {
+                Some(Greater) => {
+                    perm.swap(d0, d1);
+                    d1 = d0;
+                }
+                Some(Less) => break,
+                _ => {}
+            }
+        }
+    }
+    perm
+}
+
+/// Strides that lay out `shape` densely in the iteration order `perm`
+/// (innermost first); a permutation that is plain row-major gives contiguous
+/// strides. Sizes multiply unclamped, as TensorIterator's `compatible_stride`.
+fn strides_for_perm(shape: &[i64], perm: &[usize]) -> Vec<i64> {
+    let rank = shape.len();
+    let row_major = perm.iter().enumerate().all(|(j, &d)| d == rank - 1 - j);
+    if row_major {
+        return contiguous_strides(shape);
+    }
+    let order: Vec<usize> = perm.iter().rev().copied().collect();
+    strides_in_order(shape, &order, false)
+}
+
+/// c10's `infer_dense_strides`: dense strides that keep the input's dim
+/// order, treating zero strides as "no opinion".
+pub fn infer_dense_strides(shape: &[i64], strides: &[i64]) -> Vec<i64> {
+    match shape.len() {
+        0 => vec![],
+        1 => vec![1],
+        _ => {
+            let perm = iteration_order(shape, &[strides.to_vec()]);
+            let order: Vec<usize> = perm.iter().rev().copied().collect();
+            strides_in_order(shape, &order, true)
+        }
+    }
+}
+
+/// One input of a pointwise op, as TensorIterator sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IterOperand<'a> {
+    pub shape: &'a [i64],
+    pub strides: &'a [i64],
+    pub itemsize: usize,
+}
+
+/// The strides TensorIterator gives the output of a pointwise op over
+/// `inputs`, whose shapes broadcast to `shape`.
+///
+/// Fast paths first: all inputs of the output's shape and all contiguous →
+/// contiguous; all channels_last → channels_last; all non-overlapping and
+/// dense with equal strides → those strides. Otherwise the dims are sorted by
+/// the inputs' byte strides (broadcast dims have no opinion) and the output is
+/// laid out densely in that order.
+pub fn pointwise_output_strides(shape: &[i64], inputs: &[IterOperand<'_>]) -> Vec<i64> {
+    let same_shape = inputs.iter().all(|op| op.shape == shape);
+    if same_shape && !inputs.is_empty() {
+        if inputs.iter().all(|op| is_contiguous(op.shape, op.strides)) {
+            return contiguous_strides(shape);
+        }
+        if inputs
+            .iter()
+            .all(|op| MemoryFormat::ChannelsLast.is_contiguous(op.shape, op.strides))
+        {
+            return strides_in_order(shape, &[0, 2, 3, 1], false);
+        }
+        let dense = inputs
+            .iter()
+            .all(|op| is_non_overlapping_and_dense(op.shape, op.strides));
+        if dense && inputs.iter().all(|op| op.strides == inputs[0].strides) {
+            return inputs[0].strides.to_vec();
+        }
+    }
+    if shape.len() <= 1 {
+        return contiguous_strides(shape);
+    }
+    let byte_strides: Vec<Vec<i64>> = inputs
+        .iter()
+        .map(|op| broadcast_byte_strides(shape, op))
+        .collect();
+    let perm = iteration_order(shape, &byte_strides);
+    strides_for_perm(shape, &perm)
+}
+
+/// An operand's strides in bytes, aligned to the output's trailing dims, with
+/// 0 for dims it broadcasts along (TensorIterator's `compute_strides`).
+fn broadcast_byte_strides(shape: &[i64], op: &IterOperand<'_>) -> Vec<i64> {
+    let offset = shape.len() - op.shape.len();
+    let mut out = vec![0; shape.len()];
+    for (i, (&size, &stride)) in op.shape.iter().zip(op.strides).enumerate() {
+        out[offset + i] = if size == 1 && shape[offset + i] != 1 {
+            0
+        } else {
+            stride * op.itemsize as i64
+        };
+    }
+    out
+}
+
+/// The strides of `clone`/`empty_like`/`to` with a memory format, from an
+/// input's shape and strides. `preserve` copies the strides of a
+/// non-overlapping and dense input, else infers dense strides keeping the
+/// input's dim order.
+pub fn like_strides(shape: &[i64], strides: &[i64], format: MemoryFormat) -> Result<Vec<i64>> {
+    match format {
+        MemoryFormat::Preserve if is_non_overlapping_and_dense(shape, strides) => {
+            Ok(strides.to_vec())
+        }
+        MemoryFormat::Preserve => Ok(infer_dense_strides(shape, strides)),
+        other => other.strides(shape),
+    }
+}
+
+/// The strides of a reduction's result (sum, mean, amax, argmax, ... with or
+/// without keepdim) and of softmax, log_softmax and layer_norm: PyTorch's CPU
+/// kernels allocate these contiguous whatever the input's layout.
+pub fn reduction_output_strides(shape: &[i64]) -> Vec<i64> {
+    contiguous_strides(shape)
+}
+
+/// The memory format of `cat`'s result (ATen's
+/// `compute_output_memory_format`): the format every input suggests, or
+/// contiguous when they disagree or any suggests contiguous.
+pub fn cat_memory_format<'a>(
+    inputs: impl IntoIterator<Item = (&'a [i64], &'a [i64])>,
+) -> MemoryFormat {
+    let mut format = None;
+    for (shape, strides) in inputs {
+        let f = suggest_memory_format(shape, strides);
+        if f == MemoryFormat::Contiguous || format.is_some_and(|g| g != f) {
+            return MemoryFormat::Contiguous;
+        }
+        format = Some(f);
+    }
+    format.unwrap_or(MemoryFormat::Contiguous)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_strides() {
+        assert_eq!(contiguous_strides(&[2, 3, 4, 5]), vec![60, 20, 5, 1]);
+        assert_eq!(
+            MemoryFormat::ChannelsLast.strides(&[2, 3, 4, 5]).unwrap(),
+            vec![60, 1, 15, 3]
+        );
+        assert_eq!(
+            MemoryFormat::ChannelsLast.strides(&[2, 0, 4, 5]).unwrap(),
+            vec![0, 1, 0, 0]
+        );
+        assert_eq!(
+            MemoryFormat::ChannelsLast
+                .strides(&[2, 3])
+                .unwrap_err()
+                .message(),
+            "required rank 4 tensor to use channels_last format"
+        );
+    }
+
+    #[test]
+    fn channels_last_input_gives_channels_last_output() {
+        let cl = [60, 1, 15, 3];
+        let ct = [60, 20, 5, 1];
+        let shape = [2, 3, 4, 5];
+        let op = |s: &'static [i64]| IterOperand {
+            shape: &[2, 3, 4, 5],
+            strides: s,
+            itemsize: 4,
+        };
+        let cl: &'static [i64] = Box::leak(Box::new(cl));
+        let ct: &'static [i64] = Box::leak(Box::new(ct));
+        assert_eq!(
+            pointwise_output_strides(&shape, &[op(cl), op(ct)]),
+            cl.to_vec()
+        );
+        assert_eq!(
+            pointwise_output_strides(&shape, &[op(ct), op(cl)]),
+            ct.to_vec()
+        );
+    }
+
+    #[test]
+    fn dense_and_contiguity() {
+        assert!(is_non_overlapping_and_dense(&[3, 2], &[1, 3]));
+        assert!(!is_non_overlapping_and_dense(&[3, 2], &[2, 2]));
+        assert!(is_contiguous(&[2, 0], &[7, 7]));
+        assert_eq!(
+            suggest_memory_format(&[2, 3, 4, 5], &[60, 1, 15, 3]),
+            MemoryFormat::ChannelsLast
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! `kiln-passes`: the passes that make a Kiln graph executable.

@@ -1,0 +1,1 @@
+//! `kiln-runtime`: storage, concrete tensors and the reference interpreter.

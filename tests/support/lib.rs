@@ -1,0 +1,145 @@
+//! Shared helpers for Kiln's integration tests: the oracle tables recorded
+//! from PyTorch (`tests/data/*.json`), and the conversions from their JSON
+//! conventions (dtype names, scalar operands, hex floats) to Kiln's types.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use kiln::{DType, Geometry, Scalar};
+use serde_json::Value;
+
+/// The repository's `tests/` folder.
+pub fn tests_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Loads (once per process) an oracle table from `tests/data/`.
+pub fn oracle(name: &str) -> &'static Value {
+    static CACHE: OnceLock<Mutex<HashMap<String, &'static Value>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut map = cache.lock().expect("oracle cache poisoned");
+    map.entry(name.to_string()).or_insert_with(|| {
+        let path = tests_dir().join("data").join(name);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        Box::leak(Box::new(
+            serde_json::from_str(&text).expect("oracle tables are valid JSON"),
+        ))
+    })
+}
+
+/// A dtype as the oracle writes it. `torch:<name>` (a dtype outside IR.md's
+/// table, such as bcomplex32) gives `None`.
+pub fn dtype(v: &Value) -> Option<DType> {
+    let s = v.as_str().expect("dtype names are strings");
+    if s.starts_with("torch:") {
+        return None;
+    }
+    Some(DType::from_name(s).unwrap_or_else(|| panic!("oracle dtype {s} is not known to Kiln")))
+}
+
+/// The oracle's scalar operand `{"scalar": kind, "value": text}`.
+pub fn scalar(v: &Value) -> Result<Scalar, kiln::Error> {
+    let kind = v["scalar"].as_str().expect("scalar kind");
+    let text = v["value"].as_str().expect("scalar value");
+    Ok(match kind {
+        "bool" => Scalar::Bool(text == "true"),
+        "int" => Scalar::from_i128(text.parse().expect("int literal fits i128"))?,
+        "float" => Scalar::Float(parse_float(text)),
+        "complex" => {
+            let inner = text
+                .strip_prefix("complex(")
+                .and_then(|t| t.strip_suffix(')'))
+                .expect("complex(re, im)");
+            let (re, im) = inner.split_once(',').expect("two parts");
+            Scalar::Complex(parse_float(re.trim()), parse_float(im.trim()))
+        }
+        other => panic!("unknown scalar kind {other}"),
+    })
+}
+
+/// Parses a decimal float as the oracle writes it (`inf`, `-0.0`, `nan`).
+pub fn parse_float(s: &str) -> f64 {
+    match s {
+        "inf" => f64::INFINITY,
+        "-inf" => f64::NEG_INFINITY,
+        "nan" => f64::NAN,
+        _ => s.parse().unwrap_or_else(|_| panic!("bad float {s}")),
+    }
+}
+
+/// Parses Python's `float.hex()` form, e.g. `-0x1.fffffe0000000p+127`.
+pub fn parse_hex_float(s: &str) -> f64 {
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let s = s.strip_prefix("0x").expect("hex float starts with 0x");
+    let (mantissa, exp) = s.split_once('p').expect("hex float has an exponent");
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut value = u64::from_str_radix(int_part, 16).expect("hex digits") as f64;
+    let mut scale = 1.0 / 16.0;
+    for c in frac_part.chars() {
+        value += c.to_digit(16).expect("hex digit") as f64 * scale;
+        scale /= 16.0;
+    }
+    let exp: i32 = exp.parse().expect("decimal exponent");
+    let v = value * 2f64.powi(exp);
+    if neg { -v } else { v }
+}
+
+pub fn int_list(v: &Value) -> Vec<i64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("expected a list, got {v}"))
+        .iter()
+        .map(|x| x.as_i64().expect("integer"))
+        .collect()
+}
+
+/// A strided input as the oracle describes it (shape, strides, storage_offset).
+pub fn geometry(v: &Value) -> Geometry {
+    Geometry::new(
+        int_list(&v["shape"]),
+        int_list(&v["strides"]),
+        v["storage_offset"].as_i64().unwrap_or(0),
+    )
+}
+
+/// Collects mismatches so a test reports all of them, not just the first.
+#[derive(Default)]
+pub struct Mismatches {
+    checked: usize,
+    failures: Vec<String>,
+}
+
+impl Mismatches {
+    pub fn check(&mut self, ok: bool, describe: impl FnOnce() -> String) {
+        self.checked += 1;
+        if !ok {
+            self.failures.push(describe());
+        }
+    }
+
+    /// Panics, listing up to 40 mismatches, unless every check passed.
+    pub fn finish(self, what: &str) {
+        if !self.failures.is_empty() {
+            let shown: Vec<&String> = self.failures.iter().take(40).collect();
+            panic!(
+                "{what}: {} of {} cases disagree with PyTorch:\n{}",
+                self.failures.len(),
+                self.checked,
+                shown
+                    .iter()
+                    .map(|s| format!("  {s}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
+        assert!(self.checked > 0, "{what}: no cases were checked");
+    }
+
+    pub fn checked(&self) -> usize {
+        self.checked
+    }
+}
