@@ -11,9 +11,10 @@ use kiln::device::{Placement, common_device};
 use kiln::layout::{
     IterOperand, MemoryFormat, cat_memory_format, is_contiguous, pointwise_output_strides,
 };
+use kiln::promotion::Operand;
 use kiln::promotion::{can_cast, check_can_cast, promote_types, result_type};
 use kiln::view::{Geometry, Reshaped, broadcast_shapes};
-use kiln::{DType, DefaultDType, Device, DeviceType, ErrorKind, Operand, Scalar};
+use kiln::{DType, DefaultDType, Device, DeviceType, ErrorKind, Scalar};
 use kiln_tests::{Mismatches, dtype, geometry, int_list, oracle, parse_hex_float, scalar};
 use proptest::prelude::*;
 use serde_json::Value;

@@ -72,7 +72,8 @@ impl MemoryFormat {
         }
     }
 
-    fn check_rank(self, rank: usize) -> Result<()> {
+    /// Fails unless this format can describe a tensor of `rank` dims.
+    pub fn check_rank(self, rank: usize) -> Result<()> {
         match self.required_rank() {
             Some(r) if r != rank => Err(Error::new(
                 ErrorKind::Layout,

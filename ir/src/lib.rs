@@ -1,7 +1,8 @@
 //! `kiln-ir`: Kiln's semantic core and intermediate representation.
 //!
 //! The semantic core is PyTorch's "Tensor Attributes" contract, each rule
-//! implemented once here and asked by every pass and backend:
+//! implemented once here and asked by every pass and backend; the IR is a
+//! typed SSA graph whose every op follows the PyTorch function of its name.
 //!
 //! | module | owns |
 //! |---|---|
@@ -11,19 +12,38 @@
 //! | [`device`] | devices, device strings, the device-mixing rule |
 //! | [`layout`] | layouts, memory formats, contiguity, TensorIterator and preserve-format strides |
 //! | [`view`] | view geometry: transpose, permute, expand, slice, view, reshape, broadcasting |
+//! | [`types`] | tensor types (shape, dtype, device, layout) |
+//! | [`op`] | the ops of IR.md and their attributes |
+//! | [`support`] | which dtypes PyTorch's CPU kernels implement |
+//! | [`infer`] | type inference for every op |
+//! | [`graph`] | modules, functions, instructions, the typed builder |
+//! | [`verify`] | the verifier and its invariants |
+//! | [`print`], [`parse`] | the `.kir` text format |
 
 pub mod device;
 pub mod dtype;
 pub mod error;
+pub mod graph;
+pub mod infer;
 pub mod layout;
+pub mod op;
+pub mod parse;
+pub mod print;
 pub mod promotion;
 pub mod scalar;
+pub mod support;
+pub mod types;
+pub mod verify;
 pub mod view;
 
 pub use device::{Device, DeviceType};
 pub use dtype::{Category, DType};
 pub use error::{Error, ErrorKind, Location, Result};
+pub use graph::{Func, FuncBuilder, Inst, Module, Operand, ValueId};
 pub use layout::{Layout, MemoryFormat};
-pub use promotion::{DefaultDType, Operand, can_cast, promote_types, result_type};
+pub use op::{ArgReduceOp, BinaryOp, Bound, Op, ReduceOp, UnaryOp};
+pub use parse::{parse_bytes, parse_module};
+pub use promotion::{DefaultDType, can_cast, promote_types, result_type};
 pub use scalar::{Scalar, ScalarKind};
+pub use types::{TensorType, TypeLayout};
 pub use view::Geometry;

@@ -121,19 +121,27 @@ impl Mismatches {
         }
     }
 
-    /// Panics, listing up to 40 mismatches, unless every check passed.
+    /// Panics, listing the first mismatches (all of them go to
+    /// `target/oracle-mismatches/<what>.txt`), unless every check passed.
     pub fn finish(self, what: &str) {
+        let file = tests_dir()
+            .join("../target/oracle-mismatches")
+            .join(format!("{what}.txt"));
+        let _ = std::fs::remove_file(&file);
         if !self.failures.is_empty() {
-            let shown: Vec<&String> = self.failures.iter().take(40).collect();
+            let _ = std::fs::create_dir_all(file.parent().expect("a folder"));
+            let _ = std::fs::write(&file, self.failures.join("\n"));
+            let shown: Vec<String> = self
+                .failures
+                .iter()
+                .take(12)
+                .map(|s| format!("  {s}"))
+                .collect();
             panic!(
-                "{what}: {} of {} cases disagree with PyTorch:\n{}",
+                "{what}: {} of {} cases disagree with PyTorch (all in target/oracle-mismatches/{what}.txt):\n{}",
                 self.failures.len(),
                 self.checked,
-                shown
-                    .iter()
-                    .map(|s| format!("  {s}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                shown.join("\n")
             );
         }
         assert!(self.checked > 0, "{what}: no cases were checked");
