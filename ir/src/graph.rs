@@ -185,6 +185,17 @@ impl Module {
         }
     }
 
+    /// Forgets where each function and instruction was written (to compare
+    /// graphs built from different texts, or traced and parsed).
+    pub fn clear_locations(&mut self) {
+        for func in &mut self.funcs {
+            func.location = None;
+            for inst in &mut func.insts {
+                inst.location = None;
+            }
+        }
+    }
+
     pub fn ctx(&self) -> InferCtx {
         InferCtx {
             default_dtype: self.default_dtype,

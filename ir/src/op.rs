@@ -736,7 +736,7 @@ impl Op {
             }
             Op::Unary(_) | Op::Binary(_) | Op::Where | Op::T | Op::Matmul => {}
             Op::Clamp { min, max } => {
-                // Tensor bounds are printed by the printer, which knows operand names.
+                // Tensor bounds are named by the printer, which knows operand names.
                 if let Bound::Scalar(s) = min {
                     push(&mut a, "min", AttrValue::Scalar(*s));
                 }

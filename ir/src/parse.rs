@@ -616,16 +616,14 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A device whose type name was just read (`cuda` or `cuda:1`).
+    /// A device whose type name was just read (`cuda` or `cuda:1`). The
+    /// index is read as written, so `cuda:01` is refused as PyTorch does.
     fn device_after(&mut self, name: String, loc: Location) -> Result<Device> {
         let mut text = name;
-        if self.peek()?.0 == Tok::Punct(":") {
-            self.next()?;
-            let (tok, iloc) = self.next()?;
-            match tok {
-                Tok::Int(i) => text = format!("{text}:{i}"),
-                other => return Err(self.unexpected("a device index", &other, &iloc)),
-            }
+        if self.peeked.is_none() && self.lex.peek_char() == Some(':') {
+            self.lex.bump();
+            text.push(':');
+            text.push_str(self.lex.raw_word().0);
         }
         text.parse::<Device>().map_err(|e| e.at(loc))
     }

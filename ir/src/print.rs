@@ -64,13 +64,19 @@ fn inst_attrs(func: &Func, inst: &Inst) -> (usize, Vec<(&'static str, AttrValue)
     let mut attrs = inst.op.attrs();
     let mut positional = inst.operands.len();
     if let Op::Clamp { min, max } = &inst.op {
+        // Bounds print in order, each a scalar or the name of a tensor operand.
+        attrs.clear();
         positional = 1;
         let mut tensor_bounds = inst.operands[1..].iter();
         for (name, bound) in [("min", min), ("max", max)] {
-            if *bound == Bound::Tensor {
-                if let Some(Operand::Value(v)) = tensor_bounds.next() {
-                    attrs.push((name, AttrValue::Value(func.name_of(*v).to_string())));
+            match bound {
+                Bound::Scalar(s) => attrs.push((name, AttrValue::Scalar(*s))),
+                Bound::Tensor => {
+                    if let Some(Operand::Value(v)) = tensor_bounds.next() {
+                        attrs.push((name, AttrValue::Value(func.name_of(*v).to_string())));
+                    }
                 }
+                Bound::None => {}
             }
         }
     }

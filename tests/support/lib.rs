@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
+pub mod programs;
+
 use kiln::{DType, Geometry, Scalar};
 use serde_json::Value;
 

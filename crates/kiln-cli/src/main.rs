@@ -1,7 +1,12 @@
 //! The `kiln` command line (IR.md §2).
 
-use clap::{Parser, Subcommand};
-use kiln::{DType, DefaultDType, promote_types};
+mod highlight;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use kiln::{DType, DefaultDType, Module};
 
 #[derive(Parser)]
 #[command(
@@ -14,29 +19,101 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Subcommand)]
-enum Command {
-    /// Print what Kiln's semantic core knows: dtypes and type promotion.
-    Info {
-        /// The default dtype (what torch.set_default_dtype sets).
-        #[arg(long, default_value = "f32")]
-        default_dtype: String,
-    },
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
 }
 
-fn main() {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Info { default_dtype } => info(&default_dtype),
-    };
-    if let Err(err) = result {
-        eprintln!("kiln: {err}");
-        std::process::exit(1);
+#[derive(clap::Args, Clone, Debug)]
+struct Common {
+    /// The default dtype (what torch.set_default_dtype sets): f32 or f64.
+    #[arg(long, default_value = "f32")]
+    default_dtype: String,
+}
+
+impl Common {
+    fn default_dtype(&self) -> Result<DefaultDType, kiln::Error> {
+        DefaultDType::try_from(self.default_dtype.parse::<DType>()?)
     }
 }
 
-fn info(default_dtype: &str) -> Result<(), kiln::Error> {
-    let default = DefaultDType::try_from(default_dtype.parse::<DType>()?)?;
+#[derive(Subcommand)]
+enum Command {
+    /// Parse, infer and verify a .kir file; print it with every type written out.
+    Check {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value = "auto")]
+        color: Color,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print what Kiln's semantic core knows: dtypes and type promotion.
+    Info {
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check {
+            file,
+            color,
+            common,
+        } => check(&file, color, &common),
+        Command::Info { common } => info(&common),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Reads and parses a .kir file; errors name the file, line and column.
+fn load(path: &Path, common: &Common) -> Result<Module, kiln::Error> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| {
+        kiln::Error::new(
+            kiln::ErrorKind::Io,
+            format!("{name}: error: cannot read the file: {e}"),
+        )
+    })?;
+    kiln::parse_bytes(&name, &bytes, common.default_dtype()?)
+}
+
+fn check(path: &Path, color: Color, common: &Common) -> Result<(), kiln::Error> {
+    let module = load(path, common)?;
+    print!(
+        "{}",
+        render(&module.to_string(), color, highlight::Source::Kir)
+    );
+    Ok(())
+}
+
+/// Colours text for a terminal: always, never, or when stdout is one.
+fn render(text: &str, color: Color, source: highlight::Source) -> String {
+    use std::io::IsTerminal;
+    let colored = match color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stdout().is_terminal(),
+    };
+    if colored {
+        highlight::colorize(text, source)
+    } else {
+        text.to_string()
+    }
+}
+
+fn info(common: &Common) -> Result<(), kiln::Error> {
+    use kiln::promote_types;
+    let default = common.default_dtype()?;
     println!("default dtype: {default} (complex: {})", default.complex());
     println!();
     println!(

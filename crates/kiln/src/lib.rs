@@ -1,2 +1,36 @@
 //! Kiln: a lazy tensor graph compiler with PyTorch's semantics.
+//!
+//! Trace a Rust closure over lazy tensors into a typed IR graph, read it,
+//! transform it with passes, and run it:
+//!
+//! ```
+//! use kiln::{trace, DType, TensorSpec};
+//!
+//! let traced = trace(
+//!     &[TensorSpec::new([4, 8], DType::F32).name("x"), TensorSpec::new([8], DType::I32).name("y")],
+//!     |xs| (&xs[0] + &xs[1]).relu(),
+//! )?;
+//! println!("{traced}");
+//! # Ok::<(), kiln::Error>(())
+//! ```
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`tensor`] | the lazy [`Tensor`] and its methods and operators |
+//! | [`trace`](mod@trace) | [`trace`](fn@trace), [`TensorSpec`], [`Traced`] |
+//! | [`defaults`] | the scoped default dtype and device |
+//!
+//! The semantic core and the IR are re-exported from `kiln-ir`.
+
+pub mod defaults;
+pub mod tensor;
+pub mod trace;
+
 pub use kiln_ir::*;
+
+pub use defaults::{
+    default_device, default_dtype, set_default_device, set_default_dtype, with_default_device,
+    with_default_dtype,
+};
+pub use tensor::{RoundingMode, Tensor, arange, cat, full, ones, where_, zeros};
+pub use trace::{IntoOutputs, TensorOrScalar, TensorSpec, Traced, trace};

@@ -1,0 +1,5 @@
+"Kir grammar for tree-sitter"
+
+from ._binding import language
+
+__all__ = ["language"]

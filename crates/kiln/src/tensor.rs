@@ -1,0 +1,568 @@
+//! The lazy [`Tensor`]: a value of the graph being traced, with a method for
+//! every op of IR.md and `std::ops` overloading.
+//!
+//! Scalars written in Rust follow PyTorch's scalar-operand rule: `2.0` (or
+//! `2.0f32`) is a floating scalar like a Python float, `2` an integral one,
+//! `true` a bool; only their category takes part in type promotion.
+
+use std::ops;
+
+use kiln_ir::{
+    ArgReduceOp, BinaryOp, Bound, DType, Device, MemoryFormat, Op, ReduceOp, Scalar, TensorType,
+    UnaryOp,
+};
+
+use crate::defaults::default_device;
+use crate::trace::{TensorOrScalar, record, type_of};
+
+/// A lazy tensor: a value of the function being traced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    pub(crate) trace: u64,
+    /// `None` when an earlier op failed (the trace reports that error).
+    pub(crate) value: Option<kiln_ir::ValueId>,
+}
+
+fn t(x: &Tensor) -> TensorOrScalar {
+    TensorOrScalar::Tensor(x.clone())
+}
+
+impl Tensor {
+    pub(crate) fn poisoned(trace: u64) -> Tensor {
+        Tensor { trace, value: None }
+    }
+
+    /// The inferred type, when the tensor is valid in the running trace.
+    pub fn tensor_type(&self) -> Option<TensorType> {
+        type_of(self)
+    }
+
+    pub fn shape(&self) -> Option<Vec<i64>> {
+        self.tensor_type().map(|t| t.shape)
+    }
+
+    pub fn dtype(&self) -> Option<DType> {
+        self.tensor_type().map(|t| t.dtype)
+    }
+
+    pub fn device(&self) -> Option<Device> {
+        self.tensor_type().map(|t| t.device)
+    }
+
+    fn unary(&self, op: UnaryOp) -> Tensor {
+        record(Op::Unary(op), vec![t(self)], None)
+    }
+
+    fn binary(&self, op: BinaryOp, other: impl Into<TensorOrScalar>) -> Tensor {
+        record(Op::Binary(op), vec![t(self), other.into()], None)
+    }
+
+    /// A binary op written in place (`a.add_(b)`): the result keeps `self`'s
+    /// dtype under PyTorch's casting rule.
+    fn binary_in_place(&self, op: BinaryOp, other: impl Into<TensorOrScalar>) -> Tensor {
+        let out = self.dtype();
+        record(Op::Binary(op), vec![t(self), other.into()], out)
+    }
+
+    fn reduce(&self, op: ReduceOp, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Tensor {
+        let dims = (!dims.is_empty()).then(|| dims.to_vec());
+        record(
+            Op::Reduce {
+                op,
+                dims,
+                keepdim,
+                dtype,
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+}
+
+macro_rules! unary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident),* $(,)?) => {
+        impl Tensor {
+            $($(#[$doc])* pub fn $name(&self) -> Tensor { self.unary(UnaryOp::$op) })*
+        }
+    };
+}
+
+unary_methods! {
+    neg => Neg, abs => Abs, exp => Exp, log => Log, log2 => Log2, sqrt => Sqrt, rsqrt => Rsqrt,
+    sin => Sin, cos => Cos, tanh => Tanh, sigmoid => Sigmoid, relu => Relu,
+    /// Exact gelu.
+    gelu => Gelu,
+    /// gelu with `approximate = "tanh"`.
+    gelu_tanh => GeluTanh,
+    silu => Silu, erf => Erf, floor => Floor, ceil => Ceil, round => Round, trunc => Trunc, sign => Sign,
+    reciprocal => Reciprocal, logical_not => LogicalNot, bitwise_not => BitwiseNot, isnan => Isnan,
+}
+
+macro_rules! binary_methods {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        impl Tensor {
+            $(pub fn $name(&self, other: impl Into<TensorOrScalar>) -> Tensor { self.binary(BinaryOp::$op, other) })*
+        }
+    };
+}
+
+binary_methods! {
+    add => Add, sub => Sub, mul => Mul, div => Div, remainder => Remainder, pow => Pow,
+    maximum => Maximum, minimum => Minimum, eq => Eq, ne => Ne, lt => Lt, le => Le, gt => Gt, ge => Ge,
+    logical_and => LogicalAnd, logical_or => LogicalOr, logical_xor => LogicalXor,
+    bitwise_and => BitwiseAnd, bitwise_or => BitwiseOr, bitwise_xor => BitwiseXor,
+}
+
+/// Rounding modes of `div`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundingMode {
+    Trunc,
+    Floor,
+}
+
+impl Tensor {
+    /// `torch.div(self, other, rounding_mode=...)`.
+    pub fn div_rounding(&self, other: impl Into<TensorOrScalar>, mode: RoundingMode) -> Tensor {
+        let op = match mode {
+            RoundingMode::Trunc => BinaryOp::DivTrunc,
+            RoundingMode::Floor => BinaryOp::DivFloor,
+        };
+        self.binary(op, other)
+    }
+
+    /// `a.add_(b)`: add, written into `a`'s dtype.
+    pub fn add_(&self, other: impl Into<TensorOrScalar>) -> Tensor {
+        self.binary_in_place(BinaryOp::Add, other)
+    }
+
+    pub fn sub_(&self, other: impl Into<TensorOrScalar>) -> Tensor {
+        self.binary_in_place(BinaryOp::Sub, other)
+    }
+
+    pub fn mul_(&self, other: impl Into<TensorOrScalar>) -> Tensor {
+        self.binary_in_place(BinaryOp::Mul, other)
+    }
+
+    pub fn div_(&self, other: impl Into<TensorOrScalar>) -> Tensor {
+        self.binary_in_place(BinaryOp::Div, other)
+    }
+
+    /// `torch.clamp(self, min, max)` with scalar bounds.
+    pub fn clamp(&self, min: Option<impl Into<Scalar>>, max: Option<impl Into<Scalar>>) -> Tensor {
+        let bound = |b: Option<Scalar>| b.map_or(Bound::None, Bound::Scalar);
+        let (min, max) = (bound(min.map(Into::into)), bound(max.map(Into::into)));
+        record(Op::Clamp { min, max }, vec![t(self)], None)
+    }
+
+    /// `torch.clamp(self, min, max)` with tensor bounds.
+    pub fn clamp_tensor(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Tensor {
+        let mut operands = vec![t(self)];
+        let mut bound = |b: Option<&Tensor>| match b {
+            Some(x) => {
+                operands.push(t(x));
+                Bound::Tensor
+            }
+            None => Bound::None,
+        };
+        let (min, max) = (bound(min), bound(max));
+        record(Op::Clamp { min, max }, operands, None)
+    }
+
+    /// `x.to(dtype)`.
+    pub fn to_dtype(&self, dtype: DType) -> Tensor {
+        record(Op::Cast { dtype }, vec![t(self)], None)
+    }
+
+    /// `x.to(device)`.
+    pub fn to_device(&self, device: Device) -> Tensor {
+        let op = Op::To {
+            dtype: None,
+            device: Some(device),
+            memory_format: MemoryFormat::Preserve,
+            copy: false,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `x.to(memory_format=...)`.
+    pub fn to_memory_format(&self, memory_format: MemoryFormat) -> Tensor {
+        let op = Op::To {
+            dtype: None,
+            device: None,
+            memory_format,
+            copy: false,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `x.sum(dims, keepdim)`; empty `dims` reduces every dim.
+    pub fn sum(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        self.reduce(ReduceOp::Sum, dims, keepdim, None)
+    }
+
+    /// `x.sum(dims, keepdim, dtype=...)`.
+    pub fn sum_dtype(&self, dims: &[i64], keepdim: bool, dtype: DType) -> Tensor {
+        self.reduce(ReduceOp::Sum, dims, keepdim, Some(dtype))
+    }
+
+    pub fn prod(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        self.reduce(ReduceOp::Prod, dims, keepdim, None)
+    }
+
+    pub fn mean(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        self.reduce(ReduceOp::Mean, dims, keepdim, None)
+    }
+
+    pub fn mean_dtype(&self, dims: &[i64], keepdim: bool, dtype: DType) -> Tensor {
+        self.reduce(ReduceOp::Mean, dims, keepdim, Some(dtype))
+    }
+
+    pub fn amax(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        self.reduce(ReduceOp::Amax, dims, keepdim, None)
+    }
+
+    pub fn amin(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        self.reduce(ReduceOp::Amin, dims, keepdim, None)
+    }
+
+    /// `x.argmax(dim, keepdim)`; `None` flattens.
+    pub fn argmax(&self, dim: Option<i64>, keepdim: bool) -> Tensor {
+        record(
+            Op::ArgReduce {
+                op: ArgReduceOp::Argmax,
+                dim,
+                keepdim,
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    pub fn argmin(&self, dim: Option<i64>, keepdim: bool) -> Tensor {
+        record(
+            Op::ArgReduce {
+                op: ArgReduceOp::Argmin,
+                dim,
+                keepdim,
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    pub fn softmax(&self, dim: i64) -> Tensor {
+        record(
+            Op::Softmax {
+                dim,
+                log: false,
+                dtype: None,
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    pub fn log_softmax(&self, dim: i64) -> Tensor {
+        record(
+            Op::Softmax {
+                dim,
+                log: true,
+                dtype: None,
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    /// `F.softmax(x, dim, dtype=...)`.
+    pub fn softmax_dtype(&self, dim: i64, dtype: DType) -> Tensor {
+        record(
+            Op::Softmax {
+                dim,
+                log: false,
+                dtype: Some(dtype),
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    /// `F.layer_norm(x, normalized_shape, weight, bias, eps)`.
+    pub fn layer_norm(
+        &self,
+        normalized_shape: &[i64],
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Tensor {
+        let mut operands = vec![t(self)];
+        operands.extend(weight.map(t));
+        operands.extend(bias.map(t));
+        let op = Op::LayerNorm {
+            normalized_shape: normalized_shape.to_vec(),
+            eps,
+            weight: weight.is_some(),
+            bias: bias.is_some(),
+        };
+        record(op, operands, None)
+    }
+
+    pub fn reshape(&self, shape: &[i64]) -> Tensor {
+        record(
+            Op::Reshape {
+                shape: shape.to_vec(),
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    pub fn view(&self, shape: &[i64]) -> Tensor {
+        record(
+            Op::View {
+                shape: shape.to_vec(),
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    pub fn permute(&self, dims: &[i64]) -> Tensor {
+        record(
+            Op::Permute {
+                dims: dims.to_vec(),
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    pub fn transpose(&self, dim0: i64, dim1: i64) -> Tensor {
+        record(Op::Transpose { dim0, dim1 }, vec![t(self)], None)
+    }
+
+    #[allow(non_snake_case)]
+    pub fn t(&self) -> Tensor {
+        record(Op::T, vec![t(self)], None)
+    }
+
+    pub fn expand(&self, shape: &[i64]) -> Tensor {
+        record(
+            Op::Expand {
+                shape: shape.to_vec(),
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    /// `x.squeeze()` (`None`: every size-1 dim) or `x.squeeze(dims)`.
+    pub fn squeeze(&self, dims: Option<&[i64]>) -> Tensor {
+        record(
+            Op::Squeeze {
+                dims: dims.map(<[i64]>::to_vec),
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    pub fn unsqueeze(&self, dim: i64) -> Tensor {
+        record(Op::Unsqueeze { dim }, vec![t(self)], None)
+    }
+
+    /// `x[start:end:step]` along `dim`; start and end clamp like PyTorch.
+    pub fn slice(&self, dim: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Tensor {
+        record(
+            Op::Slice {
+                dim,
+                start,
+                end,
+                step,
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    pub fn select(&self, dim: i64, index: i64) -> Tensor {
+        record(Op::Select { dim, index }, vec![t(self)], None)
+    }
+
+    pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Tensor {
+        record(Op::Flatten { start_dim, end_dim }, vec![t(self)], None)
+    }
+
+    pub fn contiguous(&self) -> Tensor {
+        self.contiguous_in(MemoryFormat::Contiguous)
+    }
+
+    pub fn contiguous_in(&self, memory_format: MemoryFormat) -> Tensor {
+        record(Op::Contiguous { memory_format }, vec![t(self)], None)
+    }
+
+    /// `x.clone(memory_format=...)`; PyTorch's default is preserve.
+    pub fn clone_as(&self, memory_format: MemoryFormat) -> Tensor {
+        record(Op::Clone { memory_format }, vec![t(self)], None)
+    }
+
+    pub fn matmul(&self, other: &Tensor) -> Tensor {
+        record(Op::Matmul, vec![t(self), t(other)], None)
+    }
+}
+
+/// `torch.where(cond, a, b)`.
+pub fn where_(cond: &Tensor, a: impl Into<TensorOrScalar>, b: impl Into<TensorOrScalar>) -> Tensor {
+    record(Op::Where, vec![t(cond), a.into(), b.into()], None)
+}
+
+/// `torch.cat(tensors, dim)`.
+pub fn cat(tensors: &[&Tensor], dim: i64) -> Tensor {
+    record(
+        Op::Cat { dim },
+        tensors.iter().map(|x| t(x)).collect(),
+        None,
+    )
+}
+
+fn creation_device(device: Option<Device>) -> Option<Device> {
+    // An explicit device wins; otherwise the scoped default, written out so
+    // the graph does not depend on when it is compiled.
+    Some(device.unwrap_or_else(default_device)).filter(|d| !d.is_cpu())
+}
+
+/// `torch.full(shape, value, dtype)` on the default device.
+pub fn full(shape: &[i64], value: impl Into<Scalar>, dtype: Option<DType>) -> Tensor {
+    let op = Op::Full {
+        shape: shape.to_vec(),
+        value: value.into(),
+        dtype,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.zeros(shape, dtype)`.
+pub fn zeros(shape: &[i64], dtype: Option<DType>) -> Tensor {
+    full(shape, 0.0, dtype)
+}
+
+/// `torch.ones(shape, dtype)`.
+pub fn ones(shape: &[i64], dtype: Option<DType>) -> Tensor {
+    full(shape, 1.0, dtype)
+}
+
+/// `torch.arange(start, end, step, dtype)`.
+pub fn arange(
+    start: impl Into<Scalar>,
+    end: impl Into<Scalar>,
+    step: impl Into<Scalar>,
+    dtype: Option<DType>,
+) -> Tensor {
+    let op = Op::Arange {
+        start: start.into(),
+        end: end.into(),
+        step: step.into(),
+        dtype,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+macro_rules! overload {
+    ($trait:ident, $method:ident, $op:ident) => {
+        impl ops::$trait<&Tensor> for &Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: &Tensor) -> Tensor {
+                self.binary(BinaryOp::$op, rhs)
+            }
+        }
+        impl ops::$trait<Tensor> for Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: Tensor) -> Tensor {
+                self.binary(BinaryOp::$op, rhs)
+            }
+        }
+        impl ops::$trait<&Tensor> for Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: &Tensor) -> Tensor {
+                self.binary(BinaryOp::$op, rhs)
+            }
+        }
+        impl ops::$trait<Tensor> for &Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: Tensor) -> Tensor {
+                self.binary(BinaryOp::$op, rhs)
+            }
+        }
+        // One type per literal kind, so `x * 2.0` and `x * 2` infer without
+        // annotations; methods such as `x.mul(2.0f32)` take any number type.
+        overload!(@scalars $trait, $method, $op, bool, i64, f64);
+    };
+    (@scalars $trait:ident, $method:ident, $op:ident, $($s:ty),*) => {$(
+        impl ops::$trait<$s> for &Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: $s) -> Tensor {
+                self.binary(BinaryOp::$op, rhs)
+            }
+        }
+        impl ops::$trait<$s> for Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: $s) -> Tensor {
+                self.binary(BinaryOp::$op, rhs)
+            }
+        }
+        /// A scalar on the left, as Python's reflected operators: the scalar
+        /// stays the first operand.
+        impl ops::$trait<&Tensor> for $s {
+            type Output = Tensor;
+            fn $method(self, rhs: &Tensor) -> Tensor {
+                record(Op::Binary(BinaryOp::$op), vec![TensorOrScalar::from(self), t(rhs)], None)
+            }
+        }
+        impl ops::$trait<Tensor> for $s {
+            type Output = Tensor;
+            fn $method(self, rhs: Tensor) -> Tensor {
+                record(Op::Binary(BinaryOp::$op), vec![TensorOrScalar::from(self), t(&rhs)], None)
+            }
+        }
+    )*};
+}
+
+overload!(Add, add, Add);
+overload!(Sub, sub, Sub);
+overload!(Mul, mul, Mul);
+overload!(Div, div, Div);
+overload!(Rem, rem, Remainder);
+overload!(BitAnd, bitand, BitwiseAnd);
+overload!(BitOr, bitor, BitwiseOr);
+overload!(BitXor, bitxor, BitwiseXor);
+
+impl ops::Neg for &Tensor {
+    type Output = Tensor;
+    fn neg(self) -> Tensor {
+        Tensor::neg(self)
+    }
+}
+
+impl ops::Neg for Tensor {
+    type Output = Tensor;
+    fn neg(self) -> Tensor {
+        Tensor::neg(&self)
+    }
+}
+
+impl ops::Not for &Tensor {
+    type Output = Tensor;
+    /// `~x`: bitwise not (logical not for bool), as PyTorch.
+    fn not(self) -> Tensor {
+        self.bitwise_not()
+    }
+}
+
+impl ops::Not for Tensor {
+    type Output = Tensor;
+    fn not(self) -> Tensor {
+        self.bitwise_not()
+    }
+}

@@ -1,0 +1,332 @@
+//! Tracing: running a Rust closure over lazy [`Tensor`]s to build a graph.
+//!
+//! While a closure runs under [`trace`], every tensor op appends a typed
+//! instruction to the function being built. An op that fails (a shape
+//! mismatch, an unsupported dtype) does not panic: it poisons its result, and
+//! [`trace`] returns the first error with the op that caused it.
+
+use std::cell::RefCell;
+
+use kiln_ir::graph::FuncBuilder;
+use kiln_ir::infer::InferCtx;
+use kiln_ir::{
+    DType, Device, Error, ErrorKind, MemoryFormat, Module, Op, Operand, Result, TensorType,
+    TypeLayout, ValueId,
+};
+
+use crate::defaults::{default_device, default_dtype};
+use crate::tensor::Tensor;
+
+/// The description of a traced function's input: shape, dtype, device and
+/// layout (a memory format or explicit strides).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSpec {
+    shape: Vec<i64>,
+    dtype: DType,
+    device: Option<Device>,
+    layout: SpecLayout,
+    name: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum SpecLayout {
+    Format(MemoryFormat),
+    Strides(Vec<i64>),
+}
+
+impl TensorSpec {
+    /// A contiguous input on the default device.
+    pub fn new(shape: impl Into<Vec<i64>>, dtype: DType) -> TensorSpec {
+        TensorSpec {
+            shape: shape.into(),
+            dtype,
+            device: None,
+            layout: SpecLayout::Format(MemoryFormat::Contiguous),
+            name: None,
+        }
+    }
+
+    pub fn device(mut self, device: Device) -> TensorSpec {
+        self.device = Some(device);
+        self
+    }
+
+    pub fn memory_format(mut self, format: MemoryFormat) -> TensorSpec {
+        self.layout = SpecLayout::Format(format);
+        self
+    }
+
+    pub fn strides(mut self, strides: impl Into<Vec<i64>>) -> TensorSpec {
+        self.layout = SpecLayout::Strides(strides.into());
+        self
+    }
+
+    /// The parameter's name in the IR (`%name`); `arg0`, `arg1`, ... otherwise.
+    pub fn name(mut self, name: impl Into<String>) -> TensorSpec {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The IR type this spec stands for.
+    pub fn tensor_type(&self) -> Result<TensorType> {
+        let strides = match &self.layout {
+            SpecLayout::Format(f) => f.strides(&self.shape)?,
+            SpecLayout::Strides(s) => {
+                if s.len() != self.shape.len() {
+                    return Err(Error::new(
+                        ErrorKind::Layout,
+                        format!(
+                            "{} strides given for a tensor of rank {}",
+                            s.len(),
+                            self.shape.len()
+                        ),
+                    ));
+                }
+                s.clone()
+            }
+        };
+        let device = self.device.unwrap_or_else(default_device).for_tensor();
+        Ok(TensorType::new(self.shape.clone(), self.dtype)
+            .on(device)
+            .with_layout(TypeLayout::Strided(strides)))
+    }
+}
+
+pub(crate) struct TraceState {
+    pub(crate) builder: FuncBuilder,
+    pub(crate) error: Option<Error>,
+    pub(crate) id: u64,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<TraceState>> = const { RefCell::new(None) };
+    static NEXT_ID: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
+}
+
+/// Runs `f` on the trace in progress, if any.
+pub(crate) fn with_trace<R>(f: impl FnOnce(Option<&mut TraceState>) -> R) -> R {
+    CURRENT.with(|c| f(c.borrow_mut().as_mut()))
+}
+
+/// Appends an instruction to the current trace and returns its result.
+/// Errors poison the result and are kept for [`trace`] to return.
+pub(crate) fn record(op: Op, operands: Vec<TensorOrScalar>, out_dtype: Option<DType>) -> Tensor {
+    with_trace(|state| {
+        let Some(state) = state else {
+            return Tensor::poisoned(0);
+        };
+        let id = state.id;
+        let mut values = Vec::with_capacity(operands.len());
+        for o in operands {
+            match o {
+                TensorOrScalar::Tensor(t) if t.trace != id => {
+                    if state.error.is_none() {
+                        state.error = Some(Error::new(
+                            ErrorKind::Value,
+                            format!("{}: operand comes from another trace", op.name()),
+                        ));
+                    }
+                    return Tensor::poisoned(id);
+                }
+                TensorOrScalar::Tensor(t) => match t.value {
+                    Some(v) => values.push(Operand::Value(v)),
+                    None => return Tensor::poisoned(id),
+                },
+                TensorOrScalar::Scalar(s) => values.push(Operand::Scalar(s)),
+            }
+        }
+        if state.error.is_some() {
+            return Tensor::poisoned(id);
+        }
+        let name = op.name();
+        match state.builder.push(op, values, out_dtype) {
+            Ok(v) => Tensor {
+                trace: id,
+                value: Some(v),
+            },
+            Err(e) => {
+                state.error = Some(e.context(name));
+                Tensor::poisoned(id)
+            }
+        }
+    })
+}
+
+/// The type of a traced value, if the tensor is live in the current trace.
+pub(crate) fn type_of(t: &Tensor) -> Option<TensorType> {
+    with_trace(|state| {
+        let state = state?;
+        (state.id == t.trace).then(|| t.value.map(|v| state.builder.ty(v).clone()))?
+    })
+}
+
+/// A tensor or a scalar: what tensor methods accept as their other operand.
+#[derive(Clone, Debug)]
+pub enum TensorOrScalar {
+    Tensor(Tensor),
+    Scalar(kiln_ir::Scalar),
+}
+
+impl From<&Tensor> for TensorOrScalar {
+    fn from(t: &Tensor) -> Self {
+        TensorOrScalar::Tensor(t.clone())
+    }
+}
+
+impl From<Tensor> for TensorOrScalar {
+    fn from(t: Tensor) -> Self {
+        TensorOrScalar::Tensor(t)
+    }
+}
+
+macro_rules! scalar_operand {
+    ($($t:ty),*) => {$(
+        impl From<$t> for TensorOrScalar {
+            fn from(v: $t) -> Self {
+                TensorOrScalar::Scalar(kiln_ir::Scalar::from(v))
+            }
+        }
+    )*};
+}
+scalar_operand!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+impl From<kiln_ir::Scalar> for TensorOrScalar {
+    fn from(s: kiln_ir::Scalar) -> Self {
+        TensorOrScalar::Scalar(s)
+    }
+}
+
+/// What a traced closure returns: one tensor or several.
+pub trait IntoOutputs {
+    fn into_outputs(self) -> Vec<Tensor>;
+}
+
+impl IntoOutputs for Tensor {
+    fn into_outputs(self) -> Vec<Tensor> {
+        vec![self]
+    }
+}
+
+impl IntoOutputs for Vec<Tensor> {
+    fn into_outputs(self) -> Vec<Tensor> {
+        self
+    }
+}
+
+impl<const N: usize> IntoOutputs for [Tensor; N] {
+    fn into_outputs(self) -> Vec<Tensor> {
+        self.into()
+    }
+}
+
+macro_rules! tuple_outputs {
+    ($($name:ident),+) => {
+        impl IntoOutputs for ($(tuple_outputs!(@ty $name),)+) {
+            #[allow(non_snake_case)]
+            fn into_outputs(self) -> Vec<Tensor> {
+                let ($($name,)+) = self;
+                vec![$($name),+]
+            }
+        }
+    };
+    (@ty $name:ident) => { Tensor };
+}
+tuple_outputs!(A, B);
+tuple_outputs!(A, B, C);
+tuple_outputs!(A, B, C, D);
+
+/// A traced program: a module with one function, `@main`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Traced {
+    module: Module,
+}
+
+impl Traced {
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    pub fn into_module(self) -> Module {
+        self.module
+    }
+}
+
+impl std::fmt::Display for Traced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.module.fmt(f)
+    }
+}
+
+struct ClearOnDrop;
+
+impl Drop for ClearOnDrop {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.borrow_mut().take());
+    }
+}
+
+/// Traces `f` over inputs described by `specs` into a typed graph.
+///
+/// The closure receives one lazy [`Tensor`] per spec and returns one tensor
+/// or several. The default dtype and device in effect when `trace` is called
+/// apply to the whole trace.
+///
+/// ```
+/// use kiln::{trace, DType, TensorSpec};
+/// let traced = trace(&[TensorSpec::new([4, 8], DType::F32).name("x")], |xs| (&xs[0] * 2.0).relu())?;
+/// assert!(traced.to_string().contains("relu"));
+/// # Ok::<(), kiln::Error>(())
+/// ```
+pub fn trace<R: IntoOutputs>(
+    specs: &[TensorSpec],
+    f: impl FnOnce(&[Tensor]) -> R,
+) -> Result<Traced> {
+    if with_trace(|s| s.is_some()) {
+        return Err(Error::new(ErrorKind::Value, "kiln::trace cannot be nested"));
+    }
+    let id = NEXT_ID.with(|n| n.replace(n.get() + 1));
+    let ctx = InferCtx {
+        default_dtype: default_dtype(),
+    };
+    let mut builder = FuncBuilder::new("main", ctx);
+    let mut inputs = Vec::with_capacity(specs.len());
+    for (i, spec) in specs.iter().enumerate() {
+        let name = spec.name.clone().unwrap_or_else(|| format!("arg{i}"));
+        let value = builder.param(Some(&name), spec.tensor_type()?)?;
+        inputs.push(Tensor {
+            trace: id,
+            value: Some(value),
+        });
+    }
+    CURRENT.with(|c| {
+        *c.borrow_mut() = Some(TraceState {
+            builder,
+            error: None,
+            id,
+        })
+    });
+    let _clear = ClearOnDrop;
+    let outputs = f(&inputs).into_outputs();
+    let state = CURRENT
+        .with(|c| c.borrow_mut().take())
+        .expect("the trace is still in progress");
+    if let Some(err) = state.error {
+        return Err(err);
+    }
+    let mut returns: Vec<ValueId> = Vec::with_capacity(outputs.len());
+    for t in outputs {
+        match (t.trace == id, t.value) {
+            (true, Some(v)) => returns.push(v),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::Value,
+                    "the traced closure returned a tensor from another trace",
+                ));
+            }
+        }
+    }
+    let func = state.builder.finish(returns, None)?;
+    Ok(Traced {
+        module: Module::single(func, ctx.default_dtype),
+    })
+}

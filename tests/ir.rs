@@ -1,0 +1,181 @@
+//! The IR: every shipped `.kir` program checks and round-trips through the
+//! printer and parser; `kiln check` output is snapshotted; every error of
+//! the error corpus is exact; traced closures print the same IR as text;
+//! random well-typed graphs round-trip.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use kiln::{DType, DefaultDType, Module, TensorSpec, parse_module, trace};
+use kiln_tests::programs::{DTypes, recipe_strategy};
+use kiln_tests::tests_dir;
+use proptest::prelude::*;
+
+fn kir_files(folder: &str) -> Vec<(String, PathBuf)> {
+    let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(tests_dir().join(folder))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "kir"))
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), p))
+        .collect();
+    files.sort();
+    files
+}
+
+fn parse(name: &str, text: &str) -> Module {
+    parse_module(name, text, DefaultDType::F32).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `print(parse(text))` is a fixed point, and `parse(print(graph))` rebuilds
+/// the same graph.
+fn assert_round_trips(name: &str, module: &Module) {
+    let printed = module.to_string();
+    let mut reparsed = parse(name, &printed);
+    assert_eq!(
+        reparsed.to_string(),
+        printed,
+        "{name}: printing is not a fixed point"
+    );
+    let mut original = module.clone();
+    original.clear_locations();
+    reparsed.clear_locations();
+    assert_eq!(
+        original, reparsed,
+        "{name}: parse(print(graph)) differs from the graph"
+    );
+}
+
+#[test]
+fn every_program_checks_and_round_trips() {
+    let programs = kir_files("programs");
+    assert!(programs.len() >= 25);
+    for (name, path) in programs {
+        let module = parse(&name, &std::fs::read_to_string(path).unwrap());
+        assert_round_trips(&name, &module);
+    }
+}
+
+#[test]
+fn every_op_appears_in_a_program() {
+    let mut seen = BTreeSet::new();
+    for (name, path) in kir_files("programs") {
+        let module = parse(&name, &std::fs::read_to_string(path).unwrap());
+        for func in &module.funcs {
+            seen.extend(func.insts.iter().map(|i| i.op.name()));
+        }
+    }
+    let missing: Vec<&str> = kiln::op::OP_NAMES
+        .iter()
+        .copied()
+        .filter(|n| !seen.contains(n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ops without a program in tests/programs: {missing:?}"
+    );
+}
+
+#[test]
+fn check_output_snapshots() {
+    for (name, path) in kir_files("programs") {
+        let module = parse(&name, &std::fs::read_to_string(path).unwrap());
+        insta::with_settings!({
+            snapshot_path => tests_dir().join("../snapshots"),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(format!("check__{name}"), module.to_string());
+        });
+    }
+}
+
+/// Each `tests/errors/NAME.kir` ends with `// ERROR: <the exact message>`.
+#[test]
+fn error_corpus_gives_exact_messages() {
+    let files = kir_files("errors");
+    assert!(files.len() >= 20);
+    for (name, path) in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let expected = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("// ERROR: "))
+            .last()
+            .unwrap_or_else(|| panic!("{name}.kir has no // ERROR: line"));
+        let got = kiln::parse_bytes(&format!("errors/{name}.kir"), &bytes, DefaultDType::F32)
+            .expect_err(&format!("{name}.kir should not compile"));
+        assert_eq!(got.to_string(), expected, "{name}.kir");
+    }
+}
+
+#[test]
+fn traced_closures_print_like_text() {
+    let specs = [
+        TensorSpec::new([4096], DType::F32).name("x"),
+        TensorSpec::new([4096], DType::F32).name("y"),
+        TensorSpec::new([4096], DType::F32).name("z"),
+    ];
+    let traced = trace(&specs, |v| ((&v[0] * 2.0 + &v[1]).relu() * &v[2]) - 1.0).unwrap();
+    let text = std::fs::read_to_string(tests_dir().join("programs/elementwise_chain.kir")).unwrap();
+    let mut parsed = parse("elementwise_chain", &text);
+    let mut traced = traced.into_module();
+    parsed.clear_locations();
+    traced.clear_locations();
+    assert_eq!(traced.to_string(), parsed.to_string());
+    assert_eq!(traced, parsed);
+
+    let mixed = trace(
+        &[
+            TensorSpec::new([1024], DType::I32).name("x"),
+            TensorSpec::new([1024], DType::F16).name("y"),
+            TensorSpec::new([1024], DType::F64).name("z"),
+        ],
+        |v| ((&v[0] * 2.0 + &v[1]).relu() * &v[2]) - 1,
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(tests_dir().join("programs/mixed_dtype.kir")).unwrap();
+    assert_eq!(mixed.to_string(), parse("mixed_dtype", &text).to_string());
+}
+
+#[test]
+fn tracing_reports_the_first_error_with_its_op() {
+    let err = trace(
+        &[
+            TensorSpec::new([4, 3], DType::F32),
+            TensorSpec::new([4], DType::F32),
+        ],
+        |v| (&v[0] + &v[1]).relu(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "add: The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"
+    );
+}
+
+#[test]
+fn scoped_defaults_apply_to_traces() {
+    let spec = [TensorSpec::new([3], DType::I32)];
+    let f32_result = trace(&spec, |v| v[0].div(2)).unwrap();
+    let f64_result = kiln::with_default_dtype(DType::F64, || trace(&spec, |v| v[0].div(2)))
+        .unwrap()
+        .unwrap();
+    assert!(f32_result.to_string().contains("tensor<3xf32>"));
+    assert!(f64_result.to_string().contains("tensor<3xf64>"));
+    let meta =
+        kiln::with_default_device(kiln::Device::META, || trace(&spec, |v| v[0].exp())).unwrap();
+    assert!(meta.to_string().contains("tensor<3xf32, meta>"), "{meta}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_graphs_round_trip(recipe in recipe_strategy(DTypes::All, 3, 14)) {
+        let module = recipe.build();
+        let printed = module.to_string();
+        let reparsed = parse_module("random", &printed, recipe.default_dtype);
+        prop_assert!(reparsed.is_ok(), "{}\n{:?}", printed, reparsed.err());
+        prop_assert_eq!(reparsed.unwrap().to_string(), printed);
+    }
+}

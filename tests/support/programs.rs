@@ -1,0 +1,570 @@
+//! Random well-typed Kiln programs for property tests.
+//!
+//! A [`Recipe`] is plain data (inputs and steps of small numbers), so
+//! proptest can shrink it; [`Recipe::build`] turns it into a verified
+//! module deterministically. Each step picks an op family, operands from the
+//! values built so far, and attributes derived from its seed and the
+//! operands' shapes; a step that PyTorch's rules reject (inference fails) is
+//! skipped, so every built program is well typed and every kind of op,
+//! dtype, shape and layout is reachable.
+
+use kiln::graph::{FuncBuilder, Operand};
+use kiln::infer::InferCtx;
+use kiln::{
+    ArgReduceOp, BinaryOp, Bound, DType, DefaultDType, MemoryFormat, Module, Op, ReduceOp, Scalar,
+    TensorType, TypeLayout, UnaryOp, ValueId,
+};
+use proptest::prelude::*;
+
+/// How an input is laid out in memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputLayout {
+    Contiguous,
+    /// channels_last for rank 4 (else contiguous).
+    ChannelsLast,
+    /// Dense, with the dims stored in reverse order (a transpose).
+    Reversed,
+    /// Every other element of a larger buffer along the last dim.
+    Strided2,
+    /// A broadcast (stride 0) along the first dim.
+    Broadcast0,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputSpec {
+    pub shape: Vec<i64>,
+    pub dtype: DType,
+    pub layout: InputLayout,
+}
+
+impl InputSpec {
+    pub fn strides(&self) -> Vec<i64> {
+        let rank = self.shape.len();
+        let dense_in = |order: &[usize]| {
+            let mut strides = vec![0; rank];
+            let mut next = 1;
+            for &d in order.iter().rev() {
+                strides[d] = next;
+                next *= self.shape[d].max(1);
+            }
+            strides
+        };
+        let row_major: Vec<usize> = (0..rank).collect();
+        match self.layout {
+            InputLayout::ChannelsLast if rank == 4 => {
+                MemoryFormat::ChannelsLast.strides(&self.shape).unwrap()
+            }
+            InputLayout::Reversed => dense_in(&row_major.iter().rev().copied().collect::<Vec<_>>()),
+            InputLayout::Strided2 if rank > 0 => {
+                let mut s = dense_in(&row_major);
+                for x in &mut s {
+                    *x *= 2;
+                }
+                s
+            }
+            InputLayout::Broadcast0 if rank > 0 => {
+                let mut s = dense_in(&row_major);
+                s[0] = 0;
+                s
+            }
+            _ => dense_in(&row_major),
+        }
+    }
+
+    pub fn tensor_type(&self) -> TensorType {
+        TensorType::new(self.shape.clone(), self.dtype)
+            .with_layout(TypeLayout::Strided(self.strides()))
+    }
+}
+
+/// One step: an op family, two operand picks and an attribute seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub family: u8,
+    pub a: u8,
+    pub b: u8,
+    pub seed: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recipe {
+    pub inputs: Vec<InputSpec>,
+    pub steps: Vec<Step>,
+    pub outputs: u8,
+    pub default_dtype: DefaultDType,
+}
+
+/// Which dtypes programs draw from.
+#[derive(Clone, Copy, Debug)]
+pub enum DTypes {
+    /// Every dtype of IR.md's table.
+    All,
+    /// Those the interpreter and backends compute on (no shell dtypes).
+    Computable,
+}
+
+fn dtype_strategy(which: DTypes) -> BoxedStrategy<DType> {
+    let all: Vec<DType> = match which {
+        DTypes::All => DType::ALL.to_vec(),
+        DTypes::Computable => DType::ALL.into_iter().filter(|d| !d.is_shell()).collect(),
+    };
+    // Weight the common dtypes so most programs compute something.
+    prop_oneof![
+        3 => prop::sample::select(vec![DType::F32, DType::F64, DType::I32, DType::I64, DType::Bool]),
+        2 => prop::sample::select(all),
+    ]
+    .boxed()
+}
+
+fn shape_strategy(max_rank: usize) -> impl Strategy<Value = Vec<i64>> {
+    prop::collection::vec(
+        prop_oneof![6 => 1i64..5, 1 => Just(0i64), 2 => Just(1i64)],
+        0..=max_rank,
+    )
+}
+
+fn layout_strategy() -> impl Strategy<Value = InputLayout> {
+    prop_oneof![
+        6 => Just(InputLayout::Contiguous),
+        2 => Just(InputLayout::ChannelsLast),
+        1 => Just(InputLayout::Reversed),
+        1 => Just(InputLayout::Strided2),
+        1 => Just(InputLayout::Broadcast0),
+    ]
+}
+
+/// Random recipes: up to `max_inputs` inputs and `max_steps` steps.
+pub fn recipe_strategy(
+    dtypes: DTypes,
+    max_inputs: usize,
+    max_steps: usize,
+) -> impl Strategy<Value = Recipe> {
+    let input = (shape_strategy(4), dtype_strategy(dtypes), layout_strategy()).prop_map(
+        |(shape, dtype, layout)| InputSpec {
+            shape,
+            dtype,
+            layout,
+        },
+    );
+    let step = (0u8..32, any::<u8>(), any::<u8>(), any::<u32>())
+        .prop_map(|(family, a, b, seed)| Step { family, a, b, seed });
+    (
+        prop::collection::vec(input, 1..=max_inputs),
+        prop::collection::vec(step, 1..=max_steps),
+        1u8..3,
+        prop_oneof![3 => Just(DefaultDType::F32), 1 => Just(DefaultDType::F64)],
+    )
+        .prop_map(|(inputs, steps, outputs, default_dtype)| Recipe {
+            inputs,
+            steps,
+            outputs,
+            default_dtype,
+        })
+}
+
+/// A deterministic stream of choices from a step's seed.
+struct Seed(u32);
+
+impl Seed {
+    fn next(&mut self, n: usize) -> usize {
+        // xorshift32
+        let mut x = self.0.max(1);
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.0 = x;
+        (x as usize) % n.max(1)
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.next(items.len())]
+    }
+
+    fn scalar(&mut self) -> Scalar {
+        match self.next(9) {
+            0 => Scalar::Bool(self.next(2) == 1),
+            1 => Scalar::Int(self.next(7) as i64 - 3),
+            2 => Scalar::Int(1000),
+            3 => Scalar::Float(self.pick(&[0.5, -2.25, 3.0, 1e-3])),
+            4 => Scalar::Float(self.pick(&[-0.0, f64::INFINITY, f64::NAN])),
+            5 => Scalar::Complex(1.0, -0.5),
+            _ => Scalar::Float(self.pick(&[2.0, -1.5, 0.75])),
+        }
+    }
+}
+
+const UNARY: [UnaryOp; 25] = [
+    UnaryOp::Neg,
+    UnaryOp::Abs,
+    UnaryOp::Exp,
+    UnaryOp::Log,
+    UnaryOp::Log2,
+    UnaryOp::Sqrt,
+    UnaryOp::Rsqrt,
+    UnaryOp::Sin,
+    UnaryOp::Cos,
+    UnaryOp::Tanh,
+    UnaryOp::Sigmoid,
+    UnaryOp::Relu,
+    UnaryOp::Gelu,
+    UnaryOp::GeluTanh,
+    UnaryOp::Silu,
+    UnaryOp::Erf,
+    UnaryOp::Floor,
+    UnaryOp::Ceil,
+    UnaryOp::Round,
+    UnaryOp::Trunc,
+    UnaryOp::Sign,
+    UnaryOp::Reciprocal,
+    UnaryOp::LogicalNot,
+    UnaryOp::BitwiseNot,
+    UnaryOp::Isnan,
+];
+
+const BINARY: [BinaryOp; 22] = [
+    BinaryOp::Add,
+    BinaryOp::Sub,
+    BinaryOp::Mul,
+    BinaryOp::Div,
+    BinaryOp::DivTrunc,
+    BinaryOp::DivFloor,
+    BinaryOp::Remainder,
+    BinaryOp::Pow,
+    BinaryOp::Maximum,
+    BinaryOp::Minimum,
+    BinaryOp::Eq,
+    BinaryOp::Ne,
+    BinaryOp::Lt,
+    BinaryOp::Le,
+    BinaryOp::Gt,
+    BinaryOp::Ge,
+    BinaryOp::LogicalAnd,
+    BinaryOp::LogicalOr,
+    BinaryOp::LogicalXor,
+    BinaryOp::BitwiseAnd,
+    BinaryOp::BitwiseOr,
+    BinaryOp::BitwiseXor,
+];
+
+const ALL_DTYPES_NO_SHELL: [DType; 15] = [
+    DType::F32,
+    DType::F64,
+    DType::F16,
+    DType::BF16,
+    DType::C64,
+    DType::C128,
+    DType::U8,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+    DType::Bool,
+];
+
+impl Recipe {
+    /// Builds the program; steps that do not type-check are skipped.
+    pub fn build(&self) -> Module {
+        self.build_with(|_| true)
+    }
+
+    /// Builds the program, keeping only ops `keep` accepts.
+    pub fn build_with(&self, keep: impl Fn(&Op) -> bool) -> Module {
+        let ctx = InferCtx {
+            default_dtype: self.default_dtype,
+        };
+        let mut b = FuncBuilder::new("main", ctx);
+        let mut pool: Vec<ValueId> = Vec::new();
+        for (i, input) in self.inputs.iter().enumerate() {
+            pool.push(
+                b.param(Some(&format!("in{i}")), input.tensor_type())
+                    .expect("inputs are valid"),
+            );
+        }
+        for step in &self.steps {
+            let mut seed = Seed(step.seed);
+            let x = pool[step.a as usize % pool.len()];
+            let y = pool[step.b as usize % pool.len()];
+            let shape = b.ty(x).shape.clone();
+            let rank = shape.len() as i64;
+            let candidates = candidates(step.family, x, y, &shape, rank, &mut seed, b.ty(x).dtype);
+            for (op, operands) in candidates {
+                if !keep(&op) {
+                    continue;
+                }
+                if let Ok(v) = b.push(op, operands, None) {
+                    pool.push(v);
+                    break;
+                }
+            }
+        }
+        let n = (self.outputs as usize).min(pool.len()).max(1);
+        let returns: Vec<ValueId> = pool[pool.len() - n..].to_vec();
+        let func = b
+            .finish(returns, None)
+            .expect("a generated program verifies");
+        Module::single(func, self.default_dtype)
+    }
+}
+
+/// The ops a step tries, in order; the first that type-checks is kept.
+fn candidates(
+    family: u8,
+    x: ValueId,
+    y: ValueId,
+    shape: &[i64],
+    rank: i64,
+    s: &mut Seed,
+    dtype: DType,
+) -> Vec<(Op, Vec<Operand>)> {
+    let v = Operand::Value;
+    let dim = |s: &mut Seed| {
+        if rank == 0 {
+            0
+        } else {
+            s.next(2 * rank as usize) as i64 - rank
+        }
+    };
+    let one = |op: Op| vec![(op, vec![v(x)])];
+    match family {
+        0..=5 => one(Op::Unary(s.pick(&UNARY))),
+        6..=11 => {
+            let op = Op::Binary(s.pick(&BINARY));
+            match s.next(4) {
+                0 => vec![(op, vec![v(x), Operand::Scalar(s.scalar())])],
+                1 => vec![(op, vec![Operand::Scalar(s.scalar()), v(x)])],
+                _ => vec![(op.clone(), vec![v(x), v(y)]), (op, vec![v(x), v(x)])],
+            }
+        }
+        12 => {
+            let cond_op = Op::Binary(s.pick(&[BinaryOp::Gt, BinaryOp::Lt, BinaryOp::Ne]));
+            // where needs a bool condition: use x itself when bool, else y.
+            let other = if s.next(2) == 0 {
+                v(y)
+            } else {
+                Operand::Scalar(s.scalar())
+            };
+            if dtype == DType::Bool {
+                vec![
+                    (Op::Where, vec![v(x), other, v(y)]),
+                    (cond_op, vec![v(x), Operand::Scalar(Scalar::Int(0))]),
+                ]
+            } else {
+                vec![(cond_op, vec![v(x), Operand::Scalar(Scalar::Int(0))])]
+            }
+        }
+        13 => {
+            let bound = |s: &mut Seed| match s.next(3) {
+                0 => Bound::None,
+                _ => Bound::Scalar(s.pick(&[
+                    Scalar::Int(0),
+                    Scalar::Float(-0.5),
+                    Scalar::Float(1.5),
+                    Scalar::Int(2),
+                ])),
+            };
+            let (min, max) = (bound(s), bound(s));
+            vec![
+                (Op::Clamp { min, max }, vec![v(x)]),
+                (
+                    Op::Clamp {
+                        min: Bound::Tensor,
+                        max: Bound::None,
+                    },
+                    vec![v(x), v(y)],
+                ),
+            ]
+        }
+        14 | 15 => one(Op::Cast {
+            dtype: s.pick(&ALL_DTYPES_NO_SHELL),
+        }),
+        16 | 17 => {
+            let op = s.pick(&[
+                ReduceOp::Sum,
+                ReduceOp::Prod,
+                ReduceOp::Mean,
+                ReduceOp::Amax,
+                ReduceOp::Amin,
+            ]);
+            let dims = match s.next(3) {
+                0 => None,
+                1 => Some(vec![dim(s)]),
+                _ if rank >= 2 => Some(vec![0, rank - 1]),
+                _ => Some(vec![]),
+            };
+            let dtype = (s.next(4) == 0).then(|| s.pick(&[DType::F64, DType::F32, DType::I64]));
+            one(Op::Reduce {
+                op,
+                dims,
+                keepdim: s.next(2) == 1,
+                dtype,
+            })
+        }
+        18 => {
+            let op = s.pick(&[ArgReduceOp::Argmax, ArgReduceOp::Argmin]);
+            let d = (s.next(3) > 0).then(|| dim(s));
+            one(Op::ArgReduce {
+                op,
+                dim: d,
+                keepdim: s.next(2) == 1,
+            })
+        }
+        19 => one(Op::Softmax {
+            dim: dim(s),
+            log: s.next(2) == 1,
+            dtype: None,
+        }),
+        20 => {
+            let last = shape.last().copied().unwrap_or(1);
+            one(Op::LayerNorm {
+                normalized_shape: vec![last],
+                eps: 1e-5,
+                weight: false,
+                bias: false,
+            })
+        }
+        21 => {
+            let numel: i64 = shape.iter().product();
+            let new = match s.next(3) {
+                0 => vec![numel],
+                1 => vec![-1, 1],
+                _ => vec![1, -1],
+            };
+            vec![
+                (Op::Reshape { shape: new.clone() }, vec![v(x)]),
+                (Op::View { shape: new }, vec![v(x)]),
+            ]
+        }
+        22 => {
+            let mut dims: Vec<i64> = (0..rank).collect();
+            dims.reverse();
+            if rank > 2 {
+                dims.swap(0, 1);
+            }
+            one(Op::Permute { dims })
+        }
+        23 => vec![
+            (
+                Op::Transpose {
+                    dim0: dim(s),
+                    dim1: dim(s),
+                },
+                vec![v(x)],
+            ),
+            (Op::T, vec![v(x)]),
+        ],
+        24 => {
+            let mut new = vec![2];
+            new.extend(
+                shape
+                    .iter()
+                    .map(|d| if *d == 1 && s.next(2) == 0 { 3 } else { -1 }),
+            );
+            one(Op::Expand { shape: new })
+        }
+        25 => vec![
+            (Op::Unsqueeze { dim: dim(s) }, vec![v(x)]),
+            (
+                Op::Squeeze {
+                    dims: (s.next(2) == 0).then(|| vec![dim(s)]),
+                },
+                vec![v(x)],
+            ),
+        ],
+        26 => {
+            let start = Some(s.next(3) as i64 - 1);
+            let end = (s.next(2) == 0).then(|| s.next(6) as i64 - 2);
+            vec![
+                (
+                    Op::Slice {
+                        dim: dim(s),
+                        start,
+                        end,
+                        step: 1 + s.next(3) as i64,
+                    },
+                    vec![v(x)],
+                ),
+                (
+                    Op::Select {
+                        dim: dim(s),
+                        index: s.next(2) as i64,
+                    },
+                    vec![v(x)],
+                ),
+            ]
+        }
+        27 => vec![
+            (
+                Op::Flatten {
+                    start_dim: 0,
+                    end_dim: -1,
+                },
+                vec![v(x)],
+            ),
+            (
+                Op::Contiguous {
+                    memory_format: MemoryFormat::Contiguous,
+                },
+                vec![v(x)],
+            ),
+        ],
+        28 => {
+            let format = s.pick(&[
+                MemoryFormat::Preserve,
+                MemoryFormat::Contiguous,
+                MemoryFormat::ChannelsLast,
+            ]);
+            vec![
+                (
+                    Op::Clone {
+                        memory_format: format,
+                    },
+                    vec![v(x)],
+                ),
+                (
+                    Op::To {
+                        dtype: Some(s.pick(&ALL_DTYPES_NO_SHELL)),
+                        device: None,
+                        memory_format: MemoryFormat::Preserve,
+                        copy: false,
+                    },
+                    vec![v(x)],
+                ),
+            ]
+        }
+        29 => vec![
+            (Op::Cat { dim: dim(s) }, vec![v(x), v(y)]),
+            (Op::Cat { dim: dim(s) }, vec![v(x), v(x)]),
+        ],
+        30 => vec![
+            (Op::Matmul, vec![v(x), v(y)]),
+            (Op::Matmul, vec![v(x), v(x)]),
+        ],
+        _ => {
+            let dtype = (s.next(2) == 0).then(|| s.pick(&ALL_DTYPES_NO_SHELL));
+            vec![
+                (
+                    Op::Full {
+                        shape: shape.to_vec(),
+                        value: s.scalar(),
+                        dtype,
+                        device: None,
+                    },
+                    vec![],
+                ),
+                (
+                    Op::Arange {
+                        start: Scalar::Int(0),
+                        end: Scalar::Int(1 + s.next(5) as i64),
+                        step: Scalar::Int(1),
+                        dtype,
+                        device: None,
+                    },
+                    vec![],
+                ),
+            ]
+        }
+    }
+}
