@@ -520,6 +520,19 @@ impl DType {
         matches!(self, DType::F16 | DType::BF16)
     }
 
+    /// The dtype PyTorch's CPU kernels compute this dtype's values in
+    /// ("opmath"): f32 for the 16- and 8-bit floats (complex32 in
+    /// complex64), the dtype itself otherwise.
+    pub fn opmath(self) -> DType {
+        if self.is_reduced_float() || self.is_float8() {
+            DType::F32
+        } else if self == DType::C32 {
+            DType::C64
+        } else {
+            self
+        }
+    }
+
     /// The real counterpart of a complex dtype (`c64` → `f32`); others map to themselves.
     pub fn to_real(self) -> DType {
         match self {

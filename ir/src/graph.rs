@@ -233,6 +233,8 @@ pub struct FuncBuilder {
     func: Func,
     ctx: InferCtx,
     names: HashSet<String>,
+    /// Names fresh names must avoid (names a rebuild will give out later).
+    reserved: HashSet<String>,
     next_name: usize,
 }
 
@@ -250,8 +252,14 @@ impl FuncBuilder {
             },
             ctx,
             names: HashSet::new(),
+            reserved: HashSet::new(),
             next_name: 0,
         }
+    }
+
+    /// Keeps fresh names clear of `names` (which the caller will use itself).
+    pub fn reserve_names<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
+        self.reserved.extend(names.into_iter().map(str::to_string));
     }
 
     pub fn ctx(&self) -> &InferCtx {
@@ -275,7 +283,7 @@ impl FuncBuilder {
         loop {
             let name = self.next_name.to_string();
             self.next_name += 1;
-            if !self.names.contains(&name) {
+            if !self.names.contains(&name) && !self.reserved.contains(&name) {
                 return name;
             }
         }

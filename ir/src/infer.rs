@@ -485,12 +485,99 @@ fn clamp(min: Bound, max: Bound, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inf
             ));
         }
     }
+    for (name, bound) in [("min", min), ("max", max)] {
+        if let Bound::Scalar(s) = bound {
+            check_clamp_bound(name, s, compute)?;
+        }
+    }
     let shape = broadcast_all(args)?;
     Ok(Inferred {
         ty: TensorType::new(shape, compute),
         operand_dtypes: vec![Some(compute); args.len()],
         natural_dtype: compute,
     })
+}
+
+/// The C++ type name c10's checked conversions name in their errors.
+fn checked_type_name(d: DType) -> &'static str {
+    match d {
+        DType::F16 => "c10::Half",
+        DType::BF16 => "c10::BFloat16",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::U8 => "uint8",
+        DType::I8 => "int8",
+        DType::I16 => "int16",
+        DType::I32 => "int32",
+        DType::I64 => "int64",
+        DType::U16 => "uint16",
+        DType::U32 => "uint32",
+        DType::U64 => "uint64",
+        other => other.torch_name(),
+    }
+}
+
+/// PyTorch's checks of a scalar clamp bound against the dtype it clamps:
+/// an integer min above the range or max below it is refused, and any
+/// bound c10 cannot convert without overflow.
+fn check_clamp_bound(name: &str, bound: Scalar, compute: DType) -> Result<()> {
+    let overflow = || {
+        err(
+            ErrorKind::Attribute,
+            format!(
+                "value cannot be converted to type {} without overflow",
+                checked_type_name(compute)
+            ),
+        )
+    };
+    if let Ok(info) = compute.iinfo() {
+        let v = match bound {
+            Scalar::Int(i) => i as i128,
+            Scalar::UInt(u) => u as i128,
+            Scalar::Bool(b) => b as i128,
+            _ => return Ok(()),
+        };
+        let outside = match name {
+            "min" => v > info.max,
+            _ => v < info.min,
+        };
+        if outside {
+            return Err(err(
+                ErrorKind::Attribute,
+                format!(
+                    "Clamp {name} value {v} is outside the representable range of {}",
+                    compute.scalar_type_name()
+                ),
+            ));
+        }
+        // c10 accepts negative values for unsigned types down to -max.
+        let lowest = if compute.is_signed() {
+            info.min
+        } else {
+            -info.max
+        };
+        if v < lowest || v > info.max {
+            return Err(overflow());
+        }
+    } else if let Ok(info) = compute.finfo() {
+        let v = bound.to_f64();
+        if !compute.is_complex() && v.is_finite() && v.abs() > info.max {
+            return Err(overflow());
+        }
+    }
+    Ok(())
+}
+
+/// A scalar clamp bound as the dtype it clamps holds it: integers saturate
+/// into the dtype's range (a vacuous bound stays vacuous), as PyTorch
+/// compares them.
+pub fn clamp_bound(bound: Scalar, compute: DType) -> Scalar {
+    match (compute.iinfo(), bound) {
+        (Ok(info), Scalar::Int(i)) => {
+            Scalar::from_i128((i as i128).clamp(info.min, info.max)).unwrap_or(bound)
+        }
+        _ => bound,
+    }
 }
 
 /// Wraps and checks reduction dims; `None` or empty means all dims.

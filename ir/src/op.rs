@@ -672,6 +672,22 @@ impl Op {
         }
     }
 
+    /// The dtype a scalar literal operand takes when this op computes in
+    /// `compute`: PyTorch's mul and div kernels keep the scalar at opmath
+    /// precision for f16/bf16 ("original_scalar_value"); every other kernel
+    /// converts it to the computation dtype.
+    pub fn scalar_dtype(&self, compute: DType) -> DType {
+        let opmath_scalar = matches!(
+            self,
+            Op::Binary(BinaryOp::Mul | BinaryOp::Div | BinaryOp::DivTrunc | BinaryOp::DivFloor)
+        );
+        if opmath_scalar && compute.is_reduced_float() {
+            compute.opmath()
+        } else {
+            compute
+        }
+    }
+
     /// Ops that return a view of their first operand.
     pub fn is_view(&self) -> bool {
         matches!(

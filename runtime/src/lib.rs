@@ -1,1 +1,20 @@
-//! `kiln-runtime`: storage, concrete tensors and the reference interpreter.
+//! `kiln-runtime`: storage, concrete tensors, tensor files, and the
+//! reference interpreter.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`storage`] | aligned, shared byte buffers |
+//! | [`tensor`] | concrete tensors, views, conversion to and from Rust data |
+//! | [`convert`] | element values and PyTorch's dtype conversions |
+//! | [`print`] | PyTorch-style tensor printing |
+//! | [`io`] | safetensors and `.npy` files |
+//! | [`interp`] | the reference interpreter |
+
+pub mod convert;
+pub mod interp;
+pub mod io;
+pub mod print;
+pub mod storage;
+pub mod tensor;
+
+pub use tensor::{Element, Tensor};

@@ -1,0 +1,493 @@
+//! The reference interpreter: runs a graph op by op on concrete tensors.
+//!
+//! It is the oracle every backend and every rewrite is tested against, so it
+//! favours being obviously right over being fast: each op walks its output
+//! in logical order, reads every operand element through its strides,
+//! converts it to the computation dtype, and applies the element semantics
+//! of [`elementwise`]. Views are executed as views (they share storage);
+//! layouts are those the layout pass gives; composite ops run through the
+//! decomposition pass's expansions, so decomposing never changes a result.
+
+pub mod elementwise;
+mod reduce;
+
+use kiln_ir::graph::{Func, FuncBuilder, Operand};
+use kiln_ir::infer::InferCtx;
+use kiln_ir::{
+    DType, Device, Error, ErrorKind, Module, Op, Result, Scalar, TensorType, TypeLayout,
+};
+use kiln_passes::Pass;
+use kiln_passes::decompose;
+use kiln_passes::layout::{LayoutArg, LayoutPass, ResultLayout, result_layout};
+
+use crate::convert::{V, convert, load, store};
+use crate::tensor::Tensor;
+
+pub use reduce::{arg_reduce, matmul, reduce};
+
+/// Runs the entry function of `module` (`@main`, or the only one).
+pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+    let mut laid_out = module.clone();
+    LayoutPass.run(&mut laid_out)?;
+    run_func(laid_out.entry()?, &laid_out.ctx(), inputs)
+}
+
+fn scalar_value(s: Scalar) -> V {
+    match s {
+        Scalar::Bool(b) => V::B(b),
+        Scalar::Int(i) => V::I(i as i128),
+        Scalar::UInt(u) => V::I(u as i128),
+        Scalar::Float(f) => V::F(f),
+        Scalar::Complex(re, im) => V::C(re, im),
+    }
+}
+
+/// Rounds an exact result as PyTorch's kernels do: to the opmath precision
+/// of the result dtype, then (on store) to the result dtype.
+pub fn round_result(v: V, dtype: DType) -> V {
+    convert(convert(v, dtype.opmath()), dtype)
+}
+
+/// Checks that a device can be run by the interpreter (host memory stands
+/// in for CUDA memory; meta has no data).
+fn check_device(device: Device) -> Result<()> {
+    if device.is_meta() {
+        return Err(Error::new(
+            ErrorKind::Backend,
+            "tensors on the meta device have no data: the program can be checked but not run",
+        ));
+    }
+    if !device.device_type().has_backend() {
+        return Err(Error::new(
+            ErrorKind::Backend,
+            format!("no Kiln backend runs tensors on {device}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks an input against its parameter and lays it out as declared.
+fn prepare_input(func: &Func, index: usize, input: &Tensor) -> Result<Tensor> {
+    let p = func.params[index];
+    let ty = func.ty(p);
+    let name = func.name_of(p);
+    if input.shape() != ty.shape.as_slice() || input.dtype() != ty.dtype {
+        return Err(Error::new(
+            ErrorKind::Input,
+            format!(
+                "input %{name} must be {ty}, but a tensor of shape {} and dtype {} was given",
+                kiln_ir::view::format_shape(input.shape()),
+                input.dtype()
+            ),
+        ));
+    }
+    check_device(ty.device)?;
+    let input = input.clone().with_device(ty.device);
+    match &ty.layout {
+        TypeLayout::Strided(s) if s.as_slice() != input.strides() || input.offset() != 0 => {
+            input.with_strides(s)
+        }
+        _ => Ok(input),
+    }
+}
+
+/// Runs a laid-out function on inputs.
+pub fn run_func(func: &Func, ctx: &InferCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+    if inputs.len() != func.params.len() {
+        return Err(Error::new(
+            ErrorKind::Input,
+            format!(
+                "@{} takes {} inputs, {} were given",
+                func.name,
+                func.params.len(),
+                inputs.len()
+            ),
+        ));
+    }
+    let mut values: Vec<Option<Tensor>> = vec![None; func.values.len()];
+    for (i, input) in inputs.iter().enumerate() {
+        values[func.params[i].index()] = Some(prepare_input(func, i, input)?);
+    }
+    for inst in &func.insts {
+        let located = |e: Error| match &inst.location {
+            Some(l) => e.at(l.clone()),
+            None => e,
+        };
+        let tensors: Vec<Option<&Tensor>> = inst
+            .operands
+            .iter()
+            .map(|o| {
+                o.value()
+                    .map(|v| values[v.index()].as_ref().expect("operands run first"))
+            })
+            .collect();
+        let out_ty = func.ty(inst.result);
+        check_device(out_ty.device).map_err(located)?;
+        let result = execute(func, ctx, inst, &tensors, out_ty).map_err(located)?;
+        values[inst.result.index()] = Some(result);
+    }
+    Ok(func
+        .returns
+        .iter()
+        .map(|v| {
+            values[v.index()]
+                .clone()
+                .expect("returned values are computed")
+        })
+        .collect())
+}
+
+/// One operand of an instruction at run time.
+enum Arg<'a> {
+    Tensor(&'a Tensor),
+    Scalar(V),
+}
+
+fn execute(
+    func: &Func,
+    ctx: &InferCtx,
+    inst: &kiln_ir::Inst,
+    tensors: &[Option<&Tensor>],
+    out_ty: &TensorType,
+) -> Result<Tensor> {
+    let args: Vec<Arg> = inst
+        .operands
+        .iter()
+        .zip(tensors)
+        .map(|(o, t)| match (o, t) {
+            (Operand::Scalar(s), _) => Arg::Scalar(scalar_value(*s)),
+            (_, Some(t)) => Arg::Tensor(t),
+            _ => unreachable!("value operands have tensors"),
+        })
+        .collect();
+    let inferred = func.infer_inst(inst, ctx)?;
+    let strides = out_ty.strides().expect("the layout pass ran").to_vec();
+    let natural = inferred.natural_dtype;
+
+    // Composite ops run through their decomposition.
+    if inst.op.is_composite() {
+        if let Some(result) = run_composite(ctx, inst, &args, &inferred.operand_dtypes)? {
+            return finish(result, &strides, out_ty.dtype);
+        }
+    }
+    let result = match &inst.op {
+        Op::Unary(_) | Op::Binary(_) | Op::Where | Op::Cast { .. } => pointwise(
+            &inst.op,
+            &args,
+            &inferred.operand_dtypes,
+            natural,
+            out_ty,
+            &strides,
+        )?,
+        Op::Reduce {
+            op, dims, keepdim, ..
+        } => {
+            let x = tensor(&args[0]);
+            let compute = inferred.operand_dtypes[0].unwrap_or(x.dtype());
+            reduce(
+                *op,
+                x,
+                compute,
+                dims.as_deref(),
+                *keepdim,
+                natural,
+                out_ty,
+                &strides,
+            )?
+        }
+        Op::ArgReduce { op, dim, keepdim } => {
+            arg_reduce(*op, tensor(&args[0]), *dim, *keepdim, out_ty, &strides)?
+        }
+        Op::Matmul => matmul(tensor(&args[0]), tensor(&args[1]), out_ty, &strides)?,
+        Op::Cat { dim } => cat(&args, *dim, out_ty, &strides)?,
+        Op::Full { value, .. } => fill(out_ty, &strides, |_| {
+            convert(scalar_value(*value), out_ty.dtype)
+        })?,
+        Op::Arange { start, step, .. } => {
+            let (s, st) = (scalar_value(*start), scalar_value(*step));
+            fill(out_ty, &strides, |i| {
+                match (s, st, out_ty.dtype.is_floating_point()) {
+                    (V::I(a), V::I(b), false) => V::I(a + i as i128 * b),
+                    _ => V::F(s.f64() + i as f64 * st.f64()),
+                }
+            })?
+        }
+        Op::Clamp { .. } | Op::Softmax { .. } | Op::LayerNorm { .. } => {
+            return Err(Error::new(
+                ErrorKind::Backend,
+                format!("{} cannot run on {}", inst.op.name(), natural),
+            ));
+        }
+        view_or_copy => {
+            let x = tensor(&args[0]);
+            let layout = result_layout(
+                view_or_copy,
+                &[LayoutArg::Tensor(x.geometry(), &x.tensor_type())],
+                out_ty,
+            )?;
+            match layout {
+                ResultLayout::View(g) => x.view(g)?.with_device(out_ty.device),
+                ResultLayout::Fresh(s) => {
+                    // A copy in a new layout, converting dtype for `to`.
+                    // Logical order is preserved by every copying op (reshape too).
+                    let mut out =
+                        Tensor::zeros_strided(&out_ty.shape, Some(&s), natural, out_ty.device)?;
+                    write_values(
+                        &mut out,
+                        x.values().into_iter().map(|v| convert(v, natural)),
+                    )?;
+                    out
+                }
+            }
+        }
+    };
+    finish(result, &strides, out_ty.dtype)
+}
+
+fn tensor<'a>(arg: &Arg<'a>) -> &'a Tensor {
+    match arg {
+        Arg::Tensor(t) => t,
+        Arg::Scalar(_) => unreachable!("inference guarantees a tensor operand here"),
+    }
+}
+
+/// Casts to the result dtype (out_dtype) and lays the result out as the
+/// layout pass says, when it is not already.
+fn finish(result: Tensor, strides: &[i64], dtype: DType) -> Result<Tensor> {
+    if result.dtype() == dtype && result.strides() == strides {
+        return Ok(result);
+    }
+    let mut out = Tensor::zeros_strided(result.shape(), Some(strides), dtype, result.device())?;
+    write_values(
+        &mut out,
+        result.values().into_iter().map(|v| convert(v, dtype)),
+    )?;
+    Ok(out)
+}
+
+/// Writes values in logical order into a fresh tensor.
+fn write_values(out: &mut Tensor, values: impl Iterator<Item = V>) -> Result<()> {
+    let shape = out.shape().to_vec();
+    for (index, v) in crate::tensor::Indices::new(&shape).zip(values) {
+        out.set(&index, v)?;
+    }
+    Ok(())
+}
+
+fn fill(out_ty: &TensorType, strides: &[i64], f: impl Fn(i64) -> V) -> Result<Tensor> {
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    let n = out.numel();
+    write_values(&mut out, (0..n).map(f))?;
+    Ok(out)
+}
+
+/// Byte strides of a tensor broadcast to `shape` (0 along broadcast dims).
+fn broadcast_byte_strides(t: &Tensor, shape: &[i64]) -> Vec<i64> {
+    let offset = shape.len() - t.shape().len();
+    let size = t.dtype().itemsize() as i64;
+    let mut out = vec![0; shape.len()];
+    for (i, (&s, &st)) in t.shape().iter().zip(t.strides()).enumerate() {
+        out[offset + i] = if s == 1 { 0 } else { st * size };
+    }
+    out
+}
+
+/// Walks a shape in logical order, keeping one byte offset per strided
+/// operand, and calls `f` with the offsets at each element.
+fn walk(
+    shape: &[i64],
+    strides: &[Vec<i64>],
+    starts: &[i64],
+    mut f: impl FnMut(&[i64]) -> Result<()>,
+) -> Result<()> {
+    let n: i64 = shape.iter().product();
+    if n == 0 {
+        return Ok(());
+    }
+    let rank = shape.len();
+    let mut index = vec![0i64; rank];
+    let mut offsets = starts.to_vec();
+    for _ in 0..n {
+        f(&offsets)?;
+        for d in (0..rank).rev() {
+            index[d] += 1;
+            for (o, s) in offsets.iter_mut().zip(strides) {
+                *o += s[d];
+            }
+            if index[d] < shape[d] {
+                break;
+            }
+            for (o, s) in offsets.iter_mut().zip(strides) {
+                *o -= s[d] * shape[d];
+            }
+            index[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+fn pointwise(
+    op: &Op,
+    args: &[Arg],
+    operand_dtypes: &[Option<DType>],
+    natural: DType,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let shape = &out_ty.shape;
+    let mut out = Tensor::zeros_strided(shape, Some(strides), natural, out_ty.device)?;
+    let out_size = natural.itemsize() as i64;
+    let tensors: Vec<&Tensor> = args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::Tensor(t) => Some(*t),
+            Arg::Scalar(_) => None,
+        })
+        .collect();
+    let mut all_strides: Vec<Vec<i64>> = tensors
+        .iter()
+        .map(|t| broadcast_byte_strides(t, shape))
+        .collect();
+    all_strides.push(strides.iter().map(|s| s * out_size).collect());
+    let mut starts: Vec<i64> = tensors
+        .iter()
+        .map(|t| t.offset() * t.dtype().itemsize() as i64)
+        .collect();
+    starts.push(0);
+    // Scalars are converted once, to the precision their op takes them in.
+    let scalars: Vec<Option<V>> = args
+        .iter()
+        .zip(operand_dtypes.iter().chain(std::iter::repeat(&None)))
+        .map(|(a, d)| match (a, d) {
+            (Arg::Scalar(v), Some(d)) => Some(convert(*v, op.scalar_dtype(*d))),
+            (Arg::Scalar(v), None) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    let storages: Vec<&[u8]> = tensors.iter().map(|t| t.storage().bytes()).collect();
+    let out_bytes = out.bytes_mut()?;
+    let mut operands: Vec<V> = Vec::with_capacity(args.len());
+    walk(shape, &all_strides, &starts, |offsets| {
+        operands.clear();
+        let mut next_tensor = 0;
+        for (k, a) in args.iter().enumerate() {
+            let v = match a {
+                Arg::Scalar(_) => scalars[k].expect("converted above"),
+                Arg::Tensor(t) => {
+                    let o = offsets[next_tensor] as usize;
+                    next_tensor += 1;
+                    let raw = load(
+                        t.dtype(),
+                        &storages[next_tensor - 1][o..o + t.dtype().itemsize()],
+                    );
+                    match operand_dtypes.get(k).copied().flatten() {
+                        Some(d) => convert(raw, d),
+                        None => raw,
+                    }
+                }
+            };
+            operands.push(v);
+        }
+        let v = match op {
+            Op::Unary(u) => {
+                elementwise::unary(*u, operands[0], operand_dtypes[0].unwrap_or(natural))?
+            }
+            Op::Binary(kiln_ir::BinaryOp::Pow) if matches!(args[1], Arg::Scalar(_)) => {
+                elementwise::pow_scalar(
+                    operands[0],
+                    operands[1],
+                    operand_dtypes[0].unwrap_or(natural),
+                )?
+            }
+            Op::Binary(b) => elementwise::binary(
+                *b,
+                operands[0],
+                operands[1],
+                operand_dtypes[0].unwrap_or(natural),
+            )?,
+            Op::Where => {
+                if operands[0].truthy() {
+                    operands[1]
+                } else {
+                    operands[2]
+                }
+            }
+            Op::Cast { .. } => operands[0],
+            other => unreachable!("{} is not pointwise", other.name()),
+        };
+        let o = *offsets.last().expect("the output offset") as usize;
+        store(
+            natural,
+            round_result(v, natural),
+            &mut out_bytes[o..o + natural.itemsize()],
+        );
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn cat(args: &[Arg], dim: i64, out_ty: &TensorType, strides: &[i64]) -> Result<Tensor> {
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    if out_ty.rank() == 0 || out.numel() == 0 {
+        return Ok(out);
+    }
+    let d = kiln_ir::view::wrap_dim(dim, out_ty.rank())?;
+    let mut start = 0;
+    for a in args {
+        let t = tensor(a);
+        if t.shape() == [0] && out_ty.rank() != 1 {
+            continue;
+        }
+        let shape = t.shape().to_vec();
+        for (index, v) in crate::tensor::Indices::new(&shape).zip(t.values()) {
+            let mut target = index.clone();
+            target[d] += start;
+            out.set(&target, convert(v, out_ty.dtype))?;
+        }
+        start += shape[d];
+    }
+    Ok(out)
+}
+
+/// Runs a composite op through its decomposition; `None` when it has none
+/// for these dtypes.
+fn run_composite(
+    ctx: &InferCtx,
+    inst: &kiln_ir::Inst,
+    args: &[Arg],
+    operand_dtypes: &[Option<DType>],
+) -> Result<Option<Tensor>> {
+    let mut b = FuncBuilder::new("composite", *ctx);
+    let mut operands = Vec::new();
+    let mut inputs = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        match a {
+            Arg::Tensor(t) => {
+                let mut v = b.param(None, t.tensor_type())?;
+                // Promotion first, as the promote pass does before decomposing.
+                if let Some(d) = operand_dtypes
+                    .get(k)
+                    .copied()
+                    .flatten()
+                    .filter(|d| *d != t.dtype())
+                {
+                    v = b.push(Op::Cast { dtype: d }, vec![Operand::Value(v)], None)?;
+                }
+                operands.push(Operand::Value(v));
+                inputs.push((*t).clone());
+            }
+            Arg::Scalar(_) => {
+                let k = operands.len();
+                operands.push(inst.operands[k]);
+            }
+        }
+    }
+    let Some(v) = decompose::expand(&mut b, &inst.op, &operands)? else {
+        return Ok(None);
+    };
+    let sub = b.finish(vec![v], None)?;
+    let mut module = Module::single(sub, ctx.default_dtype);
+    LayoutPass.run(&mut module)?;
+    let mut results = run_func(module.entry()?, ctx, &inputs)?;
+    Ok(Some(results.remove(0)))
+}

@@ -1,0 +1,160 @@
+//! Aligned byte storage shared by tensors and their views.
+//!
+//! Buffers are 64-byte aligned (a cache line, and enough for any SIMD load
+//! Kiln's kernels issue), zero-initialised, and shared behind an `Arc` so a
+//! view costs nothing. Large buffers ask the kernel for transparent huge
+//! pages, which makes first touches of big outputs several times cheaper.
+
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use kiln_ir::{Error, ErrorKind, Result};
+
+/// Alignment of every buffer.
+pub const ALIGN: usize = 64;
+
+/// Buffers at least this large are advised to use huge pages.
+const HUGE_PAGE_THRESHOLD: usize = 2 << 20;
+
+/// The largest buffer Kiln allocates (a clear error instead of an abort).
+pub const MAX_BYTES: usize = 1 << 40;
+
+/// An owned, aligned, zeroed allocation.
+pub struct Buffer {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the buffer is plain bytes owned by this value; synchronisation of
+// writes is the job of whoever holds `&mut` (see `Storage::bytes_mut`).
+unsafe impl Send for Buffer {}
+unsafe impl Sync for Buffer {}
+
+impl Buffer {
+    pub fn zeroed(len: usize) -> Result<Buffer> {
+        if len > MAX_BYTES {
+            return Err(Error::new(
+                ErrorKind::Resource,
+                format!("refusing to allocate {len} bytes (the limit is {MAX_BYTES})"),
+            ));
+        }
+        if len == 0 {
+            return Ok(Buffer {
+                ptr: NonNull::<u64>::dangling().cast(),
+                len: 0,
+            });
+        }
+        let layout = Layout::from_size_align(len, ALIGN)
+            .map_err(|e| Error::new(ErrorKind::Resource, e.to_string()))?;
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Resource,
+                format!("out of memory allocating {len} bytes"),
+            )
+        })?;
+        if len >= HUGE_PAGE_THRESHOLD {
+            advise_huge_pages(ptr.as_ptr(), len);
+        }
+        Ok(Buffer { ptr, len })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len bytes (or dangling with len 0).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            let layout = Layout::from_size_align(self.len, ALIGN).expect("checked at allocation");
+            // SAFETY: allocated with this layout in `zeroed`.
+            unsafe { dealloc(self.ptr.as_ptr(), layout) };
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    // Only whole 2 MiB pages inside the buffer can be huge.
+    let page = 2usize << 20;
+    let start = (ptr as usize).div_ceil(page) * page;
+    let end = (ptr as usize + len) / page * page;
+    if end > start {
+        // SAFETY: the range lies inside our allocation; madvise only hints.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
+
+/// Shared storage: what a tensor and all its views point into.
+#[derive(Clone)]
+pub struct Storage(Arc<Buffer>);
+
+impl Storage {
+    pub fn zeroed(len: usize) -> Result<Storage> {
+        Ok(Storage(Arc::new(Buffer::zeroed(len)?)))
+    }
+
+    pub fn from_buffer(buffer: Buffer) -> Storage {
+        Storage(Arc::new(buffer))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.0.bytes()
+    }
+
+    /// Mutable bytes, when this storage is not shared.
+    pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        Arc::get_mut(&mut self.0).map(Buffer::bytes_mut)
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.0.as_ptr()
+    }
+
+    /// Whether two handles share one allocation (a view and its base).
+    pub fn same(&self, other: &Storage) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Storage({} bytes)", self.len())
+    }
+}

@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""Expected values for Kiln's reference interpreter, computed by PyTorch.
+
+For every op of IR.md and every dtype PyTorch's CPU runs it on, this script
+runs the op on small deterministic inputs and records inputs and outputs in
+`torch_values.json`. Kiln's test `tests/interp_values.rs` runs the same
+programs on the interpreter and compares: integers and bools exactly, floats
+within the tolerance stated in that test.
+
+    python3 tests/data/generate_values.py   # needs torch; deterministic output
+
+Values are written as strings that round-trip exactly through float64
+(`"nan"`, `"-0.0"`, `"inf"`), complex values as [re, im], integers as
+strings.
+"""
+
+import json
+import math
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+
+SHORT = {
+    torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
+    torch.complex32: "c32", torch.complex64: "c64", torch.complex128: "c128",
+    torch.float8_e4m3fn: "f8e4m3fn", torch.float8_e5m2: "f8e5m2", torch.float8_e4m3fnuz: "f8e4m3fnuz",
+    torch.float8_e5m2fnuz: "f8e5m2fnuz", torch.float8_e8m0fnu: "f8e8m0fnu",
+    torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64",
+    torch.uint16: "u16", torch.uint32: "u32", torch.uint64: "u64", torch.bool: "bool",
+}
+BY_SHORT = {v: k for k, v in SHORT.items()}
+DTYPES = list(SHORT)
+
+FLOAT_VALUES = [-2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.25, -7.75, 100.0, 0.001]
+SPECIAL_FLOATS = [float("inf"), float("-inf"), float("nan")]
+INT_VALUES = [-7, -2, -1, 0, 1, 2, 3, 5, 9, 100, 127, -128]
+UINT_VALUES = [0, 1, 2, 3, 5, 7, 9, 100, 200, 255, 17, 64]
+
+
+def values_for(dt, n=12, special=True, positive=False, nonzero=False):
+    """Deterministic input values for a dtype (12 of them by default)."""
+    if dt == torch.bool:
+        vals = [bool(i % 3 != 1) for i in range(n)]
+    elif dt.is_complex:
+        base = FLOAT_VALUES + ([float("nan")] if special else [])
+        vals = [complex(base[i % len(base)], base[(i + 3) % len(base)]) for i in range(n)]
+    elif dt.is_floating_point:
+        base = FLOAT_VALUES + (SPECIAL_FLOATS if special else [])
+        vals = [base[i % len(base)] for i in range(n)]
+    elif dt in (torch.uint8, torch.uint16, torch.uint32, torch.uint64):
+        vals = [UINT_VALUES[i % len(UINT_VALUES)] for i in range(n)]
+    else:
+        vals = [INT_VALUES[i % len(INT_VALUES)] for i in range(n)]
+    if positive and not dt.is_complex and dt != torch.bool:
+        vals = [abs(v) + (1 if not dt.is_floating_point else 0.5) for v in vals]
+    if nonzero and not dt.is_complex and dt != torch.bool:
+        vals = [v if v != 0 else 3 for v in vals]
+    return vals
+
+
+def make(dt, shape, reverse=False, **kw):
+    n = math.prod(shape)
+    vals = values_for(dt, n, **kw)
+    if reverse:
+        vals = vals[::-1]
+    if dt.is_floating_point and dt.itemsize == 1:
+        return torch.tensor(vals, dtype=torch.float32).to(dt).reshape(shape)
+    return torch.tensor(vals, dtype=dt).reshape(shape)
+
+
+def enc(t):
+    """Encodes a tensor's values (logical order) exactly."""
+    flat = t.detach().reshape(-1)
+    if t.dtype == torch.bool:
+        return [bool(x) for x in flat.tolist()]
+    if t.dtype.is_complex:
+        c = flat.to(torch.complex128)
+        return [[repr(float(z.real)), repr(float(z.imag))] for z in c.tolist()]
+    if t.dtype.is_floating_point:
+        return [repr(float(x)) for x in flat.to(torch.float64).tolist()]
+    if t.dtype == torch.uint64:
+        return [str(x if x >= 0 else x + 2**64) for x in flat.to(torch.int64).tolist()]
+    return [str(x) for x in flat.tolist()]
+
+
+def tensor_spec(t):
+    return {"dtype": SHORT[t.dtype], "shape": list(t.shape), "values": enc(t)}
+
+
+def scalar_spec(v):
+    if isinstance(v, bool):
+        return {"scalar": "bool", "value": "true" if v else "false"}
+    if isinstance(v, int):
+        return {"scalar": "int", "value": str(v)}
+    if isinstance(v, complex):
+        return {"scalar": "complex", "value": f"complex({v.real!r}, {v.imag!r})"}
+    return {"scalar": "float", "value": repr(v)}
+
+
+CASES = []
+
+
+def record(op, attrs, operands, fn):
+    """Runs fn() and records the case if PyTorch computes it."""
+    try:
+        out = fn()
+    except Exception:
+        return
+    case = {
+        "op": op,
+        "attrs": attrs,
+        "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else scalar_spec(o) for o in operands],
+    }
+    outs = out if isinstance(out, tuple) else (out,)
+    case["results"] = [tensor_spec(o) for o in outs]
+    CASES.append(case)
+
+
+UNARY = {
+    "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log, "log2": torch.log2,
+    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid, "relu": torch.relu, "gelu": F.gelu, "silu": F.silu, "erf": torch.erf,
+    "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "trunc": torch.trunc,
+    "sign": torch.sign, "reciprocal": torch.reciprocal, "logical_not": torch.logical_not,
+    "bitwise_not": torch.bitwise_not, "isnan": torch.isnan,
+}
+
+BINARY = {
+    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+    "remainder": torch.remainder, "pow": torch.pow, "maximum": torch.maximum, "minimum": torch.minimum,
+    "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge,
+    "logical_and": torch.logical_and, "logical_or": torch.logical_or, "logical_xor": torch.logical_xor,
+    "bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or, "bitwise_xor": torch.bitwise_xor,
+}
+
+
+def gen_unary():
+    for name, fn in UNARY.items():
+        for dt in DTYPES:
+            x = make(dt, [3, 4])
+            record(name, {}, [x], lambda: fn(x))
+        x = make(torch.float32, [3, 4])
+        record("gelu", {"approximate": "tanh"}, [x], lambda: F.gelu(x, approximate="tanh"))
+        xh = make(torch.float16, [3, 4])
+        record("gelu", {"approximate": "tanh"}, [xh], lambda: F.gelu(xh, approximate="tanh"))
+
+
+def gen_binary():
+    pairs = [(dt, dt) for dt in DTYPES] + [
+        (torch.int32, torch.float32), (torch.uint8, torch.int8), (torch.float16, torch.bfloat16),
+        (torch.int64, torch.float16), (torch.bool, torch.int32), (torch.float32, torch.complex64),
+        (torch.float16, torch.float64), (torch.uint8, torch.bool),
+    ]
+    for name, fn in BINARY.items():
+        for da, db in pairs:
+            a = make(da, [3, 4])
+            b = make(db, [4], reverse=True, nonzero=name in ("div", "remainder"))
+            record(name, {}, [a, b], lambda: fn(a, b))
+        for dt in DTYPES:
+            a = make(dt, [3, 4])
+            for s in (2, 2.5, True, -3):
+                record(name, {}, [a, s], lambda: fn(a, s))
+        for s in (3, 0.5):
+            for dt in (torch.float32, torch.int64, torch.float16):
+                b = make(dt, [4], nonzero=True)
+                record(name, {}, [s, b], lambda: fn(s, b))
+    for mode in ("trunc", "floor"):
+        for dt in DTYPES:
+            a = make(dt, [3, 4])
+            b = make(dt, [3, 4], reverse=True, nonzero=True)
+            record("div", {"rounding_mode": mode}, [a, b], lambda: torch.div(a, b, rounding_mode=mode))
+            record("div", {"rounding_mode": mode}, [a, 3], lambda: torch.div(a, 3, rounding_mode=mode))
+    # Powers of integers with small exponents (no overflow noise).
+    for dt in (torch.int32, torch.int64, torch.uint8, torch.int8):
+        a = make(dt, [12])
+        e = torch.tensor([0, 1, 2, 3, 1, 2, 0, 3, 2, 1, 2, 1], dtype=dt)
+        record("pow", {}, [a, e], lambda: torch.pow(a, e))
+
+
+def gen_where_clamp_cast():
+    for dt in DTYPES:
+        c = make(torch.bool, [3, 4])
+        a = make(dt, [3, 4])
+        b = make(dt, [4], reverse=True)
+        record("where", {}, [c, a, b], lambda: torch.where(c, a, b))
+        record("where", {}, [c, a, 2.5], lambda: torch.where(c, a, 2.5))
+        for lo, hi in ((-1, 2), (0.5, None), (None, 1.5), (2, -1)):
+            kw = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+            attrs = {k: scalar_spec(v) for k, v in kw.items()}
+            record("clamp", attrs, [a], lambda: torch.clamp(a, **kw))
+        lo_t = make(dt, [3, 4], reverse=True)
+        record("clamp", {"min": "tensor"}, [a, lo_t], lambda: torch.clamp(a, min=lo_t))
+        for to in DTYPES:
+            x = make(dt, [12])
+            record("cast", {"dtype": SHORT[to]}, [x], lambda: x.to(to))
+
+
+def gen_reductions():
+    for dt in DTYPES:
+        x = make(dt, [3, 4], special=False)
+        for op, fn in (("sum", torch.sum), ("prod", torch.prod), ("mean", torch.mean), ("amax", torch.amax), ("amin", torch.amin)):
+            record(op, {}, [x], lambda: fn(x))
+            if op == "prod":
+                record(op, {"dims": [1], "keepdim": True}, [x], lambda: fn(x, 1, keepdim=True))
+            else:
+                record(op, {"dims": [1]}, [x], lambda: fn(x, dim=[1]))
+                record(op, {"dims": [0], "keepdim": True}, [x], lambda: fn(x, dim=[0], keepdim=True))
+        for op, fn in (("sum", torch.sum), ("mean", torch.mean)):
+            for d in (torch.float64, torch.float32):
+                record(op, {"dims": [1], "dtype": SHORT[d]}, [x], lambda: fn(x, dim=[1], dtype=d))
+        for op, fn in (("argmax", torch.argmax), ("argmin", torch.argmin)):
+            xs = make(dt, [3, 4])
+            record(op, {}, [xs], lambda: fn(xs))
+            record(op, {"dim": 1}, [xs], lambda: fn(xs, dim=1))
+            record(op, {"dim": 0, "keepdim": True}, [xs], lambda: fn(xs, dim=0, keepdim=True))
+    # Specials propagate through amax/sum.
+    for dt in (torch.float32, torch.float16):
+        x = make(dt, [3, 4])
+        record("amax", {"dims": [1]}, [x], lambda: torch.amax(x, dim=[1]))
+        record("sum", {"dims": [0]}, [x], lambda: torch.sum(x, dim=[0]))
+
+
+def gen_composites():
+    for dt in DTYPES:
+        x = make(dt, [3, 4], special=False)
+        record("softmax", {"dim": 1}, [x], lambda: F.softmax(x, dim=1))
+        record("softmax", {"dim": 0}, [x], lambda: F.softmax(x, dim=0))
+        record("log_softmax", {"dim": 1}, [x], lambda: F.log_softmax(x, dim=1))
+        record("softmax", {"dim": 1, "dtype": "f64"}, [x], lambda: F.softmax(x, dim=1, dtype=torch.float64))
+        record("layer_norm", {"normalized_shape": [4], "eps": 1e-5}, [x], lambda: F.layer_norm(x, (4,)))
+        w = make(dt, [4], special=False)
+        b = make(dt, [4], reverse=True, special=False)
+        record("layer_norm", {"normalized_shape": [4], "eps": 1e-5}, [x, w, b], lambda: F.layer_norm(x, (4,), w, b))
+    for dt in (torch.float16, torch.bfloat16):
+        x = make(dt, [3, 4], special=False)
+        w = make(torch.float32, [4], special=False)
+        record("layer_norm", {"normalized_shape": [4], "eps": 1e-5}, [x, w], lambda: F.layer_norm(x, (4,), w))
+
+
+def gen_movement():
+    for dt in (torch.float32, torch.int64, torch.bool, torch.float16, torch.complex64, torch.float8_e4m3fn):
+        x = make(dt, [2, 3, 4], special=False)
+        record("reshape", {"shape": [4, -1]}, [x], lambda: x.reshape(4, -1))
+        record("view", {"shape": [6, 4]}, [x], lambda: x.view(6, 4))
+        record("permute", {"dims": [2, 0, 1]}, [x], lambda: x.permute(2, 0, 1))
+        record("transpose", {"dim0": 0, "dim1": 2}, [x], lambda: x.transpose(0, 2))
+        record("expand", {"shape": [2, 2, 3, 4]}, [x], lambda: x.expand(2, 2, 3, 4))
+        record("unsqueeze", {"dim": 1}, [x], lambda: x.unsqueeze(1))
+        record("squeeze", {"dims": [0]}, [x], lambda: x.squeeze(0))
+        record("slice", {"dim": 2, "start": 1, "end": 4, "step": 2}, [x], lambda: x[:, :, 1:4:2])
+        record("select", {"dim": 1, "index": -1}, [x], lambda: x.select(1, -1))
+        record("flatten", {"start_dim": 0, "end_dim": 1}, [x], lambda: x.flatten(0, 1))
+        record("contiguous", {}, [x], lambda: x.contiguous())
+        record("clone", {}, [x], lambda: x.clone())
+        y = make(dt, [3, 4], special=False)
+        record("t", {}, [y], lambda: y.t())
+        record("cat", {"dim": 1}, [y, y], lambda: torch.cat([y, y], dim=1))
+    for dt in DTYPES:
+        x = make(dt, [3, 4], special=False)
+        for to in (torch.float32, torch.int32, torch.float16):
+            record("to", {"dtype": SHORT[to]}, [x], lambda: x.to(to))
+
+
+def gen_matmul():
+    for dt in DTYPES:
+        a = make(dt, [3, 4], special=False)
+        b = make(dt, [4, 2], special=False)
+        v = make(dt, [4], special=False)
+        batch = make(dt, [2, 3, 4], special=False)
+        record("matmul", {}, [a, b], lambda: torch.matmul(a, b))
+        record("matmul", {}, [a, v], lambda: torch.matmul(a, v))
+        record("matmul", {}, [v, v], lambda: torch.matmul(v, v))
+        record("matmul", {}, [batch, b], lambda: torch.matmul(batch, b))
+
+
+def gen_creation():
+    for dt in DTYPES + [None]:
+        attrs = {"shape": [2, 3]}
+        kw = {}
+        if dt is not None:
+            attrs["dtype"] = SHORT[dt]
+            kw["dtype"] = dt
+        record("full", dict(attrs, value=scalar_spec(7)), [], lambda: torch.full((2, 3), 7, **kw))
+        record("full", dict(attrs, value=scalar_spec(-2.5)), [], lambda: torch.full((2, 3), -2.5, **kw))
+        record("zeros", attrs, [], lambda: torch.zeros((2, 3), **kw))
+        record("ones", attrs, [], lambda: torch.ones((2, 3), **kw))
+        a_attrs = {"start": scalar_spec(1), "end": scalar_spec(11), "step": scalar_spec(3)}
+        if dt is not None:
+            a_attrs["dtype"] = SHORT[dt]
+        record("arange", a_attrs, [], lambda: torch.arange(1, 11, 3, **kw))
+    record("arange", {"start": scalar_spec(0.0), "end": scalar_spec(1.0), "step": scalar_spec(0.125)}, [], lambda: torch.arange(0.0, 1.0, 0.125))
+
+
+def main():
+    gen_unary()
+    gen_binary()
+    gen_where_clamp_cast()
+    gen_reductions()
+    gen_composites()
+    gen_movement()
+    gen_matmul()
+    gen_creation()
+    out = {
+        "meta": {
+            "torch_version": torch.__version__,
+            "generator": "generate_values.py",
+            "notes": "inputs and outputs of single ops on PyTorch's CPU; values in logical order",
+        },
+        "cases": CASES,
+    }
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_values.json")
+    with open(path, "w") as f:
+        f.write("{\n")
+        f.write(f'"meta": {json.dumps(out["meta"])},\n"cases": [\n')
+        f.write(",\n".join(json.dumps(c) for c in CASES))
+        f.write("\n]}\n")
+    print(f"{len(CASES)} cases -> {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
