@@ -7,6 +7,7 @@
 //! | [`tensor`] | concrete tensors, views, conversion to and from Rust data |
 //! | [`convert`] | element values and PyTorch's dtype conversions |
 //! | [`print`] | PyTorch-style tensor printing |
+//! | [`random`] | deterministic inputs for tests and benchmarks |
 //! | [`io`] | safetensors and `.npy` files |
 //! | [`interp`] | the reference interpreter |
 
@@ -14,6 +15,7 @@ pub mod convert;
 pub mod interp;
 pub mod io;
 pub mod print;
+pub mod random;
 pub mod storage;
 pub mod tensor;
 

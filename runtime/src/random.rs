@@ -1,0 +1,52 @@
+//! Deterministic test and benchmark inputs for any tensor type: the same
+//! seed gives the same values on every machine.
+
+use kiln_ir::{DType, Result, TensorType};
+
+use crate::convert::V;
+use crate::tensor::Tensor;
+
+/// A xorshift64* stream: small, fast and reproducible (not cryptographic).
+pub struct Stream(u64);
+
+impl Stream {
+    pub fn new(seed: u64) -> Stream {
+        Stream(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in [-1, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+
+    /// A value of `dtype`: floats in about [-4, 4], integers in a small
+    /// signed (or unsigned) range, so arithmetic rarely overflows.
+    pub fn value(&mut self, dtype: DType) -> V {
+        let x = self.unit() * 4.0;
+        match dtype {
+            DType::Bool => V::B(self.next_u64() & 1 == 1),
+            d if d.is_complex() => V::C(x, self.unit() * 4.0),
+            d if d.is_floating_point() => V::F(x),
+            d if d.is_signed() => V::I((self.next_u64() % 19) as i128 - 9),
+            _ => V::I((self.next_u64() % 19) as i128),
+        }
+    }
+}
+
+/// A tensor of `ty` (its shape, dtype, device and strides) filled from `seed`.
+pub fn tensor_for(ty: &TensorType, seed: u64) -> Result<Tensor> {
+    let mut s = Stream::new(seed);
+    let values: Vec<V> = (0..ty.numel()).map(|_| s.value(ty.dtype)).collect();
+    let t = Tensor::from_values(values, &ty.shape, ty.dtype)?.with_device(ty.device);
+    match ty.strides() {
+        Some(strides) if strides != t.strides() => t.with_strides(strides),
+        _ => Ok(t),
+    }
+}
