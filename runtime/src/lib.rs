@@ -10,7 +10,11 @@
 //! | [`random`] | deterministic inputs for tests and benchmarks |
 //! | [`io`] | safetensors and `.npy` files |
 //! | [`interp`] | the reference interpreter |
+//! | [`compare`] | checking results against the reference, in ulps |
+//! | [`backend`] | the backend interface, and the interpreter as a backend |
 
+pub mod backend;
+pub mod compare;
 pub mod convert;
 pub mod interp;
 pub mod io;
@@ -19,4 +23,5 @@ pub mod random;
 pub mod storage;
 pub mod tensor;
 
+pub use backend::{Backend, Executable, Interpreter, Listing, ListingLanguage};
 pub use tensor::{Element, Tensor};

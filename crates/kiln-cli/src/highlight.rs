@@ -38,6 +38,8 @@ fn kir_config() -> &'static HighlightConfiguration {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
     Kir,
+    /// CUDA C, through inkjet's C grammar.
+    C,
 }
 
 /// Writes ANSI colour escapes from a theme into a `String`.
@@ -72,6 +74,7 @@ impl Formatter for Ansi {
 pub fn colorize(text: &str, source: Source) -> String {
     let language = match source {
         Source::Kir => Language::Runtime(kir_config),
+        Source::C => Language::C,
     };
     let Ok(theme) = Theme::from_helix(vendored::ONEDARK) else {
         return text.to_string();

@@ -1,12 +1,20 @@
-//! The `kiln` command line (IR.md §2).
+//! The `kiln` command line (IR.md §2): `check`, `dump`, `run`, `bench`,
+//! plus `demo` (Kiln's main job end to end) and `info`.
+//!
+//! Every error is printed as one line naming the place (`prog.kir:3:15:
+//! error: ...`) and exits with status 1; usage errors exit with 2.
 
+mod demo;
+mod dump;
 mod highlight;
+mod io;
+mod run;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use kiln::{DType, DefaultDType, Module};
+use kiln::{BackendKind, DType, DefaultDType, Module};
 
 #[derive(Parser)]
 #[command(
@@ -20,14 +28,14 @@ struct Cli {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Color {
+pub enum Color {
     Auto,
     Always,
     Never,
 }
 
 #[derive(clap::Args, Clone, Debug)]
-struct Common {
+pub struct Common {
     /// The default dtype (what torch.set_default_dtype sets): f32 or f64.
     #[arg(long, default_value = "f32")]
     default_dtype: String,
@@ -39,6 +47,17 @@ impl Common {
     }
 }
 
+/// Where a program's inputs come from and its outputs go.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct Files {
+    /// A safetensors file holding the inputs by argument name (without `%`).
+    #[arg(long, value_name = "IN.safetensors")]
+    inputs: Option<PathBuf>,
+    /// One input from a .npy file: NAME=PATH (repeatable; wins over --inputs).
+    #[arg(long = "input", value_name = "NAME=PATH.npy")]
+    input: Vec<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Parse, infer and verify a .kir file; print it with every type written out.
@@ -48,6 +67,46 @@ enum Command {
         color: Color,
         #[command(flatten)]
         common: Common,
+    },
+    /// Print the module after passes (`// after NAME` before each).
+    Dump {
+        file: PathBuf,
+        /// A pass name, or `all` for every pass and the backend's code
+        /// (repeatable; default: the last module pass).
+        #[arg(long, value_name = "PASS")]
+        after: Vec<String>,
+        /// Also print the time each pass took.
+        #[arg(long)]
+        timings: bool,
+        #[arg(long, default_value = "interp")]
+        backend: String,
+        #[arg(long, value_enum, default_value = "auto")]
+        color: Color,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Compile and run @main on tensors from files.
+    Run {
+        file: PathBuf,
+        #[command(flatten)]
+        files: Files,
+        /// Write the results (out0, out1, ...) to a safetensors file.
+        #[arg(long, value_name = "OUT.safetensors")]
+        out: Option<PathBuf>,
+        /// Write each result as DIR/out0.npy, DIR/out1.npy, ...
+        #[arg(long, value_name = "DIR")]
+        out_npy: Option<PathBuf>,
+        #[arg(long, default_value = "interp")]
+        backend: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Trace a Rust closure, dump its IR after the passes, compile and run it.
+    Demo {
+        #[arg(long, default_value = "interp")]
+        backend: String,
+        #[arg(long, value_enum, default_value = "auto")]
+        color: Color,
     },
     /// Print what Kiln's semantic core knows: dtypes and type promotion.
     Info {
@@ -64,12 +123,40 @@ fn main() -> ExitCode {
             color,
             common,
         } => check(&file, color, &common),
+        Command::Dump {
+            file,
+            after,
+            timings,
+            backend,
+            color,
+            common,
+        } => dump::dump(&file, &after, timings, &backend, color, &common),
+        Command::Run {
+            file,
+            files,
+            out,
+            out_npy,
+            backend,
+            common,
+        } => run::run(
+            &file,
+            &files,
+            out.as_deref(),
+            out_npy.as_deref(),
+            &backend,
+            &common,
+        ),
+        Command::Demo { backend, color } => demo::demo(&backend, color),
         Command::Info { common } => info(&common),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("{err}");
+            if err.location().is_some() {
+                eprintln!("{err}");
+            } else {
+                eprintln!("error: {err}");
+            }
             ExitCode::from(1)
         }
     }
@@ -81,10 +168,14 @@ fn load(path: &Path, common: &Common) -> Result<Module, kiln::Error> {
     let bytes = std::fs::read(path).map_err(|e| {
         kiln::Error::new(
             kiln::ErrorKind::Io,
-            format!("{name}: error: cannot read the file: {e}"),
+            format!("{name}: cannot read the file: {e}"),
         )
     })?;
     kiln::parse_bytes(&name, &bytes, common.default_dtype()?)
+}
+
+fn backend(name: &str) -> Result<BackendKind, kiln::Error> {
+    name.parse()
 }
 
 fn check(path: &Path, color: Color, common: &Common) -> Result<(), kiln::Error> {
@@ -96,15 +187,19 @@ fn check(path: &Path, color: Color, common: &Common) -> Result<(), kiln::Error> 
     Ok(())
 }
 
-/// Colours text for a terminal: always, never, or when stdout is one.
-fn render(text: &str, color: Color, source: highlight::Source) -> String {
+/// Whether to colour stdout.
+fn colored(color: Color) -> bool {
     use std::io::IsTerminal;
-    let colored = match color {
+    match color {
         Color::Always => true,
         Color::Never => false,
         Color::Auto => std::io::stdout().is_terminal(),
-    };
-    if colored {
+    }
+}
+
+/// Colours text for a terminal: always, never, or when stdout is one.
+fn render(text: &str, color: Color, source: highlight::Source) -> String {
+    if colored(color) {
         highlight::colorize(text, source)
     } else {
         text.to_string()

@@ -19,14 +19,22 @@
 //! | [`tensor`] | the lazy [`Tensor`] and its methods and operators |
 //! | [`trace`](mod@trace) | [`trace`](fn@trace), [`TensorSpec`], [`Traced`] |
 //! | [`defaults`] | the scoped default dtype and device |
+//! | [`compile`](mod@compile) | [`Compiler`], [`Compiled`], the backends |
 //!
 //! The semantic core and the IR are re-exported from `kiln-ir`.
 
+pub mod compile;
 pub mod defaults;
 pub mod tensor;
 pub mod trace;
 
 pub use kiln_ir::*;
+/// The passes and the pass manager.
+pub use kiln_passes as passes;
+/// Concrete tensors, tensor files and the reference interpreter.
+pub use kiln_runtime as runtime;
+
+pub use compile::{BackendKind, Compiled, Compiler};
 
 pub use defaults::{
     default_device, default_dtype, set_default_device, set_default_dtype, with_default_device,

@@ -330,3 +330,16 @@ pub fn trace<R: IntoOutputs>(
         module: Module::single(func, ctx.default_dtype),
     })
 }
+
+impl Traced {
+    /// Runs the traced program on the reference interpreter, with no passes:
+    /// the answer every compiled version is checked against.
+    pub fn interpret(&self, inputs: &[kiln_runtime::Tensor]) -> Result<Vec<kiln_runtime::Tensor>> {
+        kiln_runtime::interp::run(&self.module, inputs)
+    }
+
+    /// Compiles for a device with the backend that runs it.
+    pub fn compile(&self, device: Device) -> Result<crate::Compiled> {
+        crate::Compiler::new(crate::BackendKind::for_device(device)?).compile(&self.module)
+    }
+}

@@ -13,13 +13,12 @@ mod reduce;
 
 use kiln_ir::graph::{Func, FuncBuilder, Operand};
 use kiln_ir::infer::InferCtx;
-use kiln_ir::{
-    DType, Device, Error, ErrorKind, Module, Op, Result, Scalar, TensorType, TypeLayout,
-};
+use kiln_ir::{DType, Error, ErrorKind, Module, Op, Result, Scalar, TensorType};
 use kiln_passes::Pass;
 use kiln_passes::decompose;
 use kiln_passes::layout::{LayoutArg, LayoutPass, ResultLayout, result_layout};
 
+use crate::backend::{bind_inputs, check_runnable};
 use crate::convert::{V, convert, load, store};
 use crate::tensor::Tensor;
 
@@ -48,65 +47,11 @@ pub fn round_result(v: V, dtype: DType) -> V {
     convert(convert(v, dtype.opmath()), dtype)
 }
 
-/// Checks that a device can be run by the interpreter (host memory stands
-/// in for CUDA memory; meta has no data).
-fn check_device(device: Device) -> Result<()> {
-    if device.is_meta() {
-        return Err(Error::new(
-            ErrorKind::Backend,
-            "tensors on the meta device have no data: the program can be checked but not run",
-        ));
-    }
-    if !device.device_type().has_backend() {
-        return Err(Error::new(
-            ErrorKind::Backend,
-            format!("no Kiln backend runs tensors on {device}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks an input against its parameter and lays it out as declared.
-fn prepare_input(func: &Func, index: usize, input: &Tensor) -> Result<Tensor> {
-    let p = func.params[index];
-    let ty = func.ty(p);
-    let name = func.name_of(p);
-    if input.shape() != ty.shape.as_slice() || input.dtype() != ty.dtype {
-        return Err(Error::new(
-            ErrorKind::Input,
-            format!(
-                "input %{name} must be {ty}, but a tensor of shape {} and dtype {} was given",
-                kiln_ir::view::format_shape(input.shape()),
-                input.dtype()
-            ),
-        ));
-    }
-    check_device(ty.device)?;
-    let input = input.clone().with_device(ty.device);
-    match &ty.layout {
-        TypeLayout::Strided(s) if s.as_slice() != input.strides() || input.offset() != 0 => {
-            input.with_strides(s)
-        }
-        _ => Ok(input),
-    }
-}
-
 /// Runs a laid-out function on inputs.
 pub fn run_func(func: &Func, ctx: &InferCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
-    if inputs.len() != func.params.len() {
-        return Err(Error::new(
-            ErrorKind::Input,
-            format!(
-                "@{} takes {} inputs, {} were given",
-                func.name,
-                func.params.len(),
-                inputs.len()
-            ),
-        ));
-    }
     let mut values: Vec<Option<Tensor>> = vec![None; func.values.len()];
-    for (i, input) in inputs.iter().enumerate() {
-        values[func.params[i].index()] = Some(prepare_input(func, i, input)?);
+    for (&p, input) in func.params.iter().zip(bind_inputs(func, inputs)?) {
+        values[p.index()] = Some(input);
     }
     for inst in &func.insts {
         let located = |e: Error| match &inst.location {
@@ -122,7 +67,7 @@ pub fn run_func(func: &Func, ctx: &InferCtx, inputs: &[Tensor]) -> Result<Vec<Te
             })
             .collect();
         let out_ty = func.ty(inst.result);
-        check_device(out_ty.device).map_err(located)?;
+        check_runnable(out_ty.device).map_err(located)?;
         let result = execute(func, ctx, inst, &tensors, out_ty).map_err(located)?;
         values[inst.result.index()] = Some(result);
     }

@@ -1,0 +1,26 @@
+//! `kiln run`: compile `@main`, run it on tensors from files, write or print
+//! the results.
+
+use std::path::Path;
+
+use kiln::{Compiler, Result};
+
+use crate::{Common, Files, backend, io, load};
+
+pub fn run(
+    path: &Path,
+    files: &Files,
+    out: Option<&Path>,
+    out_npy: Option<&Path>,
+    backend_name: &str,
+    common: &Common,
+) -> Result<()> {
+    let module = load(path, common)?;
+    let compiled = Compiler::new(backend(backend_name)?).compile(&module)?;
+    let inputs = io::load_inputs(compiled.module().entry()?, files)?;
+    let results = compiled.run(&inputs)?;
+    if out.is_none() && out_npy.is_none() {
+        print!("{}", io::summarize(&results));
+    }
+    io::write_outputs(&results, out, out_npy)
+}

@@ -1,0 +1,170 @@
+//! Compiling and running: the pipeline from a module to something that runs.
+//!
+//! [`Compiler`] owns the order of things: the module passes of
+//! [`PassManager::standard`], then the backend (which forms kernels and
+//! generates code). `kiln run`, `kiln dump` and the Rust API all go through
+//! it, so they cannot disagree about what a program means.
+
+use std::fmt;
+use std::str::FromStr;
+
+use kiln_ir::{Device, DeviceType, Error, ErrorKind, Module, Result};
+use kiln_passes::PassManager;
+use kiln_runtime::{Executable, Interpreter, Listing, Tensor};
+
+/// The backends `--backend` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// The reference interpreter: slow and obviously right.
+    Interp,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 1] = [BackendKind::Interp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Interp => "interp",
+        }
+    }
+
+    /// The backend that runs programs on a device.
+    pub fn for_device(device: Device) -> Result<BackendKind> {
+        match device.device_type() {
+            DeviceType::Cpu => Ok(BackendKind::Interp),
+            _ => Err(Error::new(
+                ErrorKind::Device,
+                format!("no Kiln backend compiles for {device}"),
+            )),
+        }
+    }
+
+    /// The stages after the module passes that `kiln dump --after` can show.
+    pub fn stages(self) -> &'static [&'static str] {
+        self.backend().stages()
+    }
+
+    fn backend(self) -> Box<dyn kiln_runtime::Backend> {
+        match self {
+            BackendKind::Interp => Box::new(Interpreter),
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<BackendKind> {
+        BackendKind::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = BackendKind::ALL.iter().map(|b| b.name()).collect();
+                Error::new(
+                    ErrorKind::Backend,
+                    format!(
+                        "unknown backend '{s}' (expected one of: {})",
+                        names.join(", ")
+                    ),
+                )
+            })
+    }
+}
+
+/// Compilation settings: which backend, and whether to verify after each
+/// pass.
+#[derive(Clone, Debug)]
+pub struct Compiler {
+    backend: BackendKind,
+    verify_each_pass: bool,
+}
+
+impl Default for Compiler {
+    fn default() -> Self {
+        Compiler::new(BackendKind::Interp)
+    }
+}
+
+impl Compiler {
+    pub fn new(backend: BackendKind) -> Compiler {
+        Compiler {
+            backend,
+            verify_each_pass: true,
+        }
+    }
+
+    /// Whether the verifier runs after every pass (on by default; it costs
+    /// little next to code generation).
+    pub fn verify_each_pass(mut self, verify: bool) -> Compiler {
+        self.verify_each_pass = verify;
+        self
+    }
+
+    pub fn backend(&self) -> BackendKind {
+        self.backend
+    }
+
+    /// The module passes this compiler runs, in order.
+    pub fn pipeline(&self) -> PassManager {
+        PassManager::standard().verify_each(self.verify_each_pass)
+    }
+
+    /// Runs the module passes, then hands the module to the backend.
+    pub fn compile(&self, module: &Module) -> Result<Compiled> {
+        let mut module = module.clone();
+        self.pipeline().run(&mut module)?;
+        self.compile_lowered(module)
+    }
+
+    /// Hands a module the pipeline has already run on to the backend.
+    pub fn compile_lowered(&self, module: Module) -> Result<Compiled> {
+        let executable = self.backend.backend().compile(&module)?;
+        Ok(Compiled {
+            module,
+            executable,
+            backend: self.backend,
+        })
+    }
+}
+
+/// A compiled program, ready to run on concrete tensors.
+pub struct Compiled {
+    module: Module,
+    executable: Box<dyn Executable>,
+    backend: BackendKind,
+}
+
+impl Compiled {
+    /// Runs on inputs in parameter order; results come in return order.
+    pub fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        self.executable.run(inputs)
+    }
+
+    /// The module after the passes.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    pub fn backend(&self) -> BackendKind {
+        self.backend
+    }
+
+    /// The backend's generated code.
+    pub fn listings(&self) -> Vec<Listing> {
+        self.executable.listings()
+    }
+}
+
+impl fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compiled")
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,156 @@
+//! The backend interface: what compiling and running a program asks of a
+//! backend, and the input checks every backend shares.
+//!
+//! A backend takes a module after the module passes (promote, layout,
+//! decompose, cse, dce, optimize) and turns it into an [`Executable`]. The
+//! reference [`Interpreter`] is one backend; the Cranelift and CUDA crates
+//! provide the others.
+
+use kiln_ir::graph::Func;
+use kiln_ir::{Device, Error, ErrorKind, Module, Result, TypeLayout};
+
+use crate::tensor::Tensor;
+
+/// Something that compiles a module for one kind of device.
+pub trait Backend: Send + Sync {
+    /// The name `--backend` takes.
+    fn name(&self) -> &'static str;
+
+    /// The stages after the module passes whose output `kiln dump --after`
+    /// can show (e.g. `fuse` for the kernel plan), in order.
+    fn stages(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Compiles the entry function of a laid-out module.
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>>;
+}
+
+/// A compiled program.
+pub trait Executable: Send + Sync {
+    /// Runs the program on inputs in parameter order (logical values; each
+    /// is laid out as its parameter declares). Results come in return order.
+    fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>>;
+
+    /// The backend's own code, for `kiln dump --after all`.
+    fn listings(&self) -> Vec<Listing> {
+        Vec::new()
+    }
+}
+
+/// The language of a [`Listing`], which decides how it is coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListingLanguage {
+    /// Kiln's kernel plan.
+    Plan,
+    /// Cranelift IR.
+    Clif,
+    /// CUDA C.
+    CudaC,
+    /// PTX assembly.
+    Ptx,
+}
+
+/// A piece of generated code with a title.
+#[derive(Clone, Debug)]
+pub struct Listing {
+    /// The stage (one of [`Backend::stages`]) that produced it.
+    pub stage: &'static str,
+    pub title: String,
+    pub language: ListingLanguage,
+    pub text: String,
+}
+
+/// The reference interpreter as a backend: "compiling" keeps the module.
+pub struct Interpreter;
+
+struct Interpreted(Module);
+
+impl Backend for Interpreter {
+    fn name(&self) -> &'static str {
+        "interp"
+    }
+
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {
+        check_all_runnable(module.entry()?)?;
+        Ok(Box::new(Interpreted(module.clone())))
+    }
+}
+
+impl Executable for Interpreted {
+    fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        crate::interp::run(&self.0, inputs)
+    }
+}
+
+/// Checks that a device has data a host backend can compute on (host
+/// memory stands in for CUDA memory in the interpreter; meta has no data).
+pub fn check_runnable(device: Device) -> Result<()> {
+    if device.is_meta() {
+        return Err(Error::new(
+            ErrorKind::Backend,
+            "tensors on the meta device have no data: the program can be checked but not run",
+        ));
+    }
+    if !device.device_type().has_backend() {
+        return Err(Error::new(
+            ErrorKind::Backend,
+            format!("no Kiln backend runs tensors on {device}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that every value of a function lives on a device with data.
+pub fn check_all_runnable(func: &Func) -> Result<()> {
+    for (i, value) in func.values.iter().enumerate() {
+        check_runnable(value.ty.device)
+            .map_err(|e| e.context(format!("%{}", func.name_of(kiln_ir::ValueId(i as u32)))))?;
+    }
+    Ok(())
+}
+
+/// Checks inputs against a function's parameters (count, shape, dtype) and
+/// lays each out as its parameter declares.
+pub fn bind_inputs(func: &Func, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+    if inputs.len() != func.params.len() {
+        return Err(Error::new(
+            ErrorKind::Input,
+            format!(
+                "@{} takes {} inputs, {} were given",
+                func.name,
+                func.params.len(),
+                inputs.len()
+            ),
+        ));
+    }
+    (0..inputs.len())
+        .map(|i| bind_input(func, i, &inputs[i]))
+        .collect()
+}
+
+/// Checks input `index` against its parameter (shape, dtype, a device
+/// with data) and lays it out as the parameter declares.
+pub fn bind_input(func: &Func, index: usize, input: &Tensor) -> Result<Tensor> {
+    let p = func.params[index];
+    let ty = func.ty(p);
+    if input.shape() != ty.shape.as_slice() || input.dtype() != ty.dtype {
+        return Err(Error::new(
+            ErrorKind::Input,
+            format!(
+                "input %{} must be {ty}, but a tensor of shape {} and dtype {} was given",
+                func.name_of(p),
+                kiln_ir::view::format_shape(input.shape()),
+                input.dtype()
+            ),
+        ));
+    }
+    check_runnable(ty.device)?;
+    let input = input.clone().with_device(ty.device);
+    match &ty.layout {
+        TypeLayout::Strided(s) if s.as_slice() != input.strides() || input.offset() != 0 => {
+            input.with_strides(s)
+        }
+        _ => Ok(input),
+    }
+}
