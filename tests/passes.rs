@@ -12,43 +12,11 @@ use kiln::{DType, DefaultDType, MemoryFormat, Module, Op, TensorType, TypeLayout
 use kiln_passes::layout::LayoutPass;
 use kiln_passes::{Pass, PassManager};
 use kiln_runtime::{Tensor, interp, random};
-use kiln_tests::{Mismatches, dtype, geometry, int_list, oracle, scalar, tests_dir};
+use kiln_tests::{
+    Mismatches, dtype, geometry, inputs_for, int_list, load, oracle, programs, runnable, scalar,
+    tests_dir,
+};
 use serde_json::Value;
-
-fn programs() -> Vec<(String, PathBuf)> {
-    let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(tests_dir().join("programs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "kir"))
-        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), p))
-        .collect();
-    files.sort();
-    files
-}
-
-fn load(path: &PathBuf) -> Module {
-    kiln::parse_module(
-        &path.display().to_string(),
-        &std::fs::read_to_string(path).unwrap(),
-        DefaultDType::F32,
-    )
-    .unwrap()
-}
-
-/// Deterministic inputs for a module's entry function.
-pub fn inputs_for(module: &Module) -> Vec<Tensor> {
-    let func = module.entry().unwrap();
-    func.params
-        .iter()
-        .enumerate()
-        .map(|(i, p)| random::tensor_for(func.ty(*p), 17 + i as u64).unwrap())
-        .collect()
-}
-
-fn runnable(module: &Module) -> bool {
-    let func = module.entry().unwrap();
-    func.values.iter().all(|v| v.ty.device.is_cpu())
-}
 
 /// Results must be identical: dtype, shape, strides and every byte.
 fn same_results(a: &[Tensor], b: &[Tensor]) -> Result<(), String> {

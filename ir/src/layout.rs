@@ -223,6 +223,10 @@ pub fn suggest_memory_format(shape: &[i64], strides: &[i64]) -> MemoryFormat {
 /// c10's `is_non_overlapping_and_dense`: the elements fill a block of memory
 /// exactly, in some order of the dims.
 pub fn is_non_overlapping_and_dense(shape: &[i64], strides: &[i64]) -> bool {
+    // c10 answers true for contiguous tensors first (empty ones included).
+    if is_contiguous(shape, strides) {
+        return true;
+    }
     let rank = shape.len();
     if rank == 1 {
         return shape[0] < 2 || strides[0] == 1;

@@ -41,7 +41,7 @@ pub use dtype::{Category, DType};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use graph::{Func, FuncBuilder, Inst, Module, Operand, ValueId};
 pub use layout::{Layout, MemoryFormat};
-pub use op::{ArgReduceOp, BinaryOp, Bound, Op, ReduceOp, UnaryOp};
+pub use op::{ArgReduceOp, BinaryOp, Bound, Op, PowForm, ReduceOp, UnaryOp};
 pub use parse::{parse_bytes, parse_module};
 pub use promotion::{DefaultDType, can_cast, promote_types, result_type};
 pub use scalar::{Scalar, ScalarKind};

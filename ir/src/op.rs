@@ -91,6 +91,26 @@ pub enum ArgReduceOp {
     Argmin,
 }
 
+/// How `pow` with a scalar exponent computes ([`Op::pow_scalar_form`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PowForm {
+    /// `x ** 1`: `x`.
+    Identity,
+    /// `x ** 0`: one.
+    One,
+    /// `x * x`.
+    Square,
+    /// `(x * x) * x`.
+    Cube,
+    Sqrt,
+    Rsqrt,
+    Reciprocal,
+    /// `1 / (x * x)`.
+    ReciprocalSquare,
+    /// `pow(x, e)`.
+    General,
+}
+
 /// A clamp bound: absent, a scalar literal, or the next tensor operand.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Bound {
@@ -685,6 +705,31 @@ impl Op {
             compute.opmath()
         } else {
             compute
+        }
+    }
+
+    /// How `pow(tensor, exponent)` computes for a scalar exponent: PyTorch
+    /// special-cases common exponents before falling back to `pow`, and
+    /// every implementation must do the same to give the same bits.
+    pub fn pow_scalar_form(exponent: Scalar, base_is_float: bool) -> PowForm {
+        let e = match exponent {
+            Scalar::Complex(re, im) if im == 0.0 => re,
+            Scalar::Complex(..) => return PowForm::General,
+            Scalar::Float(f) => f,
+            Scalar::Int(i) => i as f64,
+            Scalar::UInt(u) => u as f64,
+            Scalar::Bool(b) => b as u8 as f64,
+        };
+        match (e, base_is_float) {
+            (1.0, _) => PowForm::Identity,
+            (0.0, _) => PowForm::One,
+            (2.0, true) => PowForm::Square,
+            (3.0, true) => PowForm::Cube,
+            (0.5, true) => PowForm::Sqrt,
+            (-0.5, true) => PowForm::Rsqrt,
+            (-1.0, true) => PowForm::Reciprocal,
+            (-2.0, true) => PowForm::ReciprocalSquare,
+            _ => PowForm::General,
         }
     }
 

@@ -5,7 +5,7 @@
 //! the end, as PyTorch does for softmax, layer_norm, gelu, silu, sigmoid and
 //! mean. The reference interpreter runs composite ops through these same
 //! expansions, so the pass leaves results bit-identical; a composite whose
-//! result layout differs from its expansion's gets an explicit `contiguous`.
+//! result layout differs from its expansion's gets an explicit `clone`.
 
 use kiln_ir::graph::{FuncBuilder, Operand, ValueId};
 use kiln_ir::{
@@ -25,31 +25,80 @@ impl Pass for DecomposePass {
     fn run(&self, module: &mut Module) -> Result<()> {
         let ctx = module.ctx();
         let laid_out = is_laid_out(module);
+        // Each expansion's value, with the strides its composite had.
+        let mut wanted: Vec<Vec<(ValueId, Vec<i64>)>> = Vec::new();
         for func in &mut module.funcs {
             let mut rw = Rewriter::new(func, ctx)?;
+            let mut func_wanted = Vec::new();
             for inst in &func.insts {
                 let operands = rw.operands(inst);
                 let Some(mut v) = expand(&mut rw.b, &inst.op, &operands)? else {
                     rw.copy(inst)?;
                     continue;
                 };
-                // softmax and layer_norm results are contiguous whatever the
-                // input's layout; their pointwise expansions are not.
-                if matches!(inst.op, Op::Softmax { .. } | Op::LayerNorm { .. }) {
-                    let contiguous = Op::Contiguous {
-                        memory_format: MemoryFormat::Contiguous,
-                    };
-                    v = rw.push_temp(inst, contiguous, vec![Operand::Value(v)])?;
-                }
                 if let Some(out) = inst.out_dtype {
                     v = rw.push_temp(inst, Op::Cast { dtype: out }, vec![Operand::Value(v)])?;
+                }
+                if let Some(strides) = func.ty(inst.result).strides() {
+                    func_wanted.push((v, strides.to_vec()));
                 }
                 rw.set(inst.result, v);
             }
             *func = rw.finish()?;
+            wanted.push(func_wanted);
         }
-        relayout(module, laid_out)
+        relayout(module, laid_out)?;
+        if laid_out {
+            restore_layouts(module, &wanted)?;
+        }
+        Ok(())
     }
+}
+
+/// An expansion may lay its result out differently from its composite
+/// (softmax's result is always contiguous, its last pointwise op is not;
+/// TensorIterator breaks ties between size-1 dims differently with a
+/// zero-dim operand). Where it does, a `clone` to the composite's memory
+/// format restores PyTorch's strides; fusion makes the copy free.
+fn restore_layouts(module: &mut Module, wanted: &[Vec<(ValueId, Vec<i64>)>]) -> Result<()> {
+    let ctx = module.ctx();
+    let mut changed = false;
+    for (func, wanted) in module.funcs.iter_mut().zip(wanted) {
+        let mut fixes: Vec<(ValueId, MemoryFormat)> = Vec::new();
+        for (v, strides) in wanted {
+            let ty = func.ty(*v);
+            if ty.strides() == Some(strides.as_slice()) {
+                continue;
+            }
+            let format = [
+                MemoryFormat::Contiguous,
+                MemoryFormat::ChannelsLast,
+                MemoryFormat::ChannelsLast3d,
+            ]
+            .into_iter()
+            .find(|f| f.strides(&ty.shape).is_ok_and(|s| s == *strides));
+            if let Some(format) = format {
+                fixes.push((*v, format));
+            }
+        }
+        if fixes.is_empty() {
+            continue;
+        }
+        changed = true;
+        let mut rw = Rewriter::new(func, ctx)?;
+        for inst in &func.insts {
+            let v = rw.copy(inst)?;
+            if let Some((_, format)) = fixes.iter().find(|(f, _)| *f == inst.result) {
+                let clone = Op::Clone {
+                    memory_format: *format,
+                };
+                let c = rw.push_temp(inst, clone, vec![Operand::Value(v)])?;
+                rw.set(inst.result, c);
+            }
+        }
+        *func = rw.finish()?;
+    }
+    relayout(module, changed)
 }
 
 /// A small emitter over the builder.

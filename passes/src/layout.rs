@@ -10,7 +10,9 @@ use kiln_ir::layout::{
     reduction_output_strides,
 };
 use kiln_ir::view::{Geometry, Reshaped};
-use kiln_ir::{Error, ErrorKind, Module, Op, Operand, Result, TensorType, TypeLayout};
+use kiln_ir::{
+    Error, ErrorKind, MemoryFormat, Module, Op, Operand, Result, TensorType, TypeLayout,
+};
 
 use crate::manager::Pass;
 
@@ -58,7 +60,14 @@ fn from_reshaped(r: Reshaped) -> ResultLayout {
 pub fn result_layout(op: &Op, args: &[LayoutArg<'_>], result: &TensorType) -> Result<ResultLayout> {
     let shape = &result.shape;
     Ok(match op {
-        Op::Unary(_) | Op::Binary(_) | Op::Where | Op::Clamp { .. } | Op::Cast { .. } => {
+        // `cast` is `Tensor.to(dtype)`: a preserve_format copy, which keeps
+        // a dense operand's strides exactly (TensorIterator would not for
+        // size-1 dims), so an inserted cast never changes its consumer's
+        // layout.
+        Op::Cast { .. } => {
+            ResultLayout::Fresh(geometry_of(args).clone_as(MemoryFormat::Preserve)?.strides)
+        }
+        Op::Unary(_) | Op::Binary(_) | Op::Where | Op::Clamp { .. } => {
             let scalar = Geometry::contiguous(&[]);
             let operands: Vec<IterOperand> = args
                 .iter()

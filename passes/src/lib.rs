@@ -13,8 +13,10 @@
 pub mod cse;
 pub mod dce;
 pub mod decompose;
+pub mod fuse;
 pub mod layout;
 pub mod manager;
+pub mod plan;
 pub mod promote;
 pub mod rewrite;
 

@@ -32,6 +32,32 @@ impl Tolerance {
         self.abs = abs;
         self
     }
+
+    /// Kiln's bound for results computed with sums (reductions, matmul,
+    /// softmax, layer_norm): summation order differs between
+    /// implementations, so besides 2 ulps, an absolute error of 64 units of
+    /// the accumulation precision (f32 for f16/bf16/f32, f64 for f64)
+    /// relative to the largest magnitude among the results.
+    pub fn for_sums(dtype: DType, largest: f64) -> Tolerance {
+        let eps = if matches!(dtype, DType::F64 | DType::C128) {
+            f64::EPSILON
+        } else {
+            f32::EPSILON as f64
+        };
+        Tolerance::ulps(2).with_abs(64.0 * eps * largest.max(1.0))
+    }
+}
+
+/// The largest finite magnitude among a tensor's elements.
+pub fn largest_magnitude(t: &Tensor) -> f64 {
+    t.values()
+        .into_iter()
+        .flat_map(|v| {
+            let (re, im) = v.complex();
+            [re.abs(), im.abs()]
+        })
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max)
 }
 
 /// Position of a float among the values of its dtype, so that adjacent

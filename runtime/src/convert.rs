@@ -9,7 +9,7 @@
 //! oracle's `cast_values`), anything to bool tests for non-zero.
 
 use half::{bf16, f16};
-use kiln_ir::DType;
+use kiln_ir::{DType, Scalar};
 
 /// An element value. Integers of every width fit i128 (u64 included).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -21,6 +21,30 @@ pub enum V {
 }
 
 impl V {
+    /// The value of a scalar literal.
+    pub fn from_scalar(s: Scalar) -> V {
+        match s {
+            Scalar::Bool(b) => V::B(b),
+            Scalar::Int(i) => V::I(i as i128),
+            Scalar::UInt(u) => V::I(u as i128),
+            Scalar::Float(f) => V::F(f),
+            Scalar::Complex(re, im) => V::C(re, im),
+        }
+    }
+
+    /// The scalar literal this value is.
+    pub fn to_scalar(self) -> Scalar {
+        match self {
+            V::B(b) => Scalar::Bool(b),
+            V::I(i) => match i64::try_from(i) {
+                Ok(i) => Scalar::Int(i),
+                Err(_) => Scalar::UInt(i as u64),
+            },
+            V::F(f) => Scalar::Float(f),
+            V::C(re, im) => Scalar::Complex(re, im),
+        }
+    }
+
     /// The value as a float (complex: its real part; bool: 0 or 1).
     pub fn f64(self) -> f64 {
         match self {
@@ -295,7 +319,11 @@ pub fn convert(v: V, d: DType) -> V {
     match d {
         Bool => V::B(v.truthy()),
         F64 => V::F(v.f64()),
-        F32 => V::F(v.f64() as f32 as f64),
+        // One rounding, as C++'s static_cast<float> of an integer.
+        F32 => V::F(match v {
+            V::I(i) => i as f32 as f64,
+            other => other.f64() as f32 as f64,
+        }),
         F16 | BF16 | F8E4M3FN | F8E5M2 | F8E4M3FNUZ | F8E5M2FNUZ | F8E8M0FNU => {
             let x = match v {
                 // Integers reach the small formats through f32.

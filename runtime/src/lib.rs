@@ -11,13 +11,17 @@
 //! | [`io`] | safetensors and `.npy` files |
 //! | [`interp`] | the reference interpreter |
 //! | [`compare`] | checking results against the reference, in ulps |
+//! | [`executor`] | running kernel plans on host memory |
+//! | [`matmul`] | matrix products through `gemm` |
 //! | [`backend`] | the backend interface, and the interpreter as a backend |
 
 pub mod backend;
 pub mod compare;
 pub mod convert;
+pub mod executor;
 pub mod interp;
 pub mod io;
+pub mod matmul;
 pub mod print;
 pub mod random;
 pub mod storage;

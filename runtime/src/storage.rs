@@ -1,9 +1,16 @@
-//! Aligned byte storage shared by tensors and their views.
+//! Aligned byte storage shared by tensors and their views, and the caching
+//! allocator behind it.
 //!
 //! Buffers are 64-byte aligned (a cache line, and enough for any SIMD load
-//! Kiln's kernels issue), zero-initialised, and shared behind an `Arc` so a
-//! view costs nothing. Large buffers ask the kernel for transparent huge
-//! pages, which makes first touches of big outputs several times cheaper.
+//! Kiln's kernels issue) and shared behind an `Arc` so a view costs nothing.
+//! Large buffers ask the kernel for transparent huge pages, which makes
+//! first touches of big outputs several times cheaper.
+//!
+//! Touching a fresh page costs about a microsecond (the kernel zeroes and
+//! maps it), so a new 64 MiB output costs more than computing it. Dropped
+//! large buffers therefore go to a cache, by exact size, and a later request
+//! for that size ([`Buffer::for_overwrite`]) gets the already-mapped memory
+//! back: steady-state runs of a compiled program fault no pages.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
@@ -20,6 +27,69 @@ const HUGE_PAGE_THRESHOLD: usize = 2 << 20;
 /// The largest buffer Kiln allocates (a clear error instead of an abort).
 pub const MAX_BYTES: usize = 1 << 40;
 
+/// Buffers at least this large are cached when dropped.
+const CACHE_THRESHOLD: usize = 64 << 10;
+
+/// The most bytes the cache keeps (beyond this, dropped buffers are freed).
+const CACHE_LIMIT: usize = 2 << 30;
+
+/// Freed large buffers by size, for reuse.
+struct Cache {
+    free: std::collections::BTreeMap<usize, Vec<NonNull<u8>>>,
+    bytes: usize,
+}
+
+// SAFETY: the cache owns the allocations it holds; access is behind a mutex.
+unsafe impl Send for Cache {}
+
+static CACHE: std::sync::Mutex<Cache> = std::sync::Mutex::new(Cache {
+    free: std::collections::BTreeMap::new(),
+    bytes: 0,
+});
+
+fn take_cached(len: usize) -> Option<NonNull<u8>> {
+    let mut cache = CACHE.lock().ok()?;
+    let ptr = cache.free.get_mut(&len)?.pop()?;
+    cache.bytes -= len;
+    Some(ptr)
+}
+
+/// Keeps a buffer for reuse; gives it back when the cache is full.
+fn give_to_cache(ptr: NonNull<u8>, len: usize) -> Option<NonNull<u8>> {
+    let Ok(mut cache) = CACHE.lock() else {
+        return Some(ptr);
+    };
+    if len < CACHE_THRESHOLD || cache.bytes + len > CACHE_LIMIT {
+        return Some(ptr);
+    }
+    cache.bytes += len;
+    cache.free.entry(len).or_default().push(ptr);
+    None
+}
+
+/// Frees every cached buffer (memory the process no longer needs).
+pub fn release_cached() {
+    let drained: Vec<(usize, Vec<NonNull<u8>>)> = match CACHE.lock() {
+        Ok(mut cache) => {
+            cache.bytes = 0;
+            std::mem::take(&mut cache.free).into_iter().collect()
+        }
+        Err(_) => return,
+    };
+    for (len, ptrs) in drained {
+        let layout = Layout::from_size_align(len, ALIGN).expect("checked at allocation");
+        for p in ptrs {
+            // SAFETY: cached pointers were allocated with this layout.
+            unsafe { dealloc(p.as_ptr(), layout) };
+        }
+    }
+}
+
+/// Bytes the cache holds now.
+pub fn cached_bytes() -> usize {
+    CACHE.lock().map(|c| c.bytes).unwrap_or(0)
+}
+
 /// An owned, aligned, zeroed allocation.
 pub struct Buffer {
     ptr: NonNull<u8>,
@@ -32,6 +102,16 @@ unsafe impl Send for Buffer {}
 unsafe impl Sync for Buffer {}
 
 impl Buffer {
+    /// A buffer whose every byte the caller will write before reading: a
+    /// cached one of this size when there is one (holding old bytes),
+    /// otherwise a fresh zeroed one.
+    pub fn for_overwrite(len: usize) -> Result<Buffer> {
+        match take_cached(len) {
+            Some(ptr) => Ok(Buffer { ptr, len }),
+            None => Buffer::zeroed(len),
+        }
+    }
+
     pub fn zeroed(len: usize) -> Result<Buffer> {
         if len > MAX_BYTES {
             return Err(Error::new(
@@ -91,9 +171,12 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         if self.len > 0 {
+            let Some(ptr) = give_to_cache(self.ptr, self.len) else {
+                return;
+            };
             let layout = Layout::from_size_align(self.len, ALIGN).expect("checked at allocation");
             // SAFETY: allocated with this layout in `zeroed`.
-            unsafe { dealloc(self.ptr.as_ptr(), layout) };
+            unsafe { dealloc(ptr.as_ptr(), layout) };
         }
     }
 }
@@ -122,6 +205,11 @@ impl Storage {
         Ok(Storage(Arc::new(Buffer::zeroed(len)?)))
     }
 
+    /// Storage the caller overwrites completely (see [`Buffer::for_overwrite`]).
+    pub fn for_overwrite(len: usize) -> Result<Storage> {
+        Ok(Storage(Arc::new(Buffer::for_overwrite(len)?)))
+    }
+
     pub fn from_buffer(buffer: Buffer) -> Storage {
         Storage(Arc::new(buffer))
     }
@@ -145,6 +233,13 @@ impl Storage {
 
     pub fn as_ptr(&self) -> *const u8 {
         self.0.as_ptr()
+    }
+
+    /// A pointer for writing, when this storage is not shared. Compiled
+    /// kernels write through it; no `&[u8]` of the storage may be alive
+    /// while they do.
+    pub fn as_mut_ptr(&mut self) -> Option<*mut u8> {
+        Arc::get_mut(&mut self.0).map(Buffer::as_mut_ptr)
     }
 
     /// Whether two handles share one allocation (a view and its base).

@@ -385,6 +385,9 @@ impl Tensor {
     /// The raw bytes of the elements in logical order.
     pub fn to_bytes(&self) -> Vec<u8> {
         let size = self.dtype.itemsize();
+        if self.numel() == 0 {
+            return Vec::new();
+        }
         if self.geometry.is_contiguous() {
             let start = self.geometry.offset as usize * size;
             return self.storage.bytes()[start..start + self.numel() as usize * size].to_vec();

@@ -153,3 +153,46 @@ impl Mismatches {
         self.checked
     }
 }
+
+/// The programs of `tests/programs/`, by name, in name order.
+pub fn programs() -> Vec<(String, PathBuf)> {
+    let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(tests_dir().join("programs"))
+        .expect("tests/programs exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "kir"))
+        .map(|p| {
+            (
+                p.file_stem()
+                    .expect("a name")
+                    .to_string_lossy()
+                    .into_owned(),
+                p,
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Parses a shipped program (under the f32 default dtype).
+pub fn load(path: &PathBuf) -> kiln::Module {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    kiln::parse_module(&path.display().to_string(), &text, kiln::DefaultDType::F32)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Deterministic inputs for a module's entry function.
+pub fn inputs_for(module: &kiln::Module) -> Vec<kiln_runtime::Tensor> {
+    let func = module.entry().expect("an entry function");
+    func.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| kiln_runtime::random::tensor_for(func.ty(*p), 17 + i as u64).expect("inputs"))
+        .collect()
+}
+
+/// Whether every value of the entry function is on the CPU (so it runs).
+pub fn runnable(module: &kiln::Module) -> bool {
+    let func = module.entry().expect("an entry function");
+    func.values.iter().all(|v| v.ty.device.is_cpu())
+}

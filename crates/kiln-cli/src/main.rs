@@ -78,7 +78,7 @@ enum Command {
         /// Also print the time each pass took.
         #[arg(long)]
         timings: bool,
-        #[arg(long, default_value = "interp")]
+        #[arg(long, default_value = "cranelift")]
         backend: String,
         #[arg(long, value_enum, default_value = "auto")]
         color: Color,
@@ -96,14 +96,14 @@ enum Command {
         /// Write each result as DIR/out0.npy, DIR/out1.npy, ...
         #[arg(long, value_name = "DIR")]
         out_npy: Option<PathBuf>,
-        #[arg(long, default_value = "interp")]
+        #[arg(long, default_value = "cranelift")]
         backend: String,
         #[command(flatten)]
         common: Common,
     },
     /// Trace a Rust closure, dump its IR after the passes, compile and run it.
     Demo {
-        #[arg(long, default_value = "interp")]
+        #[arg(long, default_value = "cranelift")]
         backend: String,
         #[arg(long, value_enum, default_value = "auto")]
         color: Color,

@@ -1,1 +1,179 @@
-//! `kiln-cranelift`: the CPU backend (Cranelift JIT).
+//! `kiln-cranelift`: Kiln's CPU backend.
+//!
+//! A module is planned into fused kernels by [`kiln_passes::fuse`], each
+//! kernel is lowered to Cranelift IR ([`codegen`]) and JIT-compiled
+//! ([`jit`], with a cache by structure), and the plan runs on host memory
+//! through [`kiln_runtime::executor`]: kernels split across threads,
+//! matmuls through `gemm`, and anything the JIT does not compile (complex
+//! and float8 arithmetic, integer matmul) on the reference interpreter.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`codegen`] | kernel → Cranelift function: loops, vector and scalar code, op semantics |
+//! | [`jit`] | machine code, the compiled-kernel cache |
+
+pub mod codegen;
+pub mod jit;
+
+use kiln_ir::graph::{Func, Inst};
+use kiln_ir::{DType, Device, Error, ErrorKind, Module, Result};
+use kiln_passes::fuse::{self, Target};
+use kiln_passes::plan::KernelPlan;
+use kiln_runtime::backend::check_all_runnable;
+use kiln_runtime::executor::{HostExecutor, KernelCode};
+use kiln_runtime::{Backend, Executable, Listing, ListingLanguage, Tensor};
+
+/// The Cranelift CPU backend.
+#[derive(Clone, Copy, Debug)]
+pub struct Cranelift {
+    /// Use 4-lane vector code in row loops (on by default).
+    pub vectorize: bool,
+}
+
+impl Default for Cranelift {
+    fn default() -> Self {
+        Cranelift { vectorize: true }
+    }
+}
+
+/// Dtypes the JIT computes on.
+pub fn jit_dtype(d: DType) -> bool {
+    matches!(
+        d,
+        DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::U16
+            | DType::I32
+            | DType::U32
+            | DType::I64
+            | DType::U64
+            | DType::F16
+            | DType::BF16
+            | DType::F32
+            | DType::F64
+    )
+}
+
+/// What the CPU JIT compiles: every op on the dtypes above.
+pub struct CpuTarget;
+
+impl Target for CpuTarget {
+    fn device(&self) -> Device {
+        Device::CPU
+    }
+
+    fn compiles(&self, func: &Func, inst: &Inst) -> bool {
+        jit_dtype(func.ty(inst.result).dtype)
+            && inst.value_operands().all(|v| jit_dtype(func.ty(v).dtype))
+    }
+
+    fn has_matmul(&self, dtype: DType) -> bool {
+        matches!(
+            dtype,
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128
+        )
+    }
+}
+
+/// Checks that a program runs on the CPU.
+fn check_cpu(func: &Func) -> Result<()> {
+    check_all_runnable(func)?;
+    for (i, value) in func.values.iter().enumerate() {
+        if !value.ty.device.is_cpu() {
+            return Err(Error::new(
+                ErrorKind::Device,
+                format!(
+                    "%{} is on {}: the cranelift backend runs CPU programs (use --backend cuda)",
+                    func.name_of(kiln_ir::ValueId(i as u32)),
+                    value.ty.device
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A compiled CPU program.
+struct Program {
+    func: Func,
+    executor: HostExecutor,
+    listings: Vec<Listing>,
+}
+
+impl Executable for Program {
+    fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        self.executor.run(&self.func, inputs)
+    }
+
+    fn listings(&self) -> Vec<Listing> {
+        self.listings.clone()
+    }
+}
+
+impl Cranelift {
+    /// The kernel plan for a laid-out module.
+    pub fn plan(&self, module: &Module) -> Result<KernelPlan> {
+        check_cpu(module.entry()?)?;
+        fuse::plan(module, &CpuTarget)
+    }
+}
+
+impl Backend for Cranelift {
+    fn name(&self) -> &'static str {
+        "cranelift"
+    }
+
+    fn stages(&self) -> &'static [&'static str] {
+        &["fuse", "codegen"]
+    }
+
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {
+        let plan = self.plan(module)?;
+        let kernels: Vec<_> = plan.kernels().collect();
+        let compiled = jit::compile(&kernels, self.vectorize)?;
+        let mut listings = vec![Listing {
+            stage: "fuse",
+            title: format!("kernel plan of @{}", plan.name),
+            language: ListingLanguage::Plan,
+            text: plan.to_string(),
+        }];
+        for (k, c) in kernels.iter().zip(&compiled) {
+            listings.push(Listing {
+                stage: "codegen",
+                title: format!(
+                    "kernel {} ({})",
+                    k.name,
+                    if c.vectorized {
+                        "4-lane vectors"
+                    } else {
+                        "scalar"
+                    }
+                ),
+                language: ListingLanguage::Clif,
+                text: c.clif.clone(),
+            });
+        }
+        let code: Vec<Box<dyn KernelCode>> = compiled
+            .into_iter()
+            .map(|c| Box::new(Shared(c)) as Box<dyn KernelCode>)
+            .collect();
+        let executor = HostExecutor::new(plan, code, module.default_dtype)?;
+        Ok(Box::new(Program {
+            func: module.entry()?.clone(),
+            executor,
+            listings,
+        }))
+    }
+}
+
+/// A cached kernel shared by every program that uses it.
+struct Shared(std::sync::Arc<jit::CompiledKernel>);
+
+impl KernelCode for Shared {
+    unsafe fn run(&self, args: &[*mut u8], begin: i64, end: i64) -> Result<()> {
+        // SAFETY: forwarded from the executor's own contract.
+        unsafe { self.0.run(args, begin, end) }
+    }
+}

@@ -15,15 +15,18 @@ use kiln_runtime::{Executable, Interpreter, Listing, Tensor};
 /// The backends `--backend` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BackendKind {
+    /// Fused kernels JIT-compiled by Cranelift, on the CPU.
+    Cranelift,
     /// The reference interpreter: slow and obviously right.
     Interp,
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 1] = [BackendKind::Interp];
+    pub const ALL: [BackendKind; 2] = [BackendKind::Cranelift, BackendKind::Interp];
 
     pub fn name(self) -> &'static str {
         match self {
+            BackendKind::Cranelift => "cranelift",
             BackendKind::Interp => "interp",
         }
     }
@@ -31,7 +34,7 @@ impl BackendKind {
     /// The backend that runs programs on a device.
     pub fn for_device(device: Device) -> Result<BackendKind> {
         match device.device_type() {
-            DeviceType::Cpu => Ok(BackendKind::Interp),
+            DeviceType::Cpu => Ok(BackendKind::Cranelift),
             _ => Err(Error::new(
                 ErrorKind::Device,
                 format!("no Kiln backend compiles for {device}"),
@@ -46,6 +49,7 @@ impl BackendKind {
 
     fn backend(self) -> Box<dyn kiln_runtime::Backend> {
         match self {
+            BackendKind::Cranelift => Box::new(kiln_cranelift::Cranelift::default()),
             BackendKind::Interp => Box::new(Interpreter),
         }
     }
@@ -87,7 +91,7 @@ pub struct Compiler {
 
 impl Default for Compiler {
     fn default() -> Self {
-        Compiler::new(BackendKind::Interp)
+        Compiler::new(BackendKind::Cranelift)
     }
 }
 

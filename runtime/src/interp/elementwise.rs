@@ -10,7 +10,7 @@
 //! does in PyTorch's kernels, and integer division by zero is PyTorch's
 //! `ZeroDivisionError`.
 
-use kiln_ir::{BinaryOp, DType, Error, ErrorKind, Result, UnaryOp};
+use kiln_ir::{BinaryOp, DType, Error, ErrorKind, PowForm, Result, Scalar, UnaryOp};
 use num_traits::Float;
 
 use crate::convert::{V, wrap_int};
@@ -28,7 +28,7 @@ fn unsupported(op: &str, dtype: DType) -> Error {
 
 /// Python's floor-mod of floats, PyTorch's `remainder`, in the precision
 /// of `T` (the computation's opmath type).
-fn float_remainder<T: Float>(a: T, b: T) -> T {
+pub fn float_remainder<T: Float>(a: T, b: T) -> T {
     let m = a % b;
     if m != T::zero() && (b < T::zero()) != (m < T::zero()) {
         m + b
@@ -38,7 +38,7 @@ fn float_remainder<T: Float>(a: T, b: T) -> T {
 }
 
 /// PyTorch's `div_floor` for floats (c10's `div_floor_floating`), in `T`.
-fn float_div_floor<T: Float>(a: T, b: T) -> T {
+pub fn float_div_floor<T: Float>(a: T, b: T) -> T {
     if b == T::zero() {
         return a / b;
     }
@@ -97,7 +97,7 @@ fn float_min(a: f64, b: f64) -> f64 {
     }
 }
 
-fn int_pow(base: i128, exp: i128) -> i128 {
+pub fn int_pow(base: i128, exp: i128) -> i128 {
     if exp < 0 {
         // PyTorch's integer power: 1/b^|e| truncated.
         return match base {
@@ -286,6 +286,10 @@ fn bool_unary(op: UnaryOp, b: bool) -> Result<V> {
 /// A unary op on a value already converted to the computation dtype.
 pub fn unary(op: UnaryOp, x: V, compute: DType) -> Result<V> {
     match x {
+        // PyTorch's rsqrt is `1 / sqrt(x)` in the opmath type: two roundings.
+        V::F(f) if op == UnaryOp::Rsqrt && compute.opmath() == DType::F32 => {
+            Ok(V::F((1.0f32 / (f as f32).sqrt()) as f64))
+        }
         V::C(re, im) => complex_unary(op, (re, im)),
         V::F(f) => float_unary(op, f),
         V::I(i) => int_unary(op, i).map(|v| match v {
@@ -309,32 +313,29 @@ fn compare(op: BinaryOp, ord: Option<std::cmp::Ordering>) -> bool {
     }
 }
 
-/// `pow(tensor, scalar)`: PyTorch special-cases common exponents (x¹ is a
-/// copy, x² is x·x, x^0.5 is sqrt, ...) before falling back to `pow`.
-pub fn pow_scalar(x: V, e: V, compute: DType) -> Result<V> {
-    let exponent = match e {
-        V::C(re, 0.0) | V::F(re) => Some(re),
-        V::I(i) => Some(i as f64),
-        V::B(b) => Some(b as u8 as f64),
-        V::C(..) => None,
-    };
+/// `pow(tensor, scalar)` in the form [`kiln_ir::Op::pow_scalar_form`] picks.
+pub fn pow_scalar(x: V, e: V, exponent: Scalar, compute: DType) -> Result<V> {
     let is_float = matches!(x, V::F(_) | V::C(..));
-    let mul = |a: V, b: V| binary(BinaryOp::Mul, a, b, compute);
-    match (exponent, is_float) {
-        (Some(1.0), _) => Ok(x),
-        (Some(0.0), _) => Ok(match x {
+    // Each product rounds to the opmath precision, as PyTorch's kernel
+    // computes `x * x * x` in opmath_t.
+    let mul = |a: V, b: V| {
+        binary(BinaryOp::Mul, a, b, compute).map(|p| crate::convert::convert(p, compute.opmath()))
+    };
+    match kiln_ir::Op::pow_scalar_form(exponent, is_float) {
+        PowForm::Identity => Ok(x),
+        PowForm::One => Ok(match x {
             V::C(..) => V::C(1.0, 0.0),
             V::F(_) => V::F(1.0),
             V::B(_) => V::B(true),
             V::I(_) => V::I(1),
         }),
-        (Some(2.0), true) => mul(x, x),
-        (Some(3.0), true) => mul(mul(x, x)?, x),
-        (Some(0.5), true) => unary(UnaryOp::Sqrt, x, compute),
-        (Some(-0.5), true) => unary(UnaryOp::Rsqrt, x, compute),
-        (Some(-1.0), true) => unary(UnaryOp::Reciprocal, x, compute),
-        (Some(-2.0), true) => unary(UnaryOp::Reciprocal, mul(x, x)?, compute),
-        _ => binary(BinaryOp::Pow, x, e, compute),
+        PowForm::Square => mul(x, x),
+        PowForm::Cube => mul(mul(x, x)?, x),
+        PowForm::Sqrt => unary(UnaryOp::Sqrt, x, compute),
+        PowForm::Rsqrt => unary(UnaryOp::Rsqrt, x, compute),
+        PowForm::Reciprocal => unary(UnaryOp::Reciprocal, x, compute),
+        PowForm::ReciprocalSquare => unary(UnaryOp::Reciprocal, mul(x, x)?, compute),
+        PowForm::General => binary(BinaryOp::Pow, x, e, compute),
     }
 }
 

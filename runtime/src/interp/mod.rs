@@ -13,7 +13,7 @@ mod reduce;
 
 use kiln_ir::graph::{Func, FuncBuilder, Operand};
 use kiln_ir::infer::InferCtx;
-use kiln_ir::{DType, Error, ErrorKind, Module, Op, Result, Scalar, TensorType};
+use kiln_ir::{DType, Error, ErrorKind, Module, Op, Result, TensorType};
 use kiln_passes::Pass;
 use kiln_passes::decompose;
 use kiln_passes::layout::{LayoutArg, LayoutPass, ResultLayout, result_layout};
@@ -29,16 +29,6 @@ pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     let mut laid_out = module.clone();
     LayoutPass.run(&mut laid_out)?;
     run_func(laid_out.entry()?, &laid_out.ctx(), inputs)
-}
-
-fn scalar_value(s: Scalar) -> V {
-    match s {
-        Scalar::Bool(b) => V::B(b),
-        Scalar::Int(i) => V::I(i as i128),
-        Scalar::UInt(u) => V::I(u as i128),
-        Scalar::Float(f) => V::F(f),
-        Scalar::Complex(re, im) => V::C(re, im),
-    }
 }
 
 /// Rounds an exact result as PyTorch's kernels do: to the opmath precision
@@ -100,7 +90,7 @@ fn execute(
         .iter()
         .zip(tensors)
         .map(|(o, t)| match (o, t) {
-            (Operand::Scalar(s), _) => Arg::Scalar(scalar_value(*s)),
+            (Operand::Scalar(s), _) => Arg::Scalar(V::from_scalar(*s)),
             (_, Some(t)) => Arg::Tensor(t),
             _ => unreachable!("value operands have tensors"),
         })
@@ -146,16 +136,20 @@ fn execute(
         Op::Matmul => matmul(tensor(&args[0]), tensor(&args[1]), out_ty, &strides)?,
         Op::Cat { dim } => cat(&args, *dim, out_ty, &strides)?,
         Op::Full { value, .. } => fill(out_ty, &strides, |_| {
-            convert(scalar_value(*value), out_ty.dtype)
+            convert(V::from_scalar(*value), out_ty.dtype)
         })?,
         Op::Arange { start, step, .. } => {
-            let (s, st) = (scalar_value(*start), scalar_value(*step));
+            let (s, st) = (V::from_scalar(*start), V::from_scalar(*step));
             fill(out_ty, &strides, |i| {
                 match (s, st, out_ty.dtype.is_floating_point()) {
                     (V::I(a), V::I(b), false) => V::I(a + i as i128 * b),
                     _ => V::F(s.f64() + i as f64 * st.f64()),
                 }
             })?
+        }
+        // An empty result needs no arithmetic.
+        Op::Clamp { .. } | Op::Softmax { .. } | Op::LayerNorm { .. } if out_ty.numel() == 0 => {
+            Tensor::zeros_strided(&out_ty.shape, Some(&strides), natural, out_ty.device)?
         }
         Op::Clamp { .. } | Op::Softmax { .. } | Op::LayerNorm { .. } => {
             return Err(Error::new(
@@ -338,9 +332,13 @@ fn pointwise(
                 elementwise::unary(*u, operands[0], operand_dtypes[0].unwrap_or(natural))?
             }
             Op::Binary(kiln_ir::BinaryOp::Pow) if matches!(args[1], Arg::Scalar(_)) => {
+                let Arg::Scalar(raw) = args[1] else {
+                    unreachable!("matched above")
+                };
                 elementwise::pow_scalar(
                     operands[0],
                     operands[1],
+                    raw.to_scalar(),
                     operand_dtypes[0].unwrap_or(natural),
                 )?
             }

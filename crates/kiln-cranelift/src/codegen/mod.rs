@@ -1,0 +1,1011 @@
+//! Lowering one kernel of the plan to a Cranelift function.
+//!
+//! The function is `fn(args: *const *mut u8, begin: i64, end: i64) -> i32`:
+//! it runs iterations `begin..end` of the kernel's first dim and returns 0,
+//! or 1 after an integer division by zero. Loops nest over the outer dims;
+//! the innermost dim (of the outer dims for pointwise kernels, of the
+//! reduced dims for each phase of a reduction kernel) is the *row* loop,
+//! which runs four elements at a time in 128-bit registers and finishes
+//! with a scalar tail. Nodes that do not vary along the row are computed
+//! once before it. A kernel with an op that has no vector form is compiled
+//! with scalar code only.
+
+pub mod math;
+pub mod ops;
+pub mod values;
+
+use std::collections::{HashMap, HashSet};
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    AbiParam, Block, Function, InstBuilder, Signature, UserFuncName, Value, types,
+};
+use cranelift_codegen::isa::{CallConv, TargetIsa};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, ReduceOp, UnaryOp};
+use kiln_passes::plan::{Expr, Kernel, NodeId, NodeSchedule};
+use kiln_runtime::convert::{V, convert};
+
+use math::Calls;
+use ops::{Ctx, NoVector, R};
+use values::{Class, Emit, LANES, Stride, Val, Width};
+
+/// The kernel function's signature.
+pub fn signature(call_conv: CallConv) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    sig.params.push(AbiParam::new(types::I64));
+    sig.params.push(AbiParam::new(types::I64));
+    sig.params.push(AbiParam::new(types::I64));
+    sig.returns.push(AbiParam::new(types::I32));
+    sig
+}
+
+/// A generated function and whether its row loops are vectorized.
+pub struct Generated {
+    pub func: Function,
+    pub vectorized: bool,
+}
+
+/// Generates the function for a kernel: vectorized when asked and every op
+/// the row loops compute has a vector form, scalar otherwise. `None` when
+/// even scalar code has no form for one of its ops.
+pub fn generate(kernel: &Kernel, isa: &dyn TargetIsa, vector: bool) -> Option<Generated> {
+    let has_arg = kernel
+        .nodes
+        .iter()
+        .any(|n| matches!(n.expr, Expr::ArgReduce { .. }));
+    if vector && !has_arg {
+        if let Ok(func) = build(kernel, isa, true) {
+            return Some(Generated {
+                func,
+                vectorized: true,
+            });
+        }
+    }
+    build(kernel, isa, false).ok().map(|func| Generated {
+        func,
+        vectorized: false,
+    })
+}
+
+/// An open counted loop.
+#[derive(Clone, Copy)]
+struct Loop {
+    var: Variable,
+    header: Block,
+    exit: Block,
+    step: i64,
+}
+
+/// Per-reduction accumulator variables.
+struct Acc {
+    node: NodeId,
+    op: AccOp,
+    /// The register class accumulated in.
+    class: Class,
+    vector: Vec<Variable>,
+    scalar: Variable,
+    /// ArgReduce: the best position and the running position.
+    index: Option<(Variable, Variable)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AccOp {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    /// bool "sum"/"max": or; bool "prod"/"min": and.
+    Or,
+    And,
+    Arg(ArgReduceOp),
+}
+
+/// Where nodes are evaluated.
+struct Body {
+    w: Width,
+    memo: HashMap<NodeId, Val>,
+    /// The row index (its first lane), when inside a row loop.
+    row: Option<Value>,
+}
+
+struct Gen<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    k: &'a Kernel,
+    sched: Vec<NodeSchedule>,
+    vector: bool,
+    calls: Calls,
+    call_conv: CallConv,
+    status: Variable,
+    bases: Vec<Value>,
+    /// Strides of every cursor (accesses, then iotas) per dim, in elements.
+    cursor_strides: Vec<Vec<i64>>,
+    cursor_offsets: Vec<i64>,
+    /// Cursor of each access and iota node.
+    iota_cursor: HashMap<NodeId, usize>,
+    /// Values computed per outer iteration (scalar), and before row loops.
+    outer: HashMap<NodeId, Val>,
+}
+
+fn build(kernel: &Kernel, isa: &dyn TargetIsa, vector: bool) -> Result<Function, NoVector> {
+    let call_conv = isa.default_call_conv();
+    let mut func = Function::with_name_signature(UserFuncName::default(), signature(call_conv));
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let status = b.declare_var(types::I32);
+    let zero = b.ins().iconst(types::I32, 0);
+    b.def_var(status, zero);
+    let bases = (0..kernel.args.len())
+        .map(|i| {
+            b.ins()
+                .load(types::I64, values::flags(), params[0], (i * 8) as i32)
+        })
+        .collect();
+    let mut cursor_strides: Vec<Vec<i64>> =
+        kernel.accesses.iter().map(|a| a.strides.clone()).collect();
+    let mut cursor_offsets: Vec<i64> = kernel.accesses.iter().map(|a| a.offset).collect();
+    let mut iota_cursor = HashMap::new();
+    for (i, n) in kernel.nodes.iter().enumerate() {
+        if let Expr::Iota { offset, strides } = &n.expr {
+            iota_cursor.insert(NodeId(i as u32), cursor_strides.len());
+            cursor_strides.push(strides.clone());
+            cursor_offsets.push(*offset);
+        }
+    }
+    let mut g = Gen {
+        b,
+        k: kernel,
+        sched: kernel.schedule(),
+        vector,
+        calls: Calls::default(),
+        call_conv,
+        status,
+        bases,
+        cursor_strides,
+        cursor_offsets,
+        iota_cursor,
+        outer: HashMap::new(),
+    };
+    let offsets: Vec<Value> = g
+        .cursor_offsets
+        .clone()
+        .iter()
+        .map(|&o| g.b.ins().iconst(types::I64, o))
+        .collect();
+    let (begin, end) = (params[1], params[2]);
+    let pointwise = kernel.outer_rank == kernel.rank();
+    if kernel.rank() == 0 || (!pointwise && kernel.outer_rank == 0) {
+        g.outer_body(&offsets, None)?;
+    } else {
+        g.outer_loops(0, &offsets, begin, end)?;
+    }
+    let status = g.b.use_var(g.status);
+    g.b.ins().return_(&[status]);
+    g.b.finalize(isa.frontend_config());
+    Ok(func)
+}
+
+impl<'b> Gen<'_, 'b> {
+    fn emit(&mut self, w: Width) -> Emit<'_, 'b> {
+        Emit { b: &mut self.b, w }
+    }
+
+    /// Opens `for i in start..end` (by `step`); returns the loop and `i`.
+    fn open_loop(&mut self, start: Value, end: Value, step: i64) -> (Loop, Value) {
+        let var = self.b.declare_var(types::I64);
+        self.b.def_var(var, start);
+        let header = self.b.create_block();
+        let body = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let i = self.b.use_var(var);
+        // With a step, the body needs `step` elements left.
+        let last = if step > 1 {
+            self.b.ins().iadd_imm_s(i, step - 1)
+        } else {
+            i
+        };
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, last, end);
+        self.b.ins().brif(more, body, &[], exit, &[]);
+        self.b.switch_to_block(body);
+        self.b.seal_block(body);
+        (
+            Loop {
+                var,
+                header,
+                exit,
+                step,
+            },
+            i,
+        )
+    }
+
+    fn close_loop(&mut self, l: Loop) {
+        let i = self.b.use_var(l.var);
+        let next = self.b.ins().iadd_imm_s(i, l.step);
+        self.b.def_var(l.var, next);
+        self.b.ins().jump(l.header, &[]);
+        self.b.seal_block(l.header);
+        self.b.switch_to_block(l.exit);
+        self.b.seal_block(l.exit);
+    }
+
+    /// Cursor offsets advanced by `i` along dim `d`.
+    fn advance(&mut self, offsets: &[Value], d: usize, i: Value) -> Vec<Value> {
+        offsets
+            .iter()
+            .enumerate()
+            .map(|(c, &o)| match self.cursor_strides[c][d] {
+                0 => o,
+                s => {
+                    let step = self.b.ins().imul_imm_s(i, s);
+                    self.b.ins().iadd(o, step)
+                }
+            })
+            .collect()
+    }
+
+    /// The loops over the outer dims (for pointwise kernels, all but the
+    /// row dim), then the outer body.
+    fn outer_loops(&mut self, d: usize, offsets: &[Value], begin: Value, end: Value) -> R<()> {
+        let k = self.k;
+        let pointwise = k.outer_rank == k.rank();
+        let loops_end = if pointwise {
+            k.rank() - 1
+        } else {
+            k.outer_rank
+        };
+        if d == loops_end {
+            return if pointwise {
+                let (start, stop) = if d == 0 {
+                    (begin, end)
+                } else {
+                    let z = self.b.ins().iconst(types::I64, 0);
+                    let n = self.b.ins().iconst(types::I64, k.space[d]);
+                    (z, n)
+                };
+                self.row_loops(offsets, d, start, stop, None)
+            } else {
+                self.outer_body(offsets, None)
+            };
+        }
+        let (start, stop) = if d == 0 {
+            (begin, end)
+        } else {
+            let z = self.b.ins().iconst(types::I64, 0);
+            let n = self.b.ins().iconst(types::I64, k.space[d]);
+            (z, n)
+        };
+        let (l, i) = self.open_loop(start, stop, 1);
+        let inner = self.advance(offsets, d, i);
+        self.outer_loops(d + 1, &inner, begin, end)?;
+        self.close_loop(l);
+        Ok(())
+    }
+
+    /// One outer iteration: outer nodes, the phases of the reduced dims,
+    /// and the stores of outer values. (For rank-0 pointwise kernels, the
+    /// whole kernel.)
+    fn outer_body(&mut self, offsets: &[Value], _: Option<()>) -> R<()> {
+        let k = self.k;
+        self.outer.clear();
+        let phases = k.phase_count();
+        for p in 0..=phases {
+            // Outer nodes that are ready now.
+            for (i, n) in k.nodes.iter().enumerate() {
+                let id = NodeId(i as u32);
+                let s = self.sched[i];
+                if !s.inner && !n.is_reduction() && s.phase == p {
+                    let mut body = Body {
+                        w: Width::Scalar,
+                        memo: HashMap::new(),
+                        row: None,
+                    };
+                    let v = self.eval(id, &mut body, offsets, None)?;
+                    self.outer.insert(id, v);
+                }
+                if n.is_reduction() && k.outer_rank == k.rank() && s.phase == p {
+                    // No reduced dims: a fold of one element.
+                    let mut body = Body {
+                        w: Width::Scalar,
+                        memo: HashMap::new(),
+                        row: None,
+                    };
+                    let v = self.eval(id, &mut body, offsets, None)?;
+                    self.outer.insert(id, v);
+                }
+            }
+            if p < phases {
+                self.phase(p, offsets)?;
+            }
+        }
+        // Outer stores.
+        for s in &k.stores {
+            if k.store_phase(s, &self.sched).is_none() {
+                let v = self.outer[&s.node];
+                let a = &k.accesses[s.access];
+                let addr = self.address(a.arg, a.dtype, offsets[s.access], None, 0);
+                self.emit(Width::Scalar)
+                    .store(a.dtype, v, addr, Stride::One);
+            }
+        }
+        Ok(())
+    }
+
+    /// Phase `p` of a reduction kernel: the loops over the reduced dims.
+    fn phase(&mut self, p: usize, offsets: &[Value]) -> R<()> {
+        let k = self.k;
+        let reductions: Vec<NodeId> = (0..k.nodes.len())
+            .map(|i| NodeId(i as u32))
+            .filter(|&id| k.node(id).is_reduction() && self.sched[id.index()].phase == p + 1)
+            .collect();
+        let mut accs = Vec::new();
+        for &r in &reductions {
+            accs.push(self.init_acc(r));
+        }
+        self.inner_loops(k.outer_rank, offsets, p, &accs)?;
+        for acc in &accs {
+            let v = self.finish_acc(acc);
+            self.outer.insert(acc.node, v);
+        }
+        Ok(())
+    }
+
+    fn inner_loops(&mut self, d: usize, offsets: &[Value], p: usize, accs: &[Acc]) -> R<()> {
+        let k = self.k;
+        let z = self.b.ins().iconst(types::I64, 0);
+        let n = self.b.ins().iconst(types::I64, k.space[d]);
+        if d == k.rank() - 1 {
+            return self.row_loops(offsets, d, z, n, Some((p, accs)));
+        }
+        let (l, i) = self.open_loop(z, n, 1);
+        let inner = self.advance(offsets, d, i);
+        self.inner_loops(d + 1, &inner, p, accs)?;
+        self.close_loop(l);
+        Ok(())
+    }
+
+    /// The nodes a row loop computes: what its stores and reductions need,
+    /// down to values computed outside it.
+    fn row_nodes(&self, roots: &[NodeId]) -> Vec<NodeId> {
+        let mut seen = HashSet::new();
+        let mut stack: Vec<NodeId> = roots.to_vec();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) || self.outer.contains_key(&n) {
+                continue;
+            }
+            stack.extend(self.k.node(n).operands());
+        }
+        let mut out: Vec<NodeId> = seen.into_iter().collect();
+        out.sort();
+        out
+    }
+
+    /// Whether a node's value changes along the row dim `d`.
+    fn varies(&self, n: NodeId, d: usize, memo: &mut HashMap<NodeId, bool>) -> bool {
+        if self.outer.contains_key(&n) {
+            return false;
+        }
+        if let Some(&v) = memo.get(&n) {
+            return v;
+        }
+        let node = self.k.node(n);
+        let v = match &node.expr {
+            Expr::Load { access } => self.k.accesses[*access].strides[d] != 0,
+            Expr::Iota { strides, .. } => strides[d] != 0,
+            Expr::Const(_) => false,
+            // A reduction over reduced dims is a root of its loop, not a
+            // value in it; without reduced dims it folds one element.
+            Expr::Reduce { .. } | Expr::ArgReduce { .. } if self.k.outer_rank < self.k.rank() => {
+                true
+            }
+            _ => node.operands().iter().any(|&o| self.varies(o, d, memo)),
+        };
+        memo.insert(n, v);
+        v
+    }
+
+    /// The row loop over dim `d` (vector body and scalar tail), for a
+    /// pointwise kernel (`phase` None) or phase `p` of a reduction kernel.
+    fn row_loops(
+        &mut self,
+        offsets: &[Value],
+        d: usize,
+        start: Value,
+        end: Value,
+        phase: Option<(usize, &[Acc])>,
+    ) -> R<()> {
+        let k = self.k;
+        let stores: Vec<usize> = (0..k.stores.len())
+            .filter(|&s| match phase {
+                None => true,
+                Some((p, _)) => k.store_phase(&k.stores[s], &self.sched) == Some(p),
+            })
+            .collect();
+        let accs: &[Acc] = phase.map(|(_, a)| a).unwrap_or(&[]);
+        let mut roots: Vec<NodeId> = stores.iter().map(|&s| k.stores[s].node).collect();
+        for acc in accs {
+            roots.extend(k.node(acc.node).operands());
+        }
+        let needed = self.row_nodes(&roots);
+        // Row-invariant nodes: computed once, before the loop.
+        let mut memo = HashMap::new();
+        let invariant: Vec<NodeId> = needed
+            .iter()
+            .copied()
+            .filter(|&n| !self.varies(n, d, &mut memo))
+            .collect();
+        let mut pre = Body {
+            w: Width::Scalar,
+            memo: HashMap::new(),
+            row: None,
+        };
+        for &n in &invariant {
+            self.eval(n, &mut pre, offsets, Some(d))?;
+        }
+        let scalar_pre = pre.memo.clone();
+        let mut body_memo = HashMap::new();
+        if self.vector {
+            for (&n, &v) in &scalar_pre {
+                let c = Class::of(k.node(n).dtype);
+                let s = self.emit(Width::Vector).splat(c, v.part(0));
+                body_memo.insert(n, s);
+            }
+        }
+        let mut tail_start = start;
+        if self.vector {
+            let (l, i) = self.open_loop(start, end, LANES);
+            let mut body = Body {
+                w: Width::Vector,
+                memo: body_memo,
+                row: Some(i),
+            };
+            self.row_body(&mut body, offsets, d, &stores, accs)?;
+            self.close_loop(l);
+            tail_start = self.b.use_var(l.var);
+        }
+        let (l, i) = self.open_loop(tail_start, end, 1);
+        let mut body = Body {
+            w: Width::Scalar,
+            memo: scalar_pre,
+            row: Some(i),
+        };
+        self.row_body(&mut body, offsets, d, &stores, accs)?;
+        self.close_loop(l);
+        Ok(())
+    }
+
+    fn row_body(
+        &mut self,
+        body: &mut Body,
+        offsets: &[Value],
+        d: usize,
+        stores: &[usize],
+        accs: &[Acc],
+    ) -> R<()> {
+        let k = self.k;
+        for &s in stores {
+            let store = &k.stores[s];
+            let v = self.eval(store.node, body, offsets, Some(d))?;
+            let a = &k.accesses[store.access];
+            let stride = a.strides[d];
+            let addr = self.address(a.arg, a.dtype, offsets[store.access], body.row, stride);
+            let kind = stride_kind(stride, a.dtype);
+            self.emit(body.w).store(a.dtype, v, addr, kind);
+        }
+        for acc in accs {
+            let x = k.node(acc.node).operands()[0];
+            let v = self.eval(x, body, offsets, Some(d))?;
+            self.accumulate(acc, v, body.w, k.node(x).dtype);
+        }
+        Ok(())
+    }
+
+    /// The address of element `row` (or the current offset) of an access.
+    fn address(
+        &mut self,
+        arg: usize,
+        dtype: DType,
+        offset: Value,
+        row: Option<Value>,
+        stride: i64,
+    ) -> Value {
+        let elem = match row {
+            Some(i) if stride != 0 => {
+                let step = self.b.ins().imul_imm_s(i, stride);
+                self.b.ins().iadd(offset, step)
+            }
+            _ => offset,
+        };
+        let bytes = self.b.ins().imul_imm_s(elem, dtype.itemsize() as i64);
+        self.b.ins().iadd(self.bases[arg], bytes)
+    }
+
+    /// Evaluates node `n` in `body` (memoized).
+    fn eval(
+        &mut self,
+        n: NodeId,
+        body: &mut Body,
+        offsets: &[Value],
+        row_dim: Option<usize>,
+    ) -> R<Val> {
+        if let Some(v) = body.memo.get(&n) {
+            return Ok(*v);
+        }
+        if let Some(v) = self.outer.get(&n) {
+            let v = *v;
+            let v = match body.w {
+                Width::Scalar => v,
+                Width::Vector => {
+                    let c = Class::of(self.k.node(n).dtype);
+                    self.emit(Width::Vector).splat(c, v.part(0))
+                }
+            };
+            body.memo.insert(n, v);
+            return Ok(v);
+        }
+        let k = self.k;
+        let node = k.node(n);
+        let w = body.w;
+        let v = match &node.expr {
+            Expr::Load { access } => {
+                let a = &k.accesses[*access];
+                let stride = row_dim.map_or(0, |d| a.strides[d]);
+                let addr = self.address(a.arg, a.dtype, offsets[*access], body.row, stride);
+                let kind = stride_kind(stride, a.dtype);
+                self.emit(w).load(a.dtype, addr, kind)
+            }
+            Expr::Const(s) => {
+                let v = convert(V::from_scalar(*s), node.dtype);
+                let c = Class::of(node.dtype);
+                let mut e = self.emit(w);
+                match v {
+                    V::B(b) => e.iconst(c, b as i64),
+                    V::I(i) => e.iconst(c, i as i64),
+                    V::F(f) => e.fconst(c, f),
+                    V::C(..) => return Err(NoVector),
+                }
+            }
+            Expr::Iota { .. } => {
+                let cursor = self.iota_cursor[&n];
+                let base = offsets[cursor];
+                let stride = row_dim.map_or(0, |d| self.cursor_strides[cursor][d]);
+                match (body.row, w) {
+                    (Some(i), Width::Scalar) if stride != 0 => {
+                        let step = self.b.ins().imul_imm_s(i, stride);
+                        Val::one(self.b.ins().iadd(base, step))
+                    }
+                    (Some(i), Width::Vector) if stride != 0 => {
+                        let mut lanes = Vec::new();
+                        for lane in 0..LANES {
+                            let j = self.b.ins().iadd_imm_s(i, lane);
+                            let step = self.b.ins().imul_imm_s(j, stride);
+                            lanes.push(self.b.ins().iadd(base, step));
+                        }
+                        self.emit(w).gather(Class::I64, &lanes)
+                    }
+                    _ => self.emit(w).splat(Class::I64, base),
+                }
+            }
+            Expr::Unary { op, x } => {
+                let xv = self.eval(*x, body, offsets, row_dim)?;
+                let mut ctx = Ctx {
+                    calls: &mut self.calls,
+                    call_conv: self.call_conv,
+                    status: self.status,
+                };
+                let mut e = Emit { b: &mut self.b, w };
+                let r = e.unary(&mut ctx, *op, xv, node.compute)?;
+                e.cast(r, result_dtype_of_unary(*op, node.compute), node.dtype)?
+            }
+            Expr::Binary { op, a, b } => self.binary(n, *op, *a, *b, body, offsets, row_dim)?,
+            Expr::Where { cond, a, b } => {
+                let c = self.eval(*cond, body, offsets, row_dim)?;
+                let av = self.eval(*a, body, offsets, row_dim)?;
+                let bv = self.eval(*b, body, offsets, row_dim)?;
+                self.emit(w).where_(c, av, bv, node.dtype)
+            }
+            Expr::Cast { x } => {
+                let xv = self.eval(*x, body, offsets, row_dim)?;
+                let from = k.node(*x).dtype;
+                self.emit(w).cast(xv, from, node.dtype)?
+            }
+            Expr::Reduce { op, x } => {
+                // Only reached without reduced dims: a fold of one element.
+                let xv = self.eval(*x, body, offsets, row_dim)?;
+                let xd = k.node(*x).dtype;
+                let acc_op = acc_op(*op, node.compute);
+                let (class, acc) = self.acc_class(acc_op, node.compute);
+                let mut e = self.emit(w);
+                let xv = e.cast(xv, xd, acc)?;
+                let id = identity(&mut e, acc_op, class, acc);
+                let folded = fold(&mut e, acc_op, class, acc, id, xv);
+                e.cast(folded, acc, node.dtype)?
+            }
+            Expr::ArgReduce { .. } => self.emit(w).iconst(Class::I64, 0),
+        };
+        body.memo.insert(n, v);
+        Ok(v)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn binary(
+        &mut self,
+        n: NodeId,
+        op: BinaryOp,
+        a: NodeId,
+        b: NodeId,
+        body: &mut Body,
+        offsets: &[Value],
+        row_dim: Option<usize>,
+    ) -> R<Val> {
+        let k = self.k;
+        let node = k.node(n);
+        let w = body.w;
+        let av = self.eval(a, body, offsets, row_dim)?;
+        let (ad, bd) = (k.node(a).dtype, k.node(b).dtype);
+        // pow with a constant exponent: PyTorch's special forms.
+        if op == BinaryOp::Pow {
+            if let Expr::Const(s) = k.node(b).expr {
+                let form = Op::pow_scalar_form(s, node.compute.is_floating_point());
+                let mut ctx = Ctx {
+                    calls: &mut self.calls,
+                    call_conv: self.call_conv,
+                    status: self.status,
+                };
+                let mut e = Emit { b: &mut self.b, w };
+                let c = node.compute;
+                let mul = |e: &mut Emit, ctx: &mut Ctx, x: Val, y: Val| {
+                    e.binary(ctx, BinaryOp::Mul, x, c, y, c, c)
+                };
+                let r = match form {
+                    PowForm::Identity => av,
+                    PowForm::One => {
+                        let cl = Class::of(c);
+                        if cl.is_float() {
+                            e.fconst(cl, 1.0)
+                        } else {
+                            e.iconst(cl, 1)
+                        }
+                    }
+                    PowForm::Square => mul(&mut e, &mut ctx, av, av)?,
+                    PowForm::Cube => {
+                        let sq = mul(&mut e, &mut ctx, av, av)?;
+                        mul(&mut e, &mut ctx, sq, av)?
+                    }
+                    PowForm::Sqrt => e.unary(&mut ctx, UnaryOp::Sqrt, av, c)?,
+                    PowForm::Rsqrt => e.unary(&mut ctx, UnaryOp::Rsqrt, av, c)?,
+                    PowForm::Reciprocal => e.unary(&mut ctx, UnaryOp::Reciprocal, av, c)?,
+                    PowForm::ReciprocalSquare => {
+                        let sq = mul(&mut e, &mut ctx, av, av)?;
+                        e.unary(&mut ctx, UnaryOp::Reciprocal, sq, c)?
+                    }
+                    PowForm::General => {
+                        let bv = self.eval(b, body, offsets, row_dim)?;
+                        let mut ctx = Ctx {
+                            calls: &mut self.calls,
+                            call_conv: self.call_conv,
+                            status: self.status,
+                        };
+                        let mut e = Emit { b: &mut self.b, w };
+                        let bv = e.cast(bv, bd, c)?;
+                        let r = e.binary(&mut ctx, op, av, c, bv, c, c)?;
+                        return e.cast(r, c, node.dtype);
+                    }
+                };
+                return e.cast(r, c, node.dtype);
+            }
+        }
+        let bv = self.eval(b, body, offsets, row_dim)?;
+        let mut ctx = Ctx {
+            calls: &mut self.calls,
+            call_conv: self.call_conv,
+            status: self.status,
+        };
+        let mut e = Emit { b: &mut self.b, w };
+        let c = node.compute;
+        // A scalar constant may be held at opmath precision (f32 for f16
+        // mul/div): the same register class, so no conversion is needed.
+        let (av, bv) = if op.is_logical() {
+            (av, bv)
+        } else {
+            let av = if Class::of(ad) == Class::of(c) {
+                av
+            } else {
+                e.cast(av, ad, c)?
+            };
+            let bv = if Class::of(bd) == Class::of(c) {
+                bv
+            } else {
+                e.cast(bv, bd, c)?
+            };
+            (av, bv)
+        };
+        let r = e.binary(&mut ctx, op, av, ad, bv, bd, c)?;
+        let produced = if op.is_comparison() || op.is_logical() {
+            DType::Bool
+        } else {
+            c
+        };
+        e.cast(r, produced, node.dtype)
+    }
+
+    fn acc_class(&self, op: AccOp, compute: DType) -> (Class, DType) {
+        match op {
+            // Float sums and products accumulate in f64, as the interpreter does.
+            AccOp::Sum | AccOp::Prod if Class::of(compute).is_float() => (Class::F64, DType::F64),
+            _ => (Class::of(compute), compute),
+        }
+    }
+
+    fn init_acc(&mut self, r: NodeId) -> Acc {
+        let node = self.k.node(r);
+        let x_dtype = self.k.node(node.operands()[0]).dtype;
+        let op = match &node.expr {
+            Expr::Reduce { op, .. } => acc_op(*op, node.compute),
+            Expr::ArgReduce { op, .. } => AccOp::Arg(*op),
+            _ => unreachable!("reductions only"),
+        };
+        let compute = if matches!(op, AccOp::Arg(_)) {
+            x_dtype
+        } else {
+            node.compute
+        };
+        let (class, acc) = self.acc_class(op, compute);
+        let scalar = self.b.declare_var(class.ty(Width::Scalar));
+        let init = {
+            let mut e = self.emit(Width::Scalar);
+            identity(&mut e, op, class, acc)
+        };
+        self.b.def_var(scalar, init.part(0));
+        let mut vector = Vec::new();
+        if self.vector && !matches!(op, AccOp::Arg(_)) {
+            let v = {
+                let mut e = self.emit(Width::Vector);
+                identity(&mut e, op, class, acc)
+            };
+            for part in v.iter() {
+                let var = self.b.declare_var(class.ty(Width::Vector));
+                self.b.def_var(var, part);
+                vector.push(var);
+            }
+        }
+        let index = if matches!(op, AccOp::Arg(_)) {
+            let best = self.b.declare_var(types::I64);
+            let pos = self.b.declare_var(types::I64);
+            let minus = self.b.ins().iconst(types::I64, -1);
+            let zero = self.b.ins().iconst(types::I64, 0);
+            self.b.def_var(best, minus);
+            self.b.def_var(pos, zero);
+            Some((best, pos))
+        } else {
+            None
+        };
+        Acc {
+            node: r,
+            op,
+            class,
+            vector,
+            scalar,
+            index,
+        }
+    }
+
+    fn accumulate(&mut self, acc: &Acc, x: Val, w: Width, x_dtype: DType) {
+        let acc_dtype = match acc.class {
+            Class::F64 if !matches!(acc.op, AccOp::Max | AccOp::Min) => DType::F64,
+            _ => x_dtype,
+        };
+        if let AccOp::Arg(op) = acc.op {
+            let (best_idx, pos) = acc.index.expect("arg reductions track positions");
+            let best = self.b.use_var(acc.scalar);
+            let idx = self.b.use_var(best_idx);
+            let p = self.b.use_var(pos);
+            let v = x.part(0);
+            let empty = self.b.ins().icmp_imm_s(IntCC::Equal, idx, -1);
+            let better = if acc.class.is_float() {
+                let cc = if op == ArgReduceOp::Argmax {
+                    FloatCC::GreaterThan
+                } else {
+                    FloatCC::LessThan
+                };
+                let gt = self.b.ins().fcmp(cc, v, best);
+                let x_nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
+                let best_ok = self.b.ins().fcmp(FloatCC::Ordered, best, best);
+                let t = self.b.ins().bor(gt, x_nan);
+                self.b.ins().band(t, best_ok)
+            } else {
+                let signed = x_dtype.is_signed();
+                let cc = match (op, signed) {
+                    (ArgReduceOp::Argmax, true) => IntCC::SignedGreaterThan,
+                    (ArgReduceOp::Argmax, false) => IntCC::UnsignedGreaterThan,
+                    (_, true) => IntCC::SignedLessThan,
+                    (_, false) => IntCC::UnsignedLessThan,
+                };
+                self.b.ins().icmp(cc, v, best)
+            };
+            let take = self.b.ins().bor(empty, better);
+            let nb = self.b.ins().select(take, v, best);
+            let ni = self.b.ins().select(take, p, idx);
+            self.b.def_var(acc.scalar, nb);
+            self.b.def_var(best_idx, ni);
+            let np = self.b.ins().iadd_imm_s(p, 1);
+            self.b.def_var(pos, np);
+            return;
+        }
+        let vars: Vec<Variable> = match w {
+            Width::Scalar => vec![acc.scalar],
+            Width::Vector => acc.vector.clone(),
+        };
+        let mut e = Emit { b: &mut self.b, w };
+        let x = e
+            .cast(x, x_dtype, acc_dtype)
+            .expect("accumulator casts have vector forms");
+        let cur = match vars.len() {
+            1 => Val::one(e.b.use_var(vars[0])),
+            _ => Val::two(e.b.use_var(vars[0]), e.b.use_var(vars[1])),
+        };
+        let next = fold(&mut e, acc.op, acc.class, acc_dtype, cur, x);
+        for (var, v) in vars.iter().zip(next.iter()) {
+            e.b.def_var(*var, v);
+        }
+    }
+
+    /// Folds the vector lanes into the scalar accumulator and converts the
+    /// result to the node's dtype.
+    fn finish_acc(&mut self, acc: &Acc) -> Val {
+        let node = self.k.node(acc.node);
+        if let AccOp::Arg(_) = acc.op {
+            let (best_idx, _) = acc.index.expect("positions");
+            return Val::one(self.b.use_var(best_idx));
+        }
+        let acc_dtype = match acc.class {
+            Class::F64 if !matches!(acc.op, AccOp::Max | AccOp::Min) => DType::F64,
+            _ => node.compute,
+        };
+        let mut total = Val::one(self.b.use_var(acc.scalar));
+        if !acc.vector.is_empty() {
+            let parts: Vec<Value> = acc.vector.iter().map(|v| self.b.use_var(*v)).collect();
+            let vec = if parts.len() == 2 {
+                Val::two(parts[0], parts[1])
+            } else {
+                Val::one(parts[0])
+            };
+            for lane in 0..LANES {
+                let s = self.emit(Width::Vector).lane(acc.class, vec, lane);
+                let mut e = self.emit(Width::Scalar);
+                total = fold(&mut e, acc.op, acc.class, acc_dtype, total, Val::one(s));
+            }
+        }
+        let mut e = self.emit(Width::Scalar);
+        e.cast(total, acc_dtype, node.dtype)
+            .expect("scalar casts always exist")
+    }
+}
+
+fn stride_kind(stride: i64, dtype: DType) -> Stride {
+    match stride {
+        0 => Stride::Zero,
+        1 => Stride::One,
+        s => Stride::Bytes(s * dtype.itemsize() as i64),
+    }
+}
+
+/// The dtype a unary op produces before the node's own dtype.
+fn result_dtype_of_unary(op: UnaryOp, compute: DType) -> DType {
+    match op {
+        UnaryOp::LogicalNot | UnaryOp::Isnan => DType::Bool,
+        _ => compute,
+    }
+}
+
+fn acc_op(op: ReduceOp, compute: DType) -> AccOp {
+    match (op, compute.is_bool()) {
+        (ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Amax, true) => AccOp::Or,
+        (ReduceOp::Prod | ReduceOp::Amin, true) => AccOp::And,
+        (ReduceOp::Sum | ReduceOp::Mean, false) => AccOp::Sum,
+        (ReduceOp::Prod, false) => AccOp::Prod,
+        (ReduceOp::Amax, false) => AccOp::Max,
+        (ReduceOp::Amin, false) => AccOp::Min,
+    }
+}
+
+/// The starting value of an accumulator.
+fn identity(e: &mut Emit, op: AccOp, c: Class, d: DType) -> Val {
+    let float = c.is_float();
+    match op {
+        AccOp::Sum | AccOp::Or => {
+            if float {
+                e.fconst(c, 0.0)
+            } else {
+                e.iconst(c, 0)
+            }
+        }
+        AccOp::Prod | AccOp::And => {
+            if float {
+                e.fconst(c, 1.0)
+            } else {
+                e.iconst(c, 1)
+            }
+        }
+        AccOp::Max | AccOp::Arg(ArgReduceOp::Argmax) => {
+            if float {
+                e.fconst(c, f64::NEG_INFINITY)
+            } else {
+                e.iconst(c, int_min(d))
+            }
+        }
+        AccOp::Min | AccOp::Arg(ArgReduceOp::Argmin) => {
+            if float {
+                e.fconst(c, f64::INFINITY)
+            } else {
+                e.iconst(c, int_max(d))
+            }
+        }
+    }
+}
+
+fn int_min(d: DType) -> i64 {
+    if d.is_signed() {
+        i64::MIN >> (64 - d.bits())
+    } else {
+        0
+    }
+}
+
+fn int_max(d: DType) -> i64 {
+    match (d.is_signed(), d.bits()) {
+        (true, b) => (1i64 << (b - 1).min(63)).wrapping_sub(1),
+        (false, 64) => -1,
+        (false, 32) => u32::MAX as i32 as i64,
+        (false, b) => (1i64 << b) - 1,
+    }
+}
+
+/// One accumulation step.
+fn fold(e: &mut Emit, op: AccOp, c: Class, d: DType, acc: Val, x: Val) -> Val {
+    match op {
+        AccOp::Sum if c.is_float() => e.zip(acc, x, |b, a, v| b.ins().fadd(a, v)),
+        AccOp::Prod if c.is_float() => e.zip(acc, x, |b, a, v| b.ins().fmul(a, v)),
+        AccOp::Sum => {
+            let s = e.zip(acc, x, |b, a, v| b.ins().iadd(a, v));
+            e.wrap(s, d)
+        }
+        AccOp::Prod => {
+            let s = e.zip(acc, x, |b, a, v| b.ins().imul(a, v));
+            e.wrap(s, d)
+        }
+        AccOp::Or => e.zip(acc, x, |b, a, v| b.ins().bor(a, v)),
+        AccOp::And => e.zip(acc, x, |b, a, v| b.ins().band(a, v)),
+        AccOp::Max | AccOp::Min if c.is_float() => {
+            // NaN anywhere makes the result NaN.
+            let cc = if op == AccOp::Max {
+                FloatCC::GreaterThan
+            } else {
+                FloatCC::LessThan
+            };
+            let better = e.zip(x, acc, |b, v, a| b.ins().fcmp(cc, v, a));
+            let r = e.select(better, x, acc, c);
+            let nan = e.zip(x, acc, |b, v, a| b.ins().fcmp(FloatCC::Unordered, v, a));
+            let sum = e.zip(x, acc, |b, v, a| b.ins().fadd(v, a));
+            e.select(nan, sum, r, c)
+        }
+        AccOp::Max | AccOp::Min => {
+            let signed = d.is_signed();
+            let max = op == AccOp::Max;
+            e.zip(acc, x, |b, a, v| match (max, signed) {
+                (true, true) => b.ins().smax(a, v),
+                (true, false) => b.ins().umax(a, v),
+                (false, true) => b.ins().smin(a, v),
+                (false, false) => b.ins().umin(a, v),
+            })
+        }
+        AccOp::Arg(_) => acc,
+    }
+}

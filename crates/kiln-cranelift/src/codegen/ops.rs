@@ -1,0 +1,568 @@
+//! The element semantics of every pointwise op, as Cranelift
+//! instructions, matching the reference interpreter
+//! (`kiln_runtime::interp::elementwise` and `convert`): NaN-propagating
+//! `maximum`, `relu(-0.0) = -0.0`, integer wrap-around, x86-64's
+//! float-to-integer conversions, integer division by zero reported.
+//!
+//! Ops without a vector form return [`NoVector`]; the kernel is then
+//! compiled with scalar code only.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{InstBuilder, Value, types};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::Variable;
+use kiln_ir::{BinaryOp, DType, UnaryOp};
+
+use super::math::{Calls, Helper, exp_f32};
+use super::values::{Class, Emit, Val, Width};
+
+/// The op has no vector form here.
+#[derive(Debug)]
+pub struct NoVector;
+
+pub type R<T> = Result<T, NoVector>;
+
+/// What an op emitter needs beyond the instruction builder.
+pub struct Ctx<'c> {
+    pub calls: &'c mut Calls,
+    pub call_conv: CallConv,
+    /// Set to 1 when an integer division by zero happens.
+    pub status: Variable,
+}
+
+fn is_float(d: DType) -> bool {
+    matches!(d, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+}
+
+impl Emit<'_, '_> {
+    fn scalar_only(&self) -> R<()> {
+        if self.w == Width::Vector {
+            Err(NoVector)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A helper call on each (scalar) value, in f64 for f32-class values.
+    fn call_f64(&mut self, ctx: &mut Ctx, helper: Helper, args: &[Val], c: Class) -> R<Val> {
+        self.scalar_only()?;
+        let mut wide: Vec<Value> = Vec::with_capacity(args.len());
+        for a in args {
+            let v = if c == Class::F32 {
+                self.b.ins().fpromote(types::F64, a.part(0))
+            } else {
+                a.part(0)
+            };
+            wide.push(v);
+        }
+        let r = ctx.calls.call(self.b, ctx.call_conv, helper, &wide);
+        Ok(Val::one(if c == Class::F32 {
+            self.b.ins().fdemote(types::F32, r)
+        } else {
+            r
+        }))
+    }
+
+    /// A comparison mask of `x` against zero: `x != 0` (NaN is truthy).
+    pub fn truthy(&mut self, x: Val, d: DType) -> Val {
+        let c = Class::of(d);
+        if c.is_float() {
+            let z = self.fconst(c, 0.0);
+            let m = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::NotEqual, v, z));
+            self.mask_to_bool(m)
+        } else {
+            let z = self.iconst(c, 0);
+            let m = self.zip(x, z, |b, v, z| b.ins().icmp(IntCC::NotEqual, v, z));
+            self.mask_to_bool(m)
+        }
+    }
+
+    /// Rounds a result computed in its class to the node's dtype.
+    pub fn finish(&mut self, x: Val, d: DType) -> Val {
+        match d {
+            DType::F16 | DType::BF16 => self.round_to(x, d),
+            _ if !is_float(d) => self.wrap(x, d),
+            _ => x,
+        }
+    }
+
+    pub fn unary(&mut self, ctx: &mut Ctx, op: UnaryOp, x: Val, compute: DType) -> R<Val> {
+        let c = Class::of(compute);
+        if compute.is_bool() {
+            return Ok(match op {
+                UnaryOp::BitwiseNot | UnaryOp::LogicalNot => {
+                    let one = self.iconst(c, 1);
+                    self.zip(x, one, |b, v, o| b.ins().bxor(v, o))
+                }
+                UnaryOp::Isnan => self.iconst(c, 0),
+                _ => x,
+            });
+        }
+        if op == UnaryOp::LogicalNot {
+            let t = self.truthy(x, compute);
+            let one = self.iconst(Class::I32, 1);
+            return Ok(self.zip(t, one, |b, v, o| b.ins().bxor(v, o)));
+        }
+        if c.is_float() {
+            let r = match op {
+                UnaryOp::Neg => self.map(x, |b, v| b.ins().fneg(v)),
+                UnaryOp::Abs => self.map(x, |b, v| b.ins().fabs(v)),
+                UnaryOp::Exp if c == Class::F32 => exp_f32(self, x),
+                UnaryOp::Exp => self.call_f64(ctx, Helper::Exp, &[x], c)?,
+                UnaryOp::Log => self.call_f64(ctx, Helper::Log, &[x], c)?,
+                UnaryOp::Log2 => self.call_f64(ctx, Helper::Log2, &[x], c)?,
+                UnaryOp::Sin => self.call_f64(ctx, Helper::Sin, &[x], c)?,
+                UnaryOp::Cos => self.call_f64(ctx, Helper::Cos, &[x], c)?,
+                UnaryOp::Tanh => self.call_f64(ctx, Helper::Tanh, &[x], c)?,
+                UnaryOp::Erf => self.call_f64(ctx, Helper::Erf, &[x], c)?,
+                UnaryOp::Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
+                UnaryOp::Rsqrt => {
+                    let s = self.map(x, |b, v| b.ins().sqrt(v));
+                    let one = self.fconst(c, 1.0);
+                    self.zip(one, s, |b, o, v| b.ins().fdiv(o, v))
+                }
+                UnaryOp::Reciprocal => {
+                    let one = self.fconst(c, 1.0);
+                    self.zip(one, x, |b, o, v| b.ins().fdiv(o, v))
+                }
+                UnaryOp::Relu => {
+                    let z = self.fconst(c, 0.0);
+                    let neg = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::LessThan, v, z));
+                    self.select(neg, z, x, c)
+                }
+                UnaryOp::Floor => self.map(x, |b, v| b.ins().floor(v)),
+                UnaryOp::Ceil => self.map(x, |b, v| b.ins().ceil(v)),
+                UnaryOp::Trunc => self.map(x, |b, v| b.ins().trunc(v)),
+                UnaryOp::Round => self.map(x, |b, v| b.ins().nearest(v)),
+                UnaryOp::Sign => {
+                    let z = self.fconst(c, 0.0);
+                    let one = self.fconst(c, 1.0);
+                    let minus = self.fconst(c, -1.0);
+                    let pos = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::GreaterThan, v, z));
+                    let neg = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::LessThan, v, z));
+                    let r = self.select(neg, minus, z, c);
+                    self.select(pos, one, r, c)
+                }
+                UnaryOp::Isnan => {
+                    let m = self.zip(x, x, |b, v, u| b.ins().fcmp(FloatCC::Unordered, v, u));
+                    return Ok(self.mask_to_bool(m));
+                }
+                // Composites are decomposed; bitwise ops do not take floats.
+                _ => return Err(NoVector),
+            };
+            return Ok(self.finish(r, compute));
+        }
+        let signed = compute.is_signed();
+        let r = match op {
+            UnaryOp::Neg => self.map(x, |b, v| b.ins().ineg(v)),
+            UnaryOp::Abs if signed => {
+                if c.is_wide() {
+                    self.scalar_only()?;
+                }
+                self.map(x, |b, v| b.ins().iabs(v))
+            }
+            UnaryOp::Relu if signed => {
+                if c.is_wide() {
+                    self.scalar_only()?;
+                }
+                let z = self.iconst(c, 0);
+                self.zip(x, z, |b, v, z| b.ins().smax(v, z))
+            }
+            UnaryOp::BitwiseNot => self.map(x, |b, v| b.ins().bnot(v)),
+            UnaryOp::Sign => {
+                let z = self.iconst(c, 0);
+                let one = self.iconst(c, 1);
+                let minus = self.iconst(c, -1);
+                let pos_cc = if signed {
+                    IntCC::SignedGreaterThan
+                } else {
+                    IntCC::UnsignedGreaterThan
+                };
+                let pos = self.zip(x, z, |b, v, z| b.ins().icmp(pos_cc, v, z));
+                let neg = self.zip(x, z, |b, v, z| b.ins().icmp(IntCC::SignedLessThan, v, z));
+                let r = if signed {
+                    self.select(neg, minus, z, c)
+                } else {
+                    z
+                };
+                self.select(pos, one, r, c)
+            }
+            UnaryOp::Isnan => return Ok(self.iconst(Class::I32, 0)),
+            // abs and relu of unsigned values, and rounding of integers.
+            UnaryOp::Abs
+            | UnaryOp::Relu
+            | UnaryOp::Floor
+            | UnaryOp::Ceil
+            | UnaryOp::Round
+            | UnaryOp::Trunc => x,
+            _ => return Err(NoVector),
+        };
+        Ok(self.finish(r, compute))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn binary(
+        &mut self,
+        ctx: &mut Ctx,
+        op: BinaryOp,
+        a: Val,
+        a_dtype: DType,
+        b: Val,
+        b_dtype: DType,
+        compute: DType,
+    ) -> R<Val> {
+        if op.is_logical() {
+            let x = self.truthy(a, a_dtype);
+            let y = self.truthy(b, b_dtype);
+            return Ok(self.zip(x, y, |bl, u, v| match op {
+                BinaryOp::LogicalAnd => bl.ins().band(u, v),
+                BinaryOp::LogicalOr => bl.ins().bor(u, v),
+                _ => bl.ins().bxor(u, v),
+            }));
+        }
+        let c = Class::of(compute);
+        if compute.is_bool() {
+            let one = self.iconst(c, 1);
+            return Ok(match op {
+                BinaryOp::Add | BinaryOp::Maximum | BinaryOp::BitwiseOr => {
+                    self.zip(a, b, |bl, u, v| bl.ins().bor(u, v))
+                }
+                BinaryOp::Mul | BinaryOp::Minimum | BinaryOp::BitwiseAnd => {
+                    self.zip(a, b, |bl, u, v| bl.ins().band(u, v))
+                }
+                BinaryOp::BitwiseXor => self.zip(a, b, |bl, u, v| bl.ins().bxor(u, v)),
+                BinaryOp::Pow => {
+                    let not_b = self.zip(b, one, |bl, v, o| bl.ins().bxor(v, o));
+                    self.zip(a, not_b, |bl, u, v| bl.ins().bor(u, v))
+                }
+                cmp if cmp.is_comparison() => {
+                    let cc = int_cc(cmp, false);
+                    let m = self.zip(a, b, |bl, u, v| bl.ins().icmp(cc, u, v));
+                    self.mask_to_bool(m)
+                }
+                _ => return Err(NoVector),
+            });
+        }
+        if op.is_comparison() {
+            let m = if c.is_float() {
+                let cc = float_cc(op);
+                self.zip(a, b, |bl, u, v| bl.ins().fcmp(cc, u, v))
+            } else {
+                let cc = int_cc(op, compute.is_signed());
+                if c.is_wide() && !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+                    self.scalar_only()?;
+                }
+                self.zip(a, b, |bl, u, v| bl.ins().icmp(cc, u, v))
+            };
+            return Ok(self.mask_to_bool(m));
+        }
+        if c.is_float() {
+            let r = match op {
+                BinaryOp::Add => self.zip(a, b, |bl, u, v| bl.ins().fadd(u, v)),
+                BinaryOp::Sub => self.zip(a, b, |bl, u, v| bl.ins().fsub(u, v)),
+                BinaryOp::Mul => self.zip(a, b, |bl, u, v| bl.ins().fmul(u, v)),
+                BinaryOp::Div => self.zip(a, b, |bl, u, v| bl.ins().fdiv(u, v)),
+                BinaryOp::DivTrunc => {
+                    let q = self.zip(a, b, |bl, u, v| bl.ins().fdiv(u, v));
+                    self.map(q, |bl, v| bl.ins().trunc(v))
+                }
+                BinaryOp::DivFloor | BinaryOp::Remainder => {
+                    self.scalar_only()?;
+                    let helper = match (op, c) {
+                        (BinaryOp::DivFloor, Class::F32) => Helper::DivFloor32,
+                        (BinaryOp::DivFloor, _) => Helper::DivFloor64,
+                        (_, Class::F32) => Helper::Remainder32,
+                        _ => Helper::Remainder64,
+                    };
+                    let r = ctx
+                        .calls
+                        .call(self.b, ctx.call_conv, helper, &[a.part(0), b.part(0)]);
+                    Val::one(r)
+                }
+                BinaryOp::Pow => self.call_f64(ctx, Helper::Pow, &[a, b], c)?,
+                BinaryOp::Maximum | BinaryOp::Minimum => {
+                    // `a` unless the other is strictly better; NaN wins.
+                    let cc = if op == BinaryOp::Maximum {
+                        FloatCC::LessThan
+                    } else {
+                        FloatCC::GreaterThan
+                    };
+                    let take_b = self.zip(a, b, |bl, u, v| bl.ins().fcmp(cc, u, v));
+                    let r = self.select(take_b, b, a, c);
+                    let nan = self.zip(a, b, |bl, u, v| bl.ins().fcmp(FloatCC::Unordered, u, v));
+                    let sum = self.zip(a, b, |bl, u, v| bl.ins().fadd(u, v));
+                    self.select(nan, sum, r, c)
+                }
+                _ => return Err(NoVector),
+            };
+            return Ok(self.finish(r, compute));
+        }
+        let signed = compute.is_signed();
+        let r = match op {
+            BinaryOp::Add => self.zip(a, b, |bl, u, v| bl.ins().iadd(u, v)),
+            BinaryOp::Sub => self.zip(a, b, |bl, u, v| bl.ins().isub(u, v)),
+            BinaryOp::Mul => {
+                if c.is_wide() {
+                    self.scalar_only()?;
+                }
+                self.zip(a, b, |bl, u, v| bl.ins().imul(u, v))
+            }
+            BinaryOp::BitwiseAnd => self.zip(a, b, |bl, u, v| bl.ins().band(u, v)),
+            BinaryOp::BitwiseOr => self.zip(a, b, |bl, u, v| bl.ins().bor(u, v)),
+            BinaryOp::BitwiseXor => self.zip(a, b, |bl, u, v| bl.ins().bxor(u, v)),
+            BinaryOp::Maximum | BinaryOp::Minimum => {
+                if c.is_wide() {
+                    self.scalar_only()?;
+                }
+                let max = op == BinaryOp::Maximum;
+                self.zip(a, b, |bl, u, v| match (max, signed) {
+                    (true, true) => bl.ins().smax(u, v),
+                    (true, false) => bl.ins().umax(u, v),
+                    (false, true) => bl.ins().smin(u, v),
+                    (false, false) => bl.ins().umin(u, v),
+                })
+            }
+            BinaryOp::Pow => {
+                self.scalar_only()?;
+                let (x, y) = if c.is_wide() {
+                    (a, b)
+                } else {
+                    (self.widen_int(a, signed), self.widen_int(b, signed))
+                };
+                let r = ctx.calls.call(
+                    self.b,
+                    ctx.call_conv,
+                    Helper::IntPow,
+                    &[x.part(0), y.part(0)],
+                );
+                let r = Val::one(r);
+                if c.is_wide() { r } else { self.truncate_int(r) }
+            }
+            BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder => {
+                self.scalar_only()?;
+                Val::one(self.int_division(ctx, op, a.part(0), b.part(0), signed))
+            }
+            _ => return Err(NoVector),
+        };
+        Ok(self.finish(r, compute))
+    }
+
+    /// Integer `//` (trunc or floor) and `%` with PyTorch's semantics:
+    /// zero divisors set the status, `MIN / -1` wraps.
+    fn int_division(
+        &mut self,
+        ctx: &mut Ctx,
+        op: BinaryOp,
+        x: Value,
+        y: Value,
+        signed: bool,
+    ) -> Value {
+        let ty = self.b.func.dfg.value_type(x);
+        let zero = self.b.ins().iconst(ty, 0);
+        let one = self.b.ins().iconst(ty, 1);
+        let is_zero = self.b.ins().icmp(IntCC::Equal, y, zero);
+        // Record the error; carry on with a harmless divisor.
+        let flag = self.b.ins().uextend(types::I32, is_zero);
+        let status = self.b.use_var(ctx.status);
+        let status = self.b.ins().bor(status, flag);
+        self.b.def_var(ctx.status, status);
+        let y = self.b.ins().select(is_zero, one, y);
+        if !signed {
+            return match op {
+                BinaryOp::Remainder => self.b.ins().urem(x, y),
+                _ => self.b.ins().udiv(x, y),
+            };
+        }
+        // x86 traps on MIN / -1: use y = 1 and negate instead.
+        let minus_one = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+        let safe_y = self.b.ins().select(minus_one, one, y);
+        let q = self.b.ins().sdiv(x, safe_y);
+        let neg_x = self.b.ins().ineg(x);
+        let q = self.b.ins().select(minus_one, neg_x, q);
+        let r = self.b.ins().srem(x, safe_y);
+        let r = self.b.ins().select(minus_one, zero, r);
+        // Floor semantics: adjust when the remainder's sign differs from y's.
+        let r_nonzero = self.b.ins().icmp(IntCC::NotEqual, r, zero);
+        let r_neg = self.b.ins().icmp(IntCC::SignedLessThan, r, zero);
+        let y_neg = self.b.ins().icmp(IntCC::SignedLessThan, y, zero);
+        let differ = self.b.ins().bxor(r_neg, y_neg);
+        let adjust = self.b.ins().band(r_nonzero, differ);
+        match op {
+            BinaryOp::DivTrunc => q,
+            BinaryOp::DivFloor => {
+                let q1 = self.b.ins().iadd_imm_s(q, -1);
+                self.b.ins().select(adjust, q1, q)
+            }
+            _ => {
+                let ry = self.b.ins().iadd(r, y);
+                self.b.ins().select(adjust, ry, r)
+            }
+        }
+    }
+
+    /// `cond ? a : b` with a bool condition.
+    pub fn where_(&mut self, cond: Val, a: Val, b: Val, d: DType) -> Val {
+        let c = Class::of(d);
+        let m = self.bool_to_mask(cond, c);
+        self.select(m, a, b, c)
+    }
+
+    /// PyTorch's conversion from `from` to `to` (x86-64 semantics for
+    /// floats out of an integer's range).
+    pub fn cast(&mut self, x: Val, from: DType, to: DType) -> R<Val> {
+        if from == to {
+            return Ok(x);
+        }
+        let (fc, tc) = (Class::of(from), Class::of(to));
+        if to.is_bool() {
+            return Ok(self.truthy(x, from));
+        }
+        if !fc.is_float() && !tc.is_float() {
+            // Integer (or bool) to integer: extend or truncate, then wrap.
+            let y = match (fc.is_wide(), tc.is_wide()) {
+                (false, true) => self.widen_int(x, from.is_signed()),
+                (true, false) => self.truncate_int(x),
+                _ => x,
+            };
+            return Ok(self.wrap(y, to));
+        }
+        if !fc.is_float() {
+            // Integer to float: one rounding (to f32 first for f16/bf16).
+            // Narrow unsigned values fit a signed i32 exactly.
+            let signed = from.is_signed() || from.bits() < 32;
+            let y = match self.w {
+                Width::Scalar => {
+                    let ty = tc.ty(Width::Scalar);
+                    let v = x.part(0);
+                    Val::one(if signed {
+                        self.b.ins().fcvt_from_sint(ty, v)
+                    } else {
+                        self.b.ins().fcvt_from_uint(ty, v)
+                    })
+                }
+                Width::Vector => {
+                    if fc.is_wide() || tc.is_wide() || !signed {
+                        return Err(NoVector);
+                    }
+                    Val::one(self.b.ins().fcvt_from_sint(types::F32X4, x.part(0)))
+                }
+            };
+            return Ok(self.finish(y, to));
+        }
+        if tc.is_float() {
+            // Float to float, through f32 for the small formats.
+            let y = match (fc, tc) {
+                (Class::F32, Class::F64) => self.promote(x),
+                (Class::F64, Class::F32) => self.demote(x),
+                _ => x,
+            };
+            return Ok(self.finish(y, to));
+        }
+        // Float to integer.
+        self.float_to_int(x, fc, to)
+    }
+
+    /// x86-64's truncation of floats to integers as PyTorch's build does it:
+    /// out-of-range and NaN give the "integer indefinite" value, narrow types
+    /// go through 32 bits, u32/u64 through the 2^(n-1) bias.
+    fn float_to_int(&mut self, x: Val, fc: Class, to: DType) -> R<Val> {
+        if self.w == Width::Vector {
+            // Only the 32-bit path has a vector instruction with the x86
+            // semantics (cvttps2dq).
+            if fc != Class::F32 || matches!(to, DType::U32) || Class::of(to).is_wide() {
+                return Err(NoVector);
+            }
+            let r = Val::one(self.b.ins().x86_cvtt2dq(types::I32X4, x.part(0)));
+            return Ok(self.wrap(r, to));
+        }
+        let v = x.part(0);
+        let fty = fc.ty(Width::Scalar);
+        let truncate = |e: &mut Self, v: Value, bits: u32| -> Value {
+            let ity = if bits == 64 { types::I64 } else { types::I32 };
+            let limit = 2f64.powi(bits as i32 - 1);
+            let (lim, neg) = if fty == types::F32 {
+                (
+                    e.b.ins().f32const(limit as f32),
+                    e.b.ins().f32const(-limit as f32),
+                )
+            } else {
+                (e.b.ins().f64const(limit), e.b.ins().f64const(-limit))
+            };
+            let too_big = e.b.ins().fcmp(FloatCC::GreaterThanOrEqual, v, lim);
+            let too_small = e.b.ins().fcmp(FloatCC::LessThan, v, neg);
+            let nan = e.b.ins().fcmp(FloatCC::Unordered, v, v);
+            let bad = e.b.ins().bor(too_big, too_small);
+            let bad = e.b.ins().bor(bad, nan);
+            let t = e.b.ins().fcvt_to_sint_sat(ity, v);
+            let min = e.b.ins().iconst(
+                ity,
+                if bits == 64 {
+                    i64::MIN
+                } else {
+                    i32::MIN as i64
+                },
+            );
+            e.b.ins().select(bad, min, t)
+        };
+        let biased = |e: &mut Self, v: Value, bits: u32| -> Value {
+            // x >= 2^(n-1): truncate x - 2^(n-1) and set the top bit.
+            let big = 2f64.powi(bits as i32 - 1);
+            let bigv = if fty == types::F32 {
+                e.b.ins().f32const(big as f32)
+            } else {
+                e.b.ins().f64const(big)
+            };
+            let is_big = e.b.ins().fcmp(FloatCC::GreaterThanOrEqual, v, bigv);
+            let shifted = e.b.ins().fsub(v, bigv);
+            let low = truncate(e, v, bits);
+            let high = truncate(e, shifted, bits);
+            let ity = if bits == 64 { types::I64 } else { types::I32 };
+            let top = e.b.ins().iconst(
+                ity,
+                if bits == 64 {
+                    i64::MIN
+                } else {
+                    i32::MIN as i64
+                },
+            );
+            let high = e.b.ins().bxor(high, top);
+            e.b.ins().select(is_big, high, low)
+        };
+        let r = match to {
+            DType::I64 => truncate(self, v, 64),
+            DType::U64 => biased(self, v, 64),
+            DType::U32 => biased(self, v, 32),
+            _ => {
+                let t = truncate(self, v, 32);
+                return Ok(self.wrap(Val::one(t), to));
+            }
+        };
+        Ok(Val::one(r))
+    }
+}
+
+fn float_cc(op: BinaryOp) -> FloatCC {
+    match op {
+        BinaryOp::Eq => FloatCC::Equal,
+        BinaryOp::Ne => FloatCC::NotEqual,
+        BinaryOp::Lt => FloatCC::LessThan,
+        BinaryOp::Le => FloatCC::LessThanOrEqual,
+        BinaryOp::Gt => FloatCC::GreaterThan,
+        _ => FloatCC::GreaterThanOrEqual,
+    }
+}
+
+fn int_cc(op: BinaryOp, signed: bool) -> IntCC {
+    match (op, signed) {
+        (BinaryOp::Eq, _) => IntCC::Equal,
+        (BinaryOp::Ne, _) => IntCC::NotEqual,
+        (BinaryOp::Lt, true) => IntCC::SignedLessThan,
+        (BinaryOp::Le, true) => IntCC::SignedLessThanOrEqual,
+        (BinaryOp::Gt, true) => IntCC::SignedGreaterThan,
+        (BinaryOp::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+        (BinaryOp::Lt, false) => IntCC::UnsignedLessThan,
+        (BinaryOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+        (BinaryOp::Gt, false) => IntCC::UnsignedGreaterThan,
+        _ => IntCC::UnsignedGreaterThanOrEqual,
+    }
+}

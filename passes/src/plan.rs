@@ -1,0 +1,483 @@
+//! The kernel plan: what the fuse pass produces and backends compile.
+//!
+//! A plan is a list of [`Step`]s over [`Buffer`]s. A [`Kernel`] is one loop
+//! nest over an iteration space: its leading `outer_rank` dims are
+//! independent (backends split them across threads), the rest are folded by
+//! the kernel's reductions. Its body is a small expression DAG of [`Node`]s
+//! reading and writing strided [`Access`]es of its argument buffers, so
+//! broadcasts (stride 0), views, transposes and storage offsets cost nothing.
+//!
+//! Reductions split a kernel into *phases*: all nodes that vary along the
+//! reduced dims and need a reduction's result run in a later pass over those
+//! dims (softmax: max, then sum of exp, then the quotient — three passes over
+//! one row that stays in cache, one pass over memory). [`Kernel::schedule`]
+//! computes each node's phase; every backend uses it.
+
+use std::fmt::{self, Write};
+
+use kiln_ir::graph::Func;
+use kiln_ir::view::{Geometry, format_shape};
+use kiln_ir::{ArgReduceOp, BinaryOp, DType, Device, ReduceOp, Scalar, UnaryOp};
+
+/// A buffer of the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufferId(pub u32);
+
+impl BufferId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for BufferId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "buf{}", self.0)
+    }
+}
+
+/// Where a buffer's memory comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferRole {
+    /// The storage of input `n` (laid out as its parameter declares).
+    Input(usize),
+    /// Allocated per run and handed to the caller (a result, or a buffer a
+    /// result is a view of).
+    Output,
+    /// Allocated per run, dead when the run ends; temps share memory
+    /// through `slot`.
+    Temp { slot: usize },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buffer {
+    pub role: BufferRole,
+    pub bytes: usize,
+    /// The dtype of the value the buffer was made for (for printing).
+    pub dtype: DType,
+}
+
+/// A strided tensor in a buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorView {
+    pub buffer: BufferId,
+    pub dtype: DType,
+    pub geometry: Geometry,
+}
+
+impl fmt::Display for TensorView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}[{}x{} strides={}",
+            self.buffer,
+            format_shape(&self.geometry.shape),
+            self.dtype,
+            format_shape(&self.geometry.strides)
+        )?;
+        if self.geometry.offset != 0 {
+            write!(f, " offset={}", self.geometry.offset)?;
+        }
+        f.write_str("]")
+    }
+}
+
+/// A strided window of a kernel argument over the kernel's iteration space:
+/// element `index` is at `offset + Σ index[d]·strides[d]` (in elements).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Access {
+    /// Position in the kernel's argument list.
+    pub arg: usize,
+    pub dtype: DType,
+    pub offset: i64,
+    pub strides: Vec<i64>,
+}
+
+/// A node of a kernel's expression DAG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "n{}", self.0)
+    }
+}
+
+/// What a node computes. Operands of unary and binary nodes hold values of
+/// the node's computation dtype, except scalar constants (at the op's
+/// scalar precision, [`kiln_ir::Op::scalar_dtype`]) and the operands of
+/// logical ops (any dtype; only truthiness counts).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// An element of an access.
+    Load {
+        access: usize,
+    },
+    /// A scalar, converted to the node's dtype as PyTorch converts it.
+    Const(Scalar),
+    /// `offset + Σ index[d]·strides[d]` as an i64 (arange's positions).
+    Iota {
+        offset: i64,
+        strides: Vec<i64>,
+    },
+    Unary {
+        op: UnaryOp,
+        x: NodeId,
+    },
+    Binary {
+        op: BinaryOp,
+        a: NodeId,
+        b: NodeId,
+    },
+    Where {
+        cond: NodeId,
+        a: NodeId,
+        b: NodeId,
+    },
+    /// PyTorch's conversion to the node's dtype.
+    Cast {
+        x: NodeId,
+    },
+    /// Folds `x` over the reduced dims (floats accumulate in the opmath
+    /// dtype of `compute`).
+    Reduce {
+        op: ReduceOp,
+        x: NodeId,
+    },
+    /// The row-major position over the reduced dims of the first extreme
+    /// value (NaN counts as the extreme).
+    ArgReduce {
+        op: ArgReduceOp,
+        x: NodeId,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub expr: Expr,
+    /// The dtype of the node's value (each op's result rounded to it, as
+    /// PyTorch eager rounds every op's output).
+    pub dtype: DType,
+    /// The dtype the op computes in (its operands' dtype).
+    pub compute: DType,
+}
+
+impl Node {
+    pub fn operands(&self) -> Vec<NodeId> {
+        match &self.expr {
+            Expr::Load { .. } | Expr::Const(_) | Expr::Iota { .. } => vec![],
+            Expr::Unary { x, .. }
+            | Expr::Cast { x }
+            | Expr::Reduce { x, .. }
+            | Expr::ArgReduce { x, .. } => vec![*x],
+            Expr::Binary { a, b, .. } => vec![*a, *b],
+            Expr::Where { cond, a, b } => vec![*cond, *a, *b],
+        }
+    }
+
+    pub fn is_reduction(&self) -> bool {
+        matches!(self.expr, Expr::Reduce { .. } | Expr::ArgReduce { .. })
+    }
+}
+
+/// Writes a node's value through an access (converting to its dtype).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Store {
+    pub node: NodeId,
+    pub access: usize,
+}
+
+/// One loop nest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    /// Sizes of the loop dims, outermost first.
+    pub space: Vec<i64>,
+    /// The leading dims that are independent; the rest are reduced.
+    pub outer_rank: usize,
+    /// The buffers the kernel's arguments are.
+    pub args: Vec<BufferId>,
+    pub accesses: Vec<Access>,
+    /// In dependency order.
+    pub nodes: Vec<Node>,
+    pub stores: Vec<Store>,
+}
+
+/// When a node is computed: per outer index (once per row of the reduced
+/// dims) or per element of the space, in a phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeSchedule {
+    /// Varies along the reduced dims.
+    pub inner: bool,
+    /// Inner nodes: the pass over the reduced dims that computes them (a
+    /// reduction's phase is the pass that accumulates it). Outer nodes: the
+    /// number of passes that must finish before they can be computed.
+    pub phase: usize,
+}
+
+impl Kernel {
+    pub fn rank(&self) -> usize {
+        self.space.len()
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    /// Number of iterations of the outer dims.
+    pub fn outer_count(&self) -> i64 {
+        self.space[..self.outer_rank].iter().product()
+    }
+
+    /// Number of elements of the reduced dims.
+    pub fn inner_count(&self) -> i64 {
+        self.space[self.outer_rank..].iter().product()
+    }
+
+    /// Whether strides move along the reduced dims (a size-0 dim counts:
+    /// what moves along it is only read inside loops that never run).
+    fn varies_inside(&self, strides: &[i64]) -> bool {
+        strides[self.outer_rank..]
+            .iter()
+            .zip(&self.space[self.outer_rank..])
+            .any(|(&s, &n)| s != 0 && n != 1)
+    }
+
+    /// The phase of every node (see [`NodeSchedule`]).
+    pub fn schedule(&self) -> Vec<NodeSchedule> {
+        let mut out: Vec<NodeSchedule> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let s = match &node.expr {
+                Expr::Load { access } => NodeSchedule {
+                    inner: self.varies_inside(&self.accesses[*access].strides),
+                    phase: 0,
+                },
+                Expr::Iota { strides, .. } => NodeSchedule {
+                    inner: self.varies_inside(strides),
+                    phase: 0,
+                },
+                Expr::Const(_) => NodeSchedule {
+                    inner: false,
+                    phase: 0,
+                },
+                Expr::Reduce { x, .. } | Expr::ArgReduce { x, .. } => {
+                    // With reduced dims, a reduction accumulates in pass
+                    // `x.phase` and is ready after it; without, it folds
+                    // one element.
+                    let xs = out[x.index()];
+                    NodeSchedule {
+                        inner: false,
+                        phase: xs.phase + usize::from(self.outer_rank < self.rank()),
+                    }
+                }
+                _ => {
+                    let ops: Vec<NodeSchedule> =
+                        node.operands().iter().map(|o| out[o.index()]).collect();
+                    NodeSchedule {
+                        inner: ops.iter().any(|s| s.inner),
+                        phase: ops.iter().map(|s| s.phase).max().unwrap_or(0),
+                    }
+                }
+            };
+            out.push(s);
+        }
+        out
+    }
+
+    /// The pass over the reduced dims a store runs in, or `None` when it
+    /// runs once per outer iteration, after every pass. A store of a value
+    /// that does not vary along the reduced dims into an output that does
+    /// (a broadcast result) runs in the first pass after the value is ready.
+    pub fn store_phase(&self, store: &Store, schedule: &[NodeSchedule]) -> Option<usize> {
+        let s = schedule[store.node.index()];
+        if s.inner || self.varies_inside(&self.accesses[store.access].strides) {
+            Some(s.phase)
+        } else {
+            None
+        }
+    }
+
+    /// The number of passes over the reduced dims.
+    pub fn phase_count(&self) -> usize {
+        if self.outer_rank == self.rank() {
+            return 0;
+        }
+        let schedule = self.schedule();
+        let nodes =
+            schedule
+                .iter()
+                .zip(&self.nodes)
+                .map(|(s, n)| match (s.inner, n.is_reduction()) {
+                    (true, _) => s.phase + 1,
+                    (false, true) => s.phase,
+                    _ => 0,
+                });
+        let stores = self
+            .stores
+            .iter()
+            .filter_map(|st| self.store_phase(st, &schedule).map(|p| p + 1));
+        nodes.chain(stores).max().unwrap_or(0)
+    }
+
+    /// The kernel without its name and buffers: kernels with equal keys
+    /// compile to the same code.
+    pub fn structural_key(&self) -> String {
+        let mut text = String::new();
+        self.write_body(&mut text).expect("writing to a String");
+        text
+    }
+
+    fn write_body(&self, f: &mut impl Write) -> fmt::Result {
+        write!(f, "space {}", format_shape(&self.space[..self.outer_rank]))?;
+        if self.outer_rank < self.rank() {
+            write!(
+                f,
+                " reducing {}",
+                format_shape(&self.space[self.outer_rank..])
+            )?;
+        }
+        writeln!(f)?;
+        for (i, a) in self.accesses.iter().enumerate() {
+            writeln!(
+                f,
+                "  a{i} = arg{} {} offset {} strides {}",
+                a.arg,
+                a.dtype,
+                a.offset,
+                format_shape(&a.strides)
+            )?;
+        }
+        let schedule = self.schedule();
+        for (i, n) in self.nodes.iter().enumerate() {
+            write!(f, "  n{i} = ")?;
+            match &n.expr {
+                Expr::Load { access } => write!(f, "load a{access}")?,
+                Expr::Const(s) => write!(f, "const {s}")?,
+                Expr::Iota { offset, strides } => {
+                    write!(f, "iota {offset} strides {}", format_shape(strides))?
+                }
+                Expr::Unary { op, x } => write!(f, "{} {x}", op.name())?,
+                Expr::Binary { op, a, b } => write!(f, "{} {a}, {b}", op.name())?,
+                Expr::Where { cond, a, b } => write!(f, "where {cond}, {a}, {b}")?,
+                Expr::Cast { x } => write!(f, "cast {x}")?,
+                Expr::Reduce { op, x } => write!(f, "{} {x}", op.name())?,
+                Expr::ArgReduce { op, x } => write!(f, "{} {x}", op.name())?,
+            }
+            write!(f, " : {}", n.dtype)?;
+            if n.compute != n.dtype {
+                write!(f, " (in {})", n.compute)?;
+            }
+            let s = schedule[i];
+            if self.outer_rank < self.rank() {
+                match (s.inner, n.is_reduction()) {
+                    (true, _) => write!(f, "  // phase {}", s.phase)?,
+                    (false, true) => write!(f, "  // folds in phase {}", s.phase - 1)?,
+                    (false, false) if s.phase > 0 => write!(f, "  // after phase {}", s.phase - 1)?,
+                    _ => {}
+                }
+            }
+            writeln!(f)?;
+        }
+        for s in &self.stores {
+            writeln!(f, "  store {} -> a{}", s.node, s.access)?;
+        }
+        Ok(())
+    }
+}
+
+/// One step of a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Kernel(Kernel),
+    /// `out = a @ b` (batched, broadcast as torch.matmul) by a library.
+    Matmul {
+        a: TensorView,
+        b: TensorView,
+        out: TensorView,
+    },
+    /// Instructions the backend does not compile, run by the reference
+    /// interpreter on the given views.
+    Interpret {
+        func: Func,
+        inputs: Vec<TensorView>,
+        outputs: Vec<TensorView>,
+    },
+}
+
+/// A compiled program's plan: buffers, steps, and where the results are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelPlan {
+    pub name: String,
+    pub device: Device,
+    pub buffers: Vec<Buffer>,
+    /// Bytes of each temp slot.
+    pub slots: Vec<usize>,
+    pub steps: Vec<Step>,
+    pub outputs: Vec<TensorView>,
+}
+
+impl KernelPlan {
+    pub fn kernels(&self) -> impl Iterator<Item = &Kernel> {
+        self.steps.iter().filter_map(|s| match s {
+            Step::Kernel(k) => Some(k),
+            _ => None,
+        })
+    }
+}
+
+impl fmt::Display for KernelPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let temps: usize = self.slots.iter().sum();
+        writeln!(
+            f,
+            "plan @{} on {}: {} steps, {} buffers, {} bytes of temps in {} slots",
+            self.name,
+            self.device,
+            self.steps.len(),
+            self.buffers.len(),
+            temps,
+            self.slots.len()
+        )?;
+        for (i, b) in self.buffers.iter().enumerate() {
+            let role = match b.role {
+                BufferRole::Input(n) => format!("input {n}"),
+                BufferRole::Output => "output".to_string(),
+                BufferRole::Temp { slot } => format!("temp in slot {slot}"),
+            };
+            writeln!(f, "  buf{i}: {role}, {} bytes ({})", b.bytes, b.dtype)?;
+        }
+        for step in &self.steps {
+            match step {
+                Step::Kernel(k) => {
+                    let args: Vec<String> = k.args.iter().map(|b| b.to_string()).collect();
+                    write!(f, "kernel {}({}) ", k.name, args.join(", "))?;
+                    let mut body = String::new();
+                    k.write_body(&mut body)?;
+                    f.write_str(&body)?;
+                }
+                Step::Matmul { a, b, out } => writeln!(f, "matmul {a}, {b} -> {out}")?,
+                Step::Interpret {
+                    func,
+                    inputs,
+                    outputs,
+                } => {
+                    let ins: Vec<String> = inputs.iter().map(|v| v.to_string()).collect();
+                    let outs: Vec<String> = outputs.iter().map(|v| v.to_string()).collect();
+                    writeln!(f, "interpret ({}) -> ({})", ins.join(", "), outs.join(", "))?;
+                    for inst in &func.insts {
+                        f.write_str("  ")?;
+                        kiln_ir::print::write_inst(f, func, inst)?;
+                        writeln!(f)?;
+                    }
+                }
+            }
+        }
+        let outs: Vec<String> = self.outputs.iter().map(|v| v.to_string()).collect();
+        writeln!(f, "return {}", outs.join(", "))
+    }
+}

@@ -1,0 +1,112 @@
+//! The Cranelift backend against the reference interpreter: every program
+//! of `tests/programs/`.
+
+use kiln::{BackendKind, Compiler, Module, Op};
+use kiln_passes::Pass;
+use kiln_passes::dce::DcePass;
+use kiln_runtime::compare::{Tolerance, check_close, largest_magnitude};
+use kiln_runtime::interp;
+use kiln_tests::programs::{DTypes, recipe_strategy};
+use kiln_tests::{inputs_for, load, programs, runnable};
+use proptest::prelude::*;
+
+/// Whether a program sums (its results may differ in summation order).
+fn sums(module: &Module) -> bool {
+    module.funcs.iter().flat_map(|f| &f.insts).any(|i| {
+        matches!(
+            i.op,
+            Op::Reduce { .. } | Op::Matmul | Op::Softmax { .. } | Op::LayerNorm { .. }
+        )
+    })
+}
+
+#[test]
+fn every_program_matches_the_interpreter() {
+    let mut failures = Vec::new();
+    for (name, path) in programs() {
+        let module = load(&path);
+        if !runnable(&module) {
+            continue;
+        }
+        let inputs = inputs_for(&module);
+        let expected = interp::run(&module, &inputs);
+        let got = Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
+            .and_then(|c| c.run(&inputs));
+        match (expected, got) {
+            (Ok(e), Ok(g)) => {
+                for (i, (x, y)) in g.iter().zip(&e).enumerate() {
+                    let tol = if sums(&module) {
+                        Tolerance::for_sums(y.dtype(), largest_magnitude(y))
+                    } else {
+                        Tolerance::ulps(2)
+                    };
+                    if let Err(err) = check_close(x, y, tol) {
+                        failures.push(format!("{name} result {i}: {err}"));
+                    }
+                }
+            }
+            (Err(e), Err(g)) if e.message() == g.message() => {}
+            (e, g) => failures.push(format!("{name}: interpreter {e:?}, cranelift {g:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs a module on both and compares; `Err` describes a mismatch.
+///
+/// The reference runs the program without its dead code: Kiln evaluates
+/// lazily, so an unused op's run-time error (integer division by zero) is
+/// not raised.
+fn differ(module: &Module) -> Result<(), String> {
+    let inputs = inputs_for(module);
+    let mut live = module.clone();
+    DcePass.run(&mut live).map_err(|e| e.to_string())?;
+    let expected = interp::run(&live, &inputs);
+    let got = Compiler::new(BackendKind::Cranelift)
+        .compile(module)
+        .and_then(|c| c.run(&inputs));
+    match (expected, got) {
+        (Ok(e), Ok(g)) => {
+            for (i, (x, y)) in g.iter().zip(&e).enumerate() {
+                let tol = if sums(module) {
+                    Tolerance::for_sums(y.dtype(), largest_magnitude(y))
+                } else {
+                    Tolerance::ulps(2)
+                };
+                check_close(x, y, tol).map_err(|err| format!("result {i}: {err}"))?;
+                if x.strides() != y.strides() {
+                    return Err(format!(
+                        "result {i}: strides {:?}, expected {:?}",
+                        x.strides(),
+                        y.strides()
+                    ));
+                }
+            }
+            Ok(())
+        }
+        (Err(e), Err(g)) if e.message() == g.message() => Ok(()),
+        (e, g) => Err(format!("interpreter {e:?}, cranelift {g:?}")),
+    }
+}
+
+/// With `KILN_LAST_PROGRAM=path`, writes each program there before running
+/// it: if generated code crashes the process, the file reproduces it.
+fn remember(module: &Module) {
+    if let Ok(path) = std::env::var("KILN_LAST_PROGRAM") {
+        std::fs::write(path, module.to_string()).expect("the program file is writable");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_programs_match_the_interpreter(recipe in recipe_strategy(DTypes::Computable, 3, 10)) {
+        let module = recipe.build();
+        if let Ok(path) = std::env::var("KILN_DEBUG_LAST") { std::fs::write(path, module.to_string()).unwrap(); }
+        let outcome = std::panic::catch_unwind(|| differ(&module))
+            .unwrap_or_else(|_| Err("panicked".to_string()));
+        prop_assert!(outcome.is_ok(), "{}\n{}", outcome.unwrap_err(), module);
+    }
+}
