@@ -104,7 +104,7 @@ proptest! {
     #[test]
     fn random_programs_match_the_interpreter(recipe in recipe_strategy(DTypes::Computable, 3, 10)) {
         let module = recipe.build();
-        if let Ok(path) = std::env::var("KILN_DEBUG_LAST") { std::fs::write(path, module.to_string()).unwrap(); }
+        remember(&module);
         let outcome = std::panic::catch_unwind(|| differ(&module))
             .unwrap_or_else(|_| Err("panicked".to_string()));
         prop_assert!(outcome.is_ok(), "{}\n{}", outcome.unwrap_err(), module);
