@@ -94,7 +94,8 @@ fn differ(module: &Module) -> Result<(), String> {
 /// it: if generated code crashes the process, the file reproduces it.
 fn remember(module: &Module) {
     if let Ok(path) = std::env::var("KILN_LAST_PROGRAM") {
-        std::fs::write(path, module.to_string()).expect("the program file is writable");
+        let text = format!("// default dtype {}\n{module}", module.default_dtype);
+        std::fs::write(path, text).expect("the program file is writable");
     }
 }
 
@@ -107,6 +108,68 @@ proptest! {
         remember(&module);
         let outcome = std::panic::catch_unwind(|| differ(&module))
             .unwrap_or_else(|_| Err("panicked".to_string()));
-        prop_assert!(outcome.is_ok(), "{}\n{}", outcome.unwrap_err(), module);
+        prop_assert!(
+            outcome.is_ok(),
+            "{}\n// default dtype {}\n{}",
+            outcome.unwrap_err(),
+            module.default_dtype,
+            module
+        );
+    }
+}
+
+/// Replays one program on both, printing inputs and results:
+/// `KILN_REPLAY=prog.kir cargo test -p kiln-tests --test cranelift replay -- --ignored --nocapture`
+#[test]
+#[ignore = "a debugging aid, run by hand"]
+fn replay() {
+    let path = std::env::var("KILN_REPLAY").expect("KILN_REPLAY names a .kir file");
+    let text = std::fs::read_to_string(&path).expect("the program file");
+    // The failure message's `// default dtype f64` line, if kept.
+    let default = if text.contains("// default dtype f64") {
+        kiln::DefaultDType::F64
+    } else {
+        kiln::DefaultDType::F32
+    };
+    let module = kiln::parse_module(&path, &text, default).expect("the program parses");
+    let inputs = inputs_for(&module);
+    for (i, t) in inputs.iter().enumerate() {
+        println!("input {i}: {t}");
+    }
+    println!(
+        "interpreter: {:?}",
+        interp::run(&module, &inputs).map(|r| r.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+    );
+    let compiled = Compiler::new(BackendKind::Cranelift).compile(&module);
+    println!(
+        "cranelift: {:?}",
+        compiled
+            .and_then(|c| c.run(&inputs))
+            .map(|r| r.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+    );
+    println!("{}", differ(&module).err().unwrap_or_default());
+}
+
+#[test]
+fn kernel_plan_snapshots() {
+    for (name, path) in programs() {
+        let mut module = load(&path);
+        if !runnable(&module) {
+            continue;
+        }
+        Compiler::new(BackendKind::Cranelift)
+            .pipeline()
+            .run(&mut module)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let plan = kiln_cranelift::Cranelift::default()
+            .plan(&module)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        insta::with_settings!({
+            snapshot_path => kiln_tests::tests_dir().join("../snapshots"),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(format!("fuse__{name}"), plan.to_string());
+        });
     }
 }

@@ -675,6 +675,7 @@ fn dtype_cpu_support_matches_oracle() {
                 "clone" => (
                     Op::Clone {
                         memory_format: kiln::MemoryFormat::Preserve,
+                        strides: None,
                     },
                     vec![t(d)],
                 ),

@@ -4,14 +4,12 @@
 //! layout oracles written as a program; snapshots show the IR after each
 //! pass.
 
-use std::path::PathBuf;
-
 use kiln::graph::{FuncBuilder, Operand};
 use kiln::infer::InferCtx;
 use kiln::{DType, DefaultDType, MemoryFormat, Module, Op, TensorType, TypeLayout};
 use kiln_passes::layout::LayoutPass;
 use kiln_passes::{Pass, PassManager};
-use kiln_runtime::{Tensor, interp, random};
+use kiln_runtime::{Tensor, interp};
 use kiln_tests::{
     Mismatches, dtype, geometry, inputs_for, int_list, load, oracle, programs, runnable, scalar,
     tests_dir,
@@ -172,6 +170,7 @@ fn layout_pass_gives_pytorch_strides_on_every_oracle_case() {
         // empty_like/ones_like/zeros_like/full_like lay out as clone does.
         let op = Op::Clone {
             memory_format: format,
+            strides: None,
         };
         check(
             call.to_string(),

@@ -134,9 +134,20 @@ pub fn infer(
             let x = tensor(args[0]);
             same_shape(args[0], dtype.unwrap_or(x.dtype), vec![None])
         }
-        Op::Contiguous { memory_format } | Op::Clone { memory_format } => {
+        Op::Contiguous { memory_format } => {
             let x = tensor(args[0]);
             memory_format.check_rank(x.rank())?;
+            same_shape(args[0], x.dtype, vec![None])
+        }
+        Op::Clone {
+            memory_format,
+            strides,
+        } => {
+            let x = tensor(args[0]);
+            memory_format.check_rank(x.rank())?;
+            if let Some(st) = strides {
+                check_clone_strides(&x.shape, st, *memory_format)?;
+            }
             same_shape(args[0], x.dtype, vec![None])
         }
         view_op => {
@@ -1167,4 +1178,36 @@ fn binary_kernel(b: BinaryOp, dtype: DType, has_scalar: bool) -> Kernel {
         BinaryOp::BitwiseOr => k::bitwise("bitwise_or_cpu"),
         BinaryOp::BitwiseXor => k::bitwise("bitwise_xor_cpu"),
     }
+}
+
+/// `clone {strides}` lays a copy out densely: the strides must fit the
+/// shape, leave no element shared, and not be mixed with a memory format.
+fn check_clone_strides(shape: &[i64], strides: &[i64], format: crate::MemoryFormat) -> Result<()> {
+    if format != crate::MemoryFormat::Preserve {
+        return Err(Error::new(
+            ErrorKind::Attribute,
+            "clone takes either strides or a memory_format, not both",
+        ));
+    }
+    if strides.len() != shape.len() {
+        return Err(Error::new(
+            ErrorKind::Attribute,
+            format!(
+                "clone: {} strides given for a tensor of rank {}",
+                strides.len(),
+                shape.len()
+            ),
+        ));
+    }
+    if !crate::layout::is_non_overlapping_and_dense(shape, strides) {
+        return Err(Error::new(
+            ErrorKind::Attribute,
+            format!(
+                "clone: strides {} are not non-overlapping and dense for shape {}",
+                crate::view::format_shape(strides),
+                crate::view::format_shape(shape)
+            ),
+        ));
+    }
+    Ok(())
 }

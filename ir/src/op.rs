@@ -201,8 +201,12 @@ pub enum Op {
     Contiguous {
         memory_format: MemoryFormat,
     },
+    /// `clone {memory_format}`, or `clone {strides = [..]}`: a copy laid
+    /// out with exactly these (non-overlapping and dense) strides, a Kiln
+    /// extension the decomposition pass uses to keep a composite's layout.
     Clone {
         memory_format: MemoryFormat,
+        strides: Option<Vec<i64>>,
     },
     To {
         dtype: Option<DType>,
@@ -890,7 +894,13 @@ impl Op {
                     );
                 }
             }
-            Op::Clone { memory_format } => {
+            Op::Clone {
+                memory_format,
+                strides,
+            } => {
+                if let Some(st) = strides {
+                    push(&mut a, "strides", AttrValue::List(st.clone()));
+                }
                 if *memory_format != MemoryFormat::Preserve {
                     push(
                         &mut a,
@@ -1097,6 +1107,7 @@ impl Op {
                     memory_format: attrs
                         .memory_format(name, "memory_format")?
                         .unwrap_or(MemoryFormat::Preserve),
+                    strides: attrs.list(name, "strides")?,
                 },
                 "to" => Op::To {
                     dtype: attrs.dtype(name, "dtype")?,

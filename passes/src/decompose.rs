@@ -26,7 +26,7 @@ impl Pass for DecomposePass {
         let ctx = module.ctx();
         let laid_out = is_laid_out(module);
         // Each expansion's value, with the strides its composite had.
-        let mut wanted: Vec<Vec<(ValueId, Vec<i64>)>> = Vec::new();
+        let mut wanted: Vec<Vec<(String, Vec<i64>)>> = Vec::new();
         for func in &mut module.funcs {
             let mut rw = Rewriter::new(func, ctx)?;
             let mut func_wanted = Vec::new();
@@ -40,7 +40,7 @@ impl Pass for DecomposePass {
                     v = rw.push_temp(inst, Op::Cast { dtype: out }, vec![Operand::Value(v)])?;
                 }
                 if let Some(strides) = func.ty(inst.result).strides() {
-                    func_wanted.push((v, strides.to_vec()));
+                    func_wanted.push((rw.b.func().name_of(v).to_string(), strides.to_vec()));
                 }
                 rw.set(inst.result, v);
             }
@@ -60,45 +60,68 @@ impl Pass for DecomposePass {
 /// TensorIterator breaks ties between size-1 dims differently with a
 /// zero-dim operand). Where it does, a `clone` to the composite's memory
 /// format restores PyTorch's strides; fusion makes the copy free.
-fn restore_layouts(module: &mut Module, wanted: &[Vec<(ValueId, Vec<i64>)>]) -> Result<()> {
+fn restore_layouts(module: &mut Module, wanted: &[Vec<(String, Vec<i64>)>]) -> Result<()> {
     let ctx = module.ctx();
-    let mut changed = false;
-    for (func, wanted) in module.funcs.iter_mut().zip(wanted) {
-        let mut fixes: Vec<(ValueId, MemoryFormat)> = Vec::new();
-        for (v, strides) in wanted {
-            let ty = func.ty(*v);
-            if ty.strides() == Some(strides.as_slice()) {
+    // A clone changes the layouts downstream of it, which may need clones
+    // of their own: repeat until every composite's layout is restored (or
+    // no memory format gives it). Names survive rebuilds; ids do not.
+    let mut restored: Vec<Vec<bool>> = wanted.iter().map(|w| vec![false; w.len()]).collect();
+    loop {
+        let mut changed = false;
+        for ((func, wanted), restored) in module.funcs.iter_mut().zip(wanted).zip(&mut restored) {
+            let mut fixes: Vec<(ValueId, Op)> = Vec::new();
+            for ((name, strides), done) in wanted.iter().zip(restored.iter_mut()) {
+                let Some(i) = func.values.iter().position(|v| v.name == *name) else {
+                    continue;
+                };
+                let ty = &func.values[i].ty;
+                if *done || ty.strides() == Some(strides.as_slice()) {
+                    continue;
+                }
+                // A memory format reads better; explicit strides cover the
+                // rest (fresh results are always dense).
+                let format = [
+                    MemoryFormat::Contiguous,
+                    MemoryFormat::ChannelsLast,
+                    MemoryFormat::ChannelsLast3d,
+                ]
+                .into_iter()
+                .find(|f| f.strides(&ty.shape).is_ok_and(|s| s == *strides));
+                let clone = match format {
+                    Some(memory_format) => Op::Clone {
+                        memory_format,
+                        strides: None,
+                    },
+                    None if kiln_ir::layout::is_non_overlapping_and_dense(&ty.shape, strides) => {
+                        Op::Clone {
+                            memory_format: MemoryFormat::Preserve,
+                            strides: Some(strides.clone()),
+                        }
+                    }
+                    None => continue,
+                };
+                fixes.push((ValueId(i as u32), clone));
+                *done = true;
+            }
+            if fixes.is_empty() {
                 continue;
             }
-            let format = [
-                MemoryFormat::Contiguous,
-                MemoryFormat::ChannelsLast,
-                MemoryFormat::ChannelsLast3d,
-            ]
-            .into_iter()
-            .find(|f| f.strides(&ty.shape).is_ok_and(|s| s == *strides));
-            if let Some(format) = format {
-                fixes.push((*v, format));
+            changed = true;
+            let mut rw = Rewriter::new(func, ctx)?;
+            for inst in &func.insts {
+                let v = rw.copy(inst)?;
+                if let Some((_, clone)) = fixes.iter().find(|(f, _)| *f == inst.result) {
+                    let c = rw.push_temp(inst, clone.clone(), vec![Operand::Value(v)])?;
+                    rw.set(inst.result, c);
+                }
             }
+            *func = rw.finish()?;
         }
-        if fixes.is_empty() {
-            continue;
+        if !changed {
+            return Ok(());
         }
-        changed = true;
-        let mut rw = Rewriter::new(func, ctx)?;
-        for inst in &func.insts {
-            let v = rw.copy(inst)?;
-            if let Some((_, format)) = fixes.iter().find(|(f, _)| *f == inst.result) {
-                let clone = Op::Clone {
-                    memory_format: *format,
-                };
-                let c = rw.push_temp(inst, clone, vec![Operand::Value(v)])?;
-                rw.set(inst.result, c);
-            }
-        }
-        *func = rw.finish()?;
+        relayout(module, true)?;
     }
-    relayout(module, changed)
 }
 
 /// A small emitter over the builder.

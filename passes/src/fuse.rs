@@ -650,12 +650,14 @@ impl<'a> PlanBuilder<'a> {
     /// The node computing value `v` in kernel `k`, with `v`'s dims following
     /// `map`; `None` when `v` must be materialized first (`retry` is set).
     fn value(&mut self, k: &mut KernelBuilder, v: ValueId, map: DimMap) -> Result<Option<NodeId>> {
+        if let Some(&n) = k.memo.get(&(v, map.clone())) {
+            return Ok(Some(n));
+        }
         if let Some(view) = &self.views[v.index()] {
             let view = view.clone();
             let access = k.access(&view, &map);
-            return Ok(Some(k.node(Expr::Load { access }, view.dtype, view.dtype)));
-        }
-        if let Some(&n) = k.memo.get(&(v, map.clone())) {
+            let n = k.node(Expr::Load { access }, view.dtype, view.dtype);
+            k.memo.insert((v, map), n);
             return Ok(Some(n));
         }
         let inst = self.func.def_inst(v).expect("parameters are materialized");
@@ -671,13 +673,29 @@ impl<'a> PlanBuilder<'a> {
                 ),
             ));
         }
-        if expensive(&inst.op) && numel * 4 < space {
-            self.retry = Some(v);
-            return Ok(None);
-        }
         let Some(n) = self.computed(k, inst, map.clone())? else {
             return Ok(None);
         };
+        // An expensive pointwise value broadcast over a much larger space is
+        // computed at every element: cheaper to materialize it once. (In a
+        // reduction kernel, a value that does not vary along the reduced
+        // dims is computed once per outer index, not per element.)
+        if expensive(&inst.op) && !matches!(inst.op, Op::Reduce { .. } | Op::ArgReduce { .. }) {
+            let evaluations: i64 = match &k.reduced {
+                Some(r) if map.iter().flatten().all(|&d| !r[d]) => k
+                    .space
+                    .iter()
+                    .zip(r)
+                    .filter(|(_, red)| !**red)
+                    .map(|(n, _)| *n)
+                    .product(),
+                _ => space,
+            };
+            if numel * 4 < evaluations {
+                self.retry = Some(v);
+                return Ok(None);
+            }
+        }
         k.memo.insert((v, map), n);
         Ok(Some(n))
     }
@@ -1065,4 +1083,72 @@ fn assign_slots(buffers: &mut [Buffer], steps: &[Step]) -> Vec<usize> {
         buffers[b].role = BufferRole::Temp { slot };
     }
     slots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PassManager;
+
+    struct Everything;
+
+    impl Target for Everything {
+        fn device(&self) -> Device {
+            Device::CPU
+        }
+        fn compiles(&self, _: &Func, _: &Inst) -> bool {
+            true
+        }
+        fn has_matmul(&self, _: DType) -> bool {
+            true
+        }
+    }
+
+    fn plan_of(text: &str) -> KernelPlan {
+        let mut m = kiln_ir::parse_module("t.kir", text, kiln_ir::DefaultDType::F32).unwrap();
+        PassManager::standard().run(&mut m).unwrap();
+        plan(&m, &Everything).unwrap()
+    }
+
+    #[test]
+    fn softmax_is_one_kernel_in_three_phases() {
+        let p = plan_of(
+            "func @main(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {\n  %0 = softmax %x {dim = 1}\n  return %0\n}\n",
+        );
+        let kernels: Vec<_> = p.kernels().collect();
+        assert_eq!(kernels.len(), 1, "{p}");
+        assert_eq!(kernels[0].phase_count(), 3, "{p}");
+        assert_eq!(p.slots.len(), 0, "no temps: {p}");
+    }
+
+    #[test]
+    fn layer_norm_is_one_kernel_in_three_phases() {
+        let p = plan_of(
+            "func @main(%x: tensor<8x32xf16>, %w: tensor<32xf16>, %b: tensor<32xf16>) -> tensor<8x32xf16> {\n  %0 = layer_norm %x, %w, %b {normalized_shape = [32], eps = 1e-5}\n  return %0\n}\n",
+        );
+        let kernels: Vec<_> = p.kernels().collect();
+        assert_eq!(kernels.len(), 1, "{p}");
+        assert_eq!(kernels[0].phase_count(), 3, "{p}");
+    }
+
+    #[test]
+    fn rounding_modes_give_different_kernel_keys() {
+        let div = |mode: &str| {
+            let text = format!(
+                "func @main(%x: tensor<4xi64>, %y: tensor<4xi64>) -> tensor<4xi64> {{\n  %0 = div %x, %y {{rounding_mode = \"{mode}\"}}\n  return %0\n}}\n"
+            );
+            plan_of(&text).kernels().next().unwrap().structural_key()
+        };
+        assert_ne!(div("floor"), div("trunc"));
+    }
+
+    #[test]
+    fn chains_fuse_and_temps_share_slots() {
+        let p = plan_of(
+            "func @main(%x: tensor<64xf32>, %w: tensor<64x8xf32>) -> tensor<8xf32> {\n  %a = relu %x\n  %b = mul %a, 2.0\n  %c = matmul %b, %w\n  %d = exp %c\n  return %d\n}\n",
+        );
+        // relu·mul before the matmul, exp after it: two kernels, one matmul.
+        assert_eq!(p.kernels().count(), 2, "{p}");
+        assert_eq!(p.steps.len(), 3, "{p}");
+    }
 }

@@ -103,7 +103,11 @@ pub fn result_layout(op: &Op, args: &[LayoutArg<'_>], result: &TensorType) -> Re
         Op::Contiguous { memory_format } => {
             from_reshaped(geometry_of(args).contiguous_in(*memory_format)?)
         }
-        Op::Clone { memory_format } => {
+        Op::Clone {
+            strides: Some(strides),
+            ..
+        } => ResultLayout::Fresh(strides.clone()),
+        Op::Clone { memory_format, .. } => {
             ResultLayout::Fresh(geometry_of(args).clone_as(*memory_format)?.strides)
         }
         Op::To {
@@ -147,6 +151,45 @@ pub fn result_layout(op: &Op, args: &[LayoutArg<'_>], result: &TensorType) -> Re
     })
 }
 
+/// On the CPU, TensorIterator converts an operand whose dtype differs from
+/// the computation dtype with `.to(dtype)` (a preserve_format copy) before
+/// it lays out the result, so the result's layout is computed from the
+/// converted operand: what the promotion pass makes explicit. This gives the
+/// same layout whether or not promotion has run.
+fn promoted_operands(
+    func: &kiln_ir::graph::Func,
+    inst: &kiln_ir::graph::Inst,
+    geometries: &[Option<Geometry>],
+    ctx: &kiln_ir::infer::InferCtx,
+) -> Result<Vec<Option<(Geometry, TensorType)>>> {
+    let mut out = vec![None; inst.operands.len()];
+    if !matches!(
+        inst.op,
+        Op::Unary(_) | Op::Binary(_) | Op::Where | Op::Clamp { .. }
+    ) {
+        return Ok(out);
+    }
+    let inferred = func.infer_inst(inst, ctx)?;
+    for (i, o) in inst.operands.iter().enumerate() {
+        let (Operand::Value(v), Some(d)) = (o, inferred.operand_dtypes.get(i).copied().flatten())
+        else {
+            continue;
+        };
+        let ty = func.ty(*v);
+        if d == ty.dtype || !ty.device.is_cpu() {
+            continue;
+        }
+        if let Some(g) = &geometries[v.index()] {
+            let strides = g.clone_as(MemoryFormat::Preserve)?.strides;
+            out[i] = Some((
+                Geometry::new(g.shape.clone(), strides, 0),
+                ty.clone().with_dtype(d),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// Gives every value of every function explicit strides.
 pub struct LayoutPass;
 
@@ -156,6 +199,7 @@ impl Pass for LayoutPass {
     }
 
     fn run(&self, module: &mut Module) -> Result<()> {
+        let ctx = module.ctx();
         for func in &mut module.funcs {
             // Geometries (with storage offsets) of every value: parameters
             // start at offset 0 in their own storage.
@@ -169,9 +213,14 @@ impl Pass for LayoutPass {
             for k in 0..func.insts.len() {
                 let inst = &func.insts[k];
                 let result_ty = func.ty(inst.result).clone();
+                let promoted = promoted_operands(func, inst, &geometries, &ctx)?;
                 let mut args = Vec::with_capacity(inst.operands.len());
-                for o in &inst.operands {
+                for (i, o) in inst.operands.iter().enumerate() {
                     match o {
+                        Operand::Value(_) if promoted[i].is_some() => {
+                            let (g, ty) = promoted[i].as_ref().expect("checked");
+                            args.push(LayoutArg::Tensor(g, ty));
+                        }
                         Operand::Value(v) => match &geometries[v.index()] {
                             Some(g) => args.push(LayoutArg::Tensor(g, func.ty(*v))),
                             None => {

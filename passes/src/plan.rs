@@ -361,8 +361,8 @@ impl Kernel {
                 Expr::Iota { offset, strides } => {
                     write!(f, "iota {offset} strides {}", format_shape(strides))?
                 }
-                Expr::Unary { op, x } => write!(f, "{} {x}", op.name())?,
-                Expr::Binary { op, a, b } => write!(f, "{} {a}, {b}", op.name())?,
+                Expr::Unary { op, x } => write!(f, "{} {x}", unary_label(*op))?,
+                Expr::Binary { op, a, b } => write!(f, "{} {a}, {b}", binary_label(*op))?,
                 Expr::Where { cond, a, b } => write!(f, "where {cond}, {a}, {b}")?,
                 Expr::Cast { x } => write!(f, "cast {x}")?,
                 Expr::Reduce { op, x } => write!(f, "{} {x}", op.name())?,
@@ -387,6 +387,24 @@ impl Kernel {
             writeln!(f, "  store {} -> a{}", s.node, s.access)?;
         }
         Ok(())
+    }
+}
+
+/// A unary op's name in plans: IR names, made unique (the key of the
+/// compiled-kernel cache depends on it).
+fn unary_label(op: UnaryOp) -> &'static str {
+    match op {
+        UnaryOp::GeluTanh => "gelu_tanh",
+        other => other.name(),
+    }
+}
+
+/// A binary op's name in plans (`div` with a rounding mode is its own op).
+fn binary_label(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::DivTrunc => "div_trunc",
+        BinaryOp::DivFloor => "div_floor",
+        other => other.name(),
     }
 }
 

@@ -1,9 +1,11 @@
-//! Matrix products for compiled plans, through the `gemm` crate: f16, f32,
-//! f64, complex64 and complex128 directly, bf16 through f32 (PyTorch's CPU
-//! bf16 matmul also accumulates in f32 and rounds once). Batch dims
-//! broadcast as torch.matmul's do; 1-D operands are a row or a column.
+//! Matrix products for compiled plans, through the `gemm` crate: f32, f64,
+//! complex64 and complex128 directly; f16 and bf16 through f32, as
+//! PyTorch's CPU kernels accumulate them in f32 and round once (gemm's own
+//! f16 kernels may accumulate in f16 on CPUs with native f16 arithmetic).
+//! Batch dims broadcast as torch.matmul's do; 1-D operands are a row or a
+//! column.
 
-use half::bf16;
+use half::{bf16, f16};
 use kiln_ir::view::{Geometry, broadcast_shapes};
 use kiln_ir::{DType, Error, ErrorKind, Result};
 
@@ -99,7 +101,7 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
         indices.push(Vec::new());
     }
     let dtype = out.dtype;
-    let bf16_scratch = dtype == DType::BF16;
+    let through_f32 = matches!(dtype, DType::F16 | DType::BF16);
     for index in indices {
         let (oa, ob, oo) = (
             batch_offset(&ma, &index),
@@ -139,12 +141,11 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
         match dtype {
             DType::F32 => call!(f32),
             DType::F64 => call!(f64),
-            DType::F16 => call!(gemm::f16),
             DType::C64 => call!(gemm::c32),
             DType::C128 => call!(gemm::c64),
-            _ if bf16_scratch => {
+            _ if through_f32 => {
                 // SAFETY: as for `matmul`.
-                unsafe { bf16_product(&a, &b, &out, (&ma, &mb, &mo), (oa, ob, oo), parallelism) }
+                unsafe { half_product(&a, &b, &out, (&ma, &mb, &mo), (oa, ob, oo), parallelism) }
             }
             other => {
                 return Err(Error::new(
@@ -173,12 +174,6 @@ impl One for f64 {
     }
 }
 
-impl One for gemm::f16 {
-    fn one() -> Self {
-        gemm::f16::ONE
-    }
-}
-
 impl One for gemm::c32 {
     fn one() -> Self {
         gemm::c32::new(1.0, 0.0)
@@ -195,11 +190,12 @@ fn one<T: One>() -> T {
     T::one()
 }
 
-/// One bf16 product: operands widened to f32, multiplied, rounded once.
+/// One f16 or bf16 product: operands widened to f32, multiplied, rounded
+/// once.
 ///
 /// # Safety
 /// As for [`matmul`].
-unsafe fn bf16_product(
+unsafe fn half_product(
     a: &MatrixArg,
     b: &MatrixArg,
     out: &MatrixArg,
@@ -207,6 +203,7 @@ unsafe fn bf16_product(
     (oa, ob, oo): (i64, i64, i64),
     parallelism: gemm::Parallelism,
 ) {
+    let half = out.dtype;
     let widen = |ptr: *mut u8, mat: &Matrices, offset: i64| -> Vec<f32> {
         let mut v = Vec::with_capacity((mat.rows * mat.cols) as usize);
         for i in 0..mat.rows {
@@ -214,7 +211,10 @@ unsafe fn bf16_product(
                 let at = offset + i * mat.row_stride + j * mat.col_stride;
                 // SAFETY: inside the operand's geometry.
                 let bits = unsafe { (ptr as *const u16).offset(at as isize).read_unaligned() };
-                v.push(bf16::from_bits(bits).to_f32());
+                v.push(match half {
+                    DType::F16 => f16::from_bits(bits).to_f32(),
+                    _ => bf16::from_bits(bits).to_f32(),
+                });
             }
         }
         v
@@ -250,7 +250,10 @@ unsafe fn bf16_product(
     for i in 0..m {
         for j in 0..n {
             let at = oo + i as i64 * mo.row_stride + j as i64 * mo.col_stride;
-            let bits = bf16::from_f32(z[i * n + j]).to_bits();
+            let bits = match half {
+                DType::F16 => f16::from_f32(z[i * n + j]).to_bits(),
+                _ => bf16::from_f32(z[i * n + j]).to_bits(),
+            };
             // SAFETY: inside the output's geometry.
             unsafe {
                 (out.ptr as *mut u16)

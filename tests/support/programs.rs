@@ -516,10 +516,25 @@ fn candidates(
                 MemoryFormat::Contiguous,
                 MemoryFormat::ChannelsLast,
             ]);
+            // Dense strides with the dims in reverse order.
+            let mut reversed = vec![0; shape.len()];
+            let mut next = 1;
+            for d in 0..shape.len() {
+                reversed[d] = next;
+                next *= shape[d].max(1);
+            }
             vec![
                 (
                     Op::Clone {
                         memory_format: format,
+                        strides: None,
+                    },
+                    vec![v(x)],
+                ),
+                (
+                    Op::Clone {
+                        memory_format: MemoryFormat::Preserve,
+                        strides: Some(reversed),
                     },
                     vec![v(x)],
                 ),

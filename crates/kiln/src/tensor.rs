@@ -403,7 +403,14 @@ impl Tensor {
 
     /// `x.clone(memory_format=...)`; PyTorch's default is preserve.
     pub fn clone_as(&self, memory_format: MemoryFormat) -> Tensor {
-        record(Op::Clone { memory_format }, vec![t(self)], None)
+        record(
+            Op::Clone {
+                memory_format,
+                strides: None,
+            },
+            vec![t(self)],
+            None,
+        )
     }
 
     pub fn matmul(&self, other: &Tensor) -> Tensor {

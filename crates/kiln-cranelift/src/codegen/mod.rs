@@ -628,7 +628,12 @@ impl<'b> Gen<'_, 'b> {
                 let folded = fold(&mut e, acc_op, class, acc, id, xv);
                 e.cast(folded, acc, node.dtype)?
             }
-            Expr::ArgReduce { .. } => self.emit(w).iconst(Class::I64, 0),
+            Expr::ArgReduce { x, .. } => {
+                // Without reduced dims the position is 0; the element is
+                // still computed (it may raise ZeroDivisionError).
+                self.eval(*x, body, offsets, row_dim)?;
+                self.emit(w).iconst(Class::I64, 0)
+            }
         };
         body.memo.insert(n, v);
         Ok(v)
