@@ -890,9 +890,385 @@ impl<'a> PlanBuilder<'a> {
             stores: store_list,
         };
         normalize(&mut kernel, &reduced, k.has_arg_reduce);
+        reuse_stored_values(&mut kernel);
         check_reductions(&kernel)?;
-        self.steps.push(Step::Kernel(kernel));
+        match self.split_reduction(&kernel)? {
+            Some((partial, last)) => {
+                self.steps.push(Step::Kernel(partial));
+                let mut last = last;
+                last.name = format!("k{}", self.steps.len());
+                self.steps.push(Step::Kernel(last));
+            }
+            None => self.steps.push(Step::Kernel(kernel)),
+        }
         Ok(())
+    }
+
+    /// A reduction with few outer iterations and a long reduced dim (the
+    /// sum of a whole tensor) would run on one thread. Split in two: the
+    /// first kernel folds `SPLIT` slices of the reduced dim in parallel
+    /// into partial results (kept at accumulation precision), the second
+    /// folds the partials and computes what follows the reduction.
+    fn split_reduction(&mut self, k: &Kernel) -> Result<Option<(Kernel, Kernel)>> {
+        const SPLIT: i64 = 64;
+        let o = k.outer_rank;
+        let sched = k.schedule();
+        let reductions: Vec<NodeId> = (0..k.nodes.len())
+            .map(|i| NodeId(i as u32))
+            .filter(|&n| k.node(n).is_reduction())
+            .collect();
+        let splittable = o < k.rank()
+            && k.outer_count() < 16
+            && k.inner_count() >= 1 << 18
+            && k.space[o] % SPLIT == 0
+            && k.phase_count() == 1
+            && !reductions.is_empty()
+            && reductions
+                .iter()
+                .all(|&n| matches!(k.node(n).expr, Expr::Reduce { .. }))
+            && k.stores
+                .iter()
+                .all(|st| k.store_phase(st, &sched).is_none());
+        if !splittable {
+            return Ok(None);
+        }
+        let slice = k.space[o] / SPLIT;
+        // The partial kernel: the split dim joins the outer dims.
+        let mut partial = k.clone();
+        partial.name = format!("k{}", self.steps.len());
+        partial.space.splice(o..=o, [SPLIT, slice]);
+        partial.outer_rank = o + 1;
+        let split_strides = |strides: &mut Vec<i64>| {
+            let s0 = strides[o];
+            strides.splice(o..=o, [s0 * slice, s0]);
+        };
+        for a in &mut partial.accesses {
+            split_strides(&mut a.strides);
+        }
+        for n in &mut partial.nodes {
+            if let Expr::Iota { strides, .. } = &mut n.expr {
+                split_strides(strides);
+            }
+        }
+        partial.stores.clear();
+        // The final kernel: the split dim is its reduced dim.
+        let mut last = Kernel {
+            name: String::new(),
+            space: k.space[..o].iter().copied().chain([SPLIT]).collect(),
+            outer_rank: o,
+            args: k.args.clone(),
+            accesses: Vec::new(),
+            nodes: Vec::new(),
+            stores: Vec::new(),
+        };
+        // Outer accesses keep their strides along the outer dims.
+        let mut last_access: HashMap<usize, usize> = HashMap::new();
+        let mut remap: HashMap<NodeId, NodeId> = HashMap::new();
+        let outer_shape: Vec<i64> = k.space[..o].to_vec();
+        let partial_strides = {
+            let mut st = contiguous_strides(
+                &outer_shape
+                    .iter()
+                    .copied()
+                    .chain([SPLIT])
+                    .collect::<Vec<_>>(),
+            );
+            st.truncate(o + 1);
+            st
+        };
+        for (i, node) in k.nodes.iter().enumerate() {
+            let id = NodeId(i as u32);
+            let s = sched[i];
+            if node.is_reduction() {
+                let Expr::Reduce { op, .. } = node.expr else {
+                    unreachable!("checked above")
+                };
+                // Float sums and products accumulate in f64.
+                let acc = if node.compute.is_floating_point()
+                    && matches!(op, kiln_ir::ReduceOp::Sum | kiln_ir::ReduceOp::Prod)
+                {
+                    DType::F64
+                } else {
+                    node.compute
+                };
+                let geometry = Geometry::new(
+                    outer_shape.iter().copied().chain([SPLIT]).collect(),
+                    partial_strides.clone(),
+                    0,
+                );
+                let bytes = storage_bytes(&geometry, acc)?;
+                self.buffers.push(Buffer {
+                    role: BufferRole::Temp { slot: 0 },
+                    bytes,
+                    dtype: acc,
+                });
+                let buffer = BufferId(self.buffers.len() as u32 - 1);
+                // Partial: the reduction at accumulation precision, stored.
+                let pn = &mut partial.nodes[i];
+                pn.dtype = acc;
+                let mut strides = partial_strides.clone();
+                strides.extend(std::iter::repeat_n(0, partial.rank() - o - 1));
+                partial.args.push(buffer);
+                partial.accesses.push(Access {
+                    arg: partial.args.len() - 1,
+                    dtype: acc,
+                    offset: 0,
+                    strides,
+                });
+                partial.stores.push(Store {
+                    node: id,
+                    access: partial.accesses.len() - 1,
+                });
+                // Last: fold the partials.
+                last.args.push(buffer);
+                last.accesses.push(Access {
+                    arg: last.args.len() - 1,
+                    dtype: acc,
+                    offset: 0,
+                    strides: partial_strides.clone(),
+                });
+                let access = last.accesses.len() - 1;
+                let load = push_node(&mut last, Expr::Load { access }, acc, acc);
+                let folded = push_node(&mut last, Expr::Reduce { op, x: load }, node.dtype, acc);
+                remap.insert(id, folded);
+                continue;
+            }
+            if s.inner {
+                continue;
+            }
+            // Outer nodes: copied, with outer accesses re-created.
+            let mut expr = node.expr.clone();
+            match &mut expr {
+                Expr::Load { access } => {
+                    let a = &k.accesses[*access];
+                    let new = *last_access.entry(*access).or_insert_with(|| {
+                        let mut strides = a.strides[..o].to_vec();
+                        strides.push(0);
+                        last.accesses.push(Access {
+                            strides,
+                            ..a.clone()
+                        });
+                        last.accesses.len() - 1
+                    });
+                    *access = new;
+                }
+                Expr::Iota { strides, .. } => {
+                    strides.truncate(o);
+                    strides.push(0);
+                }
+                other => remap_operands(other, &remap),
+            }
+            let n = push_node(&mut last, expr, node.dtype, node.compute);
+            remap.insert(id, n);
+        }
+        for st in &k.stores {
+            let a = &k.accesses[st.access];
+            let mut strides = a.strides[..o].to_vec();
+            strides.push(0);
+            last.accesses.push(Access {
+                strides,
+                ..a.clone()
+            });
+            last.stores.push(Store {
+                node: remap[&st.node],
+                access: last.accesses.len() - 1,
+            });
+        }
+        prune(&mut partial);
+        prune(&mut last);
+        Ok(Some((partial, last)))
+    }
+}
+
+fn push_node(k: &mut Kernel, expr: Expr, dtype: DType, compute: DType) -> NodeId {
+    k.nodes.push(Node {
+        expr,
+        dtype,
+        compute,
+    });
+    NodeId(k.nodes.len() as u32 - 1)
+}
+
+fn remap_operands(expr: &mut Expr, remap: &HashMap<NodeId, NodeId>) {
+    let m = |id: &mut NodeId| {
+        if let Some(n) = remap.get(id) {
+            *id = *n;
+        }
+    };
+    match expr {
+        Expr::Load { .. } | Expr::Const(_) | Expr::Iota { .. } => {}
+        Expr::Unary { x, .. }
+        | Expr::Cast { x }
+        | Expr::Reduce { x, .. }
+        | Expr::ArgReduce { x, .. } => m(x),
+        Expr::Binary { a, b, .. } => {
+            m(a);
+            m(b);
+        }
+        Expr::Where { cond, a, b } => {
+            m(cond);
+            m(a);
+            m(b);
+        }
+    }
+}
+
+/// Drops the nodes no store needs, then the accesses and arguments nothing
+/// uses, renumbering what is left.
+fn prune(k: &mut Kernel) {
+    let mut live = vec![false; k.nodes.len()];
+    let mut stack: Vec<NodeId> = k.stores.iter().map(|s| s.node).collect();
+    while let Some(n) = stack.pop() {
+        if !std::mem::replace(&mut live[n.index()], true) {
+            stack.extend(k.node(n).operands());
+        }
+    }
+    let mut new_id = vec![NodeId(0); k.nodes.len()];
+    let mut nodes = Vec::new();
+    for (i, node) in k.nodes.iter().enumerate() {
+        if live[i] {
+            let mut node = node.clone();
+            let remap: HashMap<NodeId, NodeId> = node
+                .operands()
+                .into_iter()
+                .map(|o| (o, new_id[o.index()]))
+                .collect();
+            remap_operands(&mut node.expr, &remap);
+            new_id[i] = NodeId(nodes.len() as u32);
+            nodes.push(node);
+        }
+    }
+    k.nodes = nodes;
+    for st in &mut k.stores {
+        st.node = new_id[st.node.index()];
+    }
+    let used: Vec<usize> = (0..k.accesses.len())
+        .filter(|&a| {
+            k.stores.iter().any(|s| s.access == a)
+                || k.nodes
+                    .iter()
+                    .any(|n| matches!(n.expr, Expr::Load { access } if access == a))
+        })
+        .collect();
+    let new_access = |a: usize| used.iter().position(|&u| u == a).expect("a used access");
+    for n in &mut k.nodes {
+        if let Expr::Load { access } = &mut n.expr {
+            *access = new_access(*access);
+        }
+    }
+    for st in &mut k.stores {
+        st.access = new_access(st.access);
+    }
+    k.accesses = used.iter().map(|&a| k.accesses[a].clone()).collect();
+    compact_args(k);
+}
+
+/// Drops the arguments no access uses, renumbering the rest.
+fn compact_args(k: &mut Kernel) {
+    let used: Vec<usize> = (0..k.args.len())
+        .filter(|&i| k.accesses.iter().any(|a| a.arg == i))
+        .collect();
+    let new_index = |i: usize| used.iter().position(|&u| u == i).expect("a used argument");
+    for a in &mut k.accesses {
+        a.arg = new_index(a.arg);
+    }
+    k.args = used.iter().map(|&i| k.args[i]).collect();
+}
+
+/// A transcendental computed in one pass over the reduced dims and needed
+/// again in a later pass (softmax's `exp`, by the sum and then the
+/// quotient) is stored into the output in the first pass and loaded back in
+/// the later one, instead of computed twice: the row is still in cache.
+/// Only where the output holds the value exactly (same dtype) and is
+/// written by that later pass at every element.
+fn reuse_stored_values(k: &mut Kernel) {
+    if k.outer_rank == k.rank() {
+        return;
+    }
+    let sched = k.schedule();
+    let mut used_outputs: Vec<usize> = Vec::new();
+    let mut reuses: Vec<(NodeId, usize, usize)> = Vec::new();
+    for store in &k.stores {
+        let Some(q) = k.store_phase(store, &sched) else {
+            continue;
+        };
+        if used_outputs.contains(&store.access) {
+            continue;
+        }
+        let access = &k.accesses[store.access];
+        let candidate = (0..k.nodes.len()).map(|i| NodeId(i as u32)).find(|&n| {
+            let node = k.node(n);
+            let s = sched[n.index()];
+            let transcendental = matches!(
+                node.expr,
+                Expr::Unary {
+                    op: UnaryOp::Exp | UnaryOp::Log | UnaryOp::Tanh | UnaryOp::Erf,
+                    ..
+                }
+            );
+            transcendental
+                && s.inner
+                && s.phase < q
+                && node.dtype == access.dtype
+                && k.nodes.iter().enumerate().any(|(c, user)| {
+                    user.operands().contains(&n) && sched[c].inner && sched[c].phase > s.phase
+                })
+        });
+        if let Some(n) = candidate {
+            used_outputs.push(store.access);
+            reuses.push((n, store.access, sched[n.index()].phase));
+        }
+    }
+    for (n, access, phase) in reuses {
+        // The reload goes right after `n` (nodes stay in dependency order).
+        let at = n.index() + 1;
+        let shift = |id: NodeId| {
+            if id.index() >= at {
+                NodeId(id.0 + 1)
+            } else {
+                id
+            }
+        };
+        let dtype = k.accesses[access].dtype;
+        let sched = k.schedule();
+        for (c, node) in k.nodes.iter_mut().enumerate() {
+            let later = sched[c].inner && sched[c].phase > phase;
+            let remap = |id: &mut NodeId| {
+                *id = if *id == n && later {
+                    NodeId(at as u32)
+                } else {
+                    shift(*id)
+                }
+            };
+            match &mut node.expr {
+                Expr::Load { .. } | Expr::Const(_) | Expr::Iota { .. } => {}
+                Expr::Unary { x, .. }
+                | Expr::Cast { x }
+                | Expr::Reduce { x, .. }
+                | Expr::ArgReduce { x, .. } => remap(x),
+                Expr::Binary { a, b, .. } => {
+                    remap(a);
+                    remap(b);
+                }
+                Expr::Where { cond, a, b } => {
+                    remap(cond);
+                    remap(a);
+                    remap(b);
+                }
+            }
+        }
+        for st in &mut k.stores {
+            st.node = shift(st.node);
+        }
+        k.nodes.insert(
+            at,
+            Node {
+                expr: Expr::Load { access },
+                dtype,
+                compute: dtype,
+            },
+        );
+        k.stores.insert(0, Store { node: n, access });
     }
 }
 

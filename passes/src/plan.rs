@@ -253,9 +253,16 @@ impl Kernel {
         let mut out: Vec<NodeSchedule> = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
             let s = match &node.expr {
+                // Reading back what a pass stored (a reused value) waits for it.
                 Expr::Load { access } => NodeSchedule {
                     inner: self.varies_inside(&self.accesses[*access].strides),
-                    phase: 0,
+                    phase: self
+                        .stores
+                        .iter()
+                        .filter(|st| st.access == *access && st.node.index() < out.len())
+                        .map(|st| out[st.node.index()].phase + 1)
+                        .max()
+                        .unwrap_or(0),
                 },
                 Expr::Iota { strides, .. } => NodeSchedule {
                     inner: self.varies_inside(strides),

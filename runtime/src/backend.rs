@@ -45,6 +45,8 @@ pub enum ListingLanguage {
     Plan,
     /// Cranelift IR.
     Clif,
+    /// Machine instructions.
+    Machine,
     /// CUDA C.
     CudaC,
     /// PTX assembly.

@@ -96,10 +96,8 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
     } else {
         gemm::Parallelism::None
     };
-    let mut indices: Vec<Vec<i64>> = Indices::new(&batch).collect();
-    if batch.is_empty() {
-        indices.push(Vec::new());
-    }
+    // A 0-dim batch has one (empty) index.
+    let indices: Vec<Vec<i64>> = Indices::new(&batch).collect();
     let dtype = out.dtype;
     let through_f32 = matches!(dtype, DType::F16 | DType::BF16);
     for index in indices {

@@ -61,7 +61,10 @@ pub fn dump(
                 out.push_str(&format!("// {}\n", listing.title));
                 let source = match listing.language {
                     ListingLanguage::CudaC => Some(Source::C),
-                    ListingLanguage::Plan | ListingLanguage::Clif | ListingLanguage::Ptx => None,
+                    ListingLanguage::Plan
+                    | ListingLanguage::Clif
+                    | ListingLanguage::Machine
+                    | ListingLanguage::Ptx => None,
                 };
                 out.push_str(&match source {
                     Some(source) => render(&listing.text, color, source),

@@ -4,6 +4,7 @@
 //! Every error is printed as one line naming the place (`prog.kir:3:15:
 //! error: ...`) and exits with status 1; usage errors exit with 2.
 
+mod bench;
 mod demo;
 mod dump;
 mod highlight;
@@ -101,6 +102,19 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Time compilation (cold, then cached) and runs; bytes moved and GB/s.
+    Bench {
+        file: PathBuf,
+        #[command(flatten)]
+        files: Files,
+        #[arg(long, default_value = "cranelift")]
+        backend: String,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Trace a Rust closure, dump its IR after the passes, compile and run it.
     Demo {
         #[arg(long, default_value = "cranelift")]
@@ -146,6 +160,13 @@ fn main() -> ExitCode {
             &backend,
             &common,
         ),
+        Command::Bench {
+            file,
+            files,
+            backend,
+            json,
+            common,
+        } => bench::bench(&file, &files, &backend, json, &common),
         Command::Demo { backend, color } => demo::demo(&backend, color),
         Command::Info { common } => info(&common),
     };

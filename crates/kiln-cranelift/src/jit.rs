@@ -39,6 +39,9 @@ pub struct CompiledKernel {
     entry: KernelFn,
     /// The Cranelift IR it was compiled from.
     pub clif: String,
+    /// The machine instructions Cranelift chose (before register names are
+    /// final), for `kiln dump`.
+    pub machine: String,
     pub vectorized: bool,
     _code: Arc<Code>,
 }
@@ -62,7 +65,7 @@ fn isa() -> Result<OwnedTargetIsa> {
         let set = |f: &mut settings::Builder, k: &str, v: &str| {
             f.set(k, v).map_err(|e| format!("cranelift flag {k}: {e}"))
         };
-        set(&mut flags, "opt_level", "speed")?;
+        set(&mut flags, "opt_level", "none")?;
         set(&mut flags, "is_pic", "false")?;
         set(&mut flags, "use_colocated_libcalls", "false")?;
         set(
@@ -139,11 +142,16 @@ pub fn compile(kernels: &[&Kernel], vector: bool) -> Result<Vec<Arc<CompiledKern
                 )
                 .map_err(|e| Error::new(ErrorKind::Backend, format!("cranelift: {e}")))?;
             ctx.func = generated.func;
+            ctx.set_disasm(true);
             let result = module.define_function(id, &mut ctx);
+            let machine = ctx
+                .compiled_code()
+                .and_then(|c| c.vcode.clone())
+                .unwrap_or_default();
             module.clear_context(&mut ctx);
             match result {
                 Ok(()) => {
-                    defined.push((i, id, clif, generated.vectorized));
+                    defined.push((i, id, clif, machine, generated.vectorized));
                     break;
                 }
                 Err(_) if generated.vectorized => attempt = false,
@@ -161,7 +169,7 @@ pub fn compile(kernels: &[&Kernel], vector: bool) -> Result<Vec<Arc<CompiledKern
         .map_err(|e| Error::new(ErrorKind::Backend, format!("cranelift: {e}")))?;
     let pointers: Vec<_> = defined
         .iter()
-        .map(|(_, id, _, _)| module.get_finalized_function(*id))
+        .map(|(_, id, _, _, _)| module.get_finalized_function(*id))
         .collect();
     let code = Arc::new(Code(Mutex::new(Some(module))));
     let mut cache = CACHE
@@ -170,12 +178,13 @@ pub fn compile(kernels: &[&Kernel], vector: bool) -> Result<Vec<Arc<CompiledKern
     if cache.len() + defined.len() > CACHE_CAPACITY {
         cache.clear();
     }
-    for ((i, _, clif, vectorized), ptr) in defined.into_iter().zip(pointers) {
+    for ((i, _, clif, machine, vectorized), ptr) in defined.into_iter().zip(pointers) {
         // SAFETY: the function was compiled with the kernel signature.
         let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) };
         let compiled = Arc::new(CompiledKernel {
             entry,
             clif,
+            machine,
             vectorized,
             _code: code.clone(),
         });

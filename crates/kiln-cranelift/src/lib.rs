@@ -126,7 +126,7 @@ impl Backend for Cranelift {
     }
 
     fn stages(&self) -> &'static [&'static str] {
-        &["fuse", "codegen"]
+        &["fuse", "codegen", "machine"]
     }
 
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {
@@ -153,6 +153,12 @@ impl Backend for Cranelift {
                 ),
                 language: ListingLanguage::Clif,
                 text: c.clif.clone(),
+            });
+            listings.push(Listing {
+                stage: "machine",
+                title: format!("kernel {} machine code", k.name),
+                language: ListingLanguage::Machine,
+                text: c.machine.clone(),
             });
         }
         let code: Vec<Box<dyn KernelCode>> = compiled

@@ -4,9 +4,14 @@
 //! [`PassManager::standard`], then the backend (which forms kernels and
 //! generates code). `kiln run`, `kiln dump` and the Rust API all go through
 //! it, so they cannot disagree about what a program means.
+//!
+//! Compiled programs are cached by their text (and backend and default
+//! dtype): compiling the same program again costs a print and a lookup.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use kiln_ir::{Device, DeviceType, Error, ErrorKind, Module, Result};
 use kiln_passes::PassManager;
@@ -87,7 +92,16 @@ impl FromStr for BackendKind {
 pub struct Compiler {
     backend: BackendKind,
     verify_each_pass: bool,
+    cache: bool,
 }
+
+/// Compiled programs by (backend, default dtype, program text).
+type ProgramCache = HashMap<(BackendKind, String), (Arc<Module>, Arc<dyn Executable>)>;
+
+static PROGRAMS: LazyLock<Mutex<ProgramCache>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Programs beyond this count are dropped from the cache (it starts over).
+const PROGRAM_CACHE_CAPACITY: usize = 256;
 
 impl Default for Compiler {
     fn default() -> Self {
@@ -100,7 +114,14 @@ impl Compiler {
         Compiler {
             backend,
             verify_each_pass: true,
+            cache: true,
         }
+    }
+
+    /// Whether to reuse a program compiled before (on by default).
+    pub fn cache(mut self, cache: bool) -> Compiler {
+        self.cache = cache;
+        self
     }
 
     /// Whether the verifier runs after every pass (on by default; it costs
@@ -121,16 +142,40 @@ impl Compiler {
 
     /// Runs the module passes, then hands the module to the backend.
     pub fn compile(&self, module: &Module) -> Result<Compiled> {
+        let key = (
+            self.backend,
+            format!("// default dtype {}\n{module}", module.default_dtype),
+        );
+        if self.cache {
+            if let Some((module, executable)) =
+                PROGRAMS.lock().ok().and_then(|c| c.get(&key).cloned())
+            {
+                return Ok(Compiled {
+                    module,
+                    executable,
+                    backend: self.backend,
+                });
+            }
+        }
         let mut module = module.clone();
         self.pipeline().run(&mut module)?;
-        self.compile_lowered(module)
+        let compiled = self.compile_lowered(module)?;
+        if self.cache {
+            if let Ok(mut cache) = PROGRAMS.lock() {
+                if cache.len() >= PROGRAM_CACHE_CAPACITY {
+                    cache.clear();
+                }
+                cache.insert(key, (compiled.module.clone(), compiled.executable.clone()));
+            }
+        }
+        Ok(compiled)
     }
 
     /// Hands a module the pipeline has already run on to the backend.
     pub fn compile_lowered(&self, module: Module) -> Result<Compiled> {
-        let executable = self.backend.backend().compile(&module)?;
+        let executable: Arc<dyn Executable> = Arc::from(self.backend.backend().compile(&module)?);
         Ok(Compiled {
-            module,
+            module: Arc::new(module),
             executable,
             backend: self.backend,
         })
@@ -138,9 +183,10 @@ impl Compiler {
 }
 
 /// A compiled program, ready to run on concrete tensors.
+#[derive(Clone)]
 pub struct Compiled {
-    module: Module,
-    executable: Box<dyn Executable>,
+    module: Arc<Module>,
+    executable: Arc<dyn Executable>,
     backend: BackendKind,
 }
 

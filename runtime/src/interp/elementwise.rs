@@ -283,9 +283,55 @@ fn bool_unary(op: UnaryOp, b: bool) -> Result<V> {
     })
 }
 
+/// Kiln's f32 exponential (for f32, f16 and bf16): range reduction by
+/// ln 2 in two steps, a degree-5 polynomial (Cephes' `expf`) in fused
+/// multiply-adds, and scaling by 2^n in two halves so subnormal results
+/// round once. Every step is one IEEE f32 operation (an FMA rounds once),
+/// so the compiled kernels, which emit the same steps, give the same bits.
+/// Within 1 ulp of the correctly rounded value (see the test below).
+pub fn exp_f32(x: f32) -> f32 {
+    if x.is_nan() {
+        return x;
+    }
+    let x = x.min(EXP_F32_HI).max(EXP_F32_LO);
+    let n = (x * std::f32::consts::LOG2_E).round_ties_even();
+    let r = (-n).mul_add(EXP_F32_LN2_HI, x);
+    let r = (-n).mul_add(EXP_F32_LN2_LO, r);
+    let mut p = EXP_F32_POLY[0];
+    for &k in &EXP_F32_POLY[1..] {
+        p = p.mul_add(r, k);
+    }
+    let p = p.mul_add(r * r, r);
+    let p = p + 1.0;
+    let n = n as i32;
+    let n1 = n >> 1;
+    let n2 = n - n1;
+    let pow2 = |e: i32| f32::from_bits(((e + 127) << 23) as u32);
+    p * pow2(n1) * pow2(n2)
+}
+
+/// Beyond these, e^x is inf or 0 in f32 (clamping keeps 2^n finite).
+pub const EXP_F32_HI: f32 = 89.0;
+pub const EXP_F32_LO: f32 = -104.0;
+/// ln 2 split so that n·`EXP_F32_LN2_HI` is exact.
+pub const EXP_F32_LN2_HI: f32 = 0.693_359_4;
+pub const EXP_F32_LN2_LO: f32 = -2.121_944_4e-4;
+/// Coefficients of r^5 .. r^2 and the r^2 term's constant (Cephes `expf`).
+pub const EXP_F32_POLY: [f32; 6] = [
+    1.987_569_1e-4,
+    1.398_199_9e-3,
+    8.333_452e-3,
+    4.166_579_6e-2,
+    1.666_666_5e-1,
+    5.000_000_1e-1,
+];
+
 /// A unary op on a value already converted to the computation dtype.
 pub fn unary(op: UnaryOp, x: V, compute: DType) -> Result<V> {
     match x {
+        V::F(f) if op == UnaryOp::Exp && compute.opmath() == DType::F32 => {
+            Ok(V::F(exp_f32(f as f32) as f64))
+        }
         // PyTorch's rsqrt is `1 / sqrt(x)` in the opmath type: two roundings.
         V::F(f) if op == UnaryOp::Rsqrt && compute.opmath() == DType::F32 => {
             Ok(V::F((1.0f32 / (f as f32).sqrt()) as f64))
@@ -450,6 +496,37 @@ pub fn binary(op: BinaryOp, a: V, b: V, compute: DType) -> Result<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Units in the last place between two finite f32 values.
+    fn ulps(a: f32, b: f32) -> u32 {
+        let key = |x: f32| {
+            let b = x.to_bits() as i32;
+            if b < 0 { i32::MIN - b } else { b }
+        };
+        (key(a) as i64 - key(b) as i64).unsigned_abs() as u32
+    }
+
+    #[test]
+    fn exp_f32_is_within_one_ulp() {
+        let mut worst = 0;
+        // Every 97th f32 from -104 to 89: about 11 million values.
+        let (lo, hi) = ((-104.0f32).to_bits(), 89.0f32.to_bits());
+        let mut check = |x: f32| {
+            let exact = (x as f64).exp() as f32;
+            let got = exp_f32(x);
+            if exact.is_finite() || got.is_finite() {
+                worst = worst.max(ulps(got, exact));
+            }
+        };
+        for bits in (0..hi).step_by(97).chain((0x8000_0000..lo).step_by(97)) {
+            check(f32::from_bits(bits));
+        }
+        assert!(worst <= 1, "exp_f32 is off by {worst} ulps");
+        assert!(exp_f32(f32::NAN).is_nan());
+        assert_eq!(exp_f32(f32::INFINITY), f32::INFINITY);
+        assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp_f32(0.0), 1.0);
+    }
 
     #[test]
     fn pytorch_edge_cases() {

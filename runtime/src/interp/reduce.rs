@@ -247,7 +247,7 @@ pub fn matmul(a: &Tensor, b: &Tensor, out_ty: &TensorType, strides: &[i64]) -> R
         convert(t.get(&index), compute)
     };
     let mut values = Vec::new();
-    for bidx in Indices::new(&batch).chain(batch.is_empty().then(Vec::new)) {
+    for bidx in Indices::new(&batch) {
         for i in 0..m {
             for j in 0..n {
                 let mut acc = if dtype.is_complex() {

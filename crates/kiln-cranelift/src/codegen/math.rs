@@ -4,16 +4,19 @@
 //! floor division, ...) are calls to the very functions the reference
 //! interpreter uses, computed in f64 for f16/bf16/f32 inputs and rounded
 //! once: bit-identical to the interpreter. The f32 exponential is inline
-//! (it is what softmax spends its time in), computed in f64 and rounded
-//! once, in scalar and vector code alike.
+//! (it is what softmax spends its time in): the interpreter's own algorithm,
+//! step for step, in scalar and vector code alike.
 
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{AbiParam, InstBuilder, SigRef, Signature, Value, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilder;
-use kiln_runtime::interp::elementwise::{float_div_floor, float_remainder, int_pow};
+use kiln_runtime::interp::elementwise::{
+    EXP_F32_HI, EXP_F32_LN2_HI, EXP_F32_LN2_LO, EXP_F32_LO, EXP_F32_POLY, float_div_floor,
+    float_remainder, int_pow,
+};
 
-use super::values::{Class, Emit, Val};
+use super::values::{Class, Emit, Val, Width};
 
 /// A function kernels call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -144,49 +147,51 @@ impl Calls {
     }
 }
 
-/// e^x for f32-class values, inline: computed in f64 to well beyond f32's
-/// precision, then rounded once, so it agrees with the interpreter's
-/// correctly rounded `exp` except where the exact value lies within 2^-40
-/// of a rounding boundary.
+/// e^x for f32-class values, inline: the interpreter's [`exp_f32`], step
+/// for step in f32 arithmetic (so the bits agree), in scalar or vector code.
 pub fn exp_f32(e: &mut Emit, x: Val) -> Val {
-    let c = Class::F64;
-    // Beyond these, e^x is inf or 0 in f32; clamping keeps 2^n finite.
-    let hi = e.fconst(Class::F32, 89.0);
-    let lo = e.fconst(Class::F32, -104.0);
-    let xc = e.zip(x, hi, |b, v, h| b.ins().fmin(v, h));
-    let xc = e.zip(xc, lo, |b, v, l| b.ins().fmax(v, l));
-    let xd = e.promote(xc);
-    let log2e = e.fconst(c, std::f64::consts::LOG2_E);
-    let t = e.zip(xd, log2e, |b, v, k| b.ins().fmul(v, k));
+    let c = Class::F32;
+    let k = |e: &mut Emit, v: f32| e.fconst(c, v as f64);
+    // Clamp (a NaN input is selected back at the end).
+    let hi = k(e, EXP_F32_HI);
+    let lo = k(e, EXP_F32_LO);
+    let above = e.zip(x, hi, |b, v, h| b.ins().fcmp(FloatCC::GreaterThan, v, h));
+    let xc = e.select(above, hi, x, c);
+    let below = e.zip(xc, lo, |b, v, l| b.ins().fcmp(FloatCC::LessThan, v, l));
+    let xc = e.select(below, lo, xc, c);
+    let log2e = k(e, std::f32::consts::LOG2_E);
+    let t = e.zip(xc, log2e, |b, v, u| b.ins().fmul(v, u));
     let n = e.map(t, |b, v| b.ins().nearest(v));
-    // r = x - n·ln2 in two steps (Cody-Waite): |r| <= ln2/2.
-    let ln2_hi = e.fconst(c, f64::from_bits(0x3FE6_2E42_FEE0_0000));
-    let ln2_lo = e.fconst(c, 1.908_214_929_270_587_7e-10);
-    let nh = e.zip(n, ln2_hi, |b, v, k| b.ins().fmul(v, k));
-    let r = e.zip(xd, nh, |b, v, u| b.ins().fsub(v, u));
-    let nl = e.zip(n, ln2_lo, |b, v, k| b.ins().fmul(v, k));
-    let r = e.zip(r, nl, |b, v, u| b.ins().fsub(v, u));
-    // Taylor series to r^11/11!: error below 2^-46 on |r| <= ln2/2.
-    let mut p = e.fconst(c, 1.0 / 39_916_800.0);
-    let mut factorial = 39_916_800.0f64;
-    for k in (0..11).rev() {
-        factorial /= (k + 1) as f64;
-        let coeff = e.fconst(c, 1.0 / factorial);
-        p = e.zip(p, r, |b, v, u| b.ins().fmul(v, u));
-        p = e.zip(p, coeff, |b, v, u| b.ins().fadd(v, u));
+    let ln2_hi = k(e, EXP_F32_LN2_HI);
+    let ln2_lo = k(e, EXP_F32_LN2_LO);
+    let minus_n = e.map(n, |b, v| b.ins().fneg(v));
+    let r = e.zip3(minus_n, ln2_hi, xc, |b, u, v, w| b.ins().fma(u, v, w));
+    let r = e.zip3(minus_n, ln2_lo, r, |b, u, v, w| b.ins().fma(u, v, w));
+    let mut p = k(e, EXP_F32_POLY[0]);
+    for &coeff in &EXP_F32_POLY[1..] {
+        let cv = k(e, coeff);
+        p = e.zip3(p, r, cv, |b, u, v, w| b.ins().fma(u, v, w));
     }
-    // 2^n from the bits of n + 1.5·2^52 (n sits in the low bits).
-    let magic = e.fconst(c, 6_755_399_441_055_744.0);
-    let shifted = e.zip(n, magic, |b, v, m| b.ins().fadd(v, m));
-    let bits = e.bits(shifted, Class::I64);
-    let rebias = e.iconst(Class::I64, 1023 - 0x4338_0000_0000_0000);
-    let biased = e.zip(bits, rebias, |b, v, k| b.ins().iadd(v, k));
-    let exponent = e.map(biased, |b, v| b.ins().ishl_imm_u(v, 52));
-    let pow2 = e.bits(exponent, Class::F64);
-    let wide = e.zip(p, pow2, |b, v, u| b.ins().fmul(v, u));
-    let scaled = e.demote(wide);
+    let r2 = e.zip(r, r, |b, v, u| b.ins().fmul(v, u));
+    p = e.zip3(p, r2, r, |b, u, v, w| b.ins().fma(u, v, w));
+    let one = k(e, 1.0);
+    p = e.zip(p, one, |b, v, u| b.ins().fadd(v, u));
+    // n is an integer in [-150, 128]: the conversion is exact.
+    let ni = match e.w {
+        Width::Scalar => e.map(n, |b, v| b.ins().fcvt_to_sint_sat(types::I32, v)),
+        Width::Vector => e.map(n, |b, v| b.ins().x86_cvtt2dq(types::I32X4, v)),
+    };
+    let n1 = e.map(ni, |b, v| b.ins().sshr_imm_u(v, 1));
+    let n2 = e.zip(ni, n1, |b, v, u| b.ins().isub(v, u));
+    let bias = e.iconst(Class::I32, 127);
+    for part in [n1, n2] {
+        let biased = e.zip(part, bias, |b, v, u| b.ins().iadd(v, u));
+        let bits = e.map(biased, |b, v| b.ins().ishl_imm_u(v, 23));
+        let pow2 = e.bits(bits, c);
+        p = e.zip(p, pow2, |b, v, u| b.ins().fmul(v, u));
+    }
     let nan = e.zip(x, x, |b, v, u| b.ins().fcmp(FloatCC::Unordered, v, u));
-    e.select(nan, x, scaled, Class::F32)
+    e.select(nan, x, p, c)
 }
 
 #[cfg(test)]

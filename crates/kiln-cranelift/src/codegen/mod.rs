@@ -28,7 +28,23 @@ use kiln_runtime::convert::{V, convert};
 
 use math::Calls;
 use ops::{Ctx, NoVector, R};
-use values::{Class, Emit, LANES, Stride, Val, Width};
+use values::{Class, Consts, Emit, LANES, Stride, Val, Width};
+
+/// Side of the square tiles of transposing kernels.
+const TILE: i64 = 32;
+
+/// Tiles pay off when a pointwise kernel's operand walks memory along the
+/// next-to-last dim (stride 1 there) but strides along the last.
+fn wants_tiles(k: &Kernel) -> bool {
+    let r = k.rank();
+    k.outer_rank == r
+        && r >= 2
+        && k.space[r - 1] > TILE
+        && k.space[r - 2] > TILE
+        && k.accesses
+            .iter()
+            .any(|a| a.strides[r - 2].abs() == 1 && a.strides[r - 1].abs() > 1)
+}
 
 /// The kernel function's signature.
 pub fn signature(call_conv: CallConv) -> Signature {
@@ -111,6 +127,12 @@ struct Body {
 
 struct Gen<'a, 'b> {
     b: FunctionBuilder<'b>,
+    /// Whether the last two dims run in tiles (see `tiled_loops`).
+    tiled: bool,
+    consts: Consts,
+    /// Per access, the address of element 0 of the current row (set before
+    /// a row loop, so its body only adds the row index times the stride).
+    row_bases: HashMap<usize, Value>,
     k: &'a Kernel,
     sched: Vec<NodeSchedule>,
     vector: bool,
@@ -159,6 +181,9 @@ fn build(kernel: &Kernel, isa: &dyn TargetIsa, vector: bool) -> Result<Function,
     }
     let mut g = Gen {
         b,
+        tiled: wants_tiles(kernel),
+        consts: Consts::new(entry),
+        row_bases: HashMap::new(),
         k: kernel,
         sched: kernel.schedule(),
         vector,
@@ -192,10 +217,17 @@ fn build(kernel: &Kernel, isa: &dyn TargetIsa, vector: bool) -> Result<Function,
 
 impl<'b> Gen<'_, 'b> {
     fn emit(&mut self, w: Width) -> Emit<'_, 'b> {
-        Emit { b: &mut self.b, w }
+        Emit {
+            b: &mut self.b,
+            w,
+            consts: &mut self.consts,
+        }
     }
 
     /// Opens `for i in start..end` (by `step`); returns the loop and `i`.
+    /// A positive step runs only whole steps (a vector loop, whose tail
+    /// follows); a negative one, `-n`, steps by `n` and runs a partial last
+    /// step too (tiles).
     fn open_loop(&mut self, start: Value, end: Value, step: i64) -> (Loop, Value) {
         let var = self.b.declare_var(types::I64);
         self.b.def_var(var, start);
@@ -211,6 +243,7 @@ impl<'b> Gen<'_, 'b> {
         } else {
             i
         };
+        let step = step.abs();
         let more = self.b.ins().icmp(IntCC::SignedLessThan, last, end);
         self.b.ins().brif(more, body, &[], exit, &[]);
         self.b.switch_to_block(body);
@@ -282,10 +315,35 @@ impl<'b> Gen<'_, 'b> {
             let n = self.b.ins().iconst(types::I64, k.space[d]);
             (z, n)
         };
+        if pointwise && d + 2 == k.rank() && self.tiled {
+            return self.tiled_loops(d, offsets, start, stop);
+        }
         let (l, i) = self.open_loop(start, stop, 1);
         let inner = self.advance(offsets, d, i);
         self.outer_loops(d + 1, &inner, begin, end)?;
         self.close_loop(l);
+        Ok(())
+    }
+
+    /// The last two dims of a pointwise kernel in `TILE`×`TILE` blocks, so
+    /// an operand that walks memory along dim `d` (a transpose) reuses each
+    /// cache line it loads across the block instead of once per row.
+    fn tiled_loops(&mut self, d: usize, offsets: &[Value], start: Value, stop: Value) -> R<()> {
+        let row = d + 1;
+        let z = self.b.ins().iconst(types::I64, 0);
+        let n_row = self.b.ins().iconst(types::I64, self.k.space[row]);
+        let (outer_tile, t) = self.open_loop(start, stop, -TILE);
+        let t_end = self.b.ins().iadd_imm_s(t, TILE);
+        let t_end = self.b.ins().smin(t_end, stop);
+        let (row_tile, u) = self.open_loop(z, n_row, -TILE);
+        let u_end = self.b.ins().iadd_imm_s(u, TILE);
+        let u_end = self.b.ins().smin(u_end, n_row);
+        let (l, i) = self.open_loop(t, t_end, 1);
+        let inner = self.advance(offsets, d, i);
+        self.row_loops(&inner, row, u, u_end, None)?;
+        self.close_loop(l);
+        self.close_loop(row_tile);
+        self.close_loop(outer_tile);
         Ok(())
     }
 
@@ -330,7 +388,7 @@ impl<'b> Gen<'_, 'b> {
             if k.store_phase(s, &self.sched).is_none() {
                 let v = self.outer[&s.node];
                 let a = &k.accesses[s.access];
-                let addr = self.address(a.arg, a.dtype, offsets[s.access], None, 0);
+                let addr = self.address(s.access, offsets[s.access], None, 0);
                 self.emit(Width::Scalar)
                     .store(a.dtype, v, addr, Stride::One);
             }
@@ -458,6 +516,12 @@ impl<'b> Gen<'_, 'b> {
                 body_memo.insert(n, s);
             }
         }
+        // Row bases of every access, computed once per row.
+        let saved_bases = std::mem::take(&mut self.row_bases);
+        for access in 0..k.accesses.len() {
+            let base = self.element_address(access, offsets[access]);
+            self.row_bases.insert(access, base);
+        }
         let mut tail_start = start;
         if self.vector {
             let (l, i) = self.open_loop(start, end, LANES);
@@ -478,6 +542,7 @@ impl<'b> Gen<'_, 'b> {
         };
         self.row_body(&mut body, offsets, d, &stores, accs)?;
         self.close_loop(l);
+        self.row_bases = saved_bases;
         Ok(())
     }
 
@@ -495,7 +560,7 @@ impl<'b> Gen<'_, 'b> {
             let v = self.eval(store.node, body, offsets, Some(d))?;
             let a = &k.accesses[store.access];
             let stride = a.strides[d];
-            let addr = self.address(a.arg, a.dtype, offsets[store.access], body.row, stride);
+            let addr = self.address(store.access, offsets[store.access], body.row, stride);
             let kind = stride_kind(stride, a.dtype);
             self.emit(body.w).store(a.dtype, v, addr, kind);
         }
@@ -507,24 +572,30 @@ impl<'b> Gen<'_, 'b> {
         Ok(())
     }
 
-    /// The address of element `row` (or the current offset) of an access.
-    fn address(
-        &mut self,
-        arg: usize,
-        dtype: DType,
-        offset: Value,
-        row: Option<Value>,
-        stride: i64,
-    ) -> Value {
-        let elem = match row {
-            Some(i) if stride != 0 => {
-                let step = self.b.ins().imul_imm_s(i, stride);
-                self.b.ins().iadd(offset, step)
-            }
-            _ => offset,
-        };
-        let bytes = self.b.ins().imul_imm_s(elem, dtype.itemsize() as i64);
+    /// The address of an access's element at `offset` (in elements).
+    fn element_address(&mut self, access: usize, offset: Value) -> Value {
+        let a = &self.k.accesses[access];
+        let (arg, size) = (a.arg, a.dtype.itemsize() as i64);
+        let bytes = self.b.ins().imul_imm_s(offset, size);
         self.b.ins().iadd(self.bases[arg], bytes)
+    }
+
+    /// The address of an access's element at row index `row` of the current
+    /// row loop (or at the current offset outside one).
+    fn address(&mut self, access: usize, offset: Value, row: Option<Value>, stride: i64) -> Value {
+        let (Some(i), Some(&base)) = (row, self.row_bases.get(&access)) else {
+            return self.element_address(access, offset);
+        };
+        if stride == 0 {
+            return base;
+        }
+        let step = stride * self.k.accesses[access].dtype.itemsize() as i64;
+        let scaled = if step.count_ones() == 1 {
+            self.b.ins().ishl_imm_u(i, step.trailing_zeros() as i64)
+        } else {
+            self.b.ins().imul_imm_s(i, step)
+        };
+        self.b.ins().iadd(base, scaled)
     }
 
     /// Evaluates node `n` in `body` (memoized).
@@ -557,7 +628,7 @@ impl<'b> Gen<'_, 'b> {
             Expr::Load { access } => {
                 let a = &k.accesses[*access];
                 let stride = row_dim.map_or(0, |d| a.strides[d]);
-                let addr = self.address(a.arg, a.dtype, offsets[*access], body.row, stride);
+                let addr = self.address(*access, offsets[*access], body.row, stride);
                 let kind = stride_kind(stride, a.dtype);
                 self.emit(w).load(a.dtype, addr, kind)
             }
@@ -600,7 +671,11 @@ impl<'b> Gen<'_, 'b> {
                     call_conv: self.call_conv,
                     status: self.status,
                 };
-                let mut e = Emit { b: &mut self.b, w };
+                let mut e = Emit {
+                    b: &mut self.b,
+                    w,
+                    consts: &mut self.consts,
+                };
                 let r = e.unary(&mut ctx, *op, xv, node.compute)?;
                 e.cast(r, result_dtype_of_unary(*op, node.compute), node.dtype)?
             }
@@ -664,7 +739,11 @@ impl<'b> Gen<'_, 'b> {
                     call_conv: self.call_conv,
                     status: self.status,
                 };
-                let mut e = Emit { b: &mut self.b, w };
+                let mut e = Emit {
+                    b: &mut self.b,
+                    w,
+                    consts: &mut self.consts,
+                };
                 let c = node.compute;
                 let mul = |e: &mut Emit, ctx: &mut Ctx, x: Val, y: Val| {
                     e.binary(ctx, BinaryOp::Mul, x, c, y, c, c)
@@ -698,7 +777,11 @@ impl<'b> Gen<'_, 'b> {
                             call_conv: self.call_conv,
                             status: self.status,
                         };
-                        let mut e = Emit { b: &mut self.b, w };
+                        let mut e = Emit {
+                            b: &mut self.b,
+                            w,
+                            consts: &mut self.consts,
+                        };
                         let bv = e.cast(bv, bd, c)?;
                         let r = e.binary(&mut ctx, op, av, c, bv, c, c)?;
                         return e.cast(r, c, node.dtype);
@@ -713,7 +796,11 @@ impl<'b> Gen<'_, 'b> {
             call_conv: self.call_conv,
             status: self.status,
         };
-        let mut e = Emit { b: &mut self.b, w };
+        let mut e = Emit {
+            b: &mut self.b,
+            w,
+            consts: &mut self.consts,
+        };
         let c = node.compute;
         // A scalar constant may be held at opmath precision (f32 for f16
         // mul/div): the same register class, so no conversion is needed.
@@ -848,7 +935,11 @@ impl<'b> Gen<'_, 'b> {
             Width::Scalar => vec![acc.scalar],
             Width::Vector => acc.vector.clone(),
         };
-        let mut e = Emit { b: &mut self.b, w };
+        let mut e = Emit {
+            b: &mut self.b,
+            w,
+            consts: &mut self.consts,
+        };
         let x = e
             .cast(x, x_dtype, acc_dtype)
             .expect("accumulator casts have vector forms");

@@ -10,9 +10,12 @@
 //! 32-bit classes, two for 64-bit ones. x64 Cranelift has no f16
 //! conversions, so f16 is encoded and decoded with integer operations.
 
-use cranelift_codegen::ir::immediates::Ieee32;
+use std::collections::HashMap;
+
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
 use cranelift_codegen::ir::{
-    ConstantData, Endianness, InstBuilder, MemFlagsData, Type, Value, types,
+    Block, ConstantData, Endianness, Function, InstBuilder, MemFlagsData, Type, Value, types,
 };
 use cranelift_frontend::FunctionBuilder;
 use kiln_ir::DType;
@@ -129,10 +132,50 @@ pub enum Stride {
     Bytes(i64),
 }
 
+/// Constants of a function, defined once in its entry block: emitted where
+/// they are used, they would be rebuilt at every iteration of a loop.
+pub struct Consts {
+    entry: Block,
+    values: HashMap<(Type, u64), Value>,
+}
+
+impl Consts {
+    pub fn new(entry: Block) -> Consts {
+        Consts {
+            entry,
+            values: HashMap::new(),
+        }
+    }
+
+    /// The constant of type `ty` with these bits (a splat for vectors of a
+    /// scalar constant `scalar`).
+    fn get(&mut self, func: &mut Function, ty: Type, bits: u64) -> Value {
+        if let Some(&v) = self.values.get(&(ty, bits)) {
+            return v;
+        }
+        let v = if ty.is_vector() {
+            let lane = ty.lane_type();
+            let scalar = self.get(func, lane, bits);
+            let mut cur = FuncCursor::new(func).at_last_inst(self.entry);
+            cur.ins().splat(ty, scalar)
+        } else {
+            let mut cur = FuncCursor::new(func).at_last_inst(self.entry);
+            match ty {
+                types::F32 => cur.ins().f32const(Ieee32::with_bits(bits as u32)),
+                types::F64 => cur.ins().f64const(Ieee64::with_bits(bits)),
+                _ => cur.ins().iconst(ty, bits as i64),
+            }
+        };
+        self.values.insert((ty, bits), v);
+        v
+    }
+}
+
 /// Cranelift instructions over Kiln values, at one width.
 pub struct Emit<'a, 'b> {
     pub b: &'a mut FunctionBuilder<'b>,
     pub w: Width,
+    pub consts: &'a mut Consts,
 }
 
 pub fn flags() -> MemFlagsData {
@@ -175,22 +218,43 @@ impl Emit<'_, '_> {
         out
     }
 
+    /// Applies `f` to each triple of parts.
+    pub fn zip3(
+        &mut self,
+        x: Val,
+        y: Val,
+        z: Val,
+        mut f: impl FnMut(&mut FunctionBuilder, Value, Value, Value) -> Value,
+    ) -> Val {
+        let mut out = x;
+        for i in 0..x.n {
+            out.parts[i] = f(self.b, x.parts[i], y.parts[i], z.parts[i]);
+        }
+        out
+    }
+
+    /// A constant of class `c` (from the entry block's pool).
+    fn pooled(&mut self, c: Class, bits: u64) -> Val {
+        let ty = c.ty(self.w);
+        let v = self.consts.get(self.b.func, ty, bits);
+        if self.parts(c) == 2 {
+            Val::two(v, v)
+        } else {
+            Val::one(v)
+        }
+    }
+
     pub fn iconst(&mut self, c: Class, v: i64) -> Val {
-        let scalar_ty = c.ty(Width::Scalar);
-        let imm = if c == Class::I32 { v as i32 as i64 } else { v };
-        let s = self.b.ins().iconst(scalar_ty, imm);
-        self.splat(c, s)
+        let bits = if c == Class::I32 { v as i32 as i64 } else { v };
+        self.pooled(c, bits as u64)
     }
 
     pub fn fconst(&mut self, c: Class, v: f64) -> Val {
-        let s = match c {
-            Class::F32 => self
-                .b
-                .ins()
-                .f32const(Ieee32::with_bits((v as f32).to_bits())),
-            _ => self.b.ins().f64const(v),
+        let bits = match c {
+            Class::F32 => (v as f32).to_bits() as u64,
+            _ => v.to_bits(),
         };
-        self.splat(c, s)
+        self.pooled(c, bits)
     }
 
     /// A scalar of class `c` in every lane.

@@ -1,0 +1,96 @@
+//! `kiln bench`: compile time (cold, then cached), run time (median and
+//! minimum of repeated runs), bytes moved and the rate they give.
+//!
+//! Bytes are the inputs read once plus the results written once: the
+//! least traffic any implementation needs, so GB/s compares with STREAM.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use kiln::runtime::random::tensor_for;
+use kiln::{Compiler, Result};
+
+use crate::{Common, Files, backend, io, load};
+
+/// Timed runs stop after this much time (and at least `MIN_RUNS` runs).
+const BUDGET: Duration = Duration::from_secs(2);
+const MIN_RUNS: usize = 5;
+const MAX_RUNS: usize = 200;
+const WARMUP: usize = 2;
+
+pub fn bench(
+    path: &Path,
+    files: &Files,
+    backend_name: &str,
+    json: bool,
+    common: &Common,
+) -> Result<()> {
+    let module = load(path, common)?;
+    let kind = backend(backend_name)?;
+    let start = Instant::now();
+    let compiled = Compiler::new(kind).compile(&module)?;
+    let compile = start.elapsed();
+    let start = Instant::now();
+    Compiler::new(kind).compile(&module)?;
+    let cached = start.elapsed();
+
+    let func = compiled.module().entry()?;
+    let inputs = if files.inputs.is_none() && files.input.is_empty() {
+        func.params
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| tensor_for(func.ty(p), i as u64 + 1))
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        io::load_inputs(func, files)?
+    };
+    let mut bytes: u64 = inputs.iter().map(|t| t.tensor_type().nbytes() as u64).sum();
+    for _ in 0..WARMUP {
+        compiled.run(&inputs)?;
+    }
+    let mut times = Vec::new();
+    let began = Instant::now();
+    while times.len() < MIN_RUNS || (began.elapsed() < BUDGET && times.len() < MAX_RUNS) {
+        let t = Instant::now();
+        let outputs = compiled.run(&inputs)?;
+        times.push(t.elapsed());
+        if times.len() == 1 {
+            bytes += outputs
+                .iter()
+                .map(|t| t.tensor_type().nbytes() as u64)
+                .sum::<u64>();
+        }
+        // Results are dropped after the clock stops, as a caller would.
+        drop(outputs);
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let median = times[times.len() / 2];
+    let min = times[0];
+    let gbps = bytes as f64 / median.as_secs_f64() / 1e9;
+    if json {
+        println!(
+            "{{\"compile_ms\": {:.3}, \"cached_compile_ms\": {:.4}, \"run_ms_median\": {:.3}, \"run_ms_min\": {:.3}, \"bytes\": {bytes}, \"gbps\": {gbps:.2}, \"runs\": {}}}",
+            ms(compile),
+            ms(cached),
+            ms(median),
+            ms(min),
+            times.len()
+        );
+    } else {
+        println!("{} on {}", path.display(), compiled.backend());
+        println!(
+            "  compile      {:>10.3} ms (cached {:.4} ms)",
+            ms(compile),
+            ms(cached)
+        );
+        println!(
+            "  run median   {:>10.3} ms (min {:.3} ms, {} runs)",
+            ms(median),
+            ms(min),
+            times.len()
+        );
+        println!("  bytes        {bytes:>10} ({gbps:.2} GB/s)");
+    }
+    Ok(())
+}
