@@ -216,7 +216,9 @@ fn tiled_transposes_match_the_interpreter() {
 }
 ";
     let module = kiln::parse_module("tiles.kir", text, kiln::DefaultDType::F32).unwrap();
-    let compiled = Compiler::new(BackendKind::Cranelift).compile(&module).unwrap();
+    let compiled = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap();
     let clif: Vec<String> = compiled
         .listings()
         .into_iter()

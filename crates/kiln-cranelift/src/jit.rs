@@ -98,8 +98,8 @@ pub fn cached_kernels() -> usize {
     CACHE.lock().map(|c| c.len()).unwrap_or(0)
 }
 
-/// Compiles kernels (those in the cache cost nothing).
-pub fn compile(kernels: &[&Kernel], vector: bool) -> Result<Vec<Arc<CompiledKernel>>> {
+/// Compiles kernels (those in the cache cost nothing when `reuse` is set).
+pub fn compile(kernels: &[&Kernel], vector: bool, reuse: bool) -> Result<Vec<Arc<CompiledKernel>>> {
     let keys: Vec<String> = kernels
         .iter()
         .map(|k| format!("{vector}\n{}", k.structural_key()))
@@ -108,7 +108,9 @@ pub fn compile(kernels: &[&Kernel], vector: bool) -> Result<Vec<Arc<CompiledKern
         let cache = CACHE
             .lock()
             .map_err(|_| Error::new(ErrorKind::Backend, "the kernel cache is poisoned"))?;
-        keys.iter().map(|k| cache.get(k).cloned()).collect()
+        keys.iter()
+            .map(|k| if reuse { cache.get(k).cloned() } else { None })
+            .collect()
     };
     let missing: Vec<usize> = (0..kernels.len()).filter(|&i| out[i].is_none()).collect();
     if missing.is_empty() {

@@ -28,11 +28,17 @@ use kiln_runtime::{Backend, Executable, Listing, ListingLanguage, Tensor};
 pub struct Cranelift {
     /// Use 4-lane vector code in row loops (on by default).
     pub vectorize: bool,
+    /// Reuse kernels compiled before (on by default; off to measure cold
+    /// compiles).
+    pub reuse_kernels: bool,
 }
 
 impl Default for Cranelift {
     fn default() -> Self {
-        Cranelift { vectorize: true }
+        Cranelift {
+            vectorize: true,
+            reuse_kernels: true,
+        }
     }
 }
 
@@ -132,7 +138,7 @@ impl Backend for Cranelift {
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {
         let plan = self.plan(module)?;
         let kernels: Vec<_> = plan.kernels().collect();
-        let compiled = jit::compile(&kernels, self.vectorize)?;
+        let compiled = jit::compile(&kernels, self.vectorize, self.reuse_kernels)?;
         let mut listings = vec![Listing {
             stage: "fuse",
             title: format!("kernel plan of @{}", plan.name),

@@ -53,8 +53,16 @@ impl BackendKind {
     }
 
     fn backend(self) -> Box<dyn kiln_runtime::Backend> {
+        self.backend_with(true)
+    }
+
+    /// The backend; with `reuse` off, it compiles everything anew.
+    fn backend_with(self, reuse: bool) -> Box<dyn kiln_runtime::Backend> {
         match self {
-            BackendKind::Cranelift => Box::new(kiln_cranelift::Cranelift::default()),
+            BackendKind::Cranelift => Box::new(kiln_cranelift::Cranelift {
+                reuse_kernels: reuse,
+                ..Default::default()
+            }),
             BackendKind::Interp => Box::new(Interpreter),
         }
     }
@@ -118,7 +126,8 @@ impl Compiler {
         }
     }
 
-    /// Whether to reuse a program compiled before (on by default).
+    /// Whether to reuse programs and kernels compiled before (on by
+    /// default; off measures a cold compile).
     pub fn cache(mut self, cache: bool) -> Compiler {
         self.cache = cache;
         self
@@ -173,7 +182,8 @@ impl Compiler {
 
     /// Hands a module the pipeline has already run on to the backend.
     pub fn compile_lowered(&self, module: Module) -> Result<Compiled> {
-        let executable: Arc<dyn Executable> = Arc::from(self.backend.backend().compile(&module)?);
+        let executable: Arc<dyn Executable> =
+            Arc::from(self.backend.backend_with(self.cache).compile(&module)?);
         Ok(Compiled {
             module: Arc::new(module),
             executable,

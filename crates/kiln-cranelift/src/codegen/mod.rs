@@ -99,7 +99,9 @@ struct Acc {
     op: AccOp,
     /// The register class accumulated in.
     class: Class,
-    vector: Vec<Variable>,
+    /// Vector accumulators, one set per unrolled copy of the loop body
+    /// (independent chains of additions run in parallel).
+    vector: Vec<Vec<Variable>>,
     scalar: Variable,
     /// ArgReduce: the best position and the running position.
     index: Option<(Variable, Variable)>,
@@ -123,7 +125,14 @@ struct Body {
     memo: HashMap<NodeId, Val>,
     /// The row index (its first lane), when inside a row loop.
     row: Option<Value>,
+    /// Which unrolled copy of a vector loop body this is.
+    copy: usize,
 }
+
+/// Copies of the vector body in reduction loops, each with its own
+/// accumulators: a single chain of dependent additions would wait on the
+/// adder's latency at every step.
+const UNROLL: usize = 2;
 
 struct Gen<'a, 'b> {
     b: FunctionBuilder<'b>,
@@ -364,6 +373,7 @@ impl<'b> Gen<'_, 'b> {
                         w: Width::Scalar,
                         memo: HashMap::new(),
                         row: None,
+                        copy: 0,
                     };
                     let v = self.eval(id, &mut body, offsets, None)?;
                     self.outer.insert(id, v);
@@ -374,6 +384,7 @@ impl<'b> Gen<'_, 'b> {
                         w: Width::Scalar,
                         memo: HashMap::new(),
                         row: None,
+                        copy: 0,
                     };
                     let v = self.eval(id, &mut body, offsets, None)?;
                     self.outer.insert(id, v);
@@ -503,6 +514,7 @@ impl<'b> Gen<'_, 'b> {
             w: Width::Scalar,
             memo: HashMap::new(),
             row: None,
+            copy: 0,
         };
         for &n in &invariant {
             self.eval(n, &mut pre, offsets, Some(d))?;
@@ -524,13 +536,21 @@ impl<'b> Gen<'_, 'b> {
         }
         let mut tail_start = start;
         if self.vector {
-            let (l, i) = self.open_loop(start, end, LANES);
-            let mut body = Body {
-                w: Width::Vector,
-                memo: body_memo,
-                row: Some(i),
-            };
-            self.row_body(&mut body, offsets, d, &stores, accs)?;
+            let copies = if accs.is_empty() { 1 } else { UNROLL };
+            let (l, i) = self.open_loop(start, end, LANES * copies as i64);
+            for copy in 0..copies {
+                let row = match copy {
+                    0 => i,
+                    c => self.b.ins().iadd_imm_s(i, LANES * c as i64),
+                };
+                let mut body = Body {
+                    w: Width::Vector,
+                    memo: body_memo.clone(),
+                    row: Some(row),
+                    copy,
+                };
+                self.row_body(&mut body, offsets, d, &stores, accs)?;
+            }
             self.close_loop(l);
             tail_start = self.b.use_var(l.var);
         }
@@ -539,6 +559,7 @@ impl<'b> Gen<'_, 'b> {
             w: Width::Scalar,
             memo: scalar_pre,
             row: Some(i),
+            copy: 0,
         };
         self.row_body(&mut body, offsets, d, &stores, accs)?;
         self.close_loop(l);
@@ -567,7 +588,7 @@ impl<'b> Gen<'_, 'b> {
         for acc in accs {
             let x = k.node(acc.node).operands()[0];
             let v = self.eval(x, body, offsets, Some(d))?;
-            self.accumulate(acc, v, body.w, k.node(x).dtype);
+            self.accumulate(acc, v, body.w, k.node(x).dtype, body.copy);
         }
         Ok(())
     }
@@ -862,10 +883,14 @@ impl<'b> Gen<'_, 'b> {
                 let mut e = self.emit(Width::Vector);
                 identity(&mut e, op, class, acc)
             };
-            for part in v.iter() {
-                let var = self.b.declare_var(class.ty(Width::Vector));
-                self.b.def_var(var, part);
-                vector.push(var);
+            for _ in 0..UNROLL {
+                let mut set = Vec::new();
+                for part in v.iter() {
+                    let var = self.b.declare_var(class.ty(Width::Vector));
+                    self.b.def_var(var, part);
+                    set.push(var);
+                }
+                vector.push(set);
             }
         }
         let index = if matches!(op, AccOp::Arg(_)) {
@@ -889,7 +914,7 @@ impl<'b> Gen<'_, 'b> {
         }
     }
 
-    fn accumulate(&mut self, acc: &Acc, x: Val, w: Width, x_dtype: DType) {
+    fn accumulate(&mut self, acc: &Acc, x: Val, w: Width, x_dtype: DType, copy: usize) {
         let acc_dtype = match acc.class {
             Class::F64 if !matches!(acc.op, AccOp::Max | AccOp::Min) => DType::F64,
             _ => x_dtype,
@@ -933,7 +958,7 @@ impl<'b> Gen<'_, 'b> {
         }
         let vars: Vec<Variable> = match w {
             Width::Scalar => vec![acc.scalar],
-            Width::Vector => acc.vector.clone(),
+            Width::Vector => acc.vector[copy].clone(),
         };
         let mut e = Emit {
             b: &mut self.b,
@@ -966,8 +991,8 @@ impl<'b> Gen<'_, 'b> {
             _ => node.compute,
         };
         let mut total = Val::one(self.b.use_var(acc.scalar));
-        if !acc.vector.is_empty() {
-            let parts: Vec<Value> = acc.vector.iter().map(|v| self.b.use_var(*v)).collect();
+        for set in &acc.vector {
+            let parts: Vec<Value> = set.iter().map(|v| self.b.use_var(*v)).collect();
             let vec = if parts.len() == 2 {
                 Val::two(parts[0], parts[1])
             } else {
