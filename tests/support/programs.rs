@@ -116,9 +116,9 @@ fn dtype_strategy(which: DTypes) -> BoxedStrategy<DType> {
     .boxed()
 }
 
-fn shape_strategy(max_rank: usize) -> impl Strategy<Value = Vec<i64>> {
+fn shape_strategy(max_rank: usize, max_dim: i64) -> impl Strategy<Value = Vec<i64>> {
     prop::collection::vec(
-        prop_oneof![6 => 1i64..5, 1 => Just(0i64), 2 => Just(1i64)],
+        prop_oneof![6 => 1i64..max_dim + 1, 1 => Just(0i64), 2 => Just(1i64)],
         0..=max_rank,
     )
 }
@@ -139,13 +139,29 @@ pub fn recipe_strategy(
     max_inputs: usize,
     max_steps: usize,
 ) -> impl Strategy<Value = Recipe> {
-    let input = (shape_strategy(4), dtype_strategy(dtypes), layout_strategy()).prop_map(
-        |(shape, dtype, layout)| InputSpec {
+    sized_recipe_strategy(dtypes, max_inputs, max_steps, 4, 4)
+}
+
+/// Random recipes with inputs of rank up to `max_rank` and dims up to
+/// `max_dim` (big enough dims exercise vector loops, their tails and
+/// unrolled reductions).
+pub fn sized_recipe_strategy(
+    dtypes: DTypes,
+    max_inputs: usize,
+    max_steps: usize,
+    max_rank: usize,
+    max_dim: i64,
+) -> impl Strategy<Value = Recipe> {
+    let input = (
+        shape_strategy(max_rank, max_dim),
+        dtype_strategy(dtypes),
+        layout_strategy(),
+    )
+        .prop_map(|(shape, dtype, layout)| InputSpec {
             shape,
             dtype,
             layout,
-        },
-    );
+        });
     let step = (0u8..32, any::<u8>(), any::<u8>(), any::<u32>())
         .prop_map(|(family, a, b, seed)| Step { family, a, b, seed });
     (

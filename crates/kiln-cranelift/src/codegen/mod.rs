@@ -766,11 +766,25 @@ impl<'b> Gen<'_, 'b> {
                     consts: &mut self.consts,
                 };
                 let c = node.compute;
+                // Products round to the opmath dtype, as PyTorch computes
+                // `x * x * x` in opmath_t.
+                let m = c.opmath();
                 let mul = |e: &mut Emit, ctx: &mut Ctx, x: Val, y: Val| {
-                    e.binary(ctx, BinaryOp::Mul, x, c, y, c, c)
+                    e.binary(ctx, BinaryOp::Mul, x, m, y, m, m)
                 };
+                let (r, produced) = match form {
+                    PowForm::Square => (mul(&mut e, &mut ctx, av, av)?, m),
+                    PowForm::Cube => {
+                        let sq = mul(&mut e, &mut ctx, av, av)?;
+                        (mul(&mut e, &mut ctx, sq, av)?, m)
+                    }
+                    _ => (av, c),
+                };
+                if matches!(form, PowForm::Square | PowForm::Cube) {
+                    return e.cast(r, produced, node.dtype);
+                }
                 let r = match form {
-                    PowForm::Identity => av,
+                    PowForm::Identity | PowForm::Square | PowForm::Cube => r,
                     PowForm::One => {
                         let cl = Class::of(c);
                         if cl.is_float() {
@@ -778,11 +792,6 @@ impl<'b> Gen<'_, 'b> {
                         } else {
                             e.iconst(cl, 1)
                         }
-                    }
-                    PowForm::Square => mul(&mut e, &mut ctx, av, av)?,
-                    PowForm::Cube => {
-                        let sq = mul(&mut e, &mut ctx, av, av)?;
-                        mul(&mut e, &mut ctx, sq, av)?
                     }
                     PowForm::Sqrt => e.unary(&mut ctx, UnaryOp::Sqrt, av, c)?,
                     PowForm::Rsqrt => e.unary(&mut ctx, UnaryOp::Rsqrt, av, c)?,
