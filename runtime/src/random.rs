@@ -43,7 +43,7 @@ impl Stream {
 /// A tensor of `ty` (its shape, dtype, device and strides) filled from `seed`.
 pub fn tensor_for(ty: &TensorType, seed: u64) -> Result<Tensor> {
     let mut s = Stream::new(seed);
-    let values: Vec<V> = (0..ty.numel()).map(|_| s.value(ty.dtype)).collect();
+    let values = (0..ty.numel()).map(|_| s.value(ty.dtype));
     let t = Tensor::from_values(values, &ty.shape, ty.dtype)?.with_device(ty.device);
     match ty.strides() {
         Some(strides) if strides != t.strides() => t.with_strides(strides),

@@ -91,6 +91,18 @@ pub fn bench(
             times.len()
         );
         println!("  bytes        {bytes:>10} ({gbps:.2} GB/s)");
+        if let Some(peak) = peak_rss() {
+            println!("  peak memory  {:>10.1} MiB (resident, the whole process)", peak as f64 / (1 << 20) as f64);
+        }
     }
     Ok(())
+}
+
+/// The process's peak resident memory in bytes (Linux), to compare with
+/// the inputs and outputs a fused program needs.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
