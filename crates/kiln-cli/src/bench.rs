@@ -92,7 +92,10 @@ pub fn bench(
         );
         println!("  bytes        {bytes:>10} ({gbps:.2} GB/s)");
         if let Some(peak) = peak_rss() {
-            println!("  peak memory  {:>10.1} MiB (resident, the whole process)", peak as f64 / (1 << 20) as f64);
+            println!(
+                "  peak memory  {:>10.1} MiB (resident, the whole process)",
+                peak as f64 / (1 << 20) as f64
+            );
         }
     }
     Ok(())

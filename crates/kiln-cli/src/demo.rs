@@ -33,8 +33,17 @@ pub fn demo(backend_name: &str, color: Color) -> Result<()> {
         render(&compiled.module().to_string(), color, Source::Kir)
     );
     for listing in compiled.listings() {
-        println!("// {}: {}", listing.stage, listing.title);
-        println!("{}", listing.text.trim_end());
+        match listing.stage {
+            "fuse" => {
+                println!("// after fuse: {}", listing.title);
+                println!("{}", listing.text.trim_end());
+            }
+            _ => println!(
+                "// {}: {} lines (kiln dump FILE --after all shows them)",
+                listing.title,
+                listing.text.lines().count()
+            ),
+        }
     }
 
     let entry = traced.module().entry()?;
