@@ -190,6 +190,15 @@ fn differ(module: &Module) -> Result<(), String> {
     }
 }
 
+/// One random program on both backends: a failure (a panic included)
+/// describes the mismatch and prints the program, ready to replay.
+fn check_random(module: &Module) -> Result<(), String> {
+    remember(module);
+    std::panic::catch_unwind(|| differ(module))
+        .unwrap_or_else(|_| Err("panicked".to_string()))
+        .map_err(|e| format!("{e}\n// default dtype {}\n{module}", module.default_dtype))
+}
+
 /// With `KILN_LAST_PROGRAM=path`, writes each program there before running
 /// it: if generated code crashes the process, the file reproduces it.
 fn remember(module: &Module) {
@@ -204,17 +213,8 @@ proptest! {
 
     #[test]
     fn random_programs_match_the_interpreter(recipe in recipe_strategy(DTypes::Computable, 3, 10)) {
-        let module = recipe.build();
-        remember(&module);
-        let outcome = std::panic::catch_unwind(|| differ(&module))
-            .unwrap_or_else(|_| Err("panicked".to_string()));
-        prop_assert!(
-            outcome.is_ok(),
-            "{}\n// default dtype {}\n{}",
-            outcome.unwrap_err(),
-            module.default_dtype,
-            module
-        );
+        let outcome = check_random(&recipe.build());
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }
 
@@ -226,17 +226,8 @@ proptest! {
     fn random_programs_with_long_rows_match_the_interpreter(
         recipe in sized_recipe_strategy(DTypes::Computable, 3, 8, 3, 19)
     ) {
-        let module = recipe.build();
-        remember(&module);
-        let outcome = std::panic::catch_unwind(|| differ(&module))
-            .unwrap_or_else(|_| Err("panicked".to_string()));
-        prop_assert!(
-            outcome.is_ok(),
-            "{}\n// default dtype {}\n{}",
-            outcome.unwrap_err(),
-            module.default_dtype,
-            module
-        );
+        let outcome = check_random(&recipe.build());
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }
 

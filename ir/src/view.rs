@@ -226,6 +226,25 @@ impl Geometry {
         self.shape.len()
     }
 
+    /// Bytes of storage the view reaches into (up to its last element),
+    /// for elements of `itemsize` bytes; an error when that overflows.
+    pub fn storage_bytes(&self, itemsize: usize) -> Result<usize> {
+        if self.shape.contains(&0) {
+            return Ok(0);
+        }
+        let overflow = || Error::new(ErrorKind::Resource, "tensor extent overflows 64 bits");
+        let mut last = self.offset;
+        for (&size, &stride) in self.shape.iter().zip(&self.strides) {
+            last = stride
+                .checked_mul(size - 1)
+                .and_then(|x| last.checked_add(x))
+                .ok_or_else(overflow)?;
+        }
+        let elements = usize::try_from(last + 1)
+            .map_err(|_| Error::new(ErrorKind::Layout, "negative storage extent"))?;
+        elements.checked_mul(itemsize).ok_or_else(overflow)
+    }
+
     pub fn numel(&self) -> i64 {
         self.shape.iter().product()
     }

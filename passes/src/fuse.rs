@@ -431,7 +431,7 @@ impl<'a> PlanBuilder<'a> {
         let ty = self.func.ty(v);
         let strides = ty.strides().ok_or_else(not_laid_out)?.to_vec();
         let geometry = Geometry::new(ty.shape.clone(), strides, 0);
-        let bytes = storage_bytes(&geometry, ty.dtype)?;
+        let bytes = geometry.storage_bytes(ty.dtype.itemsize())?;
         self.buffers.push(Buffer {
             role,
             bytes,
@@ -996,7 +996,7 @@ impl<'a> PlanBuilder<'a> {
                     partial_strides.clone(),
                     0,
                 );
-                let bytes = storage_bytes(&geometry, acc)?;
+                let bytes = geometry.storage_bytes(acc.itemsize())?;
                 self.buffers.push(Buffer {
                     role: BufferRole::Temp { slot: 0 },
                     bytes,
@@ -1290,23 +1290,6 @@ fn check_reductions(k: &Kernel) -> Result<()> {
         return Err(Error::new(ErrorKind::Shape, message));
     }
     Ok(())
-}
-
-fn storage_bytes(g: &Geometry, dtype: DType) -> Result<usize> {
-    if g.shape.contains(&0) {
-        return Ok(0);
-    }
-    let mut last = g.offset;
-    for (&size, &stride) in g.shape.iter().zip(&g.strides) {
-        last = stride
-            .checked_mul(size - 1)
-            .and_then(|x| last.checked_add(x))
-            .ok_or_else(|| Error::new(ErrorKind::Resource, "tensor extent overflows 64 bits"))?;
-    }
-    usize::try_from(last + 1)
-        .ok()
-        .and_then(|n| n.checked_mul(dtype.itemsize()))
-        .ok_or_else(|| Error::new(ErrorKind::Resource, "tensor size overflows"))
 }
 
 /// Every stride vector of a kernel: its accesses' and its iotas'.

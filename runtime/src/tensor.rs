@@ -148,26 +148,6 @@ impl Iterator for Indices {
     }
 }
 
-/// The number of bytes a geometry reaches into its storage (one past the
-/// furthest element), or an error when it overflows.
-pub fn storage_bytes(geometry: &Geometry, dtype: DType) -> Result<usize> {
-    if geometry.shape.contains(&0) {
-        return Ok(0);
-    }
-    let mut last = geometry.offset;
-    for (&size, &stride) in geometry.shape.iter().zip(&geometry.strides) {
-        last = stride
-            .checked_mul(size - 1)
-            .and_then(|x| last.checked_add(x))
-            .ok_or_else(|| Error::new(ErrorKind::Resource, "tensor extent overflows 64 bits"))?;
-    }
-    let elements = usize::try_from(last + 1)
-        .map_err(|_| Error::new(ErrorKind::Layout, "negative storage extent"))?;
-    elements
-        .checked_mul(dtype.itemsize())
-        .ok_or_else(|| Error::new(ErrorKind::Resource, "tensor size overflows"))
-}
-
 impl Tensor {
     /// A zero-filled tensor laid out with `strides` (contiguous when `None`).
     pub fn zeros_strided(
@@ -186,7 +166,7 @@ impl Tensor {
             Some(s) => Geometry::new(shape.to_vec(), s.to_vec(), 0),
             None => Geometry::contiguous(shape),
         };
-        let storage = Storage::zeroed(storage_bytes(&geometry, dtype)?)?;
+        let storage = Storage::zeroed(geometry.storage_bytes(dtype.itemsize())?)?;
         Ok(Tensor {
             storage,
             geometry,
@@ -279,7 +259,7 @@ impl Tensor {
         dtype: DType,
         device: Device,
     ) -> Result<Tensor> {
-        let needed = storage_bytes(&geometry, dtype)?;
+        let needed = geometry.storage_bytes(dtype.itemsize())?;
         if needed > storage.len() || geometry.offset < 0 {
             return Err(Error::new(
                 ErrorKind::Layout,

@@ -225,6 +225,22 @@ fn build(kernel: &Kernel, isa: &dyn TargetIsa, vector: bool) -> Result<Function,
 }
 
 impl<'b> Gen<'_, 'b> {
+    /// An emitter and what ops that call out or report errors need.
+    fn emit_with_calls(&mut self, w: Width) -> (Emit<'_, 'b>, Ctx<'_>) {
+        (
+            Emit {
+                b: &mut self.b,
+                w,
+                consts: &mut self.consts,
+            },
+            Ctx {
+                calls: &mut self.calls,
+                call_conv: self.call_conv,
+                status: self.status,
+            },
+        )
+    }
+
     fn emit(&mut self, w: Width) -> Emit<'_, 'b> {
         Emit {
             b: &mut self.b,
@@ -687,16 +703,7 @@ impl<'b> Gen<'_, 'b> {
             }
             Expr::Unary { op, x } => {
                 let xv = self.eval(*x, body, offsets, row_dim)?;
-                let mut ctx = Ctx {
-                    calls: &mut self.calls,
-                    call_conv: self.call_conv,
-                    status: self.status,
-                };
-                let mut e = Emit {
-                    b: &mut self.b,
-                    w,
-                    consts: &mut self.consts,
-                };
+                let (mut e, mut ctx) = self.emit_with_calls(w);
                 let r = e.unary(&mut ctx, *op, xv, node.compute)?;
                 e.cast(r, result_dtype_of_unary(*op, node.compute), node.dtype)?
             }
@@ -755,16 +762,7 @@ impl<'b> Gen<'_, 'b> {
         if op == BinaryOp::Pow {
             if let Expr::Const(s) = k.node(b).expr {
                 let form = Op::pow_scalar_form(s, node.compute.is_floating_point());
-                let mut ctx = Ctx {
-                    calls: &mut self.calls,
-                    call_conv: self.call_conv,
-                    status: self.status,
-                };
-                let mut e = Emit {
-                    b: &mut self.b,
-                    w,
-                    consts: &mut self.consts,
-                };
+                let (mut e, mut ctx) = self.emit_with_calls(w);
                 let c = node.compute;
                 // Products round to the opmath dtype, as PyTorch computes
                 // `x * x * x` in opmath_t.
@@ -802,16 +800,7 @@ impl<'b> Gen<'_, 'b> {
                     }
                     PowForm::General => {
                         let bv = self.eval(b, body, offsets, row_dim)?;
-                        let mut ctx = Ctx {
-                            calls: &mut self.calls,
-                            call_conv: self.call_conv,
-                            status: self.status,
-                        };
-                        let mut e = Emit {
-                            b: &mut self.b,
-                            w,
-                            consts: &mut self.consts,
-                        };
+                        let (mut e, mut ctx) = self.emit_with_calls(w);
                         let bv = e.cast(bv, bd, c)?;
                         let r = e.binary(&mut ctx, op, av, c, bv, c, c)?;
                         return e.cast(r, c, node.dtype);
@@ -821,16 +810,7 @@ impl<'b> Gen<'_, 'b> {
             }
         }
         let bv = self.eval(b, body, offsets, row_dim)?;
-        let mut ctx = Ctx {
-            calls: &mut self.calls,
-            call_conv: self.call_conv,
-            status: self.status,
-        };
-        let mut e = Emit {
-            b: &mut self.b,
-            w,
-            consts: &mut self.consts,
-        };
+        let (mut e, mut ctx) = self.emit_with_calls(w);
         let c = node.compute;
         // A scalar constant may be held at opmath precision (f32 for f16
         // mul/div): the same register class, so no conversion is needed.
@@ -1113,19 +1093,7 @@ fn fold(e: &mut Emit, op: AccOp, c: Class, d: DType, acc: Val, x: Val) -> Val {
         }
         AccOp::Or => e.zip(acc, x, |b, a, v| b.ins().bor(a, v)),
         AccOp::And => e.zip(acc, x, |b, a, v| b.ins().band(a, v)),
-        AccOp::Max | AccOp::Min if c.is_float() => {
-            // NaN anywhere makes the result NaN.
-            let cc = if op == AccOp::Max {
-                FloatCC::GreaterThan
-            } else {
-                FloatCC::LessThan
-            };
-            let better = e.zip(x, acc, |b, v, a| b.ins().fcmp(cc, v, a));
-            let r = e.select(better, x, acc, c);
-            let nan = e.zip(x, acc, |b, v, a| b.ins().fcmp(FloatCC::Unordered, v, a));
-            let sum = e.zip(x, acc, |b, v, a| b.ins().fadd(v, a));
-            e.select(nan, sum, r, c)
-        }
+        AccOp::Max | AccOp::Min if c.is_float() => e.float_extreme(acc, x, c, op == AccOp::Max),
         AccOp::Max | AccOp::Min => {
             let signed = d.is_signed();
             let max = op == AccOp::Max;

@@ -280,19 +280,8 @@ impl Emit<'_, '_> {
                     Val::one(r)
                 }
                 BinaryOp::Pow => self.call_f64(ctx, Helper::Pow, &[a, b], c)?,
-                BinaryOp::Maximum | BinaryOp::Minimum => {
-                    // `a` unless the other is strictly better; NaN wins.
-                    let cc = if op == BinaryOp::Maximum {
-                        FloatCC::LessThan
-                    } else {
-                        FloatCC::GreaterThan
-                    };
-                    let take_b = self.zip(a, b, |bl, u, v| bl.ins().fcmp(cc, u, v));
-                    let r = self.select(take_b, b, a, c);
-                    let nan = self.zip(a, b, |bl, u, v| bl.ins().fcmp(FloatCC::Unordered, u, v));
-                    let sum = self.zip(a, b, |bl, u, v| bl.ins().fadd(u, v));
-                    self.select(nan, sum, r, c)
-                }
+                BinaryOp::Maximum => self.float_extreme(a, b, c, true),
+                BinaryOp::Minimum => self.float_extreme(a, b, c, false),
                 _ => return Err(NoVector),
             };
             return Ok(self.finish(r, compute));
@@ -345,6 +334,21 @@ impl Emit<'_, '_> {
             _ => return Err(NoVector),
         };
         Ok(self.finish(r, compute))
+    }
+
+    /// PyTorch's `maximum`/`minimum` of floats (and amax/amin folds): `a`
+    /// unless `b` is strictly greater (smaller); NaN on either side wins.
+    pub fn float_extreme(&mut self, a: Val, b: Val, c: Class, max: bool) -> Val {
+        let cc = if max {
+            FloatCC::LessThan
+        } else {
+            FloatCC::GreaterThan
+        };
+        let take_b = self.zip(a, b, |bl, u, v| bl.ins().fcmp(cc, u, v));
+        let r = self.select(take_b, b, a, c);
+        let nan = self.zip(a, b, |bl, u, v| bl.ins().fcmp(FloatCC::Unordered, u, v));
+        let sum = self.zip(a, b, |bl, u, v| bl.ins().fadd(u, v));
+        self.select(nan, sum, r, c)
     }
 
     /// Integer `//` (trunc or floor) and `%` with PyTorch's semantics:
