@@ -515,6 +515,74 @@ impl DType {
         self.is_float8() || self == DType::F4E2M1FNX2
     }
 
+    /// Whether `to` holds every value of `self` exactly, so that a cast to
+    /// `to` loses nothing (NaN payloads aside): what lets an optimizer
+    /// shorten `cast(cast(x, a), b)` to `cast(x, b)`.
+    pub fn casts_losslessly_to(self, to: DType) -> bool {
+        use DType::*;
+        if self == to {
+            return true;
+        }
+        if self.is_shell() || to.is_shell() {
+            return false;
+        }
+        // Significand bits of a float (or of a complex dtype's parts).
+        let significand = |d: DType| match d {
+            F16 | C32 => 11,
+            BF16 => 8,
+            F32 | C64 => 24,
+            F64 | C128 => 53,
+            _ => 0,
+        };
+        // Bits an integer dtype needs for its magnitude, and its signedness.
+        let magnitude = |d: DType| match d {
+            Bool => 1,
+            U8 => 8,
+            I8 => 7,
+            U16 => 16,
+            I16 => 15,
+            U32 => 32,
+            I32 => 31,
+            U64 => 64,
+            _ => 63,
+        };
+        match (self.category(), to.category()) {
+            (Category::Bool, _) => true,
+            (Category::Integral, Category::Integral) => {
+                if self.is_signed() && !to.is_signed() {
+                    false
+                } else {
+                    magnitude(self) <= magnitude(to)
+                }
+            }
+            (Category::Integral, Category::Floating | Category::Complex) => {
+                // A float holds every integer up to 2^significand.
+                magnitude(self) <= significand(to)
+            }
+            (Category::Floating, Category::Floating) | (Category::Floating, Category::Complex) => {
+                let widens = significand(self) <= significand(to);
+                // f16 and bf16 trade range for precision: neither holds the other.
+                widens && !matches!((self, to), (F16, BF16) | (BF16, F16) | (BF16, C32))
+            }
+            (Category::Complex, Category::Complex) => significand(self) <= significand(to),
+            _ => false,
+        }
+    }
+
+    /// Whether `cast(cast(x, via), to)` equals `cast(x, to)` for every `x`
+    /// of this dtype, so that an optimizer may drop the cast to `via`.
+    /// `via` must hold every value exactly, and, since PyTorch converts
+    /// out-of-range values to integers differently from each category
+    /// (integers wrap, floats truncate as x86 does, complex values go
+    /// through 64 bits for uint32), a cast to an integer dtype must start
+    /// from the same category.
+    pub fn cast_through_is_exact(self, via: DType, to: DType) -> bool {
+        self.casts_losslessly_to(via)
+            && (self.category() == via.category()
+                || self.category() == Category::Bool
+                || to.category() != Category::Integral)
+    }
+
     /// f16 and bf16: stored in 16 bits, computed in f32 by PyTorch's CPU kernels.
     pub fn is_reduced_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16)

@@ -8,12 +8,10 @@
 //! result layout differs from its expansion's gets an explicit `clone`.
 
 use kiln_ir::graph::{FuncBuilder, Operand, ValueId};
-use kiln_ir::{
-    BinaryOp, Bound, DType, MemoryFormat, Module, Op, ReduceOp, Result, Scalar, UnaryOp,
-};
+use kiln_ir::{BinaryOp, Bound, DType, Module, Op, ReduceOp, Result, Scalar, UnaryOp};
 
 use crate::manager::Pass;
-use crate::rewrite::{Rewriter, is_laid_out, relayout};
+use crate::rewrite::{Rewriter, is_laid_out, relayout, restore_layouts};
 
 pub struct DecomposePass;
 
@@ -52,75 +50,6 @@ impl Pass for DecomposePass {
             restore_layouts(module, &wanted)?;
         }
         Ok(())
-    }
-}
-
-/// An expansion may lay its result out differently from its composite
-/// (softmax's result is always contiguous, its last pointwise op is not;
-/// TensorIterator breaks ties between size-1 dims differently with a
-/// zero-dim operand). Where it does, a `clone` to the composite's memory
-/// format restores PyTorch's strides; fusion makes the copy free.
-fn restore_layouts(module: &mut Module, wanted: &[Vec<(String, Vec<i64>)>]) -> Result<()> {
-    let ctx = module.ctx();
-    // A clone changes the layouts downstream of it, which may need clones
-    // of their own: repeat until every composite's layout is restored (or
-    // no memory format gives it). Names survive rebuilds; ids do not.
-    let mut restored: Vec<Vec<bool>> = wanted.iter().map(|w| vec![false; w.len()]).collect();
-    loop {
-        let mut changed = false;
-        for ((func, wanted), restored) in module.funcs.iter_mut().zip(wanted).zip(&mut restored) {
-            let mut fixes: Vec<(ValueId, Op)> = Vec::new();
-            for ((name, strides), done) in wanted.iter().zip(restored.iter_mut()) {
-                let Some(i) = func.values.iter().position(|v| v.name == *name) else {
-                    continue;
-                };
-                let ty = &func.values[i].ty;
-                if *done || ty.strides() == Some(strides.as_slice()) {
-                    continue;
-                }
-                // A memory format reads better; explicit strides cover the
-                // rest (fresh results are always dense).
-                let format = [
-                    MemoryFormat::Contiguous,
-                    MemoryFormat::ChannelsLast,
-                    MemoryFormat::ChannelsLast3d,
-                ]
-                .into_iter()
-                .find(|f| f.strides(&ty.shape).is_ok_and(|s| s == *strides));
-                let clone = match format {
-                    Some(memory_format) => Op::Clone {
-                        memory_format,
-                        strides: None,
-                    },
-                    None if kiln_ir::layout::is_non_overlapping_and_dense(&ty.shape, strides) => {
-                        Op::Clone {
-                            memory_format: MemoryFormat::Preserve,
-                            strides: Some(strides.clone()),
-                        }
-                    }
-                    None => continue,
-                };
-                fixes.push((ValueId(i as u32), clone));
-                *done = true;
-            }
-            if fixes.is_empty() {
-                continue;
-            }
-            changed = true;
-            let mut rw = Rewriter::new(func, ctx)?;
-            for inst in &func.insts {
-                let v = rw.copy(inst)?;
-                if let Some((_, clone)) = fixes.iter().find(|(f, _)| *f == inst.result) {
-                    let c = rw.push_temp(inst, clone.clone(), vec![Operand::Value(v)])?;
-                    rw.set(inst.result, c);
-                }
-            }
-            *func = rw.finish()?;
-        }
-        if !changed {
-            return Ok(());
-        }
-        relayout(module, true)?;
     }
 }
 

@@ -7,6 +7,7 @@
 //! | [`promote`] | explicit casts for PyTorch's type promotion |
 //! | [`layout`] | strides and memory formats for every value (and the rule per op) |
 //! | [`decompose`] | composite ops lowered to primitives, in PyTorch's dtypes |
+//! | [`optimize`] | equality saturation with egg: rules, cost model, extraction, explanations |
 //! | [`cse`], [`dce`] | common subexpressions and dead code |
 //! | [`rewrite`] | the rebuild helper passes share |
 
@@ -16,6 +17,7 @@ pub mod decompose;
 pub mod fuse;
 pub mod layout;
 pub mod manager;
+pub mod optimize;
 pub mod plan;
 pub mod promote;
 pub mod rewrite;

@@ -14,6 +14,12 @@ pub trait Pass {
     fn name(&self) -> &'static str;
 
     fn run(&self, module: &mut Module) -> Result<()>;
+
+    /// What the last run has to say (the optimizer's report and
+    /// explanations), shown by `kiln dump`.
+    fn take_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What the manager reports after each pass.
@@ -21,6 +27,7 @@ pub struct PassEvent<'a> {
     pub name: &'static str,
     pub module: &'a Module,
     pub elapsed: Duration,
+    pub notes: Vec<String>,
 }
 
 /// An ordered pipeline of passes.
@@ -38,12 +45,18 @@ impl PassManager {
     }
 
     /// Kiln's pipeline up to (not including) fusion: promote, layout,
-    /// decompose, cse, dce, optimize.
+    /// decompose, optimize (without constant folding), cse, dce.
     pub fn standard() -> PassManager {
+        PassManager::standard_with(crate::optimize::OptimizeConfig::default())
+    }
+
+    /// The standard pipeline with these optimizer settings.
+    pub fn standard_with(optimize: crate::optimize::OptimizeConfig) -> PassManager {
         PassManager::new()
             .with(crate::promote::PromotePass)
             .with(crate::layout::LayoutPass)
             .with(crate::decompose::DecomposePass)
+            .with(crate::optimize::OptimizePass::new(optimize))
             .with(crate::cse::CsePass)
             .with(crate::dce::DcePass)
     }
@@ -92,6 +105,7 @@ impl PassManager {
                 name: pass.name(),
                 module,
                 elapsed: start.elapsed(),
+                notes: pass.take_notes(),
             });
         }
         Ok(())

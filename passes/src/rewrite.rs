@@ -4,7 +4,7 @@
 
 use kiln_ir::graph::{Func, FuncBuilder, Inst, Operand, ValueId};
 use kiln_ir::infer::InferCtx;
-use kiln_ir::{Module, Result, TypeLayout};
+use kiln_ir::{MemoryFormat, Module, Op, Result, TypeLayout};
 
 /// A function being rebuilt: the builder and the map from old values to new.
 pub struct Rewriter<'a> {
@@ -89,6 +89,11 @@ impl<'a> Rewriter<'a> {
     /// Finishes the function with the old returns, mapped.
     pub fn finish(self) -> Result<Func> {
         let returns = self.old.returns.iter().map(|v| self.get(*v)).collect();
+        self.finish_returning(returns)
+    }
+
+    /// Finishes the function returning these (new) values.
+    pub fn finish_returning(self, returns: Vec<ValueId>) -> Result<Func> {
         let declared = self
             .old
             .result_types
@@ -118,4 +123,120 @@ pub fn relayout(module: &mut Module, was_laid_out: bool) -> Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// Gives values named in `wanted` (per function: name, strides) back the
+/// strides they had before a rewrite, with a `clone` to a memory format
+/// (or to explicit strides) after each that lost them; fusion makes the
+/// copy free. Decomposition needs it (softmax's result is contiguous, its
+/// last pointwise op is not; TensorIterator breaks ties between size-1 dims
+/// differently with a zero-dim operand), and so does the optimizer (a
+/// program's results keep their strides whatever it rewrites).
+pub fn restore_layouts(module: &mut Module, wanted: &[Vec<(String, Vec<i64>)>]) -> Result<()> {
+    let ctx = module.ctx();
+    // A clone changes the layouts downstream of it, which may need clones
+    // of their own: repeat until every composite's layout is restored (or
+    // no memory format gives it). Names survive rebuilds; ids do not.
+    let mut restored: Vec<Vec<bool>> = wanted.iter().map(|w| vec![false; w.len()]).collect();
+    loop {
+        let mut changed = false;
+        for ((func, wanted), restored) in module.funcs.iter_mut().zip(wanted).zip(&mut restored) {
+            let mut fixes: Vec<(ValueId, Op)> = Vec::new();
+            for ((name, strides), done) in wanted.iter().zip(restored.iter_mut()) {
+                let Some(i) = func.values.iter().position(|v| v.name == *name) else {
+                    continue;
+                };
+                let ty = &func.values[i].ty;
+                if *done || ty.strides() == Some(strides.as_slice()) {
+                    continue;
+                }
+                let Some(clone) = clone_to(&ty.shape, strides) else {
+                    continue;
+                };
+                fixes.push((ValueId(i as u32), clone));
+                *done = true;
+            }
+            if fixes.is_empty() {
+                continue;
+            }
+            changed = true;
+            let mut rw = Rewriter::new(func, ctx)?;
+            for inst in &func.insts {
+                let v = rw.copy(inst)?;
+                if let Some((_, clone)) = fixes.iter().find(|(f, _)| *f == inst.result) {
+                    let c = rw.push_temp(inst, clone.clone(), vec![Operand::Value(v)])?;
+                    rw.set(inst.result, c);
+                }
+            }
+            *func = rw.finish()?;
+        }
+        if !changed {
+            return Ok(());
+        }
+        relayout(module, true)?;
+    }
+}
+
+/// The clone that lays a value of `shape` out with `strides`: to a memory
+/// format when one gives them (it reads better), else to explicit strides
+/// (when they are dense); `None` when no copy can have them.
+pub fn clone_to(shape: &[i64], strides: &[i64]) -> Option<Op> {
+    let format = [
+        MemoryFormat::Contiguous,
+        MemoryFormat::ChannelsLast,
+        MemoryFormat::ChannelsLast3d,
+    ]
+    .into_iter()
+    .find(|f| f.strides(shape).is_ok_and(|s| s == strides));
+    match format {
+        Some(memory_format) => Some(Op::Clone {
+            memory_format,
+            strides: None,
+        }),
+        None if kiln_ir::layout::is_non_overlapping_and_dense(shape, strides) => Some(Op::Clone {
+            memory_format: MemoryFormat::Preserve,
+            strides: Some(strides.to_vec()),
+        }),
+        None => None,
+    }
+}
+
+/// Gives each result of each function the strides in `wanted` (per
+/// function, per result; `None`: any), with a `clone` for the results that
+/// lost them (for that result only: results may share a value).
+pub fn restore_result_layouts(module: &mut Module, wanted: &[Vec<Option<Vec<i64>>>]) -> Result<()> {
+    let ctx = module.ctx();
+    let mut changed = false;
+    for (func, wanted) in module.funcs.iter_mut().zip(wanted) {
+        let fixes: Vec<Option<Op>> = func
+            .returns
+            .iter()
+            .zip(wanted)
+            .map(|(r, w)| {
+                let ty = func.ty(*r);
+                match w {
+                    Some(w) if ty.strides() != Some(w.as_slice()) => clone_to(&ty.shape, w),
+                    _ => None,
+                }
+            })
+            .collect();
+        if fixes.iter().all(Option::is_none) {
+            continue;
+        }
+        changed = true;
+        let mut rw = Rewriter::new(func, ctx)?;
+        for inst in &func.insts {
+            rw.copy(inst)?;
+        }
+        let mut returns = Vec::with_capacity(func.returns.len());
+        for (r, fix) in func.returns.iter().zip(fixes) {
+            let v = rw.get(*r);
+            returns.push(match fix {
+                Some(clone) => rw.b.push(clone, vec![Operand::Value(v)], None)?,
+                None => v,
+            });
+        }
+        *func = rw.finish_returning(returns)?;
+    }
+    relayout(module, changed)
 }

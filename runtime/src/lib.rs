@@ -12,6 +12,7 @@
 //! | [`interp`] | the reference interpreter |
 //! | [`compare`] | checking results against the reference, in ulps |
 //! | [`executor`] | running kernel plans on host memory |
+//! | [`fold`] | constant folding for the optimizer, by the interpreter |
 //! | [`matmul`] | matrix products through `gemm` |
 //! | [`backend`] | the backend interface, and the interpreter as a backend |
 
@@ -19,6 +20,7 @@ pub mod backend;
 pub mod compare;
 pub mod convert;
 pub mod executor;
+pub mod fold;
 pub mod interp;
 pub mod io;
 pub mod matmul;

@@ -162,7 +162,7 @@ pub fn sized_recipe_strategy(
             dtype,
             layout,
         });
-    let step = (0u8..32, any::<u8>(), any::<u8>(), any::<u32>())
+    let step = (0u8..35, any::<u8>(), any::<u8>(), any::<u32>())
         .prop_map(|(family, a, b, seed)| Step { family, a, b, seed });
     (
         prop::collection::vec(input, 1..=max_inputs),
@@ -573,6 +573,29 @@ fn candidates(
             (Op::Matmul, vec![v(x), v(y)]),
             (Op::Matmul, vec![v(x), v(x)]),
         ],
+        // Near-identities: what the optimizer's rules (and traps) are about.
+        32..=34 => {
+            let (op, literal) = s.pick(&[
+                (BinaryOp::Mul, Scalar::Int(1)),
+                (BinaryOp::Mul, Scalar::Float(1.0)),
+                (BinaryOp::Mul, Scalar::Float(0.0)),
+                (BinaryOp::Div, Scalar::Float(1.0)),
+                (BinaryOp::Add, Scalar::Float(0.0)),
+                (BinaryOp::Add, Scalar::Float(-0.0)),
+                (BinaryOp::Add, Scalar::Int(0)),
+                (BinaryOp::Sub, Scalar::Float(0.0)),
+                (BinaryOp::Sub, Scalar::Float(-0.0)),
+            ]);
+            let operands = if s.next(2) == 0 {
+                vec![v(x), Operand::Scalar(literal)]
+            } else {
+                vec![Operand::Scalar(literal), v(x)]
+            };
+            vec![
+                (Op::Binary(op), operands),
+                (Op::Unary(UnaryOp::Neg), vec![v(x)]),
+            ]
+        }
         _ => {
             let dtype = (s.next(2) == 0).then(|| s.pick(&ALL_DTYPES_NO_SHELL));
             vec![

@@ -9,17 +9,24 @@ use kiln::{Compiler, Error, ErrorKind, Result};
 use crate::highlight::Source;
 use crate::{Color, Common, backend, load, render};
 
+/// What `kiln dump` prints besides the module.
+pub struct DumpOptions {
+    pub timings: bool,
+    /// The optimizer's explanations of each change.
+    pub explain: bool,
+}
+
 pub fn dump(
     path: &Path,
     after: &[String],
-    timings: bool,
+    options: &DumpOptions,
     backend_name: &str,
     color: Color,
     common: &Common,
 ) -> Result<()> {
     let module = load(path, common)?;
-    let compiler = Compiler::new(backend(backend_name)?);
-    let pipeline = compiler.pipeline();
+    let compiler = Compiler::new(backend(backend_name)?).explain(options.explain);
+    let pipeline = compiler.pipeline_for(module.default_dtype);
     let passes = pipeline.names();
     let stages = compiler.backend().stages();
     let all = after.iter().any(|a| a == "all");
@@ -48,6 +55,11 @@ pub fn dump(
         times.push((event.name, event.elapsed));
         if wanted(event.name) {
             out.push_str(&format!("// after {}\n", event.name));
+            for note in &event.notes {
+                for line in note.lines() {
+                    out.push_str(&format!("// {line}\n"));
+                }
+            }
             out.push_str(&render(&event.module.to_string(), color, Source::Kir));
         }
     })?;
@@ -76,7 +88,7 @@ pub fn dump(
             }
         }
     }
-    if timings {
+    if options.timings {
         out.push_str("// timings\n");
         for (name, elapsed) in &times {
             out.push_str(&format!(

@@ -79,6 +79,9 @@ enum Command {
         /// Also print the time each pass took.
         #[arg(long)]
         timings: bool,
+        /// With the optimizer's dump, the chain of rules behind each change.
+        #[arg(long)]
+        explain: bool,
         #[arg(long, default_value = "cranelift")]
         backend: String,
         #[arg(long, value_enum, default_value = "auto")]
@@ -141,10 +144,18 @@ fn main() -> ExitCode {
             file,
             after,
             timings,
+            explain,
             backend,
             color,
             common,
-        } => dump::dump(&file, &after, timings, &backend, color, &common),
+        } => dump::dump(
+            &file,
+            &after,
+            &dump::DumpOptions { timings, explain },
+            &backend,
+            color,
+            &common,
+        ),
         Command::Run {
             file,
             files,

@@ -124,6 +124,36 @@ fn dump_prints_the_module_after_each_named_pass() {
     );
 }
 
+#[test]
+fn dump_explains_the_optimizers_changes() {
+    let file = repo("tests/programs/simplify.kir");
+    let o = kiln(&["dump", &file, "--after", "optimize", "--explain"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("// optimize @main: saturated after"),
+        "{text}"
+    );
+    assert!(
+        text.contains("// %m is rewritten by these steps:"),
+        "{text}"
+    );
+    for rule in ["mul-one", "permute-chain", "cast-same", "min-max-absorb"] {
+        assert!(
+            text.contains(&format!("Rewrite<= {rule}")),
+            "{rule}: {text}"
+        );
+    }
+    assert!(text.contains("%k = maximum %u, %b"), "{text}");
+    assert!(
+        text.contains("%z = add %x, 0.0"),
+        "-0.0 + 0.0 is 0.0: {text}"
+    );
+    // Without --explain, the report but no steps.
+    let o = kiln(&["dump", &file, "--after", "optimize"]);
+    assert!(stdout(&o).contains("// optimize @main:") && !stdout(&o).contains("steps"));
+}
+
 fn write_inputs(dir: &Path, tensors: &[(&str, &Tensor)]) -> PathBuf {
     let path = dir.join("in.safetensors");
     let named: Vec<(String, &Tensor)> = tensors.iter().map(|(n, t)| (n.to_string(), *t)).collect();

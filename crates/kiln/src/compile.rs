@@ -15,6 +15,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use kiln_ir::{Device, DeviceType, Error, ErrorKind, Module, Result};
 use kiln_passes::PassManager;
+use kiln_passes::optimize::OptimizeConfig;
+use kiln_runtime::fold::InterpreterFold;
 use kiln_runtime::{Executable, Interpreter, Listing, Tensor};
 
 /// The backends `--backend` names.
@@ -101,6 +103,7 @@ pub struct Compiler {
     backend: BackendKind,
     verify_each_pass: bool,
     cache: bool,
+    explain: bool,
 }
 
 /// Compiled programs by (backend, default dtype, program text).
@@ -123,7 +126,15 @@ impl Compiler {
             backend,
             verify_each_pass: true,
             cache: true,
+            explain: false,
         }
+    }
+
+    /// Whether the optimizer records why each result changed (for
+    /// `kiln dump --explain`).
+    pub fn explain(mut self, explain: bool) -> Compiler {
+        self.explain = explain;
+        self
     }
 
     /// Whether to reuse programs and kernels compiled before (on by
@@ -144,16 +155,31 @@ impl Compiler {
         self.backend
     }
 
-    /// The module passes this compiler runs, in order.
+    /// The module passes this compiler runs, in order, for modules typed
+    /// under `default_dtype` (constant folding depends on it).
+    pub fn pipeline_for(&self, default_dtype: kiln_ir::DefaultDType) -> PassManager {
+        let optimize = OptimizeConfig {
+            explain: self.explain,
+            fold: Some(Arc::new(InterpreterFold { default_dtype })),
+            ..OptimizeConfig::default()
+        };
+        PassManager::standard_with(optimize).verify_each(self.verify_each_pass)
+    }
+
+    /// The module passes, for f32-default modules (their names and order do
+    /// not depend on the default dtype).
     pub fn pipeline(&self) -> PassManager {
-        PassManager::standard().verify_each(self.verify_each_pass)
+        self.pipeline_for(kiln_ir::DefaultDType::F32)
     }
 
     /// Runs the module passes, then hands the module to the backend.
     pub fn compile(&self, module: &Module) -> Result<Compiled> {
         let key = (
             self.backend,
-            format!("// default dtype {}\n{module}", module.default_dtype),
+            format!(
+                "// default dtype {}, explain {}\n{module}",
+                module.default_dtype, self.explain
+            ),
         );
         if self.cache {
             if let Some((module, executable)) =
@@ -167,7 +193,7 @@ impl Compiler {
             }
         }
         let mut module = module.clone();
-        self.pipeline().run(&mut module)?;
+        self.pipeline_for(module.default_dtype).run(&mut module)?;
         let compiled = self.compile_lowered(module)?;
         if self.cache {
             if let Ok(mut cache) = PROGRAMS.lock() {
