@@ -1,211 +1,17 @@
 //! The Cranelift backend against the reference interpreter: every program
 //! of `tests/programs/`.
 
-use kiln::{BackendKind, Compiler, DType, Module, Op};
-use kiln_passes::Pass;
-use kiln_passes::dce::DcePass;
-use kiln_runtime::compare::{Tolerance, check_close, largest_magnitude};
+use kiln::{BackendKind, Compiler};
 use kiln_runtime::interp;
+use kiln_tests::differential::{check_random, differ, every_program_on};
 use kiln_tests::programs::{DTypes, recipe_strategy, sized_recipe_strategy};
 use kiln_tests::{inputs_for, load, programs, runnable};
 use proptest::prelude::*;
 
-/// Whether a program sums (its results may differ in summation order).
-fn sums(module: &Module) -> bool {
-    module.funcs.iter().flat_map(|f| &f.insts).any(|i| {
-        matches!(
-            i.op,
-            Op::Reduce { .. } | Op::Matmul | Op::Softmax { .. } | Op::LayerNorm { .. }
-        )
-    })
-}
-
 #[test]
 fn every_program_matches_the_interpreter() {
-    let mut failures = Vec::new();
-    for (name, path) in programs() {
-        let module = load(&path);
-        if !runnable(&module) {
-            continue;
-        }
-        let inputs = inputs_for(&module);
-        let expected = interp::run(&module, &inputs);
-        let got = Compiler::new(BackendKind::Cranelift)
-            .compile(&module)
-            .and_then(|c| c.run(&inputs));
-        match (expected, got) {
-            (Ok(e), Ok(g)) => {
-                for (i, (x, y)) in g.iter().zip(&e).enumerate() {
-                    let tol = if sums(&module) {
-                        Tolerance::for_sums(y.dtype(), largest_magnitude(y))
-                    } else {
-                        Tolerance::ulps(2)
-                    };
-                    if let Err(err) = check_close(x, y, tol) {
-                        failures.push(format!("{name} result {i}: {err}"));
-                    }
-                }
-            }
-            (Err(e), Err(g)) if e.message() == g.message() => {}
-            (e, g) => failures.push(format!("{name}: interpreter {e:?}, cranelift {g:?}")),
-        }
-    }
+    let failures = every_program_on(BackendKind::Cranelift);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// The magnitude rounding errors of sums scale with: summation order
-/// changes a sum by a few units of the size of its terms, not of its
-/// result (which cancellation can make small). Per op: a sum of N terms of
-/// magnitude m, N·m; a matmul over K, K·m²; layer_norm divides a centered
-/// row by up to 1/sqrt(eps).
-fn sum_scale(module: &Module, m: f64) -> f64 {
-    let func = module.entry().unwrap();
-    let mut scale: f64 = 0.0;
-    for inst in &func.insts {
-        let operands: Vec<kiln::ValueId> = inst.value_operands().collect();
-        let numel = |v: kiln::ValueId| func.ty(v).numel().max(1) as f64;
-        let per_result = |v: kiln::ValueId| numel(v) / numel(inst.result).max(1.0);
-        scale = scale.max(match &inst.op {
-            Op::Reduce { .. } | Op::Softmax { .. } => per_result(operands[0]) * m,
-            Op::Matmul => {
-                let shape = &func.ty(operands[0]).shape;
-                shape.last().copied().unwrap_or(1).max(1) as f64 * m * m
-            }
-            Op::LayerNorm { eps, .. } => m / eps.sqrt(),
-            _ => 0.0,
-        });
-    }
-    scale
-}
-
-/// Which results may legitimately differ by more than rounding: those a
-/// discontinuous op (a comparison, floor, a cast to an integer, ...) takes
-/// from a float sum, whose last bits depend on summation order. They are
-/// compared by type only.
-fn unstable_results(module: &Module) -> Vec<bool> {
-    use kiln::{BinaryOp, UnaryOp};
-    let func = module.entry().unwrap();
-    let mut approx = vec![false; func.values.len()];
-    let mut unstable = vec![false; func.values.len()];
-    for inst in &func.insts {
-        let float = |v: kiln::ValueId| {
-            let d = func.ty(v).dtype;
-            d.is_floating_point() || d.is_complex()
-        };
-        let operands: Vec<kiln::ValueId> = inst.value_operands().collect();
-        let any_approx = operands.iter().any(|v| approx[v.index()]);
-        let sums = match &inst.op {
-            Op::Reduce { op, .. } => {
-                !matches!(op, kiln::ReduceOp::Amax | kiln::ReduceOp::Amin) && float(operands[0])
-            }
-            Op::Matmul | Op::Softmax { .. } | Op::LayerNorm { .. } => float(operands[0]),
-            _ => false,
-        };
-        let discontinuous = match &inst.op {
-            Op::Binary(b) => {
-                b.is_comparison()
-                    || b.is_logical()
-                    || matches!(
-                        b,
-                        BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder
-                    )
-            }
-            Op::Unary(u) => matches!(
-                u,
-                UnaryOp::Floor
-                    | UnaryOp::Ceil
-                    | UnaryOp::Round
-                    | UnaryOp::Trunc
-                    | UnaryOp::Sign
-                    | UnaryOp::LogicalNot
-            ),
-            Op::Where | Op::ArgReduce { .. } => true,
-            Op::Cast { dtype }
-            | Op::To {
-                dtype: Some(dtype), ..
-            } => !(dtype.is_floating_point() || dtype.is_complex()),
-            _ => false,
-        };
-        let r = inst.result.index();
-        approx[r] = sums || any_approx;
-        unstable[r] = operands.iter().any(|v| unstable[v.index()]) || (discontinuous && any_approx);
-    }
-    func.returns.iter().map(|v| unstable[v.index()]).collect()
-}
-
-/// Runs a module on both and compares; `Err` describes a mismatch.
-///
-/// The reference runs the program without its dead code: Kiln evaluates
-/// lazily, so an unused op's run-time error (integer division by zero) is
-/// not raised.
-fn differ(module: &Module) -> Result<(), String> {
-    let inputs = inputs_for(module);
-    let mut live = module.clone();
-    DcePass.run(&mut live).map_err(|e| e.to_string())?;
-    let expected = interp::run(&live, &inputs);
-    let got = Compiler::new(BackendKind::Cranelift)
-        .compile(module)
-        .and_then(|c| c.run(&inputs));
-    match (expected, got) {
-        (Ok(e), Ok(g)) => {
-            let unstable = unstable_results(module);
-            let scale = sum_scale(
-                module,
-                inputs.iter().map(largest_magnitude).fold(1.0, f64::max),
-            );
-            for (i, (x, y)) in g.iter().zip(&e).enumerate() {
-                if unstable[i] {
-                    if x.tensor_type() != y.tensor_type() {
-                        return Err(format!("result {i}: {:?} vs {:?}", x, y));
-                    }
-                    continue;
-                }
-                let tol = if sums(module) {
-                    // Sums are only as precise as the least precise float
-                    // the program computes in.
-                    let single = module.entry().unwrap().values.iter().any(|v| {
-                        matches!(
-                            v.ty.dtype,
-                            DType::F16 | DType::BF16 | DType::F32 | DType::C32 | DType::C64
-                        )
-                    });
-                    let precision = if single { DType::F32 } else { y.dtype() };
-                    Tolerance::for_sums(precision, largest_magnitude(y).max(scale))
-                } else {
-                    Tolerance::ulps(2)
-                };
-                check_close(x, y, tol).map_err(|err| format!("result {i}: {err}"))?;
-                if x.strides() != y.strides() {
-                    return Err(format!(
-                        "result {i}: strides {:?}, expected {:?}",
-                        x.strides(),
-                        y.strides()
-                    ));
-                }
-            }
-            Ok(())
-        }
-        (Err(e), Err(g)) if e.message() == g.message() => Ok(()),
-        (e, g) => Err(format!("interpreter {e:?}, cranelift {g:?}")),
-    }
-}
-
-/// One random program on both backends: a failure (a panic included)
-/// describes the mismatch and prints the program, ready to replay.
-fn check_random(module: &Module) -> Result<(), String> {
-    remember(module);
-    std::panic::catch_unwind(|| differ(module))
-        .unwrap_or_else(|_| Err("panicked".to_string()))
-        .map_err(|e| format!("{e}\n// default dtype {}\n{module}", module.default_dtype))
-}
-
-/// With `KILN_LAST_PROGRAM=path`, writes each program there before running
-/// it: if generated code crashes the process, the file reproduces it.
-fn remember(module: &Module) {
-    if let Ok(path) = std::env::var("KILN_LAST_PROGRAM") {
-        let text = format!("// default dtype {}\n{module}", module.default_dtype);
-        std::fs::write(path, text).expect("the program file is writable");
-    }
 }
 
 proptest! {
@@ -213,7 +19,7 @@ proptest! {
 
     #[test]
     fn random_programs_match_the_interpreter(recipe in recipe_strategy(DTypes::Computable, 3, 10)) {
-        let outcome = check_random(&recipe.build());
+        let outcome = check_random(&recipe.build(), BackendKind::Cranelift);
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }
@@ -226,7 +32,7 @@ proptest! {
     fn random_programs_with_long_rows_match_the_interpreter(
         recipe in sized_recipe_strategy(DTypes::Computable, 3, 8, 3, 19)
     ) {
-        let outcome = check_random(&recipe.build());
+        let outcome = check_random(&recipe.build(), BackendKind::Cranelift);
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }
@@ -260,7 +66,12 @@ fn replay() {
             .and_then(|c| c.run(&inputs))
             .map(|r| r.iter().map(|t| t.to_string()).collect::<Vec<_>>())
     );
-    println!("{}", differ(&module).err().unwrap_or_default());
+    println!(
+        "{}",
+        differ(&module, BackendKind::Cranelift)
+            .err()
+            .unwrap_or_default()
+    );
 }
 
 #[test]
@@ -312,7 +123,7 @@ fn split_reductions_match_the_interpreter() {
         .unwrap()
         .text;
     assert!(plan.contains("space [2, 64] reducing [8192]"), "{plan}");
-    differ(&module).unwrap();
+    differ(&module, BackendKind::Cranelift).unwrap();
 }
 
 /// Pointwise kernels over transposed operands run in tiles; partial tiles
@@ -339,5 +150,5 @@ fn tiled_transposes_match_the_interpreter() {
         .map(|l| l.text)
         .collect();
     assert_eq!(clif.len(), 2);
-    differ(&module).unwrap();
+    differ(&module, BackendKind::Cranelift).unwrap();
 }

@@ -397,6 +397,56 @@ impl Kernel {
     }
 }
 
+/// Dtypes generated kernels compute on, in every backend: bool, the
+/// integers, f16, bf16, f32, f64 (complex and the shell dtypes run on the
+/// reference interpreter inside the plan).
+pub fn kernel_dtype(d: DType) -> bool {
+    matches!(
+        d,
+        DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::U16
+            | DType::I32
+            | DType::U32
+            | DType::I64
+            | DType::U64
+            | DType::F16
+            | DType::BF16
+            | DType::F32
+            | DType::F64
+    )
+}
+
+/// How a reduction folds its elements in a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    /// A bool "sum" or "max".
+    Or,
+    /// A bool "prod" or "min".
+    And,
+}
+
+impl Fold {
+    /// The fold of `op` computing in `compute` (mean is a sum here; the
+    /// decomposition divides).
+    pub fn of(op: ReduceOp, compute: DType) -> Fold {
+        match (op, compute.is_bool()) {
+            (ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Amax, true) => Fold::Or,
+            (ReduceOp::Prod | ReduceOp::Amin, true) => Fold::And,
+            (ReduceOp::Sum | ReduceOp::Mean, false) => Fold::Sum,
+            (ReduceOp::Prod, false) => Fold::Prod,
+            (ReduceOp::Amax, false) => Fold::Max,
+            (ReduceOp::Amin, false) => Fold::Min,
+        }
+    }
+}
+
 /// A unary op's name in plans: IR names, made unique (the key of the
 /// compiled-kernel cache depends on it).
 fn unary_label(op: UnaryOp) -> &'static str {

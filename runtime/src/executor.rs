@@ -105,8 +105,47 @@ fn check_view(plan: &KernelPlan, v: &TensorView) -> Result<()> {
     Ok(())
 }
 
+/// Checks that every access of every kernel, and every view of a library
+/// or interpreted step, stays inside its buffer for the whole iteration
+/// space (generated code does no bounds checks and cannot need them), and
+/// lays out each interpreted island once. Every executor runs this first.
+pub fn check_plan(plan: &KernelPlan, default_dtype: DefaultDType) -> Result<Vec<Option<Module>>> {
+    let mut islands = Vec::with_capacity(plan.steps.len());
+    for step in &plan.steps {
+        islands.push(None);
+        match step {
+            Step::Kernel(k) => {
+                for a in &k.accesses {
+                    check_access(plan, k, a)?;
+                }
+            }
+            Step::Matmul { a, b, out } => {
+                for v in [a, b, out] {
+                    check_view(plan, v)?;
+                }
+            }
+            Step::Interpret {
+                func,
+                inputs,
+                outputs,
+            } => {
+                for v in inputs.iter().chain(outputs) {
+                    check_view(plan, v)?;
+                }
+                let mut module = Module::single(func.clone(), default_dtype);
+                LayoutPass.run(&mut module)?;
+                *islands.last_mut().expect("pushed above") = Some(module);
+            }
+        }
+    }
+    for v in &plan.outputs {
+        check_view(plan, v)?;
+    }
+    Ok(islands)
+}
+
 impl HostExecutor {
-    /// Checks the plan's accesses and pairs its kernel steps with code.
+    /// Checks the plan ([`check_plan`]) and pairs its kernel steps with code.
     pub fn new(
         plan: KernelPlan,
         kernels: Vec<Box<dyn KernelCode>>,
@@ -118,37 +157,7 @@ impl HostExecutor {
                 "the plan and its compiled kernels do not match",
             ));
         }
-        let mut islands = Vec::with_capacity(plan.steps.len());
-        for step in &plan.steps {
-            islands.push(None);
-            match step {
-                Step::Kernel(k) => {
-                    for a in &k.accesses {
-                        check_access(&plan, k, a)?;
-                    }
-                }
-                Step::Matmul { a, b, out } => {
-                    for v in [a, b, out] {
-                        check_view(&plan, v)?;
-                    }
-                }
-                Step::Interpret {
-                    func,
-                    inputs,
-                    outputs,
-                } => {
-                    for v in inputs.iter().chain(outputs) {
-                        check_view(&plan, v)?;
-                    }
-                    let mut module = Module::single(func.clone(), default_dtype);
-                    LayoutPass.run(&mut module)?;
-                    *islands.last_mut().expect("pushed above") = Some(module);
-                }
-            }
-        }
-        for v in &plan.outputs {
-            check_view(&plan, v)?;
-        }
+        let islands = check_plan(&plan, default_dtype)?;
         let slots = Mutex::new(vec![None; plan.slots.len()]);
         Ok(HostExecutor {
             plan,
@@ -248,7 +257,8 @@ impl HostExecutor {
                     };
                     let results = crate::interp::run_func(module.entry()?, &ctx, &tensors)?;
                     for (r, v) in results.iter().zip(outputs) {
-                        write_view(r, v, pointers[v.buffer.index()]);
+                        // SAFETY: the pointer is the view's buffer.
+                        unsafe { write_view(r, v, pointers[v.buffer.index()]) };
                     }
                 }
             }
@@ -282,7 +292,11 @@ impl HostExecutor {
 }
 
 /// Copies a tensor's values into a view of a buffer (same dtype and shape).
-fn write_view(t: &Tensor, v: &TensorView, base: *mut u8) {
+///
+/// # Safety
+/// `base` must point at the view's buffer, which [`check_plan`] checked
+/// the view against.
+pub unsafe fn write_view(t: &Tensor, v: &TensorView, base: *mut u8) {
     let size = v.dtype.itemsize();
     let bytes = t.storage().bytes();
     let src = t.geometry();

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
+pub mod differential;
 pub mod programs;
 
 use kiln::{DType, Geometry, Scalar};

@@ -154,6 +154,36 @@ fn dump_explains_the_optimizers_changes() {
     assert!(stdout(&o).contains("// optimize @main:") && !stdout(&o).contains("steps"));
 }
 
+#[test]
+fn dump_shows_cuda_c_and_ptx_or_says_nvrtc_is_missing() {
+    let file = repo("tests/programs/softmax_layernorm.kir");
+    let o = kiln(&[
+        "dump",
+        &file,
+        "--backend",
+        "cuda",
+        "--after",
+        "cuda",
+        "--after",
+        "ptx",
+    ]);
+    if kiln::cuda::nvrtc::nvrtc_present() {
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains("// after cuda\n") && text.contains("extern \"C\" __global__ void"));
+        assert!(
+            text.contains("kiln_block_reduce<double>"),
+            "sums accumulate in double"
+        );
+        assert!(
+            text.contains("// after ptx\n") && text.contains(".target sm_"),
+            "{text}"
+        );
+    } else {
+        assert_clean_failure(&o, "NVRTC not found (libnvrtc.so.12)");
+    }
+}
+
 fn write_inputs(dir: &Path, tensors: &[(&str, &Tensor)]) -> PathBuf {
     let path = dir.join("in.safetensors");
     let named: Vec<(String, &Tensor)> = tensors.iter().map(|(n, t)| (n.to_string(), *t)).collect();

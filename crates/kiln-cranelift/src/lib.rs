@@ -18,7 +18,7 @@ pub mod jit;
 use kiln_ir::graph::{Func, Inst};
 use kiln_ir::{DType, Device, Error, ErrorKind, Module, Result};
 use kiln_passes::fuse::{self, Target};
-use kiln_passes::plan::KernelPlan;
+use kiln_passes::plan::{KernelPlan, kernel_dtype};
 use kiln_runtime::backend::check_all_runnable;
 use kiln_runtime::executor::{HostExecutor, KernelCode};
 use kiln_runtime::{Backend, Executable, Listing, ListingLanguage, Tensor};
@@ -42,26 +42,6 @@ impl Default for Cranelift {
     }
 }
 
-/// Dtypes the JIT computes on.
-pub fn jit_dtype(d: DType) -> bool {
-    matches!(
-        d,
-        DType::Bool
-            | DType::U8
-            | DType::I8
-            | DType::I16
-            | DType::U16
-            | DType::I32
-            | DType::U32
-            | DType::I64
-            | DType::U64
-            | DType::F16
-            | DType::BF16
-            | DType::F32
-            | DType::F64
-    )
-}
-
 /// What the CPU JIT compiles: every op on the dtypes above.
 pub struct CpuTarget;
 
@@ -71,8 +51,10 @@ impl Target for CpuTarget {
     }
 
     fn compiles(&self, func: &Func, inst: &Inst) -> bool {
-        jit_dtype(func.ty(inst.result).dtype)
-            && inst.value_operands().all(|v| jit_dtype(func.ty(v).dtype))
+        kernel_dtype(func.ty(inst.result).dtype)
+            && inst
+                .value_operands()
+                .all(|v| kernel_dtype(func.ty(v).dtype))
     }
 
     fn has_matmul(&self, dtype: DType) -> bool {

@@ -1,1 +1,214 @@
-//! `kiln-cuda`: the CUDA backend (CUDA C, NVRTC, cudarc).
+//! `kiln-cuda`: Kiln's CUDA backend.
+//!
+//! A module is planned into fused kernels by [`kiln_passes::fuse`] (the
+//! same plan the CPU backend runs), each kernel becomes a CUDA C function
+//! ([`codegen`]), NVRTC compiles the translation unit to PTX ([`nvrtc`],
+//! cached by source), and the CUDA driver loads and runs it ([`device`]).
+//! Generating and compiling need no GPU (only `libnvrtc`), so `kiln dump
+//! --backend cuda` works anywhere NVRTC is; running needs a GPU and its
+//! driver, and says so when either is missing.
+//!
+//! The backend computes on one GPU: the device of the program's CUDA
+//! values (`cuda:N`), or `cuda:0` for a program declared on the CPU, which
+//! it runs like PyTorch runs a model moved with `.cuda()`. Results come
+//! back to the host, labelled with the device the program declares.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`codegen`] | kernel → CUDA C: grid-stride pointwise loops, block reductions, op semantics |
+//! | [`nvrtc`] | CUDA C → PTX, the module cache |
+//! | [`device`] | contexts, device memory, launches, host steps |
+
+pub mod codegen;
+pub mod device;
+pub mod nvrtc;
+
+use std::sync::OnceLock;
+
+use kiln_ir::graph::{Func, Inst};
+use kiln_ir::{DType, Device, Error, ErrorKind, Module, Op, Result};
+use kiln_passes::fuse::{self, Target};
+use kiln_passes::plan::KernelPlan;
+use kiln_runtime::backend::check_all_runnable;
+use kiln_runtime::executor::check_plan;
+use kiln_runtime::{Backend, Executable, Listing, ListingLanguage, Tensor};
+
+use codegen::cuda_unary;
+use kiln_passes::plan::kernel_dtype;
+
+/// The CUDA backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cuda {
+    /// The compute capability to generate PTX for (`90` for sm_90); by
+    /// default the GPU's, or [`nvrtc::DEFAULT_ARCH`] without one.
+    pub arch: Option<u32>,
+}
+
+/// What generated CUDA kernels compute: every op but the decomposed
+/// composites, on every dtype but complex and the shell dtypes (those run
+/// on the reference interpreter inside the plan).
+pub struct CudaTarget {
+    device: Device,
+}
+
+impl Target for CudaTarget {
+    fn device(&self) -> Device {
+        self.device
+    }
+
+    fn compiles(&self, func: &Func, inst: &Inst) -> bool {
+        let op_ok = match &inst.op {
+            Op::Unary(u) => cuda_unary(*u),
+            _ => true,
+        };
+        op_ok
+            && kernel_dtype(func.ty(inst.result).dtype)
+            && inst
+                .value_operands()
+                .all(|v| kernel_dtype(func.ty(v).dtype))
+    }
+
+    fn has_matmul(&self, dtype: DType) -> bool {
+        matches!(
+            dtype,
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128
+        )
+    }
+}
+
+/// The GPU a program computes on: its CUDA values' device, `cuda:0` for a
+/// CPU program. More than one GPU is refused.
+fn program_gpu(func: &Func) -> Result<Device> {
+    check_all_runnable(func)?;
+    let mut gpu: Option<Device> = None;
+    for (i, value) in func.values.iter().enumerate() {
+        let d = value.ty.device;
+        if !d.is_cuda() {
+            continue;
+        }
+        match gpu {
+            Some(g) if g.index() != d.index() => {
+                return Err(Error::new(
+                    ErrorKind::Device,
+                    format!(
+                        "%{} is on {d} but the program computes on {g}: the cuda backend runs one GPU per program",
+                        func.name_of(kiln_ir::ValueId(i as u32))
+                    ),
+                ));
+            }
+            _ => gpu = Some(d),
+        }
+    }
+    match gpu {
+        Some(g) => Ok(g),
+        None => Device::cuda(0),
+    }
+}
+
+/// A compiled CUDA program: PTX, loaded on its GPU at the first run.
+struct Program {
+    func: Func,
+    plan: KernelPlan,
+    islands: Vec<Option<Module>>,
+    ordinal: usize,
+    ptx: std::sync::Arc<str>,
+    default_dtype: kiln_ir::DefaultDType,
+    loaded: OnceLock<std::result::Result<device::Loaded, Error>>,
+    listings: Vec<Listing>,
+}
+
+impl Executable for Program {
+    fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        let loaded = self.loaded.get_or_init(|| {
+            let kernels: Vec<_> = self.plan.kernels().collect();
+            device::load(self.ordinal, &self.ptx, &kernels)
+        });
+        let loaded = loaded.as_ref().map_err(Clone::clone)?;
+        device::run(
+            loaded,
+            &self.func,
+            &self.plan,
+            &self.islands,
+            self.default_dtype,
+            inputs,
+        )
+    }
+
+    fn listings(&self) -> Vec<Listing> {
+        self.listings.clone()
+    }
+}
+
+impl Cuda {
+    /// The kernel plan for a laid-out module.
+    pub fn plan(&self, module: &Module) -> Result<KernelPlan> {
+        let gpu = program_gpu(module.entry()?)?;
+        fuse::plan(module, &CudaTarget { device: gpu })
+    }
+
+    /// The CUDA C of a plan's kernels (one translation unit).
+    pub fn source(plan: &KernelPlan) -> String {
+        let kernels: Vec<_> = plan.kernels().collect();
+        codegen::module_source(&kernels)
+    }
+
+    /// The architecture PTX is generated for.
+    fn arch(&self, ordinal: usize) -> u32 {
+        self.arch.unwrap_or_else(|| {
+            if device::driver_present() {
+                device::compute_capability(ordinal).unwrap_or(nvrtc::DEFAULT_ARCH)
+            } else {
+                nvrtc::DEFAULT_ARCH
+            }
+        })
+    }
+}
+
+impl Backend for Cuda {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn stages(&self) -> &'static [&'static str] {
+        &["fuse", "cuda", "ptx"]
+    }
+
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {
+        let plan = self.plan(module)?;
+        let islands = check_plan(&plan, module.default_dtype)?;
+        let ordinal = plan.device.index().unwrap_or(0) as usize;
+        let source = Cuda::source(&plan);
+        let arch = self.arch(ordinal);
+        let ptx = nvrtc::compile(&source, arch)?;
+        let listings = vec![
+            Listing {
+                stage: "fuse",
+                title: format!("kernel plan of @{}", plan.name),
+                language: ListingLanguage::Plan,
+                text: plan.to_string(),
+            },
+            Listing {
+                stage: "cuda",
+                title: format!("CUDA C of @{}", plan.name),
+                language: ListingLanguage::CudaC,
+                text: source,
+            },
+            Listing {
+                stage: "ptx",
+                title: format!("PTX of @{} for compute_{arch}", plan.name),
+                language: ListingLanguage::Ptx,
+                text: ptx.to_string(),
+            },
+        ];
+        Ok(Box::new(Program {
+            func: module.entry()?.clone(),
+            plan,
+            islands,
+            ordinal,
+            ptx,
+            default_dtype: module.default_dtype,
+            loaded: OnceLock::new(),
+            listings,
+        }))
+    }
+}

@@ -26,15 +26,22 @@ pub enum BackendKind {
     Cranelift,
     /// The reference interpreter: slow and obviously right.
     Interp,
+    /// Fused kernels as CUDA C, compiled by NVRTC, run on a GPU.
+    Cuda,
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 2] = [BackendKind::Cranelift, BackendKind::Interp];
+    pub const ALL: [BackendKind; 3] = [
+        BackendKind::Cranelift,
+        BackendKind::Interp,
+        BackendKind::Cuda,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Cranelift => "cranelift",
             BackendKind::Interp => "interp",
+            BackendKind::Cuda => "cuda",
         }
     }
 
@@ -42,6 +49,7 @@ impl BackendKind {
     pub fn for_device(device: Device) -> Result<BackendKind> {
         match device.device_type() {
             DeviceType::Cpu => Ok(BackendKind::Cranelift),
+            DeviceType::Cuda => Ok(BackendKind::Cuda),
             _ => Err(Error::new(
                 ErrorKind::Device,
                 format!("no Kiln backend compiles for {device}"),
@@ -66,6 +74,7 @@ impl BackendKind {
                 ..Default::default()
             }),
             BackendKind::Interp => Box::new(Interpreter),
+            BackendKind::Cuda => Box::new(kiln_cuda::Cuda::default()),
         }
     }
 }

@@ -28,6 +28,8 @@ pub mod defaults;
 pub mod tensor;
 pub mod trace;
 
+/// The CUDA backend: CUDA C generation, NVRTC, the driver runtime.
+pub use kiln_cuda as cuda;
 pub use kiln_ir::*;
 /// The passes and the pass manager.
 pub use kiln_passes as passes;

@@ -23,7 +23,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::{CallConv, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, ReduceOp, UnaryOp};
-use kiln_passes::plan::{Expr, Kernel, NodeId, NodeSchedule};
+use kiln_passes::plan::{Expr, Fold, Kernel, NodeId, NodeSchedule};
 use kiln_runtime::convert::{V, convert};
 
 use math::Calls;
@@ -1016,13 +1016,13 @@ fn result_dtype_of_unary(op: UnaryOp, compute: DType) -> DType {
 }
 
 fn acc_op(op: ReduceOp, compute: DType) -> AccOp {
-    match (op, compute.is_bool()) {
-        (ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Amax, true) => AccOp::Or,
-        (ReduceOp::Prod | ReduceOp::Amin, true) => AccOp::And,
-        (ReduceOp::Sum | ReduceOp::Mean, false) => AccOp::Sum,
-        (ReduceOp::Prod, false) => AccOp::Prod,
-        (ReduceOp::Amax, false) => AccOp::Max,
-        (ReduceOp::Amin, false) => AccOp::Min,
+    match Fold::of(op, compute) {
+        Fold::Sum => AccOp::Sum,
+        Fold::Prod => AccOp::Prod,
+        Fold::Max => AccOp::Max,
+        Fold::Min => AccOp::Min,
+        Fold::Or => AccOp::Or,
+        Fold::And => AccOp::And,
     }
 }
 

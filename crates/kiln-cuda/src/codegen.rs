@@ -1,0 +1,827 @@
+//! Kernel → CUDA C: one `extern "C" __global__` function per kernel of the
+//! plan, with the element semantics of the reference interpreter.
+//!
+//! A kernel without reduced dims is a grid-stride loop over its iteration
+//! space, one element per thread and step. A kernel with reduced dims gives
+//! each outer index (a row) to one block of [`BLOCK`] threads: each pass
+//! over the reduced dims (a phase of [`Kernel::schedule`]) is a
+//! block-strided loop whose threads accumulate privately, then reduce
+//! through warp shuffles and shared memory, and every thread gets the
+//! result for the next pass. Values in registers have a C type per dtype
+//! (f16 and bf16 in `float`, rounded to their format after each op, as
+//! PyTorch eager rounds each op's output); floats sum in `double`, as the
+//! interpreter does; integers wrap. Integer division by zero sets the
+//! kernel's status word, which the host turns into ZeroDivisionError.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, UnaryOp};
+use kiln_passes::plan::{Access, Expr, Fold, Kernel, NodeId, NodeSchedule};
+use kiln_runtime::convert::{V, convert};
+use kiln_runtime::interp::elementwise::{
+    EXP_F32_HI, EXP_F32_LN2_HI, EXP_F32_LN2_LO, EXP_F32_LO, EXP_F32_POLY,
+};
+
+/// Threads per block.
+pub const BLOCK: u32 = 256;
+
+/// The preamble every generated translation unit starts with.
+pub fn preamble() -> String {
+    let mut s = String::from(include_str!("preamble.cu"));
+    // The interpreter's f32 exp (within 1 ulp), with its own constants, so
+    // both compute the same bits.
+    let f = |x: f32| format!("__int_as_float(0x{:08x})", x.to_bits());
+    let mut poly = format!("  float p = {};\n", f(EXP_F32_POLY[0]));
+    for &k in &EXP_F32_POLY[1..] {
+        poly += &format!("  p = fmaf(p, r, {});\n", f(k));
+    }
+    write!(
+        s,
+        "
+// exp of an f32, the reference interpreter's algorithm.
+__device__ __forceinline__ float kiln_exp_f32(float x) {{
+  if (x != x) return x;
+  x = fmaxf(fminf(x, {hi}), {lo});
+  const float n = rintf(x * {log2e});
+  float r = fmaf(-n, {ln2hi}, x);
+  r = fmaf(-n, {ln2lo}, r);
+{poly}  p = fmaf(p, r * r, r);
+  p = p + 1.0f;
+  const int ni = (int)n;
+  const int n1 = ni >> 1;
+  const int n2 = ni - n1;
+  return p * __int_as_float((n1 + 127) << 23) * __int_as_float((n2 + 127) << 23);
+}}
+",
+        hi = f(EXP_F32_HI),
+        lo = f(EXP_F32_LO),
+        log2e = f(std::f32::consts::LOG2_E),
+        ln2hi = f(EXP_F32_LN2_HI),
+        ln2lo = f(EXP_F32_LN2_LO),
+    )
+    .expect("writing to a String");
+    s
+}
+
+/// Unary ops with CUDA C here (the decomposed composites are not).
+pub fn cuda_unary(op: UnaryOp) -> bool {
+    !matches!(
+        op,
+        UnaryOp::Sigmoid | UnaryOp::Gelu | UnaryOp::GeluTanh | UnaryOp::Silu
+    )
+}
+
+/// The C type of a value of `d` in registers.
+fn ctype(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool",
+        DType::U8 => "unsigned char",
+        DType::I8 => "signed char",
+        DType::I16 => "short",
+        DType::U16 => "unsigned short",
+        DType::I32 => "int",
+        DType::U32 => "unsigned int",
+        DType::I64 => "long long",
+        DType::U64 => "unsigned long long",
+        DType::F64 => "double",
+        _ => "float",
+    }
+}
+
+/// The C type of an element of `d` in memory.
+fn mtype(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "unsigned char",
+        DType::F16 | DType::BF16 => "unsigned short",
+        other => ctype(other),
+    }
+}
+
+fn is_float(d: DType) -> bool {
+    matches!(d, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+}
+
+/// Whether two dtypes share a register type.
+fn same_class(a: DType, b: DType) -> bool {
+    ctype(a) == ctype(b)
+}
+
+/// `x`, a value of `from`, converted as PyTorch converts it to `to`.
+fn convert_expr(x: &str, from: DType, to: DType) -> String {
+    if from == to {
+        return x.to_string();
+    }
+    match to {
+        DType::Bool => format!("({x} != 0)"),
+        DType::F32 | DType::F64 => format!("(({}){x})", ctype(to)),
+        DType::F16 => format!("kiln_round_f16((float){x})"),
+        DType::BF16 => format!("kiln_round_bf16((float){x})"),
+        _ if is_float(from) => {
+            let via = match to {
+                DType::I64 => "kiln_f2i64",
+                DType::U64 => "kiln_f2u64",
+                DType::U32 => "kiln_f2u32",
+                _ => "kiln_f2i32",
+            };
+            format!("(({}){via}((double){x}))", ctype(to))
+        }
+        _ => format!("(({}){x})", ctype(to)),
+    }
+}
+
+/// Rounds a result computed in `d`'s register type to `d`.
+fn finish(x: String, d: DType) -> String {
+    match d {
+        DType::F16 => format!("kiln_round_f16({x})"),
+        DType::BF16 => format!("kiln_round_bf16({x})"),
+        DType::F32 | DType::F64 | DType::Bool => x,
+        _ => format!("(({}){x})", ctype(d)),
+    }
+}
+
+/// A C literal of value `v` in `d`'s register type.
+fn literal(v: V, d: DType) -> String {
+    match convert(v, d) {
+        V::B(b) => b.to_string(),
+        V::F(x) if d == DType::F64 => format!("__longlong_as_double(0x{:016x}LL)", x.to_bits()),
+        V::F(x) => format!("__int_as_float(0x{:08x})", (x as f32).to_bits()),
+        V::I(i) if matches!(d, DType::U64 | DType::U32) => format!("(({})({i}ULL))", ctype(d)),
+        V::I(i) => format!("(({})({i}LL))", ctype(d)),
+        V::C(..) => unreachable!("complex kernels are interpreted"),
+    }
+}
+
+/// An accumulator: its C type, starting value, and the dtype it holds
+/// (what the final value converts from).
+struct AccType {
+    ctype: &'static str,
+    identity: String,
+    holds: DType,
+}
+
+fn int_acc_type(d: DType) -> &'static str {
+    if d.is_signed() {
+        "long long"
+    } else {
+        "unsigned long long"
+    }
+}
+
+fn acc_type(op: Fold, compute: DType) -> AccType {
+    let float = is_float(compute);
+    let (ctype, holds) = match op {
+        Fold::Or | Fold::And => ("int", DType::Bool),
+        Fold::Sum | Fold::Prod if float => ("double", DType::F64),
+        // Integer sums and products wrap: unsigned arithmetic, narrowed once.
+        Fold::Sum | Fold::Prod => ("unsigned long long", compute),
+        _ if float => (self::ctype(compute), compute),
+        _ => (int_acc_type(compute), compute),
+    };
+    let identity = match op {
+        Fold::Sum | Fold::Or => "0".to_string(),
+        Fold::Prod | Fold::And => "1".to_string(),
+        Fold::Max if float => literal(V::F(f64::NEG_INFINITY), compute),
+        Fold::Min if float => literal(V::F(f64::INFINITY), compute),
+        Fold::Max => int_bound(compute, false),
+        Fold::Min => int_bound(compute, true),
+    };
+    AccType {
+        ctype,
+        identity,
+        holds,
+    }
+}
+
+/// The least (or greatest) value of an integer dtype, as a C literal.
+fn int_bound(d: DType, greatest: bool) -> String {
+    let bits = d.bits();
+    if d.is_signed() {
+        let (min, max) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
+        if bits == 64 && !greatest {
+            "((long long)0x8000000000000000ULL)".to_string()
+        } else {
+            format!("({}LL)", if greatest { max } else { min })
+        }
+    } else if greatest {
+        format!("({}ULL)", (1u128 << bits) - 1)
+    } else {
+        "0ULL".to_string()
+    }
+}
+
+fn combine(op: Fold) -> &'static str {
+    match op {
+        Fold::Sum => "kiln_add()",
+        Fold::Prod => "kiln_mul()",
+        Fold::Or => "kiln_or()",
+        Fold::And => "kiln_and()",
+        Fold::Max => "kiln_maxf()",
+        Fold::Min => "kiln_minf()",
+    }
+}
+
+/// The CUDA C function of one kernel (the preamble not included).
+pub fn kernel_source(k: &Kernel) -> String {
+    let mut g = Gen {
+        k,
+        schedule: k.schedule(),
+        out: String::new(),
+        indent: 1,
+    };
+    let args: Vec<String> = (0..k.args.len())
+        .map(|i| format!("unsigned char* b{i}"))
+        .collect();
+    writeln!(
+        g.out,
+        "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}({}, int* kiln_status) {{",
+        k.name,
+        args.join(", ")
+    )
+    .expect("writing to a String");
+    for (i, a) in k.accesses.iter().enumerate() {
+        g.line(format!("{0}* a{i} = ({0}*)b{1};", mtype(a.dtype), a.arg));
+    }
+    if k.outer_rank == k.rank() {
+        g.pointwise();
+    } else {
+        g.reduction();
+    }
+    g.out.push_str("}\n");
+    g.out
+}
+
+/// A whole translation unit: the preamble and every kernel.
+pub fn module_source(kernels: &[&Kernel]) -> String {
+    let mut s = preamble();
+    for k in kernels {
+        s.push('\n');
+        s += &kernel_source(k);
+    }
+    s
+}
+
+struct Gen<'k> {
+    k: &'k Kernel,
+    schedule: Vec<NodeSchedule>,
+    out: String,
+    indent: usize,
+}
+
+/// Values computed in one scope: node → the C variable holding it.
+type Memo = HashMap<NodeId, String>;
+
+impl Gen<'_> {
+    fn line(&mut self, text: impl AsRef<str>) {
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text.as_ref());
+        self.out.push('\n');
+    }
+
+    /// `long long c{d}` for dims `dims` from the linear index `index`
+    /// (row-major over those dims), through the temporary `tmp`.
+    fn coords(&mut self, index: &str, tmp: &str, dims: std::ops::Range<usize>) {
+        let start = dims.start;
+        if dims.is_empty() {
+            return;
+        }
+        self.line(format!("long long {tmp} = {index};"));
+        for d in dims.rev() {
+            let n = self.k.space[d];
+            if n == 1 {
+                self.line(format!("const long long c{d} = 0;"));
+            } else if d == start {
+                self.line(format!("const long long c{d} = {tmp};"));
+            } else {
+                self.line(format!(
+                    "const long long c{d} = {tmp} % {n}LL; {tmp} /= {n}LL;"
+                ));
+            }
+        }
+    }
+
+    /// An element offset `offset + Σ c[d]·strides[d]` over the dims `dims`.
+    fn offset(&self, offset: i64, strides: &[i64], dims: std::ops::Range<usize>) -> String {
+        let mut s = format!("{offset}LL");
+        for d in dims {
+            if strides[d] != 0 && self.k.space[d] != 1 {
+                write!(s, " + c{d} * {}LL", strides[d]).expect("writing to a String");
+            }
+        }
+        s
+    }
+
+    fn access_index(&self, a: &Access) -> String {
+        self.offset(a.offset, &a.strides, 0..self.k.rank())
+    }
+
+    fn pointwise(&mut self) {
+        let total: i64 = self.k.space.iter().product();
+        self.line(format!(
+            "for (long long kiln_i = (long long)blockIdx.x * blockDim.x + threadIdx.x; kiln_i < {total}LL; kiln_i += (long long)gridDim.x * blockDim.x) {{"
+        ));
+        self.indent += 1;
+        self.coords("kiln_i", "kiln_r", 0..self.k.rank());
+        let mut memo = Memo::new();
+        for store in &self.k.stores {
+            let v = self.value(store.node, &mut memo, "");
+            self.store(store.access, &v, store.node);
+        }
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    fn store(&mut self, access: usize, value: &str, node: NodeId) {
+        let a = &self.k.accesses[access];
+        let converted = convert_expr(value, self.k.node(node).dtype, a.dtype);
+        let encoded = match a.dtype {
+            DType::F16 => format!("kiln_f2h({converted})"),
+            DType::BF16 => format!("kiln_f2bf({converted})"),
+            DType::Bool => format!("(unsigned char){converted}"),
+            _ => converted,
+        };
+        let index = self.access_index(a);
+        self.line(format!("a{access}[{index}] = {encoded};"));
+    }
+
+    fn reduction(&mut self) {
+        let k = self.k;
+        let outer: i64 = k.outer_count();
+        let inner: i64 = k.inner_count();
+        let phases = k.phase_count();
+        self.line(format!(
+            "for (long long kiln_o = blockIdx.x; kiln_o < {outer}LL; kiln_o += gridDim.x) {{"
+        ));
+        self.indent += 1;
+        self.coords("kiln_o", "kiln_ro", 0..k.outer_rank);
+        let mut outer_memo = Memo::new();
+        for phase in 0..phases {
+            let reductions: Vec<NodeId> = (0..k.nodes.len())
+                .map(|i| NodeId(i as u32))
+                .filter(|&n| {
+                    let s = self.schedule[n.index()];
+                    k.node(n).is_reduction() && !s.inner && s.phase == phase + 1
+                })
+                .collect();
+            let stores: Vec<usize> = (0..k.stores.len())
+                .filter(|&i| k.store_phase(&k.stores[i], &self.schedule) == Some(phase))
+                .collect();
+            // Outer values this pass needs are computed before its loop.
+            let mut seen = HashSet::new();
+            for &r in &reductions {
+                self.ensure_outer(k.node(r).operands()[0], &mut outer_memo, &mut seen);
+            }
+            for &s in &stores {
+                self.ensure_outer(k.stores[s].node, &mut outer_memo, &mut seen);
+            }
+            for &r in &reductions {
+                self.declare_acc(r);
+            }
+            self.line(format!(
+                "for (long long kiln_j = threadIdx.x; kiln_j < {inner}LL; kiln_j += blockDim.x) {{"
+            ));
+            self.indent += 1;
+            self.coords("kiln_j", "kiln_r", k.outer_rank..k.rank());
+            let mut memo = outer_memo.clone();
+            let suffix = format!("_p{phase}");
+            for &r in &reductions {
+                let x = k.node(r).operands()[0];
+                let v = self.value(x, &mut memo, &suffix);
+                self.accumulate(r, &v);
+            }
+            for &s in &stores {
+                let store = k.stores[s].clone();
+                let v = self.value(store.node, &mut memo, &suffix);
+                self.store(store.access, &v, store.node);
+            }
+            self.indent -= 1;
+            self.line("}");
+            for &r in &reductions {
+                let v = self.finish_acc(r);
+                outer_memo.insert(r, v);
+            }
+            // Values stored in this pass are read back by the next ones.
+            self.line("__syncthreads();");
+        }
+        // Stores of per-row values, once per row.
+        let row_stores: Vec<usize> = (0..k.stores.len())
+            .filter(|&i| k.store_phase(&k.stores[i], &self.schedule).is_none())
+            .collect();
+        if !row_stores.is_empty() {
+            let mut seen = HashSet::new();
+            for &s in &row_stores {
+                self.ensure_outer(k.stores[s].node, &mut outer_memo, &mut seen);
+            }
+            self.line("if (threadIdx.x == 0) {");
+            self.indent += 1;
+            for &s in &row_stores {
+                let store = k.stores[s].clone();
+                let v = outer_memo[&store.node].clone();
+                self.store(store.access, &v, store.node);
+            }
+            self.indent -= 1;
+            self.line("}");
+        }
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// Computes, in the row scope, every outer value `n` depends on that
+    /// is not computed yet (itself included when it is outer).
+    fn ensure_outer(&mut self, n: NodeId, memo: &mut Memo, seen: &mut HashSet<NodeId>) {
+        if memo.contains_key(&n) || !seen.insert(n) {
+            return;
+        }
+        if self.schedule[n.index()].inner {
+            for o in self.k.node(n).operands() {
+                self.ensure_outer(o, memo, seen);
+            }
+        } else {
+            self.value(n, memo, "");
+        }
+    }
+
+    fn declare_acc(&mut self, r: NodeId) {
+        let node = self.k.node(r);
+        match &node.expr {
+            Expr::Reduce { op, .. } => {
+                let t = acc_type(Fold::of(*op, node.compute), node.compute);
+                self.line(format!("{} acc{} = {};", t.ctype, r.0, t.identity));
+            }
+            Expr::ArgReduce { x, .. } => {
+                let xd = self.k.node(*x).dtype;
+                let t = arg_ctype(xd);
+                self.line(format!("{t} acc{} = 0; long long idx{} = -1;", r.0, r.0));
+            }
+            _ => unreachable!("reductions only"),
+        }
+    }
+
+    fn accumulate(&mut self, r: NodeId, v: &str) {
+        let node = self.k.node(r);
+        let id = r.0;
+        match &node.expr {
+            Expr::Reduce { op, x } => {
+                let op = Fold::of(*op, node.compute);
+                let xd = self.k.node(*x).dtype;
+                let t = acc_type(op, node.compute);
+                let x = if t.holds == DType::Bool {
+                    format!("(int)({v} != 0)")
+                } else {
+                    format!("(({}){})", t.ctype, convert_expr(v, xd, node.compute))
+                };
+                let line = match op {
+                    Fold::Sum => format!("acc{id} = acc{id} + {x};"),
+                    Fold::Prod => format!("acc{id} = acc{id} * {x};"),
+                    Fold::Or => format!("acc{id} |= {x};"),
+                    Fold::And => format!("acc{id} &= {x};"),
+                    Fold::Max => format!("acc{id} = kiln_max(acc{id}, {x});"),
+                    Fold::Min => format!("acc{id} = kiln_min(acc{id}, {x});"),
+                };
+                self.line(line);
+            }
+            Expr::ArgReduce { op, x } => {
+                let xd = self.k.node(*x).dtype;
+                let max = *op == ArgReduceOp::Argmax;
+                self.line(format!(
+                    "{{ const {t} v = ({t}){v}; if (kiln_arg_better<{max}>(acc{id}, idx{id}, v, kiln_j)) {{ acc{id} = v; idx{id} = kiln_j; }} }}",
+                    t = arg_ctype(xd)
+                ));
+            }
+            _ => unreachable!("reductions only"),
+        }
+    }
+
+    /// Reduces the block's accumulators; returns the variable holding the
+    /// node's value.
+    fn finish_acc(&mut self, r: NodeId) -> String {
+        let node = self.k.node(r);
+        let id = r.0;
+        let name = format!("n{id}");
+        match &node.expr {
+            Expr::Reduce { op, .. } => {
+                let op = Fold::of(*op, node.compute);
+                let t = acc_type(op, node.compute);
+                self.line(format!(
+                    "const {} tot{id} = kiln_block_reduce<{}>(acc{id}, ({}){}, {});",
+                    t.ctype,
+                    t.ctype,
+                    t.ctype,
+                    t.identity,
+                    combine(op)
+                ));
+                let held = if t.holds == DType::Bool {
+                    format!("(tot{id} != 0)")
+                } else if t.holds == DType::F64 {
+                    format!("tot{id}")
+                } else {
+                    format!("(({})tot{id})", ctype(t.holds))
+                };
+                let v = convert_expr(&held, t.holds, node.dtype);
+                self.line(format!("const {} {name} = {v};", ctype(node.dtype)));
+            }
+            Expr::ArgReduce { op, x } => {
+                let xd = self.k.node(*x).dtype;
+                let max = *op == ArgReduceOp::Argmax;
+                self.line(format!(
+                    "const long long pos{id} = kiln_block_arg<{max}, {}>(acc{id}, idx{id});",
+                    arg_ctype(xd)
+                ));
+                let v = convert_expr(&format!("pos{id}"), DType::I64, node.dtype);
+                self.line(format!("const {} {name} = {v};", ctype(node.dtype)));
+            }
+            _ => unreachable!("reductions only"),
+        }
+        name
+    }
+
+    /// The variable holding node `n` in the current scope, computing it
+    /// (and what it needs) first.
+    fn value(&mut self, n: NodeId, memo: &mut Memo, suffix: &str) -> String {
+        if let Some(v) = memo.get(&n) {
+            return v.clone();
+        }
+        let k = self.k;
+        let node = k.node(n);
+        let operands: Vec<String> = match &node.expr {
+            // A pow's constant exponent picks a form, it is not computed.
+            Expr::Binary {
+                op: BinaryOp::Pow,
+                a,
+                b,
+            } if matches!(k.node(*b).expr, Expr::Const(_)) => vec![self.value(*a, memo, suffix)],
+            _ => node
+                .operands()
+                .iter()
+                .map(|&o| self.value(o, memo, suffix))
+                .collect(),
+        };
+        let d = node.dtype;
+        let c = node.compute;
+        let expr = match &node.expr {
+            Expr::Load { access } => {
+                let a = &k.accesses[*access];
+                let at = format!("a{access}[{}]", self.access_index(a));
+                let decoded = match a.dtype {
+                    DType::F16 => format!("kiln_h2f({at})"),
+                    DType::BF16 => format!("kiln_bf2f({at})"),
+                    DType::Bool => format!("({at} != 0)"),
+                    _ => at,
+                };
+                convert_expr(&decoded, a.dtype, d)
+            }
+            Expr::Const(s) => literal(V::from_scalar(*s), d),
+            Expr::Iota { offset, strides } => convert_expr(
+                &format!("({})", self.offset(*offset, strides, 0..k.rank())),
+                DType::I64,
+                d,
+            ),
+            Expr::Unary { op, x } => {
+                let xv = convert_operand(&operands[0], k.node(*x).dtype, c);
+                let (r, produced) = unary(*op, &xv, c);
+                convert_expr(&r, produced, d)
+            }
+            Expr::Binary { op, a, b } => {
+                let (ad, bd) = (k.node(*a).dtype, k.node(*b).dtype);
+                match (op, &k.node(*b).expr) {
+                    (BinaryOp::Pow, Expr::Const(s)) => {
+                        let av = convert_operand(&operands[0], ad, c);
+                        pow_const(&av, *s, c, d)
+                    }
+                    _ => {
+                        let (av, bv) = if op.is_logical() {
+                            (operands[0].clone(), operands[1].clone())
+                        } else {
+                            (
+                                convert_operand(&operands[0], ad, c),
+                                convert_operand(&operands[1], bd, c),
+                            )
+                        };
+                        let (r, produced) = binary(*op, &av, &bv, c);
+                        convert_expr(&r, produced, d)
+                    }
+                }
+            }
+            Expr::Where { cond, .. } => {
+                let cd = k.node(*cond).dtype;
+                let cv = convert_expr(&operands[0], cd, DType::Bool);
+                format!("({cv} ? {} : {})", operands[1], operands[2])
+            }
+            Expr::Cast { x } => convert_expr(&operands[0], k.node(*x).dtype, d),
+            Expr::Reduce { op, x } => {
+                // Without reduced dims: the fold of one element.
+                let op = Fold::of(*op, c);
+                let t = acc_type(op, c);
+                let xd = k.node(*x).dtype;
+                let x = if t.holds == DType::Bool {
+                    format!("(int)({} != 0)", operands[0])
+                } else {
+                    format!("(({}){})", t.ctype, convert_expr(&operands[0], xd, c))
+                };
+                let folded = match op {
+                    Fold::Sum => format!("(({}){} + {x})", t.ctype, t.identity),
+                    Fold::Prod => format!("(({}){} * {x})", t.ctype, t.identity),
+                    Fold::Or | Fold::And => format!("({x} != 0)"),
+                    Fold::Max => format!("kiln_max(({}){}, {x})", t.ctype, t.identity),
+                    Fold::Min => format!("kiln_min(({}){}, {x})", t.ctype, t.identity),
+                };
+                let held = if t.holds == DType::F64 || t.holds == DType::Bool {
+                    folded
+                } else {
+                    format!("(({}){folded})", ctype(t.holds))
+                };
+                convert_expr(&held, t.holds, d)
+            }
+            // Without reduced dims the position is 0 (the element is still
+            // computed: it may raise ZeroDivisionError).
+            Expr::ArgReduce { .. } => convert_expr("0LL", DType::I64, d),
+        };
+        let name = format!("n{}{suffix}", n.0);
+        self.line(format!("const {} {name} = {expr};", ctype(d)));
+        memo.insert(n, name.clone());
+        name
+    }
+}
+
+/// The register type an argmax/argmin compares values of `d` in.
+fn arg_ctype(d: DType) -> &'static str {
+    if is_float(d) {
+        ctype(d)
+    } else if d.is_bool() {
+        "int"
+    } else {
+        int_acc_type(d)
+    }
+}
+
+/// An operand converted to the compute dtype's register type when it is
+/// held in another (a scalar constant at opmath precision is not).
+fn convert_operand(x: &str, from: DType, compute: DType) -> String {
+    if same_class(from, compute) {
+        x.to_string()
+    } else {
+        convert_expr(x, from, compute)
+    }
+}
+
+/// `op` on `x` computing in `c`; the expression and the dtype it produces.
+fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
+    if c.is_bool() {
+        return match op {
+            UnaryOp::BitwiseNot | UnaryOp::LogicalNot => (format!("(!{x})"), DType::Bool),
+            UnaryOp::Isnan => ("false".into(), DType::Bool),
+            _ => (x.to_string(), DType::Bool),
+        };
+    }
+    match op {
+        UnaryOp::LogicalNot => return (format!("({x} == 0)"), DType::Bool),
+        UnaryOp::Isnan => return (format!("({x} != {x})"), DType::Bool),
+        _ => {}
+    }
+    if is_float(c) {
+        let single = c != DType::F64;
+        // Functions without a correctly rounded f32 form compute in f64,
+        // as the interpreter does.
+        let wide = |f: &str| {
+            if single {
+                format!("(float){f}((double){x})")
+            } else {
+                format!("{f}({x})")
+            }
+        };
+        let r = match op {
+            UnaryOp::Neg => format!("(-{x})"),
+            UnaryOp::Abs => format!("fabs({x})"),
+            UnaryOp::Exp if single => format!("kiln_exp_f32({x})"),
+            UnaryOp::Exp => format!("exp({x})"),
+            UnaryOp::Log => wide("log"),
+            UnaryOp::Log2 => wide("log2"),
+            UnaryOp::Sin => wide("sin"),
+            UnaryOp::Cos => wide("cos"),
+            UnaryOp::Tanh => wide("tanh"),
+            UnaryOp::Erf => wide("erf"),
+            UnaryOp::Sqrt => format!("sqrt({x})"),
+            UnaryOp::Rsqrt if single => format!("(1.0f / sqrtf({x}))"),
+            UnaryOp::Rsqrt => format!("(1.0 / sqrt({x}))"),
+            UnaryOp::Relu => format!("(({x} != {x} || {x} >= 0) ? {x} : 0)"),
+            UnaryOp::Floor => format!("floor({x})"),
+            UnaryOp::Ceil => format!("ceil({x})"),
+            UnaryOp::Round => format!("rint({x})"),
+            UnaryOp::Trunc => format!("trunc({x})"),
+            UnaryOp::Sign => format!("({})((0 < {x}) - ({x} < 0))", ctype(c)),
+            UnaryOp::Reciprocal if single => format!("(1.0f / {x})"),
+            UnaryOp::Reciprocal => format!("(1.0 / {x})"),
+            other => unreachable!("{} is decomposed before fusion", other.name()),
+        };
+        return (finish(r, c), c);
+    }
+    let signed = c.is_signed();
+    let r = match op {
+        UnaryOp::Neg => format!("kiln_ineg({x})"),
+        UnaryOp::Abs if signed => format!("({x} < 0 ? kiln_ineg({x}) : {x})"),
+        UnaryOp::Relu if signed => format!("({x} < 0 ? 0 : {x})"),
+        UnaryOp::Sign if signed => format!("(({x} > 0) - ({x} < 0))"),
+        UnaryOp::Sign => format!("({x} > 0)"),
+        UnaryOp::BitwiseNot => format!("(~{x})"),
+        _ => x.to_string(),
+    };
+    (finish(r, c), c)
+}
+
+/// `a op b` computing in `c`; the expression and the dtype it produces.
+fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
+    use BinaryOp::*;
+    if op.is_logical() {
+        let (x, y) = (format!("({a} != 0)"), format!("({b} != 0)"));
+        let r = match op {
+            LogicalAnd => format!("({x} && {y})"),
+            LogicalOr => format!("({x} || {y})"),
+            _ => format!("({x} != {y})"),
+        };
+        return (r, DType::Bool);
+    }
+    let compare = |sym: &str| (format!("({a} {sym} {b})"), DType::Bool);
+    match op {
+        Eq => return compare("=="),
+        Ne => return compare("!="),
+        Lt => return compare("<"),
+        Le => return compare("<="),
+        Gt => return compare(">"),
+        Ge => return compare(">="),
+        _ => {}
+    }
+    if c.is_bool() {
+        let r = match op {
+            Add | Maximum | BitwiseOr => format!("({a} || {b})"),
+            Mul | Minimum | BitwiseAnd => format!("({a} && {b})"),
+            BitwiseXor => format!("({a} != {b})"),
+            Pow => format!("({a} || !{b})"),
+            other => unreachable!("{} on bool is refused by inference", other.name()),
+        };
+        return (r, DType::Bool);
+    }
+    if is_float(c) {
+        let r = match op {
+            Add => format!("({a} + {b})"),
+            Sub => format!("({a} - {b})"),
+            Mul => format!("({a} * {b})"),
+            Div => format!("({a} / {b})"),
+            DivTrunc => format!("trunc({a} / {b})"),
+            DivFloor => format!("kiln_fdiv_floor({a}, {b})"),
+            Remainder => format!("kiln_fremainder({a}, {b})"),
+            Pow if c == DType::F64 => format!("pow({a}, {b})"),
+            Pow => format!("(float)pow((double){a}, (double){b})"),
+            Maximum => format!("kiln_max({a}, {b})"),
+            Minimum => format!("kiln_min({a}, {b})"),
+            other => unreachable!("{} on floats is refused by inference", other.name()),
+        };
+        return (finish(r, c), c);
+    }
+    let t = ctype(c);
+    let wrap =
+        |sym: &str| format!("(({t})((unsigned long long)({a}) {sym} (unsigned long long)({b})))");
+    let r = match op {
+        Add => wrap("+"),
+        Sub => wrap("-"),
+        Mul => wrap("*"),
+        Div => return (format!("((double){a} / (double){b})"), DType::F64),
+        DivTrunc => format!("kiln_idiv_trunc<{t}>({a}, {b}, kiln_status)"),
+        DivFloor => format!("kiln_idiv_floor<{t}>({a}, {b}, kiln_status)"),
+        Remainder => format!("kiln_iremainder<{t}>({a}, {b}, kiln_status)"),
+        Pow => format!("kiln_ipow<{t}>({a}, {b})"),
+        Maximum => format!("kiln_max<{t}>({a}, {b})"),
+        Minimum => format!("kiln_min<{t}>({a}, {b})"),
+        BitwiseAnd => format!("({a} & {b})"),
+        BitwiseOr => format!("({a} | {b})"),
+        BitwiseXor => format!("({a} ^ {b})"),
+        other => unreachable!("{} on integers", other.name()),
+    };
+    (finish(r, c), c)
+}
+
+/// `x ** s` for a constant exponent: PyTorch's special forms, products
+/// rounded to the opmath dtype.
+fn pow_const(x: &str, s: kiln_ir::Scalar, c: DType, d: DType) -> String {
+    let m = c.opmath();
+    let mul = |p: &str, q: &str| binary(BinaryOp::Mul, p, q, m).0;
+    match Op::pow_scalar_form(s, is_float(c)) {
+        PowForm::Identity => convert_expr(x, c, d),
+        PowForm::One => convert_expr(&literal(V::I(1), c), c, d),
+        PowForm::Square => convert_expr(&mul(x, x), m, d),
+        PowForm::Cube => convert_expr(&mul(&mul(x, x), x), m, d),
+        PowForm::Sqrt => convert_expr(&unary(UnaryOp::Sqrt, x, c).0, c, d),
+        PowForm::Rsqrt => convert_expr(&unary(UnaryOp::Rsqrt, x, c).0, c, d),
+        PowForm::Reciprocal => convert_expr(&unary(UnaryOp::Reciprocal, x, c).0, c, d),
+        // The square stays at opmath precision, as PyTorch's kernel keeps it.
+        PowForm::ReciprocalSquare => {
+            convert_expr(&unary(UnaryOp::Reciprocal, &mul(x, x), c).0, c, d)
+        }
+        PowForm::General => {
+            let e = literal(V::from_scalar(s), c);
+            let (r, produced) = binary(BinaryOp::Pow, x, &e, c);
+            convert_expr(&r, produced, d)
+        }
+    }
+}

@@ -1,0 +1,191 @@
+// Kiln's CUDA C preamble: element semantics shared by every kernel, the
+// same as the reference interpreter's (kiln_runtime::interp::elementwise
+// and kiln_runtime::convert). No header is included: NVRTC alone compiles
+// it (the PyPI NVRTC has no cuda_fp16.h), so f16 and bf16 conversions are
+// the PTX instructions cuda_fp16.h and cuda_bf16.h use themselves.
+
+#define KILN_F32_NAN __int_as_float(0x7fc00000)
+#define KILN_F64_NAN __longlong_as_double(0x7ff8000000000000LL)
+
+// f16 and bf16 values live in f32 registers, rounded to their format.
+__device__ __forceinline__ unsigned short kiln_f2h(float x) {
+  unsigned short r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float kiln_h2f(unsigned short h) {
+  float r;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h));
+  return r;
+}
+__device__ __forceinline__ unsigned short kiln_f2bf(float x) {
+  unsigned short r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float kiln_bf2f(unsigned short h) {
+  return __uint_as_float(((unsigned int)h) << 16);
+}
+__device__ __forceinline__ float kiln_round_f16(float x) { return kiln_h2f(kiln_f2h(x)); }
+__device__ __forceinline__ float kiln_round_bf16(float x) { return kiln_bf2f(kiln_f2bf(x)); }
+
+// Float to integer as PyTorch's x86-64 build converts: out of range and
+// NaN give the "integer indefinite" value; narrow types go through 32
+// bits; u32 and u64 through the bias-by-2^(n-1) sequence.
+__device__ __forceinline__ int kiln_f2i32(double x) {
+  return (x != x || x >= 2147483648.0 || x < -2147483648.0) ? (int)0x80000000u : (int)x;
+}
+__device__ __forceinline__ long long kiln_f2i64(double x) {
+  return (x != x || x >= 9223372036854775808.0 || x < -9223372036854775808.0)
+             ? (long long)0x8000000000000000ULL
+             : (long long)x;
+}
+__device__ __forceinline__ unsigned int kiln_f2u32(double x) {
+  return x >= 2147483648.0 ? ((unsigned int)kiln_f2i32(x - 2147483648.0) ^ 0x80000000u)
+                           : (unsigned int)kiln_f2i32(x);
+}
+__device__ __forceinline__ unsigned long long kiln_f2u64(double x) {
+  return x >= 9223372036854775808.0
+             ? ((unsigned long long)kiln_f2i64(x - 9223372036854775808.0) ^ 0x8000000000000000ULL)
+             : (unsigned long long)kiln_f2i64(x);
+}
+
+// NaN-propagating maximum and minimum; max(-0.0, 0.0) is its first operand.
+template <typename T> __device__ __forceinline__ T kiln_max(T a, T b) { return a < b ? b : a; }
+template <typename T> __device__ __forceinline__ T kiln_min(T a, T b) { return b < a ? b : a; }
+__device__ __forceinline__ float kiln_max(float a, float b) {
+  return (a != a || b != b) ? KILN_F32_NAN : (a < b ? b : a);
+}
+__device__ __forceinline__ double kiln_max(double a, double b) {
+  return (a != a || b != b) ? KILN_F64_NAN : (a < b ? b : a);
+}
+__device__ __forceinline__ float kiln_min(float a, float b) {
+  return (a != a || b != b) ? KILN_F32_NAN : (b < a ? b : a);
+}
+__device__ __forceinline__ double kiln_min(double a, double b) {
+  return (a != a || b != b) ? KILN_F64_NAN : (b < a ? b : a);
+}
+
+// Python's float remainder and floor division.
+template <typename T> __device__ __forceinline__ T kiln_fremainder(T a, T b) {
+  T m = fmod(a, b);
+  return (m != (T)0 && ((b < (T)0) != (m < (T)0))) ? m + b : m;
+}
+template <typename T> __device__ __forceinline__ T kiln_fdiv_floor(T a, T b) {
+  if (b == (T)0) return a / b;
+  T m = fmod(a, b);
+  T div = (a - m) / b;
+  if (m != (T)0 && ((b < (T)0) != (m < (T)0))) div = div - (T)1;
+  if (div != (T)0) {
+    T floored = floor(div);
+    return (div - floored > (T)0.5) ? floored + (T)1 : floored;
+  }
+  return copysign((T)0, a / b);
+}
+
+// Integer division: a zero divisor sets the status (ZeroDivisionError);
+// MIN / -1 wraps.
+template <typename T> __device__ __forceinline__ bool kiln_signed() { return (T)-1 < (T)0; }
+template <typename T> __device__ __forceinline__ T kiln_ineg(T a) {
+  return (T)(0ULL - (unsigned long long)a);
+}
+template <typename T> __device__ __forceinline__ T kiln_idiv_trunc(T a, T b, int* st) {
+  if (b == (T)0) { *st = 1; return (T)0; }
+  if (kiln_signed<T>() && b == (T)-1) return kiln_ineg(a);
+  return (T)(a / b);
+}
+template <typename T> __device__ __forceinline__ T kiln_idiv_floor(T a, T b, int* st) {
+  if (b == (T)0) { *st = 1; return (T)0; }
+  if (kiln_signed<T>() && b == (T)-1) return kiln_ineg(a);
+  T q = (T)(a / b);
+  T r = (T)(a % b);
+  if (kiln_signed<T>() && r != (T)0 && ((r < (T)0) != (b < (T)0))) q = (T)(q - (T)1);
+  return q;
+}
+template <typename T> __device__ __forceinline__ T kiln_iremainder(T a, T b, int* st) {
+  if (b == (T)0) { *st = 1; return (T)0; }
+  if (kiln_signed<T>() && b == (T)-1) return (T)0;
+  T m = (T)(a % b);
+  if (m != (T)0 && ((b < (T)0) != (m < (T)0))) m = (T)(m + b);
+  return m;
+}
+template <typename T> __device__ __forceinline__ T kiln_ipow(T base, T exp) {
+  if (kiln_signed<T>() && exp < (T)0) {
+    if (base == (T)1) return (T)1;
+    if (base == (T)-1) return ((unsigned long long)exp & 1ULL) ? (T)-1 : (T)1;
+    return (T)0;
+  }
+  unsigned long long r = 1, b = (unsigned long long)base, e = (unsigned long long)exp;
+  while (e > 0) {
+    if (e & 1ULL) r *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return (T)r;
+}
+
+// Block reductions: warp shuffles, then one value per warp through shared
+// memory. Every thread of the block calls them and gets the result.
+struct kiln_add { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
+struct kiln_mul { template <typename T> __device__ T operator()(T a, T b) const { return a * b; } };
+struct kiln_or { __device__ int operator()(int a, int b) const { return a | b; } };
+struct kiln_and { __device__ int operator()(int a, int b) const { return a & b; } };
+struct kiln_maxf { template <typename T> __device__ T operator()(T a, T b) const { return kiln_max(a, b); } };
+struct kiln_minf { template <typename T> __device__ T operator()(T a, T b) const { return kiln_min(a, b); } };
+
+template <typename T, typename F>
+__device__ T kiln_block_reduce(T v, T identity, F f) {
+  __shared__ T part[32];
+  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (int)((blockDim.x + 31) >> 5) ? part[lane] : identity;
+    for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));
+    if (lane == 0) part[0] = v;
+  }
+  __syncthreads();
+  return part[0];
+}
+
+// Whether (b, bi) beats (a, ai) for argmax (MAX) or argmin: the extreme
+// value, NaN the most extreme, the first position on ties.
+template <bool MAX, typename T>
+__device__ __forceinline__ bool kiln_arg_better(T a, long long ai, T b, long long bi) {
+  if (bi < 0) return false;
+  if (ai < 0) return true;
+  const bool an = a != a, bn = b != b;
+  if (an || bn) return an && bn ? bi < ai : bn;
+  if (a == b) return bi < ai;
+  return MAX ? b > a : b < a;
+}
+
+template <bool MAX, typename T>
+__device__ long long kiln_block_arg(T v, long long i) {
+  __shared__ T pv[32];
+  __shared__ long long pi[32];
+  for (int o = 16; o > 0; o >>= 1) {
+    T ov = __shfl_down_sync(0xffffffffu, v, o);
+    long long oi = __shfl_down_sync(0xffffffffu, i, o);
+    if (kiln_arg_better<MAX>(v, i, ov, oi)) { v = ov; i = oi; }
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) { pv[warp] = v; pi[warp] = i; }
+  __syncthreads();
+  if (warp == 0) {
+    const bool have = lane < (int)((blockDim.x + 31) >> 5);
+    v = have ? pv[lane] : v;
+    i = have ? pi[lane] : -1;
+    for (int o = 16; o > 0; o >>= 1) {
+      T ov = __shfl_down_sync(0xffffffffu, v, o);
+      long long oi = __shfl_down_sync(0xffffffffu, i, o);
+      if (kiln_arg_better<MAX>(v, i, ov, oi)) { v = ov; i = oi; }
+    }
+    if (lane == 0) pi[0] = i;
+  }
+  __syncthreads();
+  return pi[0];
+}

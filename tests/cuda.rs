@@ -1,0 +1,201 @@
+//! The CUDA backend. Without a GPU: the generated CUDA C of every program
+//! (snapshots), and every kernel of every program and of random programs
+//! compiled by NVRTC and assembled by `ptxas -arch=sm_90`. With a GPU:
+//! every program and random programs against the interpreter.
+//!
+//! NVRTC and ptxas come from the PyPI wheels `nvidia-cuda-nvrtc-cu12` and
+//! `nvidia-cuda-nvcc-cu12` (`.ci/run` installs them). Where they are
+//! missing these tests say so and pass, unless `KILN_REQUIRE_NVRTC=1`
+//! (set by CI), which makes their absence a failure. The GPU tests skip
+//! with a message where no GPU or driver is present.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use kiln::{BackendKind, Compiler, Module};
+use kiln_cuda::{Cuda, nvrtc};
+use kiln_tests::differential::{check_random, every_program_on};
+use kiln_tests::programs::{DTypes, recipe_strategy};
+use kiln_tests::{load, programs, runnable};
+use proptest::prelude::*;
+
+/// Whether NVRTC can be used here; panics where CI requires it.
+fn nvrtc_here() -> bool {
+    if nvrtc::nvrtc_present() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("KILN_REQUIRE_NVRTC").is_none(),
+        "KILN_REQUIRE_NVRTC is set but libnvrtc.so.12 cannot be loaded (LD_LIBRARY_PATH?)"
+    );
+    eprintln!("skipped: NVRTC (libnvrtc.so.12) not found; see README \"Running on CUDA\"");
+    false
+}
+
+/// `ptxas`: `KILN_PTXAS`, or the one on PATH.
+fn ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("KILN_PTXAS") {
+        return Some(PathBuf::from(p));
+    }
+    let found = Command::new("ptxas").arg("--version").output().is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("KILN_REQUIRE_NVRTC").is_none(),
+            "KILN_REQUIRE_NVRTC is set but ptxas is not on PATH"
+        );
+        eprintln!("skipped: ptxas not found (set KILN_PTXAS or put it on PATH)");
+    }
+    found.then(|| PathBuf::from("ptxas"))
+}
+
+/// Whether a GPU can run the tests here.
+fn gpu_here() -> bool {
+    let ok = kiln_cuda::device::driver_present() && kiln_cuda::device::context(0).is_ok();
+    if !ok {
+        eprintln!("skipped: no CUDA GPU or driver on this machine");
+    }
+    ok
+}
+
+/// The laid-out module of a program, as the backend receives it.
+fn prepared(name: &str, path: &PathBuf) -> Option<Module> {
+    let mut module = load(path);
+    if !runnable(&module) {
+        return None;
+    }
+    Compiler::new(BackendKind::Cuda)
+        .pipeline()
+        .run(&mut module)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    Some(module)
+}
+
+/// Assembles PTX for sm_90; `Err` holds ptxas's complaint.
+fn assemble(ptxas: &PathBuf, ptx: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let input = dir.path().join("k.ptx");
+    std::fs::write(&input, ptx).map_err(|e| e.to_string())?;
+    let out = Command::new(ptxas)
+        .arg("-arch=sm_90")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("k.cubin"))
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// NVRTC and ptxas on the CUDA C of one module.
+fn compiles(module: &Module, ptxas: Option<&PathBuf>) -> Result<(), String> {
+    let plan = Cuda::default().plan(module).map_err(|e| e.to_string())?;
+    let source = Cuda::source(&plan);
+    let ptx = nvrtc::compile(&source, 90).map_err(|e| format!("{e}\n{source}"))?;
+    if let Some(ptxas) = ptxas {
+        assemble(ptxas, &ptx).map_err(|e| format!("ptxas: {e}\n{source}"))?;
+    }
+    Ok(())
+}
+
+#[test]
+fn generated_cuda_c_snapshots() {
+    insta::with_settings!({
+        snapshot_path => kiln_tests::tests_dir().join("../snapshots"),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!("cuda__preamble", kiln_cuda::codegen::preamble());
+        for (name, path) in programs() {
+            let Some(module) = prepared(&name, &path) else { continue };
+            let plan = Cuda::default().plan(&module).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let kernels: String = plan
+                .kernels()
+                .map(kiln_cuda::codegen::kernel_source)
+                .collect::<Vec<_>>()
+                .join("\n");
+            insta::assert_snapshot!(format!("cuda__{name}"), kernels);
+        }
+    });
+}
+
+#[test]
+fn every_program_compiles_with_nvrtc_and_ptxas() {
+    if !nvrtc_here() {
+        return;
+    }
+    let ptxas = ptxas();
+    let mut failures = Vec::new();
+    for (name, path) in programs() {
+        let Some(module) = prepared(&name, &path) else {
+            continue;
+        };
+        if let Err(e) = compiles(&module, ptxas.as_ref()) {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn random_programs_compile_with_nvrtc_and_ptxas() {
+    if !nvrtc_here() {
+        return;
+    }
+    let ptxas = ptxas();
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 120,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let result = runner.run(&recipe_strategy(DTypes::Computable, 3, 10), |recipe| {
+        let mut module = recipe.build();
+        Compiler::new(BackendKind::Cuda)
+            .pipeline()
+            .run(&mut module)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        compiles(&module, ptxas.as_ref()).map_err(|e| TestCaseError::fail(format!("{e}\n{module}")))
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn without_nvrtc_or_a_gpu_the_errors_say_what_is_missing() {
+    let module = load(&kiln_tests::tests_dir().join("programs/binary_float.kir"));
+    match Compiler::new(BackendKind::Cuda).compile(&module) {
+        Err(e) => assert!(e.message().contains("NVRTC not found"), "{e}"),
+        Ok(compiled) => {
+            if !gpu_here() {
+                let inputs = kiln_tests::inputs_for(&module);
+                let err = compiled.run(&inputs).unwrap_err();
+                assert!(err.message().contains("CUDA"), "{err}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_program_on_the_gpu_matches_the_interpreter() {
+    if !nvrtc_here() || !gpu_here() {
+        return;
+    }
+    let failures = every_program_on(BackendKind::Cuda);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_programs_on_the_gpu_match_the_interpreter(recipe in recipe_strategy(DTypes::Computable, 3, 10)) {
+        if !(nvrtc::nvrtc_present() && kiln_cuda::device::driver_present() && kiln_cuda::device::context(0).is_ok()) {
+            return Ok(());
+        }
+        let outcome = check_random(&recipe.build(), BackendKind::Cuda);
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+}
