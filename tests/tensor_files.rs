@@ -190,3 +190,23 @@ fn corrupt_npy_headers_are_clean_errors() {
         fuzz(&original, header_len, read_np, 2);
     }
 }
+
+/// Found by `scripts/fuzz.sh`: a header whose shape nests brackets deeply
+/// made the `.npy` header parser run for minutes. It is refused at once.
+#[test]
+fn deeply_nested_npy_headers_are_refused() {
+    let mut header = String::from("{'descr': '|u1', 'fortran_order': False, 'shape': (");
+    header += &"[".repeat(40);
+    header += "2, 3), }";
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&[0; 6]);
+    let err = kiln_runtime::io::npy_from_bytes(Path::new("nested.npy"), &bytes).unwrap_err();
+    assert!(err.message().contains("nests brackets too deeply"), "{err}");
+    assert!(err.to_string().contains("nested.npy"), "{err}");
+}

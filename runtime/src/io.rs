@@ -89,7 +89,12 @@ fn to_safetensors(d: DType) -> Option<StDtype> {
 /// Reads every tensor of a safetensors file, by name.
 pub fn read_safetensors(path: &Path) -> Result<BTreeMap<String, Tensor>> {
     let map = open_mapped(path)?;
-    let st = SafeTensors::deserialize(&map)
+    safetensors_from_bytes(path, &map)
+}
+
+/// Reads every tensor of safetensors bytes, by name; errors name `path`.
+pub fn safetensors_from_bytes(path: &Path, bytes: &[u8]) -> Result<BTreeMap<String, Tensor>> {
+    let st = SafeTensors::deserialize(bytes)
         .map_err(|e| file_error(path, format!("not a valid safetensors file: {e}")))?;
     let mut out = BTreeMap::new();
     for (name, view) in st.tensors() {
@@ -192,7 +197,44 @@ fn npy_values<T: npyz::Deserialize + crate::tensor::Element>(
 /// Reads a `.npy` file.
 pub fn read_npy(path: &Path) -> Result<Tensor> {
     let map = open_mapped(path)?;
-    let bytes: &[u8] = &map;
+    npy_from_bytes(path, &map)
+}
+
+/// The deepest nesting of brackets a `.npy` header Kiln reads has: the
+/// dict, and the shape tuple in it.
+const NPY_HEADER_DEPTH: usize = 2;
+
+/// Refuses `.npy` headers no plain array has (deep nesting, which makes the
+/// header parser take exponential time: found by fuzzing).
+fn check_npy_header(path: &Path, bytes: &[u8]) -> Result<()> {
+    let (len, start) = match bytes.get(6..12) {
+        Some([1, _, a, b, ..]) => (u16::from_le_bytes([*a, *b]) as usize, 10),
+        Some([2 | 3, _, a, b, c, d]) => (u32::from_le_bytes([*a, *b, *c, *d]) as usize, 12),
+        _ => return Ok(()), // npyz reports what is wrong
+    };
+    let header = &bytes[start.min(bytes.len())..start.saturating_add(len).min(bytes.len())];
+    let mut depth = 0usize;
+    for &b in header {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > NPY_HEADER_DEPTH {
+                    return Err(file_error(
+                        path,
+                        "not a valid .npy file: the header nests brackets too deeply for a plain array",
+                    ));
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Reads `.npy` bytes; errors name `path`.
+pub fn npy_from_bytes(path: &Path, bytes: &[u8]) -> Result<Tensor> {
+    check_npy_header(path, bytes)?;
     let file = npyz::NpyFile::new(bytes)
         .map_err(|e| file_error(path, format!("not a valid .npy file: {e}")))?;
     let npyz::DType::Plain(type_str) = file.dtype() else {

@@ -24,8 +24,33 @@ pub const ALIGN: usize = 64;
 /// Buffers at least this large are advised to use huge pages.
 const HUGE_PAGE_THRESHOLD: usize = 2 << 20;
 
-/// The largest buffer Kiln allocates (a clear error instead of an abort).
+/// The largest buffer Kiln allocates on any machine (a clear error
+/// instead of an abort).
 pub const MAX_BYTES: usize = 1 << 40;
+
+/// The largest buffer Kiln allocates here: [`MAX_BYTES`], or the machine's
+/// physical memory if that is less. Large allocations are mapped lazily, so
+/// one the machine cannot hold would otherwise succeed and then be killed
+/// by the kernel while it is written.
+pub fn allocation_limit() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        // SAFETY: sysconf only reads system configuration.
+        let (pages, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        if pages > 0 && page > 0 {
+            (pages as usize)
+                .saturating_mul(page as usize)
+                .min(MAX_BYTES)
+        } else {
+            MAX_BYTES
+        }
+    })
+}
 
 /// Buffers at least this large are cached when dropped.
 const CACHE_THRESHOLD: usize = 64 << 10;
@@ -113,10 +138,13 @@ impl Buffer {
     }
 
     pub fn zeroed(len: usize) -> Result<Buffer> {
-        if len > MAX_BYTES {
+        let limit = allocation_limit();
+        if len > limit {
             return Err(Error::new(
                 ErrorKind::Resource,
-                format!("refusing to allocate {len} bytes (the limit is {MAX_BYTES})"),
+                format!(
+                    "refusing to allocate {len} bytes: the limit is {limit} bytes (the machine's memory, at most {MAX_BYTES})"
+                ),
             ));
         }
         if len == 0 {
