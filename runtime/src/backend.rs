@@ -63,6 +63,18 @@ pub struct Listing {
     pub text: String,
 }
 
+impl Listing {
+    /// The `fuse` stage's listing: the kernel plan every backend compiles.
+    pub fn plan(plan: &kiln_passes::plan::KernelPlan) -> Listing {
+        Listing {
+            stage: "fuse",
+            title: format!("kernel plan of @{}", plan.name),
+            language: ListingLanguage::Plan,
+            text: plan.to_string(),
+        }
+    }
+}
+
 /// The reference interpreter as a backend: "compiling" keeps the module.
 pub struct Interpreter;
 

@@ -121,12 +121,7 @@ impl Backend for Cranelift {
         let plan = self.plan(module)?;
         let kernels: Vec<_> = plan.kernels().collect();
         let compiled = jit::compile(&kernels, self.vectorize, self.reuse_kernels)?;
-        let mut listings = vec![Listing {
-            stage: "fuse",
-            title: format!("kernel plan of @{}", plan.name),
-            language: ListingLanguage::Plan,
-            text: plan.to_string(),
-        }];
+        let mut listings = vec![Listing::plan(&plan)];
         for (k, c) in kernels.iter().zip(&compiled) {
             listings.push(Listing {
                 stage: "codegen",

@@ -98,10 +98,6 @@ fn mtype(d: DType) -> &'static str {
     }
 }
 
-fn is_float(d: DType) -> bool {
-    matches!(d, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
-}
-
 /// Whether two dtypes share a register type.
 fn same_class(a: DType, b: DType) -> bool {
     ctype(a) == ctype(b)
@@ -117,7 +113,7 @@ fn convert_expr(x: &str, from: DType, to: DType) -> String {
         DType::F32 | DType::F64 => format!("(({}){x})", ctype(to)),
         DType::F16 => format!("kiln_round_f16((float){x})"),
         DType::BF16 => format!("kiln_round_bf16((float){x})"),
-        _ if is_float(from) => {
+        _ if from.is_floating_point() => {
             let via = match to {
                 DType::I64 => "kiln_f2i64",
                 DType::U64 => "kiln_f2u64",
@@ -169,7 +165,7 @@ fn int_acc_type(d: DType) -> &'static str {
 }
 
 fn acc_type(op: Fold, compute: DType) -> AccType {
-    let float = is_float(compute);
+    let float = compute.is_floating_point();
     let (ctype, holds) = match op {
         Fold::Or | Fold::And => ("int", DType::Bool),
         Fold::Sum | Fold::Prod if float => ("double", DType::F64),
@@ -193,20 +189,15 @@ fn acc_type(op: Fold, compute: DType) -> AccType {
     }
 }
 
-/// The least (or greatest) value of an integer dtype, as a C literal.
+/// The least (or greatest) value of an integer dtype (`iinfo`), as a C
+/// literal of its accumulator type.
 fn int_bound(d: DType, greatest: bool) -> String {
-    let bits = d.bits();
+    let info = d.iinfo().expect("integer accumulators only");
+    let v = if greatest { info.max } else { info.min };
     if d.is_signed() {
-        let (min, max) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
-        if bits == 64 && !greatest {
-            "((long long)0x8000000000000000ULL)".to_string()
-        } else {
-            format!("({}LL)", if greatest { max } else { min })
-        }
-    } else if greatest {
-        format!("({}ULL)", (1u128 << bits) - 1)
+        format!("((long long)({}ULL))", v as i64 as u64)
     } else {
-        "0ULL".to_string()
+        format!("({v}ULL)")
     }
 }
 
@@ -647,7 +638,7 @@ impl Gen<'_> {
 
 /// The register type an argmax/argmin compares values of `d` in.
 fn arg_ctype(d: DType) -> &'static str {
-    if is_float(d) {
+    if d.is_floating_point() {
         ctype(d)
     } else if d.is_bool() {
         "int"
@@ -680,7 +671,7 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         UnaryOp::Isnan => return (format!("({x} != {x})"), DType::Bool),
         _ => {}
     }
-    if is_float(c) {
+    if c.is_floating_point() {
         let single = c != DType::F64;
         // Functions without a correctly rounded f32 form compute in f64,
         // as the interpreter does.
@@ -762,7 +753,7 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         };
         return (r, DType::Bool);
     }
-    if is_float(c) {
+    if c.is_floating_point() {
         let r = match op {
             Add => format!("({a} + {b})"),
             Sub => format!("({a} - {b})"),
@@ -806,7 +797,7 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
 fn pow_const(x: &str, s: kiln_ir::Scalar, c: DType, d: DType) -> String {
     let m = c.opmath();
     let mul = |p: &str, q: &str| binary(BinaryOp::Mul, p, q, m).0;
-    match Op::pow_scalar_form(s, is_float(c)) {
+    match Op::pow_scalar_form(s, c.is_floating_point()) {
         PowForm::Identity => convert_expr(x, c, d),
         PowForm::One => convert_expr(&literal(V::I(1), c), c, d),
         PowForm::Square => convert_expr(&mul(x, x), m, d),
@@ -823,5 +814,26 @@ fn pow_const(x: &str, s: kiln_ir::Scalar, c: DType, d: DType) -> String {
             let (r, produced) = binary(BinaryOp::Pow, x, &e, c);
             convert_expr(&r, produced, d)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_bounds_come_from_iinfo() {
+        assert_eq!(
+            int_bound(DType::I8, false),
+            "((long long)(18446744073709551488ULL))"
+        );
+        assert_eq!(
+            int_bound(DType::I64, false),
+            "((long long)(9223372036854775808ULL))"
+        );
+        assert_eq!(int_bound(DType::I32, true), "((long long)(2147483647ULL))");
+        assert_eq!(int_bound(DType::U32, true), "(4294967295ULL)");
+        assert_eq!(int_bound(DType::U64, true), "(18446744073709551615ULL)");
+        assert_eq!(int_bound(DType::U8, false), "(0ULL)");
     }
 }

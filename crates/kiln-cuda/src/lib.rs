@@ -181,12 +181,7 @@ impl Backend for Cuda {
         let arch = self.arch(ordinal);
         let ptx = nvrtc::compile(&source, arch)?;
         let listings = vec![
-            Listing {
-                stage: "fuse",
-                title: format!("kernel plan of @{}", plan.name),
-                language: ListingLanguage::Plan,
-                text: plan.to_string(),
-            },
+            Listing::plan(&plan),
             Listing {
                 stage: "cuda",
                 title: format!("CUDA C of @{}", plan.name),

@@ -30,10 +30,6 @@ pub struct Ctx<'c> {
     pub status: Variable,
 }
 
-fn is_float(d: DType) -> bool {
-    matches!(d, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
-}
-
 impl Emit<'_, '_> {
     fn scalar_only(&self) -> R<()> {
         if self.w == Width::Vector {
@@ -81,7 +77,7 @@ impl Emit<'_, '_> {
     pub fn finish(&mut self, x: Val, d: DType) -> Val {
         match d {
             DType::F16 | DType::BF16 => self.round_to(x, d),
-            _ if !is_float(d) => self.wrap(x, d),
+            _ if !d.is_floating_point() => self.wrap(x, d),
             _ => x,
         }
     }
