@@ -1,7 +1,10 @@
 //! The CUDA backend. Without a GPU: the generated CUDA C of every program
-//! (snapshots), and every kernel of every program and of random programs
-//! compiled by NVRTC and assembled by `ptxas -arch=sm_90`. With a GPU:
-//! every program and random programs against the interpreter.
+//! (snapshots); every kernel of every program and of random programs
+//! compiled by NVRTC and assembled by `ptxas -arch=sm_90`; and every
+//! program and random programs run against the interpreter with their CUDA
+//! C emulated on the host (`kiln_tests::cuda_emulator`, through the
+//! backend's own run loop). With a GPU: every program and random programs
+//! on the GPU against the interpreter.
 //!
 //! NVRTC and ptxas come from the PyPI wheels `nvidia-cuda-nvrtc-cu12` and
 //! `nvidia-cuda-nvcc-cu12` (`.ci/run` installs them). Where they are
@@ -14,7 +17,10 @@ use std::process::Command;
 
 use kiln::{BackendKind, Compiler, Module};
 use kiln_cuda::{Cuda, nvrtc};
-use kiln_tests::differential::{check_random, every_program_on};
+use kiln_tests::cuda_emulator;
+use kiln_tests::differential::{
+    check_random, check_random_with, every_program_on, every_program_with,
+};
 use kiln_tests::programs::{DTypes, recipe_strategy};
 use kiln_tests::{load, programs, runnable};
 use proptest::prelude::*;
@@ -175,6 +181,85 @@ fn without_nvrtc_or_a_gpu_the_errors_say_what_is_missing() {
                 assert!(err.message().contains("CUDA"), "{err}");
             }
         }
+    }
+}
+
+/// Whether the host C++ compiler the emulation needs is here.
+fn emulator_here() -> bool {
+    let ok = cuda_emulator::available();
+    if !ok {
+        eprintln!(
+            "skipped: no C++ compiler ({}) to emulate the CUDA C with",
+            cuda_emulator::compiler().display()
+        );
+    }
+    ok
+}
+
+#[test]
+fn every_program_emulated_matches_the_interpreter() {
+    if !emulator_here() {
+        return;
+    }
+    let failures = every_program_with("cuda (emulated)", &cuda_emulator::run);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn random_programs_emulated_match_the_interpreter() {
+    if !emulator_here() {
+        return;
+    }
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 80,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let result = runner.run(&recipe_strategy(DTypes::Computable, 3, 10), |recipe| {
+        let outcome = check_random_with(&recipe.build(), "cuda (emulated)", &cuda_emulator::run);
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Permutes made contiguous, of sizes that leave ragged tiles and
+    /// vectors, in dtypes of every width: the tiled and vector walks.
+    #[test]
+    fn random_transposes_emulated_match_the_interpreter(
+        dims in proptest::collection::vec(1i64..70, 2..=3),
+        perm_seed in 0usize..6,
+        dtype in proptest::sample::select(vec!["bool", "u8", "f16", "bf16", "i32", "f32", "f64"]),
+        to in proptest::sample::select(vec!["f32", "f16", "i64", "u8"]),
+    ) {
+        if !cuda_emulator::available() {
+            return Ok(());
+        }
+        let rank = dims.len();
+        let mut perm: Vec<usize> = (0..rank).collect();
+        perm.rotate_left(perm_seed % rank);
+        if perm_seed >= 3 {
+            perm.swap(0, rank - 1);
+        }
+        let shape = |d: &[i64]| d.iter().map(i64::to_string).collect::<Vec<_>>().join("x");
+        let permuted: Vec<i64> = perm.iter().map(|&p| dims[p]).collect();
+        let list = perm.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+        let text = format!(
+            "func @main(%x: tensor<{}x{dtype}>) -> (tensor<{p}x{dtype}>, tensor<{p}x{to}>) {{\n  \
+             %p = permute %x {{dims = [{list}]}}\n  %c = contiguous %p\n  \
+             %t = to %p {{dtype = {to}, memory_format = contiguous_format}}\n  return %c, %t\n}}\n",
+            shape(&dims),
+            p = shape(&permuted),
+        );
+        let module = kiln::parse_module("transpose.kir", &text, kiln::DefaultDType::F32)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let outcome = check_random_with(&module, "cuda (emulated)", &cuda_emulator::run);
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }
 

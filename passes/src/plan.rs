@@ -229,6 +229,15 @@ impl Kernel {
         &self.nodes[id.index()]
     }
 
+    /// The accesses the kernel loads from (an access may be loaded by
+    /// several nodes).
+    pub fn loaded_accesses(&self) -> impl Iterator<Item = usize> + '_ {
+        self.nodes.iter().filter_map(|n| match n.expr {
+            Expr::Load { access } => Some(access),
+            _ => None,
+        })
+    }
+
     /// Number of iterations of the outer dims.
     pub fn outer_count(&self) -> i64 {
         self.space[..self.outer_rank].iter().product()

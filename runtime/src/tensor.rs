@@ -112,14 +112,14 @@ pub struct Tensor {
 }
 
 /// Iterates the multi-indices of a shape in row-major order.
-pub(crate) struct Indices {
+pub struct Indices {
     shape: Vec<i64>,
     index: Vec<i64>,
     remaining: i64,
 }
 
 impl Indices {
-    pub(crate) fn new(shape: &[i64]) -> Indices {
+    pub fn new(shape: &[i64]) -> Indices {
         Indices {
             shape: shape.to_vec(),
             index: vec![0; shape.len()],

@@ -5,6 +5,7 @@
 use kiln::{BackendKind, Compiler, DType, Module, Op};
 use kiln_passes::Pass;
 use kiln_passes::dce::DcePass;
+use kiln_runtime::Tensor;
 use kiln_runtime::compare::{Tolerance, check_close, largest_magnitude};
 use kiln_runtime::interp;
 
@@ -20,9 +21,24 @@ pub fn sums(module: &Module) -> bool {
     })
 }
 
+/// How a program runs on the side compared with the interpreter.
+pub type Runner<'r> = &'r dyn Fn(&Module, &[Tensor]) -> kiln::Result<Vec<Tensor>>;
+
+/// A backend, through the compiler.
+fn compiled(backend: BackendKind) -> impl Fn(&Module, &[Tensor]) -> kiln::Result<Vec<Tensor>> {
+    move |module, inputs| Compiler::new(backend).compile(module)?.run(inputs)
+}
+
 /// Every runnable program of `tests/programs/` on `backend` against the
 /// interpreter; the failures, described.
 pub fn every_program_on(backend: BackendKind) -> Vec<String> {
+    every_program_with(backend.name(), &compiled(backend))
+}
+
+/// Every runnable program of `tests/programs/` run by `runner` (named
+/// `name` in failures) against the interpreter; the failures, described.
+pub fn every_program_with(name: &str, runner: Runner) -> Vec<String> {
+    let backend = name;
     let mut failures = Vec::new();
     for (name, path) in programs() {
         let module = load(&path);
@@ -31,9 +47,7 @@ pub fn every_program_on(backend: BackendKind) -> Vec<String> {
         }
         let inputs = inputs_for(&module);
         let expected = interp::run(&module, &inputs);
-        let got = Compiler::new(backend)
-            .compile(&module)
-            .and_then(|c| c.run(&inputs));
+        let got = runner(&module, &inputs);
         match (expected, got) {
             (Ok(e), Ok(g)) => {
                 for (i, (x, y)) in g.iter().zip(&e).enumerate() {
@@ -141,13 +155,17 @@ fn unstable_results(module: &Module) -> Vec<bool> {
 /// lazily, so an unused op's run-time error (integer division by zero) is
 /// not raised.
 pub fn differ(module: &Module, backend: BackendKind) -> Result<(), String> {
+    differ_with(module, backend.name(), &compiled(backend))
+}
+
+/// [`differ`] with the program run by `runner` (named `backend` in
+/// failures).
+pub fn differ_with(module: &Module, backend: &str, runner: Runner) -> Result<(), String> {
     let inputs = inputs_for(module);
     let mut live = module.clone();
     DcePass.run(&mut live).map_err(|e| e.to_string())?;
     let expected = interp::run(&live, &inputs);
-    let got = Compiler::new(backend)
-        .compile(module)
-        .and_then(|c| c.run(&inputs));
+    let got = runner(module, &inputs);
     match (expected, got) {
         (Ok(e), Ok(g)) => {
             let unstable = unstable_results(module);
@@ -195,10 +213,17 @@ pub fn differ(module: &Module, backend: BackendKind) -> Result<(), String> {
 /// One random program on the interpreter and `backend`: a failure (a panic included)
 /// describes the mismatch and prints the program, ready to replay.
 pub fn check_random(module: &Module, backend: BackendKind) -> Result<(), String> {
+    check_random_with(module, backend.name(), &compiled(backend))
+}
+
+/// [`check_random`] with the program run by `runner`.
+pub fn check_random_with(module: &Module, backend: &str, runner: Runner) -> Result<(), String> {
     remember(module);
-    std::panic::catch_unwind(|| differ(module, backend))
-        .unwrap_or_else(|_| Err("panicked".to_string()))
-        .map_err(|e| format!("{e}\n// default dtype {}\n{module}", module.default_dtype))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        differ_with(module, backend, runner)
+    }))
+    .unwrap_or_else(|_| Err("panicked".to_string()))
+    .map_err(|e| format!("{e}\n// default dtype {}\n{module}", module.default_dtype))
 }
 
 /// With `KILN_LAST_PROGRAM=path`, writes each program there before running

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
+pub mod cuda_emulator;
 pub mod differential;
 pub mod programs;
 

@@ -2,7 +2,13 @@
 //! plan, with the element semantics of the reference interpreter.
 //!
 //! A kernel without reduced dims is a grid-stride loop over its iteration
-//! space, one element per thread and step. A kernel with reduced dims gives
+//! space ([`Walk`]): one element per thread and step; or, where the
+//! innermost dim allows, a run of consecutive elements per thread moved
+//! by 16-byte (or narrower) vector loads and stores for the accesses that
+//! are contiguous and aligned; or, when an input is read across its
+//! contiguous dim (a transpose), 32×32 tiles staged through shared memory
+//! so that both the reads and the writes are coalesced. A kernel with
+//! reduced dims gives
 //! each outer index (a row) to one block of [`BLOCK`] threads: each pass
 //! over the reduced dims (a phase of [`Kernel::schedule`]) is a
 //! block-strided loop whose threads accumulate privately, then reduce
@@ -25,6 +31,131 @@ use kiln_runtime::interp::elementwise::{
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;
+
+/// Most blocks a launch asks for; grid-stride loops cover the rest.
+const MAX_BLOCKS: i64 = 65_535;
+
+/// The side of a transpose tile; a block moves one tile at a time, 32
+/// threads wide and `BLOCK / 32` rows tall.
+const TILE: i64 = 32;
+
+/// Most inputs a kernel stages through shared memory (32×33 elements
+/// each, at most 8.25 KiB).
+const MAX_TILED: usize = 4;
+
+/// How a kernel is launched: blocks of [`BLOCK`] threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    pub blocks: u32,
+    pub threads: u32,
+}
+
+/// The launch shape of a kernel's generated code: one thread per element
+/// or per vector (grid-stride), one block per transpose tile, or one block
+/// per row of a reduction.
+pub fn launch_shape(k: &Kernel) -> LaunchShape {
+    let per_block = |n: i64| (n + BLOCK as i64 - 1) / BLOCK as i64;
+    let blocks = if k.outer_rank != k.rank() {
+        k.outer_count()
+    } else {
+        let total: i64 = k.space.iter().product();
+        match walk(k) {
+            Walk::Elements => per_block(total),
+            Walk::Vectors { width, .. } => per_block(total / width),
+            Walk::Tiles { p, .. } => tile_count(k, p),
+        }
+    };
+    LaunchShape {
+        blocks: blocks.clamp(1, MAX_BLOCKS) as u32,
+        threads: BLOCK,
+    }
+}
+
+/// How a pointwise kernel covers its space.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Walk {
+    /// One element per thread and step.
+    Elements,
+    /// `width` consecutive elements of the innermost dim per thread and
+    /// step; the accesses marked in `vector` are moved as one aligned
+    /// vector of `width` elements (at most 16 bytes), the others element
+    /// by element.
+    Vectors { width: i64, vector: Vec<bool> },
+    /// 32×32 tiles of dims `p` and the innermost: the loads marked in
+    /// `tiled` (contiguous along `p`, not along the innermost dim) are
+    /// read along `p` into shared memory, then everything is computed and
+    /// stored along the innermost dim.
+    Tiles { p: usize, tiled: Vec<bool> },
+}
+
+/// The walk of a pointwise kernel: tiles when some input is read across
+/// its contiguous dim, vectors when the innermost dim allows, else
+/// elements.
+fn walk(k: &Kernel) -> Walk {
+    let rank = k.rank();
+    if rank == 0 || k.outer_rank != rank {
+        return Walk::Elements;
+    }
+    let last = rank - 1;
+    let loads: Vec<usize> = k.loaded_accesses().collect();
+    // A transpose: an input contiguous along an outer dim p, strided
+    // along the innermost, with both dims long enough to fill tiles.
+    let transposed = |a: &Access, p: usize| a.strides[p] == 1 && a.strides[last] != 1;
+    let long = |d: usize| k.space[d] >= TILE / 2;
+    if long(last) {
+        for &access in &loads {
+            let a = &k.accesses[access];
+            if let Some(p) = (0..last).find(|&p| long(p) && transposed(a, p)) {
+                let mut tiled = vec![false; k.accesses.len()];
+                for &l in loads.iter().filter(|&&l| transposed(&k.accesses[l], p)) {
+                    if tiled.iter().filter(|&&t| t).count() < MAX_TILED {
+                        tiled[l] = true;
+                    }
+                }
+                return Walk::Tiles { p, tiled };
+            }
+        }
+    }
+    // Vectors: as many elements as 16 bytes of the widest contiguous
+    // access hold, fewer when the innermost dim is not a multiple.
+    let contiguous = |a: &Access| a.strides[last] == 1;
+    let widest = k
+        .accesses
+        .iter()
+        .filter(|a| contiguous(a))
+        .map(|a| a.dtype.itemsize())
+        .max();
+    let Some(widest) = widest else {
+        return Walk::Elements;
+    };
+    let mut width = (16 / widest) as i64;
+    while width > 1 && k.space[last] % width != 0 {
+        width /= 2;
+    }
+    // Aligned: every vector starts at a multiple of `width` elements (the
+    // buffers themselves are 256-byte aligned).
+    let aligned = |a: &Access| {
+        a.offset % width == 0 && (0..last).all(|d| k.space[d] == 1 || a.strides[d] % width == 0)
+    };
+    let vector: Vec<bool> = k
+        .accesses
+        .iter()
+        .map(|a| contiguous(a) && aligned(a))
+        .collect();
+    if width < 2 || !vector.contains(&true) {
+        return Walk::Elements;
+    }
+    Walk::Vectors { width, vector }
+}
+
+/// The number of tiles of a tiled kernel: every index of the dims other
+/// than `p` and the innermost, times the tiles of those two.
+fn tile_count(k: &Kernel, p: usize) -> i64 {
+    let last = k.rank() - 1;
+    let tiles = |n: i64| (n + TILE - 1) / TILE;
+    let others: i64 = (0..last).filter(|&d| d != p).map(|d| k.space[d]).product();
+    others * tiles(k.space[p]) * tiles(k.space[last])
+}
 
 /// The preamble every generated translation unit starts with.
 pub fn preamble() -> String {
@@ -217,6 +348,7 @@ pub fn kernel_source(k: &Kernel) -> String {
     let mut g = Gen {
         k,
         schedule: k.schedule(),
+        walk: walk(k),
         out: String::new(),
         indent: 1,
     };
@@ -255,6 +387,7 @@ pub fn module_source(kernels: &[&Kernel]) -> String {
 struct Gen<'k> {
     k: &'k Kernel,
     schedule: Vec<NodeSchedule>,
+    walk: Walk,
     out: String,
     indent: usize,
 }
@@ -309,17 +442,159 @@ impl Gen<'_> {
     }
 
     fn pointwise(&mut self) {
-        let total: i64 = self.k.space.iter().product();
-        self.line(format!(
-            "for (long long kiln_i = (long long)blockIdx.x * blockDim.x + threadIdx.x; kiln_i < {total}LL; kiln_i += (long long)gridDim.x * blockDim.x) {{"
-        ));
-        self.indent += 1;
-        self.coords("kiln_i", "kiln_r", 0..self.k.rank());
+        match self.walk.clone() {
+            Walk::Elements => self.pointwise_elements(),
+            Walk::Vectors { width, vector } => self.pointwise_vectors(width, &vector),
+            Walk::Tiles { p, tiled } => self.pointwise_tiles(p, &tiled),
+        }
+    }
+
+    /// Every store of one element, in the current scope.
+    fn element(&mut self) {
         let mut memo = Memo::new();
         for store in &self.k.stores {
             let v = self.value(store.node, &mut memo, "");
             self.store(store.access, &v, store.node);
         }
+    }
+
+    fn grid_stride(&mut self, index: &str, count: i64) {
+        self.line(format!(
+            "for (long long {index} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {index} < {count}LL; {index} += (long long)gridDim.x * blockDim.x) {{"
+        ));
+    }
+
+    fn pointwise_elements(&mut self) {
+        let total: i64 = self.k.space.iter().product();
+        self.grid_stride("kiln_i", total);
+        self.indent += 1;
+        self.coords("kiln_i", "kiln_r", 0..self.k.rank());
+        self.element();
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// Runs of `width` elements along the innermost dim: the vector
+    /// accesses are loaded before the run and stored after it, through
+    /// `kiln_pack` unions the unrolled run indexes with constants (so they
+    /// stay in registers).
+    fn pointwise_vectors(&mut self, width: i64, vector: &[bool]) {
+        let k = self.k;
+        let last = k.rank() - 1;
+        let total: i64 = k.space.iter().product();
+        self.grid_stride("kiln_g", total / width);
+        self.indent += 1;
+        self.coords(&format!("kiln_g * {width}LL"), "kiln_r", 0..k.rank());
+        self.line(format!("const long long kiln_run = c{last};"));
+        let loaded: HashSet<usize> = k.loaded_accesses().collect();
+        let stored: HashSet<usize> = k.stores.iter().map(|s| s.access).collect();
+        for (i, a) in k.accesses.iter().enumerate() {
+            if !vector[i] {
+                continue;
+            }
+            let t = mtype(a.dtype);
+            if loaded.contains(&i) {
+                let at = self.access_index(a);
+                self.line(format!(
+                    "const kiln_pack<{t}, {width}> l{i} = kiln_vload<{t}, {width}>(a{i} + ({at}));"
+                ));
+            }
+            if stored.contains(&i) {
+                self.line(format!("kiln_pack<{t}, {width}> s{i};"));
+            }
+        }
+        self.line("#pragma unroll");
+        self.line(format!(
+            "for (int kiln_v = 0; kiln_v < {width}; ++kiln_v) {{"
+        ));
+        self.indent += 1;
+        self.line(format!("const long long c{last} = kiln_run + kiln_v;"));
+        self.element();
+        self.indent -= 1;
+        self.line("}");
+        for (i, a) in k.accesses.iter().enumerate() {
+            if vector[i] && stored.contains(&i) {
+                let (t, at) = (mtype(a.dtype), self.access_index(a));
+                self.line(format!("kiln_vstore<{t}, {width}>(a{i} + ({at}), s{i});"));
+            }
+        }
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// 32×32 tiles of dims `p` and the innermost, one per block and step:
+    /// the tiled loads are read with threads along `p` (their contiguous
+    /// dim) into shared memory, then each element is computed and stored
+    /// with threads along the innermost dim.
+    fn pointwise_tiles(&mut self, p: usize, tiled: &[bool]) {
+        let k = self.k;
+        let last = k.rank() - 1;
+        let (np, nl) = (k.space[p], k.space[last]);
+        let rows = BLOCK as i64 / TILE;
+        for (i, a) in k.accesses.iter().enumerate() {
+            if tiled[i] {
+                // One column of padding: the column reads of the second
+                // phase hit 32 different banks.
+                self.line(format!(
+                    "__shared__ {} kiln_tile{i}[{TILE}][{}];",
+                    mtype(a.dtype),
+                    TILE + 1
+                ));
+            }
+        }
+        self.line(format!(
+            "const int kiln_tx = threadIdx.x % {TILE}, kiln_ty = threadIdx.x / {TILE};"
+        ));
+        self.line(format!(
+            "for (long long kiln_t = blockIdx.x; kiln_t < {}LL; kiln_t += gridDim.x) {{",
+            tile_count(k, p)
+        ));
+        self.indent += 1;
+        self.line("long long kiln_r = kiln_t;");
+        self.line(format!(
+            "const long long kiln_tl = kiln_r % {tl}LL * {TILE}LL; kiln_r /= {tl}LL;",
+            tl = (nl + TILE - 1) / TILE
+        ));
+        self.line(format!(
+            "const long long kiln_tp = kiln_r % {tp}LL * {TILE}LL; kiln_r /= {tp}LL;",
+            tp = (np + TILE - 1) / TILE
+        ));
+        for d in (0..last).rev().filter(|&d| d != p) {
+            let n = k.space[d];
+            self.line(format!(
+                "const long long c{d} = kiln_r % {n}LL; kiln_r /= {n}LL;"
+            ));
+        }
+        let tile_loop = |g: &mut Self, p_local: &str, l_local: &str| {
+            g.line(format!(
+                "for (int kiln_k = kiln_ty; kiln_k < {TILE}; kiln_k += {rows}) {{"
+            ));
+            g.indent += 1;
+            g.line(format!("const long long c{p} = kiln_tp + {p_local};"));
+            g.line(format!("const long long c{last} = kiln_tl + {l_local};"));
+            g.line(format!("if (c{p} < {np}LL && c{last} < {nl}LL) {{"));
+            g.indent += 1;
+        };
+        let close = |g: &mut Self| {
+            g.indent -= 1;
+            g.line("}");
+            g.indent -= 1;
+            g.line("}");
+        };
+        tile_loop(self, "kiln_tx", "kiln_k");
+        for (i, a) in k.accesses.iter().enumerate() {
+            if tiled[i] {
+                let at = self.access_index(a);
+                self.line(format!("kiln_tile{i}[kiln_k][kiln_tx] = a{i}[{at}];"));
+            }
+        }
+        close(self);
+        self.line("__syncthreads();");
+        tile_loop(self, "kiln_k", "kiln_tx");
+        self.element();
+        close(self);
+        // The next tile overwrites the shared tiles.
+        self.line("__syncthreads();");
         self.indent -= 1;
         self.line("}");
     }
@@ -333,6 +608,12 @@ impl Gen<'_> {
             DType::Bool => format!("(unsigned char){converted}"),
             _ => converted,
         };
+        if let Walk::Vectors { vector, .. } = &self.walk
+            && vector[access]
+        {
+            self.line(format!("s{access}.e[kiln_v] = {encoded};"));
+            return;
+        }
         let index = self.access_index(a);
         self.line(format!("a{access}[{index}] = {encoded};"));
     }
@@ -554,7 +835,15 @@ impl Gen<'_> {
         let expr = match &node.expr {
             Expr::Load { access } => {
                 let a = &k.accesses[*access];
-                let at = format!("a{access}[{}]", self.access_index(a));
+                let at = match &self.walk {
+                    Walk::Vectors { vector, .. } if vector[*access] => {
+                        format!("l{access}.e[kiln_v]")
+                    }
+                    Walk::Tiles { tiled, .. } if tiled[*access] => {
+                        format!("kiln_tile{access}[kiln_tx][kiln_k]")
+                    }
+                    _ => format!("a{access}[{}]", self.access_index(a)),
+                };
                 let decoded = match a.dtype {
                     DType::F16 => format!("kiln_h2f({at})"),
                     DType::BF16 => format!("kiln_bf2f({at})"),

@@ -1,27 +1,22 @@
-//! Running a plan on a GPU through the CUDA driver (cudarc): device
-//! buffers, host↔device copies, kernel launches on one stream, the status
-//! word, and the steps that run on the host (matmul through `gemm`,
-//! interpreted islands) with their operands copied over and back.
+//! The CUDA driver (cudarc) as a [`Launcher`]: contexts, device buffers,
+//! host↔device copies, kernel launches and cuBLAS matmuls on one stream.
 //!
 //! The driver library is loaded when the first program runs; its absence,
-//! or a machine without a GPU, is an error, never a panic.
+//! or a machine without a GPU, is an error, never a panic. cuBLAS is
+//! loaded at the first matmul; without it matmuls run on the host.
 
 use std::sync::{Arc, OnceLock};
 
+use cudarc::cublas::CudaBlas;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
-use kiln_ir::graph::Func;
-use kiln_ir::infer::InferCtx;
-use kiln_ir::{DefaultDType, Error, ErrorKind, Module, Result};
-use kiln_passes::plan::{BufferRole, Kernel, KernelPlan, Step, TensorView};
-use kiln_runtime::Tensor;
-use kiln_runtime::backend::bind_inputs;
-use kiln_runtime::executor::write_view;
-use kiln_runtime::matmul::{MatrixArg, matmul};
-use kiln_runtime::storage::Storage;
+use kiln_ir::{DType, Error, ErrorKind, Result};
+use kiln_passes::plan::{Kernel, TensorView};
 
-use crate::codegen::BLOCK;
+use crate::blas;
+use crate::codegen::launch_shape;
+use crate::execute::Launcher;
 
 /// Whether the CUDA driver library can be loaded.
 pub fn driver_present() -> bool {
@@ -66,10 +61,28 @@ pub fn compute_capability(ordinal: usize) -> Result<u32> {
     Ok((major * 10 + minor) as u32)
 }
 
-/// A plan's kernels loaded on a GPU.
+/// A plan's kernels loaded on a GPU, launched on its default stream.
 pub struct Loaded {
-    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
     functions: Vec<CudaFunction>,
+    /// cuBLAS on the same stream, made at the first matmul; `None` where
+    /// libcublas is missing (matmuls then run on the host).
+    blas: OnceLock<std::result::Result<Option<CudaBlas>, Error>>,
+}
+
+impl Loaded {
+    fn blas(&self) -> Result<Option<&CudaBlas>> {
+        let blas = self.blas.get_or_init(|| {
+            // SAFETY: only tries to open the library.
+            if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+                return Ok(None);
+            }
+            CudaBlas::new(self.stream.clone())
+                .map(Some)
+                .map_err(|e| Error::new(ErrorKind::Backend, format!("cuBLAS: {e:?}")))
+        });
+        blas.as_ref().map(Option::as_ref).map_err(Clone::clone)
+    }
 }
 
 /// Loads PTX on GPU `ordinal` and finds each kernel's function.
@@ -86,213 +99,130 @@ pub fn load(ordinal: usize, ptx: &str, kernels: &[&Kernel]) -> Result<Loaded> {
                 .map_err(|e| driver_error(format!("kernel {}", k.name), e))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Loaded { ctx, functions })
+    Ok(Loaded {
+        stream: ctx.default_stream(),
+        functions,
+        blas: OnceLock::new(),
+    })
 }
 
-/// The launch shape of a kernel: one thread per element (grid-stride) or
-/// one block per row.
-fn launch_config(k: &Kernel) -> LaunchConfig {
-    const MAX_BLOCKS: i64 = 65_535;
-    let blocks = if k.outer_rank == k.rank() {
-        let total: i64 = k.space.iter().product();
-        (total + BLOCK as i64 - 1) / BLOCK as i64
-    } else {
-        k.outer_count()
-    };
-    LaunchConfig {
-        grid_dim: (blocks.clamp(1, MAX_BLOCKS) as u32, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
+impl Launcher for Loaded {
+    type Buffer = CudaSlice<u8>;
+
+    fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
+        self.stream
+            .clone_htod(bytes)
+            .map_err(|e| driver_error("copying to the device", e))
     }
-}
 
-/// Runs a checked plan on a GPU: inputs in parameter order on the host,
-/// results back on the host.
-pub fn run<'s>(
-    loaded: &Loaded,
-    func: &Func,
-    plan: &'s KernelPlan,
-    islands: &[Option<Module>],
-    default_dtype: DefaultDType,
-    inputs: &[Tensor],
-) -> Result<Vec<Tensor>> {
-    let inputs = bind_inputs(func, inputs)?;
-    let stream = loaded.ctx.default_stream();
-    let mut buffers: Vec<CudaSlice<u8>> = Vec::with_capacity(plan.buffers.len());
-    for b in &plan.buffers {
-        let slice = match b.role {
-            BufferRole::Input(i) => stream.clone_htod(inputs[i].storage().bytes()),
-            // Temps get their own memory (no slot sharing on the GPU yet).
-            BufferRole::Output | BufferRole::Temp { .. } => {
-                stream.alloc_zeros::<u8>(b.bytes.max(1))
+    fn zeroed(&self, len: usize) -> Result<CudaSlice<u8>> {
+        self.stream
+            .alloc_zeros::<u8>(len)
+            .map_err(|e| driver_error("allocating device memory", e))
+    }
+
+    fn download(&self, buffer: &CudaSlice<u8>) -> Result<Vec<u8>> {
+        self.stream
+            .clone_dtoh(buffer)
+            .map_err(|e| driver_error("copying to the host", e))
+    }
+
+    fn overwrite(&self, buffer: &mut CudaSlice<u8>, bytes: &[u8]) -> Result<()> {
+        self.stream
+            .memcpy_htod(bytes, buffer)
+            .map_err(|e| driver_error("copying to the device", e))
+    }
+
+    fn matmul(&self, [a, b, out]: [(&CudaSlice<u8>, &TensorView); 3]) -> Result<bool> {
+        use cudarc::cublas::sys::{
+            cublasComputeType_t as Compute, cublasOperation_t as Op, cudaDataType as Data,
+        };
+        let Some(gemm) = blas::gemm(a.1, b.1, out.1) else {
+            return Ok(false);
+        };
+        let Some(cublas) = self.blas()? else {
+            return Ok(false);
+        };
+        let (data, compute) = match gemm.dtype {
+            DType::F64 => (Data::CUDA_R_64F, Compute::CUBLAS_COMPUTE_64F),
+            DType::F32 => (Data::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F),
+            DType::F16 => (Data::CUDA_R_16F, Compute::CUBLAS_COMPUTE_32F),
+            _ => (Data::CUDA_R_16BF, Compute::CUBLAS_COMPUTE_32F),
+        };
+        // alpha = 1, beta = 0 in the compute type.
+        let (one64, zero64, one32, zero32) = (1.0f64, 0.0f64, 1.0f32, 0.0f32);
+        let (alpha, beta): (*const std::ffi::c_void, *const std::ffi::c_void) =
+            if gemm.dtype == DType::F64 {
+                ((&raw const one64).cast(), (&raw const zero64).cast())
+            } else {
+                ((&raw const one32).cast(), (&raw const zero32).cast())
+            };
+        let op = |t: bool| if t { Op::CUBLAS_OP_T } else { Op::CUBLAS_OP_N };
+        let size = gemm.dtype.itemsize() as u64;
+        // cuBLAS's A is Kiln's b, its B is Kiln's a.
+        let base = [b.0, a.0, out.0].map(|s| s.device_ptr(&self.stream).0);
+        let at = |o: usize, offset: i64| (base[o] + offset as u64 * size) as *mut std::ffi::c_void;
+        for run in &gemm.runs {
+            // SAFETY: blas::gemm derived every argument from views that
+            // check_plan proved inside their buffers; alpha and beta live
+            // until the call returns (host pointer mode).
+            unsafe {
+                cudarc::cublas::result::gemm_strided_batched_ex(
+                    *cublas.handle(),
+                    op(gemm.trans_a),
+                    op(gemm.trans_b),
+                    gemm.m,
+                    gemm.n,
+                    gemm.k,
+                    alpha,
+                    at(0, run.offsets[0]),
+                    data,
+                    gemm.lda,
+                    run.strides[0],
+                    at(1, run.offsets[1]),
+                    data,
+                    gemm.ldb,
+                    run.strides[1],
+                    beta,
+                    at(2, run.offsets[2]),
+                    data,
+                    gemm.ldc,
+                    run.strides[2],
+                    run.count,
+                    compute,
+                    cudarc::cublas::sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
             }
+            .map_err(|e| Error::new(ErrorKind::Backend, format!("cuBLAS matmul: {e:?}")))?;
         }
-        .map_err(|e| driver_error("allocating device memory", e))?;
-        buffers.push(slice);
+        Ok(true)
     }
-    let mut status = stream
-        .alloc_zeros::<i32>(1)
-        .map_err(|e| driver_error("allocating device memory", e))?;
-    let mut kernel_index = 0;
-    for (step, island) in plan.steps.iter().zip(islands) {
-        match step {
-            Step::Kernel(k) => {
-                let function = &loaded.functions[kernel_index];
-                kernel_index += 1;
-                if k.outer_count() == 0 {
-                    continue;
-                }
-                launch(&stream, function, k, &buffers, &mut status)?;
-            }
-            Step::Matmul { a, b, out } => {
-                let mut host =
-                    download_buffers(&stream, &buffers, &[a.buffer, b.buffer, out.buffer])?;
-                let (pa, pb, po) = (
-                    host_ptr(&mut host, a),
-                    host_ptr(&mut host, b),
-                    host_ptr(&mut host, out),
-                );
-                let arg = |v: &'s TensorView, ptr: *mut u8| MatrixArg {
-                    ptr,
-                    dtype: v.dtype,
-                    geometry: &v.geometry,
-                };
-                let (pa, pb, po) = (arg(a, pa), arg(b, pb), arg(out, po));
-                // SAFETY: the views were checked against their buffers, of
-                // which these are full copies; the output is a fresh buffer.
-                unsafe { matmul(pa, pb, po)? };
-                upload(&stream, &mut buffers, out.buffer.index(), &host)?;
-            }
-            Step::Interpret {
-                inputs: views,
-                outputs,
-                ..
-            } => {
-                let module = island.as_ref().expect("islands are laid out");
-                let mut ids: Vec<_> = views.iter().chain(outputs).map(|v| v.buffer).collect();
-                ids.dedup();
-                let mut host = download_buffers(&stream, &buffers, &ids)?;
-                let tensors = views
-                    .iter()
-                    .map(|v| {
-                        let bytes = &host
-                            .iter()
-                            .find(|(i, _)| *i == v.buffer.index())
-                            .expect("downloaded")
-                            .1;
-                        let mut storage = Storage::for_overwrite(bytes.len())?;
-                        storage
-                            .bytes_mut()
-                            .expect("a new storage is not shared")
-                            .copy_from_slice(bytes);
-                        Tensor::from_storage(
-                            storage,
-                            v.geometry.clone(),
-                            v.dtype,
-                            kiln_ir::Device::CPU,
-                        )
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let ctx = InferCtx { default_dtype };
-                let results = kiln_runtime::interp::run_func(module.entry()?, &ctx, &tensors)?;
-                for (r, v) in results.iter().zip(outputs) {
-                    // SAFETY: the view was checked against its buffer, of
-                    // which this is a full copy.
-                    unsafe { write_view(r, v, host_ptr(&mut host, v)) };
-                }
-                for v in outputs {
-                    upload(&stream, &mut buffers, v.buffer.index(), &host)?;
-                }
-            }
+
+    fn launch(
+        &self,
+        index: usize,
+        kernel: &Kernel,
+        args: &[&CudaSlice<u8>],
+        status: &CudaSlice<u8>,
+    ) -> Result<()> {
+        // Device addresses as 64-bit values: a buffer may be several arguments.
+        let pointers: Vec<u64> = args.iter().map(|b| b.device_ptr(&self.stream).0).collect();
+        let status_ptr: u64 = status.device_ptr(&self.stream).0;
+        let mut builder = self.stream.launch_builder(&self.functions[index]);
+        for p in &pointers {
+            builder.arg(p);
         }
+        builder.arg(&status_ptr);
+        let shape = launch_shape(kernel);
+        let config = LaunchConfig {
+            grid_dim: (shape.blocks, 1, 1),
+            block_dim: (shape.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the kernel takes one pointer per argument buffer and the
+        // status word; check_plan proved every access inside its buffer.
+        unsafe { builder.launch(config) }
+            .map(|_| ())
+            .map_err(|e| driver_error(format!("kernel {}", kernel.name), e))
     }
-    let flag = stream
-        .clone_dtoh(&status)
-        .map_err(|e| driver_error("reading the status", e))?;
-    if flag.first().copied().unwrap_or(0) != 0 {
-        return Err(Error::new(ErrorKind::Runtime, "ZeroDivisionError"));
-    }
-    plan.outputs
-        .iter()
-        .zip(&func.returns)
-        .map(|(v, r)| {
-            let bytes = stream
-                .clone_dtoh(&buffers[v.buffer.index()])
-                .map_err(|e| driver_error("copying a result to the host", e))?;
-            let mut storage = Storage::for_overwrite(bytes.len())?;
-            storage
-                .bytes_mut()
-                .expect("a new storage is not shared")
-                .copy_from_slice(&bytes);
-            Tensor::from_storage(storage, v.geometry.clone(), v.dtype, func.ty(*r).device)
-        })
-        .collect()
-}
-
-fn launch(
-    stream: &Arc<CudaStream>,
-    function: &CudaFunction,
-    k: &Kernel,
-    buffers: &[CudaSlice<u8>],
-    status: &mut CudaSlice<i32>,
-) -> Result<()> {
-    // Device addresses as 64-bit values: a buffer may be several arguments.
-    let pointers: Vec<u64> = k
-        .args
-        .iter()
-        .map(|b| buffers[b.index()].device_ptr(stream).0)
-        .collect();
-    let status_ptr: u64 = status.device_ptr(stream).0;
-    let mut builder = stream.launch_builder(function);
-    for p in &pointers {
-        builder.arg(p);
-    }
-    builder.arg(&status_ptr);
-    // SAFETY: the kernel takes one pointer per argument buffer and the
-    // status word; check_plan proved every access inside its buffer.
-    unsafe { builder.launch(launch_config(k)) }
-        .map(|_| ())
-        .map_err(|e| driver_error(format!("kernel {}", k.name), e))
-}
-
-/// The host copy of a view's buffer.
-fn host_ptr(host: &mut [(usize, Vec<u8>)], v: &TensorView) -> *mut u8 {
-    host.iter_mut()
-        .find(|(i, _)| *i == v.buffer.index())
-        .map(|(_, h)| h.as_mut_ptr())
-        .expect("the buffer was downloaded")
-}
-
-fn download_buffers(
-    stream: &Arc<CudaStream>,
-    buffers: &[CudaSlice<u8>],
-    ids: &[kiln_passes::plan::BufferId],
-) -> Result<Vec<(usize, Vec<u8>)>> {
-    let mut out: Vec<(usize, Vec<u8>)> = Vec::new();
-    for id in ids {
-        if out.iter().any(|(i, _)| *i == id.index()) {
-            continue;
-        }
-        let bytes = stream
-            .clone_dtoh(&buffers[id.index()])
-            .map_err(|e| driver_error("copying to the host", e))?;
-        out.push((id.index(), bytes));
-    }
-    Ok(out)
-}
-
-fn upload(
-    stream: &Arc<CudaStream>,
-    buffers: &mut [CudaSlice<u8>],
-    index: usize,
-    host: &[(usize, Vec<u8>)],
-) -> Result<()> {
-    let bytes = &host
-        .iter()
-        .find(|(i, _)| *i == index)
-        .expect("downloaded")
-        .1;
-    stream
-        .memcpy_htod(bytes.as_slice(), &mut buffers[index])
-        .map_err(|e| driver_error("copying to the device", e))
 }

@@ -16,11 +16,15 @@
 //! | module | owns |
 //! |---|---|
 //! | [`codegen`] | kernel → CUDA C: grid-stride pointwise loops, block reductions, op semantics |
+//! | [`blas`] | matmul steps as cuBLAS calls (the column-major geometry) |
 //! | [`nvrtc`] | CUDA C → PTX, the module cache |
-//! | [`device`] | contexts, device memory, launches, host steps |
+//! | [`execute`] | the run loop over a [`execute::Launcher`]: buffers, launches, host steps |
+//! | [`device`] | the CUDA driver as a launcher: contexts, device memory, launches |
 
+pub mod blas;
 pub mod codegen;
 pub mod device;
+pub mod execute;
 pub mod nvrtc;
 
 use std::sync::OnceLock;
@@ -124,7 +128,7 @@ impl Executable for Program {
             device::load(self.ordinal, &self.ptx, &kernels)
         });
         let loaded = loaded.as_ref().map_err(Clone::clone)?;
-        device::run(
+        execute::execute(
             loaded,
             &self.func,
             &self.plan,

@@ -8,6 +8,9 @@
 #define KILN_F64_NAN __longlong_as_double(0x7ff8000000000000LL)
 
 // f16 and bf16 values live in f32 registers, rounded to their format.
+// (The test suite compiles this preamble as host C++ to run the generated
+// code without a GPU; it defines KILN_HOST_EMULATION and these four.)
+#ifndef KILN_HOST_EMULATION
 __device__ __forceinline__ unsigned short kiln_f2h(float x) {
   unsigned short r;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
@@ -26,6 +29,7 @@ __device__ __forceinline__ unsigned short kiln_f2bf(float x) {
 __device__ __forceinline__ float kiln_bf2f(unsigned short h) {
   return __uint_as_float(((unsigned int)h) << 16);
 }
+#endif
 __device__ __forceinline__ float kiln_round_f16(float x) { return kiln_h2f(kiln_f2h(x)); }
 __device__ __forceinline__ float kiln_round_bf16(float x) { return kiln_bf2f(kiln_f2bf(x)); }
 
@@ -188,4 +192,24 @@ __device__ long long kiln_block_arg(T v, long long i) {
   }
   __syncthreads();
   return pi[0];
+}
+
+// N elements of T moved as one vector of N * sizeof(T) bytes (2 to 16);
+// the address must be aligned to that size.
+template <int BYTES> struct kiln_vec_of;
+template <> struct kiln_vec_of<16> { typedef uint4 type; };
+template <> struct kiln_vec_of<8> { typedef uint2 type; };
+template <> struct kiln_vec_of<4> { typedef unsigned int type; };
+template <> struct kiln_vec_of<2> { typedef unsigned short type; };
+template <typename T, int N> union kiln_pack {
+  typename kiln_vec_of<N * sizeof(T)>::type v;
+  T e[N];
+};
+template <typename T, int N> __device__ __forceinline__ kiln_pack<T, N> kiln_vload(const T* p) {
+  kiln_pack<T, N> r;
+  r.v = *reinterpret_cast<const typename kiln_vec_of<N * sizeof(T)>::type*>(p);
+  return r;
+}
+template <typename T, int N> __device__ __forceinline__ void kiln_vstore(T* p, const kiln_pack<T, N>& x) {
+  *reinterpret_cast<typename kiln_vec_of<N * sizeof(T)>::type*>(p) = x.v;
 }

@@ -1,0 +1,188 @@
+//! The CUDA backend without a GPU: a plan's generated CUDA C compiled as
+//! host C++ against `cuda_emulator.h` (threads for a block's threads,
+//! barriers for `__syncthreads` and warp shuffles) and run through the
+//! backend's own run loop ([`kiln_cuda::execute`]) as a [`Launcher`].
+//!
+//! Everything but the GPU is the backend's: the pipeline, the plan, the
+//! generated kernels, their launch shapes, the buffers and host steps. So
+//! the differential suite checks CUDA codegen on every machine with a C++
+//! compiler (`g++`, or `KILN_CXX`).
+
+use std::cell::UnsafeCell;
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::process::Command;
+
+use kiln::{BackendKind, Compiler, Error, ErrorKind, Module, Result};
+use kiln_cuda::Cuda;
+use kiln_cuda::codegen::{launch_shape, module_source};
+use kiln_cuda::execute::{Launcher, execute};
+use kiln_passes::plan::{Kernel, KernelPlan};
+use kiln_runtime::Tensor;
+use kiln_runtime::executor::check_plan;
+
+/// The C++ compiler: `KILN_CXX`, or `g++`.
+pub fn compiler() -> PathBuf {
+    std::env::var_os("KILN_CXX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("g++"))
+}
+
+/// Whether the C++ compiler runs here.
+pub fn available() -> bool {
+    Command::new(compiler()).arg("--version").output().is_ok()
+}
+
+/// Runs a module as the CUDA backend would, its kernels emulated.
+pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+    let mut module = module.clone();
+    Compiler::new(BackendKind::Cuda)
+        .pipeline_for(module.default_dtype)
+        .run(&mut module)?;
+    let plan = Cuda::default().plan(&module)?;
+    let islands = check_plan(&plan, module.default_dtype)?;
+    let emulator = Emulator::build(&plan)?;
+    execute(
+        &emulator,
+        module.entry()?,
+        &plan,
+        &islands,
+        module.default_dtype,
+        inputs,
+    )
+}
+
+/// A plan's kernels compiled for the host.
+pub struct Emulator {
+    library: libloading::Library,
+    _dir: tempfile::TempDir,
+}
+
+/// One kernel's entry: argument buffers, status word, grid and block size.
+type Entry = unsafe extern "C" fn(*const *mut u8, *mut u8, u32, u32);
+
+fn failed(what: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::Backend, format!("CUDA emulation: {what}"))
+}
+
+impl Emulator {
+    /// Compiles the plan's CUDA C with an entry per kernel.
+    pub fn build(plan: &KernelPlan) -> Result<Emulator> {
+        let kernels: Vec<&Kernel> = plan.kernels().collect();
+        let mut source = String::from(include_str!("cuda_emulator.h"));
+        source += &module_source(&kernels);
+        for (i, k) in kernels.iter().enumerate() {
+            let args: Vec<String> = (0..k.args.len()).map(|a| format!("b[{a}]")).collect();
+            write!(
+                source,
+                "\nextern \"C\" void kiln_emu_entry_{i}(unsigned char** b, int* status, unsigned grid, unsigned block) {{\n  kiln_emu_launch(grid, block, [&] {{ {}({}status); }});\n}}\n",
+                k.name,
+                args.iter().map(|a| format!("{a}, ")).collect::<String>()
+            )
+            .expect("writing to a String");
+        }
+        let dir = tempfile::tempdir().map_err(failed)?;
+        let cpp = dir.path().join("kernels.cpp");
+        let so = dir.path().join("kernels.so");
+        std::fs::write(&cpp, &source).map_err(failed)?;
+        let out = Command::new(compiler())
+            .args([
+                "-std=c++20",
+                "-O1",
+                "-shared",
+                "-fPIC",
+                "-pthread",
+                "-w",
+                "-o",
+            ])
+            .arg(&so)
+            .arg(&cpp)
+            .output()
+            .map_err(failed)?;
+        if !out.status.success() {
+            return Err(failed(format!(
+                "the generated CUDA C does not compile as C++:\n{}\n{}",
+                String::from_utf8_lossy(&out.stderr),
+                module_source(&kernels)
+            )));
+        }
+        // SAFETY: the library is the one just compiled; its initializers
+        // only set up the emulator's statics.
+        let library = unsafe { libloading::Library::new(&so) }.map_err(failed)?;
+        Ok(Emulator { library, _dir: dir })
+    }
+}
+
+/// A buffer in "device memory": 16-byte aligned, as the vector loads need.
+pub struct HostBuffer {
+    words: Box<[UnsafeCell<u128>]>,
+    len: usize,
+}
+
+impl HostBuffer {
+    fn new(len: usize) -> HostBuffer {
+        HostBuffer {
+            words: (0..len.div_ceil(16)).map(|_| UnsafeCell::new(0)).collect(),
+            len,
+        }
+    }
+
+    fn ptr(&self) -> *mut u8 {
+        UnsafeCell::raw_get(self.words.as_ptr()).cast()
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes of the words, read while no kernel runs.
+        unsafe { std::slice::from_raw_parts(self.ptr(), self.len) }
+    }
+}
+
+impl Launcher for Emulator {
+    type Buffer = HostBuffer;
+
+    fn upload(&self, bytes: &[u8]) -> Result<HostBuffer> {
+        let mut b = HostBuffer::new(bytes.len());
+        self.overwrite(&mut b, bytes)?;
+        Ok(b)
+    }
+
+    fn zeroed(&self, len: usize) -> Result<HostBuffer> {
+        Ok(HostBuffer::new(len))
+    }
+
+    fn download(&self, buffer: &HostBuffer) -> Result<Vec<u8>> {
+        Ok(buffer.bytes().to_vec())
+    }
+
+    fn overwrite(&self, buffer: &mut HostBuffer, bytes: &[u8]) -> Result<()> {
+        assert_eq!(
+            bytes.len(),
+            buffer.len,
+            "an overwrite keeps the buffer's length"
+        );
+        // SAFETY: the buffer holds `len` bytes and is borrowed mutably.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.ptr(), bytes.len()) };
+        Ok(())
+    }
+
+    fn launch(
+        &self,
+        index: usize,
+        kernel: &Kernel,
+        args: &[&HostBuffer],
+        status: &HostBuffer,
+    ) -> Result<()> {
+        let pointers: Vec<*mut u8> = args.iter().map(|b| b.ptr()).collect();
+        let shape = launch_shape(kernel);
+        // SAFETY: the entry was generated for this kernel with one buffer
+        // per argument; check_plan proved its accesses inside them.
+        unsafe {
+            let entry = self
+                .library
+                .get::<Entry>(format!("kiln_emu_entry_{index}").as_bytes())
+                .map_err(failed)?;
+            entry(pointers.as_ptr(), status.ptr(), shape.blocks, shape.threads);
+        }
+        Ok(())
+    }
+}
