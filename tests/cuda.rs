@@ -184,9 +184,15 @@ fn without_nvrtc_or_a_gpu_the_errors_say_what_is_missing() {
     }
 }
 
-/// Whether the host C++ compiler the emulation needs is here.
+/// Whether the host C++ compiler the emulation needs is here; panics
+/// where CI requires it (`KILN_REQUIRE_EMULATOR`).
 fn emulator_here() -> bool {
     let ok = cuda_emulator::available();
+    assert!(
+        ok || std::env::var_os("KILN_REQUIRE_EMULATOR").is_none(),
+        "KILN_REQUIRE_EMULATOR is set but {} does not run",
+        cuda_emulator::compiler().display()
+    );
     if !ok {
         eprintln!(
             "skipped: no C++ compiler ({}) to emulate the CUDA C with",
@@ -203,6 +209,28 @@ fn every_program_emulated_matches_the_interpreter() {
     }
     let failures = every_program_with("cuda (emulated)", &cuda_emulator::run);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn device_times_run_the_steps_with_resident_inputs() {
+    if !emulator_here() {
+        return;
+    }
+    let module = load(&kiln_tests::tests_dir().join("programs/softmax_layernorm.kir"));
+    let inputs = kiln_tests::inputs_for(&module);
+    let times = cuda_emulator::device_times(&module, &inputs, 3).unwrap();
+    assert_eq!(times.len(), 3);
+    // A run that divides by zero reports it after the timed runs.
+    let text = "func @main(%x: tensor<4xi32>) -> tensor<4xi32> {\n  %0 = div %x, 0 {rounding_mode = \"floor\"}\n  return %0\n}\n";
+    let module = kiln::parse_module("div.kir", text, kiln::DefaultDType::F32).unwrap();
+    let err =
+        cuda_emulator::device_times(&module, &kiln_tests::inputs_for(&module), 2).unwrap_err();
+    assert_eq!(err.message(), "ZeroDivisionError");
+    // The CPU backends have no device time: their run is it.
+    let compiled = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap();
+    assert!(compiled.device_times(&inputs, 1).is_none());
 }
 
 #[test]
@@ -237,7 +265,7 @@ proptest! {
         dtype in proptest::sample::select(vec!["bool", "u8", "f16", "bf16", "i32", "f32", "f64"]),
         to in proptest::sample::select(vec!["f32", "f16", "i64", "u8"]),
     ) {
-        if !cuda_emulator::available() {
+        if !emulator_here() {
             return Ok(());
         }
         let rank = dims.len();

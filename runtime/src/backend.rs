@@ -6,6 +6,8 @@
 //! reference [`Interpreter`] is one backend; the Cranelift and CUDA crates
 //! provide the others.
 
+use std::time::Duration;
+
 use kiln_ir::graph::Func;
 use kiln_ir::{Device, Error, ErrorKind, Module, Result, TypeLayout};
 
@@ -35,6 +37,14 @@ pub trait Executable: Send + Sync {
     /// The backend's own code, for `kiln dump --after all`.
     fn listings(&self) -> Vec<Listing> {
         Vec::new()
+    }
+
+    /// For a backend whose memory is not the host's: the times of `runs`
+    /// runs with the inputs already in device memory and the results left
+    /// there, i.e. without the copies [`Executable::run`] makes. `None`
+    /// where `run` itself is that time.
+    fn device_times(&self, _inputs: &[Tensor], _runs: usize) -> Option<Result<Vec<Duration>>> {
+        None
     }
 }
 

@@ -16,7 +16,7 @@ use std::process::Command;
 use kiln::{BackendKind, Compiler, Error, ErrorKind, Module, Result};
 use kiln_cuda::Cuda;
 use kiln_cuda::codegen::{launch_shape, module_source};
-use kiln_cuda::execute::{Launcher, execute};
+use kiln_cuda::execute::{Launcher, execute, time_steps};
 use kiln_passes::plan::{Kernel, KernelPlan};
 use kiln_runtime::Tensor;
 use kiln_runtime::executor::check_plan;
@@ -35,13 +35,7 @@ pub fn available() -> bool {
 
 /// Runs a module as the CUDA backend would, its kernels emulated.
 pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
-    let mut module = module.clone();
-    Compiler::new(BackendKind::Cuda)
-        .pipeline_for(module.default_dtype)
-        .run(&mut module)?;
-    let plan = Cuda::default().plan(&module)?;
-    let islands = check_plan(&plan, module.default_dtype)?;
-    let emulator = Emulator::build(&plan)?;
+    let (module, plan, islands, emulator) = prepare(module)?;
     execute(
         &emulator,
         module.entry()?,
@@ -50,6 +44,38 @@ pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         module.default_dtype,
         inputs,
     )
+}
+
+/// Times `runs` emulated runs with the inputs resident, as the CUDA
+/// backend's `device_times` does on a GPU.
+pub fn device_times(
+    module: &Module,
+    inputs: &[Tensor],
+    runs: usize,
+) -> Result<Vec<std::time::Duration>> {
+    let (module, plan, islands, emulator) = prepare(module)?;
+    time_steps(
+        &emulator,
+        module.entry()?,
+        &plan,
+        &islands,
+        module.default_dtype,
+        inputs,
+        runs,
+    )
+}
+
+/// The module after the CUDA pipeline, its plan, its interpreted islands
+/// and its emulated kernels.
+fn prepare(module: &Module) -> Result<(Module, KernelPlan, Vec<Option<Module>>, Emulator)> {
+    let mut module = module.clone();
+    Compiler::new(BackendKind::Cuda)
+        .pipeline_for(module.default_dtype)
+        .run(&mut module)?;
+    let plan = Cuda::default().plan(&module)?;
+    let islands = check_plan(&plan, module.default_dtype)?;
+    let emulator = Emulator::build(&plan)?;
+    Ok((module, plan, islands, emulator))
 }
 
 /// A plan's kernels compiled for the host.
@@ -162,6 +188,11 @@ impl Launcher for Emulator {
         );
         // SAFETY: the buffer holds `len` bytes and is borrowed mutably.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.ptr(), bytes.len()) };
+        Ok(())
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        // Launches return when their threads have joined.
         Ok(())
     }
 

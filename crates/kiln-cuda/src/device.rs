@@ -198,6 +198,12 @@ impl Launcher for Loaded {
         Ok(true)
     }
 
+    fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| driver_error("synchronizing", e))
+    }
+
     fn launch(
         &self,
         index: usize,

@@ -10,6 +10,8 @@
 //! backend (code generation, launch shapes, this loop) is tested on
 //! machines without a GPU.
 
+use std::time::{Duration, Instant};
+
 use kiln_ir::graph::Func;
 use kiln_ir::infer::InferCtx;
 use kiln_ir::{DefaultDType, Device, Error, ErrorKind, Module, Result};
@@ -39,6 +41,9 @@ pub trait Launcher {
         Ok(false)
     }
 
+    /// Waits until everything launched so far has finished.
+    fn synchronize(&self) -> Result<()>;
+
     /// Launches kernel number `index` of the plan (in plan order) with
     /// one buffer per kernel argument and the 4-byte status word, in the
     /// shape [`crate::codegen::launch_shape`] gives.
@@ -63,8 +68,70 @@ pub fn execute<L: Launcher>(
     inputs: &[Tensor],
 ) -> Result<Vec<Tensor>> {
     let inputs = bind_inputs(func, inputs)?;
-    let mut buffers = Memory::new(launcher, plan, &inputs)?;
+    let mut memory = Memory::new(launcher, plan, &inputs)?;
     let status = launcher.zeroed(4)?;
+    run_steps(launcher, plan, islands, default_dtype, &mut memory, &status)?;
+    check_status(launcher, &status)?;
+    plan.outputs
+        .iter()
+        .zip(&func.returns)
+        .map(|(v, r)| {
+            let bytes = launcher.download(memory.get(v.buffer))?;
+            Tensor::from_storage(
+                storage_of(&bytes)?,
+                v.geometry.clone(),
+                v.dtype,
+                func.ty(*r).device,
+            )
+        })
+        .collect()
+}
+
+/// Times `runs` runs of a checked plan with its inputs already in device
+/// memory and its results left there (after one run to warm up): what
+/// the device takes, without the copies [`execute`] makes each run.
+pub fn time_steps<L: Launcher>(
+    launcher: &L,
+    func: &Func,
+    plan: &KernelPlan,
+    islands: &[Option<Module>],
+    default_dtype: DefaultDType,
+    inputs: &[Tensor],
+    runs: usize,
+) -> Result<Vec<Duration>> {
+    let inputs = bind_inputs(func, inputs)?;
+    let mut memory = Memory::new(launcher, plan, &inputs)?;
+    let status = launcher.zeroed(4)?;
+    run_steps(launcher, plan, islands, default_dtype, &mut memory, &status)?;
+    launcher.synchronize()?;
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        run_steps(launcher, plan, islands, default_dtype, &mut memory, &status)?;
+        launcher.synchronize()?;
+        times.push(start.elapsed());
+    }
+    check_status(launcher, &status)?;
+    Ok(times)
+}
+
+/// ZeroDivisionError if a kernel set the status word.
+fn check_status<L: Launcher>(launcher: &L, status: &L::Buffer) -> Result<()> {
+    if launcher.download(status)?.iter().any(|&b| b != 0) {
+        return Err(Error::new(ErrorKind::Runtime, "ZeroDivisionError"));
+    }
+    Ok(())
+}
+
+/// The plan's steps in order, on buffers in device memory.
+fn run_steps<L: Launcher>(
+    launcher: &L,
+    plan: &KernelPlan,
+    islands: &[Option<Module>],
+    default_dtype: DefaultDType,
+    buffers: &mut Memory<L::Buffer>,
+    status: &L::Buffer,
+) -> Result<()> {
     let mut kernel_index = 0;
     for (step, island) in plan.steps.iter().zip(islands) {
         match step {
@@ -75,14 +142,14 @@ pub fn execute<L: Launcher>(
                     continue;
                 }
                 let args: Vec<&L::Buffer> = k.args.iter().map(|&b| buffers.get(b)).collect();
-                launcher.launch(index, k, &args, &status)?;
+                launcher.launch(index, k, &args, status)?;
             }
             Step::Matmul { a, b, out } => {
                 let on_device = [a, b, out].map(|v| (buffers.get(v.buffer), v));
                 if launcher.matmul(on_device)? {
                     continue;
                 }
-                let mut host = HostCopies::download(launcher, &buffers, [a, b, out])?;
+                let mut host = HostCopies::download(launcher, buffers, [a, b, out])?;
                 fn arg<'v>(v: &'v TensorView, host: &mut HostCopies) -> MatrixArg<'v> {
                     MatrixArg {
                         ptr: host.ptr(v.buffer),
@@ -94,7 +161,7 @@ pub fn execute<L: Launcher>(
                 // SAFETY: the views were checked against their buffers, of
                 // which these are full copies.
                 unsafe { matmul(pa, pb, po)? };
-                host.upload(launcher, &mut buffers, [out])?;
+                host.upload(launcher, buffers, [out])?;
             }
             Step::Interpret {
                 inputs: views,
@@ -103,7 +170,7 @@ pub fn execute<L: Launcher>(
             } => {
                 let module = island.as_ref().expect("check_plan lays out every island");
                 let mut host =
-                    HostCopies::download(launcher, &buffers, views.iter().chain(outputs))?;
+                    HostCopies::download(launcher, buffers, views.iter().chain(outputs))?;
                 let tensors = views
                     .iter()
                     .map(|v| host.tensor(v))
@@ -115,27 +182,11 @@ pub fn execute<L: Launcher>(
                     // which this is a full copy.
                     unsafe { write_view(r, v, host.ptr(v.buffer)) };
                 }
-                host.upload(launcher, &mut buffers, outputs)?;
+                host.upload(launcher, buffers, outputs)?;
             }
         }
     }
-    let flag = launcher.download(&status)?;
-    if flag.iter().any(|&b| b != 0) {
-        return Err(Error::new(ErrorKind::Runtime, "ZeroDivisionError"));
-    }
-    plan.outputs
-        .iter()
-        .zip(&func.returns)
-        .map(|(v, r)| {
-            let bytes = launcher.download(buffers.get(v.buffer))?;
-            Tensor::from_storage(
-                storage_of(&bytes)?,
-                v.geometry.clone(),
-                v.dtype,
-                func.ty(*r).device,
-            )
-        })
-        .collect()
+    Ok(())
 }
 
 /// The device memory of a plan's buffers: inputs and outputs their own,

@@ -28,6 +28,7 @@ pub mod execute;
 pub mod nvrtc;
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use kiln_ir::graph::{Func, Inst};
 use kiln_ir::{DType, Device, Error, ErrorKind, Module, Op, Result};
@@ -121,13 +122,20 @@ struct Program {
     listings: Vec<Listing>,
 }
 
-impl Executable for Program {
-    fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+impl Program {
+    /// The kernels on the GPU, loaded at the first run.
+    fn loaded(&self) -> Result<&device::Loaded> {
         let loaded = self.loaded.get_or_init(|| {
             let kernels: Vec<_> = self.plan.kernels().collect();
             device::load(self.ordinal, &self.ptx, &kernels)
         });
-        let loaded = loaded.as_ref().map_err(Clone::clone)?;
+        loaded.as_ref().map_err(Clone::clone)
+    }
+}
+
+impl Executable for Program {
+    fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        let loaded = self.loaded()?;
         execute::execute(
             loaded,
             &self.func,
@@ -140,6 +148,20 @@ impl Executable for Program {
 
     fn listings(&self) -> Vec<Listing> {
         self.listings.clone()
+    }
+
+    fn device_times(&self, inputs: &[Tensor], runs: usize) -> Option<Result<Vec<Duration>>> {
+        Some(self.loaded().and_then(|loaded| {
+            execute::time_steps(
+                loaded,
+                &self.func,
+                &self.plan,
+                &self.islands,
+                self.default_dtype,
+                inputs,
+                runs,
+            )
+        }))
     }
 }
 

@@ -241,6 +241,18 @@ impl Compiled {
         self.executable.run(inputs)
     }
 
+    /// For a backend whose memory is not the host's (CUDA): the times of
+    /// `runs` runs with the inputs already on the device and the results
+    /// left there, without the copies [`Compiled::run`] makes. `None` for
+    /// the CPU backends, whose `run` is that time.
+    pub fn device_times(
+        &self,
+        inputs: &[Tensor],
+        runs: usize,
+    ) -> Option<Result<Vec<std::time::Duration>>> {
+        self.executable.device_times(inputs, runs)
+    }
+
     /// The module after the passes.
     pub fn module(&self) -> &Module {
         &self.module
