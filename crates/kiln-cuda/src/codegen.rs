@@ -99,8 +99,10 @@ fn walk(k: &Kernel) -> Walk {
     let last = rank - 1;
     let loads: Vec<usize> = k.loaded_accesses().collect();
     // A transpose: an input contiguous along an outer dim p, strided
-    // along the innermost, with both dims long enough to fill tiles.
-    let transposed = |a: &Access, p: usize| a.strides[p] == 1 && a.strides[last] != 1;
+    // along the innermost (not broadcast: a warp reading one address is
+    // served at once), with both dims long enough to fill tiles.
+    let transposed =
+        |a: &Access, p: usize| a.strides[p] == 1 && !matches!(a.strides[last], 0 | 1);
     let long = |d: usize| k.space[d] >= TILE / 2;
     if long(last) {
         for &access in &loads {
