@@ -57,6 +57,20 @@ template <typename T> static inline T __shfl_down_sync(unsigned, T v, int delta)
   return r;
 }
 
+template <typename T> static inline T __shfl_sync(unsigned, T v, int src) {
+  static_assert(sizeof(T) <= 8, "one lane holds 8 bytes");
+  const unsigned t = threadIdx.x, warp_base = t - t % 32;
+  std::barrier<>& warp = *kiln_emu_warps[t / 32];
+  memcpy(&kiln_emu_lanes[t], &v, sizeof(T));
+  warp.arrive_and_wait();
+  T r;
+  memcpy(&r, &kiln_emu_lanes[warp_base + src], sizeof(T));
+  warp.arrive_and_wait();
+  return r;
+}
+
+static inline void __syncwarp() { kiln_emu_warps[threadIdx.x / 32]->arrive_and_wait(); }
+
 static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }
 static inline float __uint_as_float(unsigned x) { float r; memcpy(&r, &x, 4); return r; }
 static inline double __longlong_as_double(long long x) { double r; memcpy(&r, &x, 8); return r; }

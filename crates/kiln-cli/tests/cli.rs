@@ -172,7 +172,7 @@ fn dump_shows_cuda_c_and_ptx_or_says_nvrtc_is_missing() {
         let text = stdout(&o);
         assert!(text.contains("// after cuda\n") && text.contains("extern \"C\" __global__ void"));
         assert!(
-            text.contains("kiln_block_reduce<double>"),
+            text.contains("kiln_warp_reduce<double>"),
             "sums accumulate in double"
         );
         assert!(

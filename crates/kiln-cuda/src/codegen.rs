@@ -9,7 +9,8 @@
 //! contiguous dim (a transpose), 32×32 tiles staged through shared memory
 //! so that both the reads and the writes are coalesced. A kernel with
 //! reduced dims gives
-//! each outer index (a row) to one block of [`BLOCK`] threads: each pass
+//! each outer index (a row) to one warp, or for rows longer than
+//! [`WARP_ROW_MAX`] to one block of [`BLOCK`] threads: each pass
 //! over the reduced dims (a phase of [`Kernel::schedule`]) is a
 //! block-strided loop whose threads accumulate privately, then reduce
 //! through warp shuffles and shared memory, and every thread gets the
@@ -39,6 +40,14 @@ const MAX_BLOCKS: i64 = 65_535;
 /// threads wide and `BLOCK / 32` rows tall.
 const TILE: i64 = 32;
 
+/// The longest rows a reduction gives to one warp instead of a block (32
+/// elements per lane at most): a block would mostly idle on short rows
+/// and pay two block barriers per pass.
+const WARP_ROW_MAX: i64 = 1024;
+
+/// Warps per block.
+const WARPS: i64 = BLOCK as i64 / 32;
+
 /// Most inputs a kernel stages through shared memory (32×33 elements
 /// each, at most 8.25 KiB).
 const MAX_TILED: usize = 4;
@@ -56,7 +65,10 @@ pub struct LaunchShape {
 pub fn launch_shape(k: &Kernel) -> LaunchShape {
     let per_block = |n: i64| (n + BLOCK as i64 - 1) / BLOCK as i64;
     let blocks = if k.outer_rank != k.rank() {
-        k.outer_count()
+        match RowGroup::of(k) {
+            RowGroup::Block => k.outer_count(),
+            RowGroup::Warp => (k.outer_count() + WARPS - 1) / WARPS,
+        }
     } else {
         let total: i64 = k.space.iter().product();
         match walk(k) {
@@ -68,6 +80,77 @@ pub fn launch_shape(k: &Kernel) -> LaunchShape {
     LaunchShape {
         blocks: blocks.clamp(1, MAX_BLOCKS) as u32,
         threads: BLOCK,
+    }
+}
+
+/// What reduces one row of a reduction kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowGroup {
+    /// The [`BLOCK`] threads of a block: warp shuffles, then shared memory.
+    Block,
+    /// One warp (a block holds [`WARPS`] rows): shuffles alone.
+    Warp,
+}
+
+impl RowGroup {
+    fn of(k: &Kernel) -> RowGroup {
+        if k.inner_count() <= WARP_ROW_MAX {
+            RowGroup::Warp
+        } else {
+            RowGroup::Block
+        }
+    }
+
+    /// The loop over the rows this group takes.
+    fn row_loop(self, outer: i64) -> String {
+        match self {
+            RowGroup::Block => format!(
+                "for (long long kiln_o = blockIdx.x; kiln_o < {outer}LL; kiln_o += gridDim.x) {{"
+            ),
+            RowGroup::Warp => format!(
+                "for (long long kiln_o = (long long)blockIdx.x * {WARPS} + threadIdx.x / 32; kiln_o < {outer}LL; kiln_o += (long long)gridDim.x * {WARPS}) {{"
+            ),
+        }
+    }
+
+    /// The loop of one thread over a row's `inner` elements.
+    fn inner_loop(self, inner: i64) -> String {
+        let (first, step) = match self {
+            RowGroup::Block => ("threadIdx.x", "blockDim.x"),
+            RowGroup::Warp => ("threadIdx.x % 32", "32"),
+        };
+        format!("for (long long kiln_j = {first}; kiln_j < {inner}LL; kiln_j += {step}) {{")
+    }
+
+    /// Makes one pass's stores visible to the group's next pass.
+    fn barrier(self) -> &'static str {
+        match self {
+            RowGroup::Block => "__syncthreads();",
+            RowGroup::Warp => "__syncwarp();",
+        }
+    }
+
+    /// The thread that stores a row's per-row values.
+    fn leader(self) -> &'static str {
+        match self {
+            RowGroup::Block => "threadIdx.x == 0",
+            RowGroup::Warp => "threadIdx.x % 32 == 0",
+        }
+    }
+
+    /// The preamble's reduction and arg-reduction over the group.
+    fn reduce_fn(self) -> &'static str {
+        match self {
+            RowGroup::Block => "kiln_block_reduce",
+            RowGroup::Warp => "kiln_warp_reduce",
+        }
+    }
+
+    fn arg_fn(self) -> &'static str {
+        match self {
+            RowGroup::Block => "kiln_block_arg",
+            RowGroup::Warp => "kiln_warp_arg",
+        }
     }
 }
 
@@ -101,8 +184,7 @@ fn walk(k: &Kernel) -> Walk {
     // A transpose: an input contiguous along an outer dim p, strided
     // along the innermost (not broadcast: a warp reading one address is
     // served at once), with both dims long enough to fill tiles.
-    let transposed =
-        |a: &Access, p: usize| a.strides[p] == 1 && !matches!(a.strides[last], 0 | 1);
+    let transposed = |a: &Access, p: usize| a.strides[p] == 1 && !matches!(a.strides[last], 0 | 1);
     let long = |d: usize| k.space[d] >= TILE / 2;
     if long(last) {
         for &access in &loads {
@@ -625,9 +707,8 @@ impl Gen<'_> {
         let outer: i64 = k.outer_count();
         let inner: i64 = k.inner_count();
         let phases = k.phase_count();
-        self.line(format!(
-            "for (long long kiln_o = blockIdx.x; kiln_o < {outer}LL; kiln_o += gridDim.x) {{"
-        ));
+        let rows = RowGroup::of(k);
+        self.line(rows.row_loop(outer));
         self.indent += 1;
         self.coords("kiln_o", "kiln_ro", 0..k.outer_rank);
         let mut outer_memo = Memo::new();
@@ -653,9 +734,7 @@ impl Gen<'_> {
             for &r in &reductions {
                 self.declare_acc(r);
             }
-            self.line(format!(
-                "for (long long kiln_j = threadIdx.x; kiln_j < {inner}LL; kiln_j += blockDim.x) {{"
-            ));
+            self.line(rows.inner_loop(inner));
             self.indent += 1;
             self.coords("kiln_j", "kiln_r", k.outer_rank..k.rank());
             let mut memo = outer_memo.clone();
@@ -673,11 +752,11 @@ impl Gen<'_> {
             self.indent -= 1;
             self.line("}");
             for &r in &reductions {
-                let v = self.finish_acc(r);
+                let v = self.finish_acc(r, rows);
                 outer_memo.insert(r, v);
             }
             // Values stored in this pass are read back by the next ones.
-            self.line("__syncthreads();");
+            self.line(rows.barrier());
         }
         // Stores of per-row values, once per row.
         let row_stores: Vec<usize> = (0..k.stores.len())
@@ -688,7 +767,7 @@ impl Gen<'_> {
             for &s in &row_stores {
                 self.ensure_outer(k.stores[s].node, &mut outer_memo, &mut seen);
             }
-            self.line("if (threadIdx.x == 0) {");
+            self.line(format!("if ({}) {{", rows.leader()));
             self.indent += 1;
             for &s in &row_stores {
                 let store = k.stores[s].clone();
@@ -768,9 +847,9 @@ impl Gen<'_> {
         }
     }
 
-    /// Reduces the block's accumulators; returns the variable holding the
+    /// Reduces the group's accumulators; returns the variable holding the
     /// node's value.
-    fn finish_acc(&mut self, r: NodeId) -> String {
+    fn finish_acc(&mut self, r: NodeId, rows: RowGroup) -> String {
         let node = self.k.node(r);
         let id = r.0;
         let name = format!("n{id}");
@@ -779,8 +858,9 @@ impl Gen<'_> {
                 let op = Fold::of(*op, node.compute);
                 let t = acc_type(op, node.compute);
                 self.line(format!(
-                    "const {} tot{id} = kiln_block_reduce<{}>(acc{id}, ({}){}, {});",
+                    "const {} tot{id} = {}<{}>(acc{id}, ({}){}, {});",
                     t.ctype,
+                    rows.reduce_fn(),
                     t.ctype,
                     t.ctype,
                     t.identity,
@@ -800,7 +880,8 @@ impl Gen<'_> {
                 let xd = self.k.node(*x).dtype;
                 let max = *op == ArgReduceOp::Argmax;
                 self.line(format!(
-                    "const long long pos{id} = kiln_block_arg<{max}, {}>(acc{id}, idx{id});",
+                    "const long long pos{id} = {}<{max}, {}>(acc{id}, idx{id});",
+                    rows.arg_fn(),
                     arg_ctype(xd)
                 ));
                 let v = convert_expr(&format!("pos{id}"), DType::I64, node.dtype);

@@ -154,6 +154,13 @@ __device__ T kiln_block_reduce(T v, T identity, F f) {
   return part[0];
 }
 
+// Warp reductions: shuffles down to lane 0, whose result every lane gets.
+template <typename T, typename F>
+__device__ T kiln_warp_reduce(T v, T identity, F f) {
+  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+
 // Whether (b, bi) beats (a, ai) for argmax (MAX) or argmin: the extreme
 // value, NaN the most extreme, the first position on ties.
 template <bool MAX, typename T>
@@ -192,6 +199,16 @@ __device__ long long kiln_block_arg(T v, long long i) {
   }
   __syncthreads();
   return pi[0];
+}
+
+template <bool MAX, typename T>
+__device__ long long kiln_warp_arg(T v, long long i) {
+  for (int o = 16; o > 0; o >>= 1) {
+    T ov = __shfl_down_sync(0xffffffffu, v, o);
+    long long oi = __shfl_down_sync(0xffffffffu, i, o);
+    if (kiln_arg_better<MAX>(v, i, ov, oi)) { v = ov; i = oi; }
+  }
+  return __shfl_sync(0xffffffffu, i, 0);
 }
 
 // N elements of T moved as one vector of N * sizeof(T) bytes (2 to 16);
