@@ -216,10 +216,22 @@ fn device_times_run_the_steps_with_resident_inputs() {
     if !emulator_here() {
         return;
     }
-    let module = load(&kiln_tests::tests_dir().join("programs/softmax_layernorm.kir"));
-    let inputs = kiln_tests::inputs_for(&module);
-    let times = cuda_emulator::device_times(&module, &inputs, 3).unwrap();
-    assert_eq!(times.len(), 3);
+    // Repeated runs on the same device memory: slots reused, split
+    // reductions' counters left ready for the next launch.
+    for program in ["softmax_layernorm", "split_rows"] {
+        let module = load(&kiln_tests::tests_dir().join(format!("programs/{program}.kir")));
+        let runner = |m: &Module, inputs: &[kiln_runtime::Tensor]| {
+            let (times, results) = cuda_emulator::device_times(m, inputs, 3)?;
+            assert_eq!(times.len(), 3);
+            Ok(results)
+        };
+        let outcome =
+            kiln_tests::differential::differ_with(&module, "cuda (emulated, resident)", &runner);
+        assert!(outcome.is_ok(), "{program}: {}", outcome.unwrap_err());
+    }
+    let inputs = kiln_tests::inputs_for(&load(
+        &kiln_tests::tests_dir().join("programs/split_rows.kir"),
+    ));
     // A run that divides by zero reports it after the timed runs.
     let text = "func @main(%x: tensor<4xi32>) -> tensor<4xi32> {\n  %0 = div %x, 0 {rounding_mode = \"floor\"}\n  return %0\n}\n";
     let module = kiln::parse_module("div.kir", text, kiln::DefaultDType::F32).unwrap();
@@ -231,6 +243,48 @@ fn device_times_run_the_steps_with_resident_inputs() {
         .compile(&module)
         .unwrap();
     assert!(compiled.device_times(&inputs, 1).is_none());
+}
+
+#[test]
+fn split_reductions_leave_their_scratch_zeroed() {
+    use kiln_cuda::execute::Launcher;
+    if !emulator_here() {
+        return;
+    }
+    let module = load(&kiln_tests::tests_dir().join("programs/split_rows.kir"));
+    let (_, plan, _, emulator) = cuda_emulator::prepare(&module).unwrap();
+    let mut split = 0;
+    for (index, k) in plan.kernels().enumerate() {
+        let bytes = kiln_cuda::codegen::scratch_bytes(k);
+        if bytes == 0 {
+            continue;
+        }
+        split += 1;
+        let args: Vec<_> = k
+            .args
+            .iter()
+            .map(|b| {
+                emulator
+                    .zeroed(plan.buffers[b.index()].bytes.max(1))
+                    .unwrap()
+            })
+            .collect();
+        let args: Vec<_> = args.iter().collect();
+        let status = emulator.zeroed(4).unwrap();
+        let scratch = emulator.zeroed(bytes).unwrap();
+        for _ in 0..2 {
+            emulator
+                .launch(index, k, &args, &status, Some(&scratch))
+                .unwrap();
+            let counters = &emulator.download(&scratch).unwrap()[..k.outer_count() as usize * 4];
+            assert!(
+                counters.iter().all(|&b| b == 0),
+                "{}: row counters {counters:?}",
+                k.name
+            );
+        }
+    }
+    assert!(split >= 3, "split_rows.kir has split reductions");
 }
 
 #[test]

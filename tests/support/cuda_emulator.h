@@ -69,6 +69,9 @@ template <typename T> static inline T __shfl_sync(unsigned, T v, int src) {
   return r;
 }
 
+static inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
 static inline void __syncwarp() { kiln_emu_warps[threadIdx.x / 32]->arrive_and_wait(); }
 
 static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }

@@ -15,7 +15,7 @@ use std::process::Command;
 
 use kiln::{BackendKind, Compiler, Error, ErrorKind, Module, Result};
 use kiln_cuda::Cuda;
-use kiln_cuda::codegen::{launch_shape, module_source};
+use kiln_cuda::codegen::{launch_shape, module_source, scratch_bytes};
 use kiln_cuda::execute::{Launcher, execute, time_steps};
 use kiln_passes::plan::{Kernel, KernelPlan};
 use kiln_runtime::Tensor;
@@ -47,12 +47,12 @@ pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
 }
 
 /// Times `runs` emulated runs with the inputs resident, as the CUDA
-/// backend's `device_times` does on a GPU.
+/// backend's `device_times` does on a GPU; the last run's results too.
 pub fn device_times(
     module: &Module,
     inputs: &[Tensor],
     runs: usize,
-) -> Result<Vec<std::time::Duration>> {
+) -> Result<(Vec<std::time::Duration>, Vec<Tensor>)> {
     let (module, plan, islands, emulator) = prepare(module)?;
     time_steps(
         &emulator,
@@ -67,7 +67,7 @@ pub fn device_times(
 
 /// The module after the CUDA pipeline, its plan, its interpreted islands
 /// and its emulated kernels.
-fn prepare(module: &Module) -> Result<(Module, KernelPlan, Vec<Option<Module>>, Emulator)> {
+pub fn prepare(module: &Module) -> Result<(Module, KernelPlan, Vec<Option<Module>>, Emulator)> {
     let mut module = module.clone();
     Compiler::new(BackendKind::Cuda)
         .pipeline_for(module.default_dtype)
@@ -84,8 +84,9 @@ pub struct Emulator {
     _dir: tempfile::TempDir,
 }
 
-/// One kernel's entry: argument buffers, status word, grid and block size.
-type Entry = unsafe extern "C" fn(*const *mut u8, *mut u8, u32, u32);
+/// One kernel's entry: argument buffers, status word, scratch (or null),
+/// grid and block size.
+type Entry = unsafe extern "C" fn(*const *mut u8, *mut u8, *mut u8, u32, u32);
 
 fn failed(what: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Backend, format!("CUDA emulation: {what}"))
@@ -98,12 +99,16 @@ impl Emulator {
         let mut source = String::from(include_str!("cuda_emulator.h"));
         source += &module_source(&kernels);
         for (i, k) in kernels.iter().enumerate() {
-            let args: Vec<String> = (0..k.args.len()).map(|a| format!("b[{a}]")).collect();
+            let args: String = (0..k.args.len()).map(|a| format!("b[{a}], ")).collect();
+            let scratch = if scratch_bytes(k) > 0 {
+                ", scratch"
+            } else {
+                ""
+            };
             write!(
                 source,
-                "\nextern \"C\" void kiln_emu_entry_{i}(unsigned char** b, int* status, unsigned grid, unsigned block) {{\n  kiln_emu_launch(grid, block, [&] {{ {}({}status); }});\n}}\n",
+                "\nextern \"C\" void kiln_emu_entry_{i}(unsigned char** b, int* status, unsigned char* scratch, unsigned grid, unsigned block) {{\n  kiln_emu_launch(grid, block, [&] {{ {}({args}status{scratch}); }});\n}}\n",
                 k.name,
-                args.iter().map(|a| format!("{a}, ")).collect::<String>()
             )
             .expect("writing to a String");
         }
@@ -202,6 +207,7 @@ impl Launcher for Emulator {
         kernel: &Kernel,
         args: &[&HostBuffer],
         status: &HostBuffer,
+        scratch: Option<&HostBuffer>,
     ) -> Result<()> {
         let pointers: Vec<*mut u8> = args.iter().map(|b| b.ptr()).collect();
         let shape = launch_shape(kernel);
@@ -212,7 +218,14 @@ impl Launcher for Emulator {
                 .library
                 .get::<Entry>(format!("kiln_emu_entry_{index}").as_bytes())
                 .map_err(failed)?;
-            entry(pointers.as_ptr(), status.ptr(), shape.blocks, shape.threads);
+            let scratch = scratch.map_or(std::ptr::null_mut(), HostBuffer::ptr);
+            entry(
+                pointers.as_ptr(),
+                status.ptr(),
+                scratch,
+                shape.blocks,
+                shape.threads,
+            );
         }
         Ok(())
     }

@@ -48,6 +48,20 @@ const WARP_ROW_MAX: i64 = 1024;
 /// Warps per block.
 const WARPS: i64 = BLOCK as i64 / 32;
 
+/// Rows at least this long, when there are few of them, are split over
+/// several blocks (see [`Split`]).
+const SPLIT_ROW_MIN: i64 = 1 << 16;
+
+/// Fewer rows than this leave most of a GPU's multiprocessors idle when
+/// each takes one block.
+const SPLIT_ROWS_MAX: i64 = 128;
+
+/// Elements of a row each block of a split row reduces (64 per thread).
+const SPLIT_CHUNK: i64 = 64 * BLOCK as i64;
+
+/// Most blocks one row is split over.
+const SPLIT_CHUNKS_MAX: i64 = 1024;
+
 /// Most inputs a kernel stages through shared memory (32×33 elements
 /// each, at most 8.25 KiB).
 const MAX_TILED: usize = 4;
@@ -65,9 +79,10 @@ pub struct LaunchShape {
 pub fn launch_shape(k: &Kernel) -> LaunchShape {
     let per_block = |n: i64| (n + BLOCK as i64 - 1) / BLOCK as i64;
     let blocks = if k.outer_rank != k.rank() {
-        match RowGroup::of(k) {
-            RowGroup::Block => k.outer_count(),
-            RowGroup::Warp => (k.outer_count() + WARPS - 1) / WARPS,
+        match (RowGroup::of(k), Split::of(k)) {
+            (_, Some(split)) => k.outer_count() * split.chunks,
+            (RowGroup::Block, None) => k.outer_count(),
+            (RowGroup::Warp, None) => (k.outer_count() + WARPS - 1) / WARPS,
         }
     } else {
         let total: i64 = k.space.iter().product();
@@ -81,6 +96,76 @@ pub fn launch_shape(k: &Kernel) -> LaunchShape {
         blocks: blocks.clamp(1, MAX_BLOCKS) as u32,
         threads: BLOCK,
     }
+}
+
+/// A reduction of few long rows split over several blocks per row: each
+/// block reduces a chunk of its row and writes the partial result to the
+/// kernel's scratch memory; the block that finishes a row last (a counter
+/// per row) combines the partials in chunk order, so the result does not
+/// depend on which block finishes last, and makes the row's stores. It
+/// resets the counter, so the scratch is ready for the next launch.
+///
+/// Only for kernels of one pass whose stores are all per row (sums,
+/// products, amax/amin, any/all of a whole tensor or of few rows):
+/// arg-reductions and multi-pass kernels (softmax) keep one block per row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// Blocks per row.
+    pub chunks: i64,
+    /// Elements of a row per block (the last chunk may be shorter).
+    pub chunk: i64,
+}
+
+impl Split {
+    fn of(k: &Kernel) -> Option<Split> {
+        let (outer, inner) = (k.outer_count(), k.inner_count());
+        if k.outer_rank == k.rank() || inner < SPLIT_ROW_MIN || outer >= SPLIT_ROWS_MAX {
+            return None;
+        }
+        let schedule = k.schedule();
+        let reductions_only = k
+            .nodes
+            .iter()
+            .all(|n| !matches!(n.expr, Expr::ArgReduce { .. }));
+        let row_stores_only = k
+            .stores
+            .iter()
+            .all(|s| k.store_phase(s, &schedule).is_none());
+        if !(reductions_only && row_stores_only && k.phase_count() == 1) {
+            return None;
+        }
+        let chunks = ((inner + SPLIT_CHUNK - 1) / SPLIT_CHUNK).min(SPLIT_CHUNKS_MAX);
+        Some(Split {
+            chunks,
+            chunk: (inner + chunks - 1) / chunks,
+        })
+    }
+}
+
+/// Bytes of scratch memory a kernel needs (zeroed before its first
+/// launch, left zeroed by each): a split reduction's row counters and
+/// partial results; 0 for the others, whose entry takes no scratch.
+pub fn scratch_bytes(k: &Kernel) -> usize {
+    match Split::of(k) {
+        Some(split) => split_layout(k, split).1,
+        None => 0,
+    }
+}
+
+/// Where a split kernel's partials live in its scratch: the byte offset
+/// of each reduction's (8 bytes per row and chunk, after 16-byte aligned
+/// row counters), and the total.
+fn split_layout(k: &Kernel, split: Split) -> (Vec<(NodeId, usize)>, usize) {
+    let rows = k.outer_count() as usize;
+    let mut at = (rows * 4).next_multiple_of(16);
+    let mut offsets = Vec::new();
+    for (i, n) in k.nodes.iter().enumerate() {
+        if n.is_reduction() {
+            offsets.push((NodeId(i as u32), at));
+            at += rows * split.chunks as usize * 8;
+        }
+    }
+    (offsets, at)
 }
 
 /// What reduces one row of a reduction kernel.
@@ -439,9 +524,14 @@ pub fn kernel_source(k: &Kernel) -> String {
     let args: Vec<String> = (0..k.args.len())
         .map(|i| format!("unsigned char* b{i}"))
         .collect();
+    let scratch = if scratch_bytes(k) > 0 {
+        ", unsigned char* kiln_scratch"
+    } else {
+        ""
+    };
     writeln!(
         g.out,
-        "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}({}, int* kiln_status) {{",
+        "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}({}, int* kiln_status{scratch}) {{",
         k.name,
         args.join(", ")
     )
@@ -451,6 +541,8 @@ pub fn kernel_source(k: &Kernel) -> String {
     }
     if k.outer_rank == k.rank() {
         g.pointwise();
+    } else if let Some(split) = Split::of(k) {
+        g.split_reduction(split);
     } else {
         g.reduction();
     }
@@ -700,6 +792,126 @@ impl Gen<'_> {
         }
         let index = self.access_index(a);
         self.line(format!("a{access}[{index}] = {encoded};"));
+    }
+
+    /// A reduction of few long rows over `split.chunks` blocks per row
+    /// (see [`Split`]).
+    fn split_reduction(&mut self, split: Split) {
+        let k = self.k;
+        let (outer, inner) = (k.outer_count(), k.inner_count());
+        let Split { chunks, chunk } = split;
+        let (partials, _) = split_layout(k, split);
+        self.line("__shared__ bool kiln_last;");
+        self.line(format!(
+            "for (long long kiln_w = blockIdx.x; kiln_w < {}LL; kiln_w += gridDim.x) {{",
+            outer * chunks
+        ));
+        self.indent += 1;
+        self.line(format!(
+            "const long long kiln_o = kiln_w / {chunks}LL, kiln_end = kiln_w % {chunks}LL * {chunk}LL + {chunk}LL;"
+        ));
+        self.coords("kiln_o", "kiln_ro", 0..k.outer_rank);
+        let mut outer_memo = Memo::new();
+        let mut seen = HashSet::new();
+        for &(r, _) in &partials {
+            self.ensure_outer(k.node(r).operands()[0], &mut outer_memo, &mut seen);
+        }
+        for &(r, _) in &partials {
+            self.declare_acc(r);
+        }
+        self.line(format!(
+            "for (long long kiln_j = kiln_end - {chunk}LL + threadIdx.x; kiln_j < kiln_end && kiln_j < {inner}LL; kiln_j += blockDim.x) {{"
+        ));
+        self.indent += 1;
+        self.coords("kiln_j", "kiln_r", k.outer_rank..k.rank());
+        let mut memo = outer_memo.clone();
+        for &(r, _) in &partials {
+            let x = k.node(r).operands()[0];
+            let v = self.value(x, &mut memo, "_p0");
+            self.accumulate(r, &v);
+        }
+        self.indent -= 1;
+        self.line("}");
+        // This chunk's partial results, then whether this block is the
+        // row's last.
+        for &(r, _) in &partials {
+            let t = self.acc(r);
+            self.line(format!(
+                "const {c} part{id} = kiln_block_reduce<{c}>(acc{id}, ({c}){}, {});",
+                t.identity,
+                combine(self.fold(r)),
+                c = t.ctype,
+                id = r.0
+            ));
+        }
+        self.line("if (threadIdx.x == 0) {");
+        self.indent += 1;
+        for &(r, at) in &partials {
+            let t = self.acc(r);
+            self.line(format!(
+                "((volatile {} *)(kiln_scratch + {at}))[kiln_w] = part{};",
+                t.ctype, r.0
+            ));
+        }
+        self.line("__threadfence();");
+        self.line(format!(
+            "kiln_last = atomicAdd((unsigned int*)kiln_scratch + kiln_o, 1u) == {}u;",
+            chunks - 1
+        ));
+        self.indent -= 1;
+        self.line("}");
+        self.line("__syncthreads();");
+        self.line("if (kiln_last) {");
+        self.indent += 1;
+        self.line("__threadfence();");
+        // The row's partials, combined in chunk order by the whole block.
+        for &(r, at) in &partials {
+            let t = self.acc(r);
+            self.line(format!("acc{} = ({}){};", r.0, t.ctype, t.identity));
+            self.line(format!(
+                "for (long long kiln_p = threadIdx.x; kiln_p < {chunks}LL; kiln_p += blockDim.x) acc{id} = {}(acc{id}, ((volatile {} *)(kiln_scratch + {at}))[kiln_o * {chunks}LL + kiln_p]);",
+                combine(self.fold(r)),
+                t.ctype,
+                id = r.0
+            ));
+        }
+        for &(r, _) in &partials {
+            let v = self.finish_acc(r, RowGroup::Block);
+            outer_memo.insert(r, v);
+        }
+        let mut seen = HashSet::new();
+        for s in &k.stores {
+            self.ensure_outer(s.node, &mut outer_memo, &mut seen);
+        }
+        self.line("if (threadIdx.x == 0) {");
+        self.indent += 1;
+        for s in &k.stores {
+            let v = outer_memo[&s.node].clone();
+            self.store(s.access, &v, s.node);
+        }
+        // Ready for the next launch.
+        self.line("((unsigned int*)kiln_scratch)[kiln_o] = 0u;");
+        self.indent -= 1;
+        self.line("}");
+        self.indent -= 1;
+        self.line("}");
+        // kiln_last is rewritten by the next chunk.
+        self.line("__syncthreads();");
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// The fold of a reduction node.
+    fn fold(&self, r: NodeId) -> Fold {
+        match &self.k.node(r).expr {
+            Expr::Reduce { op, .. } => Fold::of(*op, self.k.node(r).compute),
+            _ => unreachable!("split kernels have no arg-reductions"),
+        }
+    }
+
+    /// The accumulator of a reduction node.
+    fn acc(&self, r: NodeId) -> AccType {
+        acc_type(self.fold(r), self.k.node(r).compute)
     }
 
     fn reduction(&mut self) {

@@ -210,23 +210,29 @@ impl Launcher for Loaded {
         kernel: &Kernel,
         args: &[&CudaSlice<u8>],
         status: &CudaSlice<u8>,
+        scratch: Option<&CudaSlice<u8>>,
     ) -> Result<()> {
         // Device addresses as 64-bit values: a buffer may be several arguments.
         let pointers: Vec<u64> = args.iter().map(|b| b.device_ptr(&self.stream).0).collect();
         let status_ptr: u64 = status.device_ptr(&self.stream).0;
+        let scratch_ptr: Option<u64> = scratch.map(|s| s.device_ptr(&self.stream).0);
         let mut builder = self.stream.launch_builder(&self.functions[index]);
         for p in &pointers {
             builder.arg(p);
         }
         builder.arg(&status_ptr);
+        if let Some(p) = &scratch_ptr {
+            builder.arg(p);
+        }
         let shape = launch_shape(kernel);
         let config = LaunchConfig {
             grid_dim: (shape.blocks, 1, 1),
             block_dim: (shape.threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: the kernel takes one pointer per argument buffer and the
-        // status word; check_plan proved every access inside its buffer.
+        // SAFETY: the kernel takes one pointer per argument buffer, the
+        // status word and its scratch if it has one; check_plan proved
+        // every access inside its buffer, scratch_bytes sized the scratch.
         unsafe { builder.launch(config) }
             .map(|_| ())
             .map_err(|e| driver_error(format!("kernel {}", kernel.name), e))

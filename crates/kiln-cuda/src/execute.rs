@@ -22,6 +22,8 @@ use kiln_runtime::executor::write_view;
 use kiln_runtime::matmul::{MatrixArg, matmul};
 use kiln_runtime::storage::Storage;
 
+use crate::codegen::scratch_bytes;
+
 /// What runs a plan's kernels: device memory and launches.
 pub trait Launcher {
     /// One buffer in device memory.
@@ -45,14 +47,16 @@ pub trait Launcher {
     fn synchronize(&self) -> Result<()>;
 
     /// Launches kernel number `index` of the plan (in plan order) with
-    /// one buffer per kernel argument and the 4-byte status word, in the
-    /// shape [`crate::codegen::launch_shape`] gives.
+    /// one buffer per kernel argument, the 4-byte status word and, for a
+    /// kernel that needs one ([`crate::codegen::scratch_bytes`]), its
+    /// scratch memory, in the shape [`crate::codegen::launch_shape`] gives.
     fn launch(
         &self,
         index: usize,
         kernel: &Kernel,
         args: &[&Self::Buffer],
         status: &Self::Buffer,
+        scratch: Option<&Self::Buffer>,
     ) -> Result<()>;
 }
 
@@ -72,6 +76,16 @@ pub fn execute<L: Launcher>(
     let status = launcher.zeroed(4)?;
     run_steps(launcher, plan, islands, default_dtype, &mut memory, &status)?;
     check_status(launcher, &status)?;
+    results(launcher, func, plan, &memory)
+}
+
+/// The results of the last run, copied to the host.
+fn results<L: Launcher>(
+    launcher: &L,
+    func: &Func,
+    plan: &KernelPlan,
+    memory: &Memory<L::Buffer>,
+) -> Result<Vec<Tensor>> {
     plan.outputs
         .iter()
         .zip(&func.returns)
@@ -89,7 +103,8 @@ pub fn execute<L: Launcher>(
 
 /// Times `runs` runs of a checked plan with its inputs already in device
 /// memory and its results left there (after one run to warm up): what
-/// the device takes, without the copies [`execute`] makes each run.
+/// the device takes, without the copies [`execute`] makes each run. The
+/// results of the last run come with the times.
 pub fn time_steps<L: Launcher>(
     launcher: &L,
     func: &Func,
@@ -98,7 +113,7 @@ pub fn time_steps<L: Launcher>(
     default_dtype: DefaultDType,
     inputs: &[Tensor],
     runs: usize,
-) -> Result<Vec<Duration>> {
+) -> Result<(Vec<Duration>, Vec<Tensor>)> {
     let inputs = bind_inputs(func, inputs)?;
     let mut memory = Memory::new(launcher, plan, &inputs)?;
     let status = launcher.zeroed(4)?;
@@ -112,7 +127,7 @@ pub fn time_steps<L: Launcher>(
         times.push(start.elapsed());
     }
     check_status(launcher, &status)?;
-    Ok(times)
+    Ok((times, results(launcher, func, plan, &memory)?))
 }
 
 /// ZeroDivisionError if a kernel set the status word.
@@ -142,7 +157,7 @@ fn run_steps<L: Launcher>(
                     continue;
                 }
                 let args: Vec<&L::Buffer> = k.args.iter().map(|&b| buffers.get(b)).collect();
-                launcher.launch(index, k, &args, status)?;
+                launcher.launch(index, k, &args, status, buffers.scratch[index].as_ref())?;
             }
             Step::Matmul { a, b, out } => {
                 let on_device = [a, b, out].map(|v| (buffers.get(v.buffer), v));
@@ -196,6 +211,8 @@ struct Memory<B> {
     own: Vec<Option<B>>,
     slots: Vec<B>,
     slot_of: Vec<Option<usize>>,
+    /// Each kernel's scratch memory, if it needs some.
+    scratch: Vec<Option<B>>,
 }
 
 impl<B> Memory<B> {
@@ -220,10 +237,18 @@ impl<B> Memory<B> {
             own.push(memory);
             slot_of.push(slot);
         }
+        let scratch = plan
+            .kernels()
+            .map(|k| match scratch_bytes(k) {
+                0 => Ok(None),
+                bytes => launcher.zeroed(bytes).map(Some),
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Memory {
             own,
             slots,
             slot_of,
+            scratch,
         })
     }
 

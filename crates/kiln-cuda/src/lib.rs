@@ -161,6 +161,7 @@ impl Executable for Program {
                 inputs,
                 runs,
             )
+            .map(|(times, _)| times)
         }))
     }
 }
