@@ -106,8 +106,8 @@ pub fn launch_shape(k: &Kernel) -> LaunchShape {
 /// resets the counter, so the scratch is ready for the next launch.
 ///
 /// Only for kernels of one pass whose stores are all per row (sums,
-/// products, amax/amin, any/all of a whole tensor or of few rows):
-/// arg-reductions and multi-pass kernels (softmax) keep one block per row.
+/// products, amax/amin, argmax/argmin, any/all of a whole tensor or of
+/// few rows): multi-pass kernels (softmax) keep one block per row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Split {
     /// Blocks per row.
@@ -123,15 +123,11 @@ impl Split {
             return None;
         }
         let schedule = k.schedule();
-        let reductions_only = k
-            .nodes
-            .iter()
-            .all(|n| !matches!(n.expr, Expr::ArgReduce { .. }));
         let row_stores_only = k
             .stores
             .iter()
             .all(|s| k.store_phase(s, &schedule).is_none());
-        if !(reductions_only && row_stores_only && k.phase_count() == 1) {
+        if !(row_stores_only && k.phase_count() == 1) {
             return None;
         }
         let chunks = ((inner + SPLIT_CHUNK - 1) / SPLIT_CHUNK).min(SPLIT_CHUNKS_MAX);
@@ -153,8 +149,9 @@ pub fn scratch_bytes(k: &Kernel) -> usize {
 }
 
 /// Where a split kernel's partials live in its scratch: the byte offset
-/// of each reduction's (8 bytes per row and chunk, after 16-byte aligned
-/// row counters), and the total.
+/// of each reduction's (after 16-byte aligned row counters: 8 bytes per
+/// row and chunk, then as many for the positions of an arg-reduction),
+/// and the total.
 fn split_layout(k: &Kernel, split: Split) -> (Vec<(NodeId, usize)>, usize) {
     let rows = k.outer_count() as usize;
     let mut at = (rows * 4).next_multiple_of(16);
@@ -162,7 +159,8 @@ fn split_layout(k: &Kernel, split: Split) -> (Vec<(NodeId, usize)>, usize) {
     for (i, n) in k.nodes.iter().enumerate() {
         if n.is_reduction() {
             offsets.push((NodeId(i as u32), at));
-            at += rows * split.chunks as usize * 8;
+            let arrays = if matches!(n.expr, Expr::ArgReduce { .. }) { 2 } else { 1 };
+            at += arrays * rows * split.chunks as usize * 8;
         }
     }
     (offsets, at)
@@ -835,23 +833,12 @@ impl Gen<'_> {
         // This chunk's partial results, then whether this block is the
         // row's last.
         for &(r, _) in &partials {
-            let t = self.acc(r);
-            self.line(format!(
-                "const {c} part{id} = kiln_block_reduce<{c}>(acc{id}, ({c}){}, {});",
-                t.identity,
-                combine(self.fold(r)),
-                c = t.ctype,
-                id = r.0
-            ));
+            self.block_partial(r);
         }
         self.line("if (threadIdx.x == 0) {");
         self.indent += 1;
         for &(r, at) in &partials {
-            let t = self.acc(r);
-            self.line(format!(
-                "((volatile {} *)(kiln_scratch + {at}))[kiln_w] = part{};",
-                t.ctype, r.0
-            ));
+            self.write_partial(r, at, outer * chunks);
         }
         self.line("__threadfence();");
         self.line(format!(
@@ -866,14 +853,7 @@ impl Gen<'_> {
         self.line("__threadfence();");
         // The row's partials, combined in chunk order by the whole block.
         for &(r, at) in &partials {
-            let t = self.acc(r);
-            self.line(format!("acc{} = ({}){};", r.0, t.ctype, t.identity));
-            self.line(format!(
-                "for (long long kiln_p = threadIdx.x; kiln_p < {chunks}LL; kiln_p += blockDim.x) acc{id} = {}(acc{id}, ((volatile {} *)(kiln_scratch + {at}))[kiln_o * {chunks}LL + kiln_p]);",
-                combine(self.fold(r)),
-                t.ctype,
-                id = r.0
-            ));
+            self.combine_partials(r, at, split, outer * chunks);
         }
         for &(r, _) in &partials {
             let v = self.finish_acc(r, RowGroup::Block);
@@ -901,17 +881,90 @@ impl Gen<'_> {
         self.line("}");
     }
 
-    /// The fold of a reduction node.
-    fn fold(&self, r: NodeId) -> Fold {
+    /// The block's partial result of reduction `r` over its chunk, in
+    /// `part{r}` (and `ppos{r}` for an arg-reduction).
+    fn block_partial(&mut self, r: NodeId) {
+        let id = r.0;
         match &self.k.node(r).expr {
-            Expr::Reduce { op, .. } => Fold::of(*op, self.k.node(r).compute),
-            _ => unreachable!("split kernels have no arg-reductions"),
+            Expr::Reduce { op, .. } => {
+                let fold = Fold::of(*op, self.k.node(r).compute);
+                let t = acc_type(fold, self.k.node(r).compute);
+                self.line(format!(
+                    "const {c} part{id} = kiln_block_reduce<{c}>(acc{id}, ({c}){}, {});",
+                    t.identity,
+                    combine(fold),
+                    c = t.ctype,
+                ));
+            }
+            Expr::ArgReduce { op, x } => {
+                let t = arg_ctype(self.k.node(*x).dtype);
+                let max = *op == ArgReduceOp::Argmax;
+                self.line(format!(
+                    "{t} part{id}; const long long ppos{id} = kiln_block_arg<{max}, {t}>(acc{id}, idx{id}, &part{id});"
+                ));
+            }
+            _ => unreachable!("reductions only"),
         }
     }
 
-    /// The accumulator of a reduction node.
-    fn acc(&self, r: NodeId) -> AccType {
-        acc_type(self.fold(r), self.k.node(r).compute)
+    /// The C type a reduction's partials are held in.
+    fn partial_ctype(&self, r: NodeId) -> &'static str {
+        let node = self.k.node(r);
+        match &node.expr {
+            Expr::Reduce { op, .. } => acc_type(Fold::of(*op, node.compute), node.compute).ctype,
+            Expr::ArgReduce { x, .. } => arg_ctype(self.k.node(*x).dtype),
+            _ => unreachable!("reductions only"),
+        }
+    }
+
+    /// `(values, positions)`: the scratch arrays of reduction `r`'s
+    /// partials at byte `at`, `count` of each.
+    fn partial_arrays(&self, r: NodeId, at: usize, count: i64) -> (String, String) {
+        let t = self.partial_ctype(r);
+        (
+            format!("((volatile {t}*)(kiln_scratch + {at}))"),
+            format!("((volatile long long*)(kiln_scratch + {}))", at as i64 + count * 8),
+        )
+    }
+
+    fn write_partial(&mut self, r: NodeId, at: usize, count: i64) {
+        let (values, positions) = self.partial_arrays(r, at, count);
+        let id = r.0;
+        self.line(format!("{values}[kiln_w] = part{id};"));
+        if matches!(self.k.node(r).expr, Expr::ArgReduce { .. }) {
+            self.line(format!("{positions}[kiln_w] = ppos{id};"));
+        }
+    }
+
+    /// Sets each thread's accumulator of `r` to its share of the row's
+    /// partials, taken in chunk order.
+    fn combine_partials(&mut self, r: NodeId, at: usize, split: Split, count: i64) {
+        let (values, positions) = self.partial_arrays(r, at, count);
+        let (id, chunks) = (r.0, split.chunks);
+        let each = format!(
+            "for (long long kiln_p = threadIdx.x; kiln_p < {chunks}LL; kiln_p += blockDim.x)"
+        );
+        let at_p = format!("kiln_o * {chunks}LL + kiln_p");
+        match &self.k.node(r).expr {
+            Expr::Reduce { op, .. } => {
+                let fold = Fold::of(*op, self.k.node(r).compute);
+                let t = acc_type(fold, self.k.node(r).compute);
+                self.line(format!("acc{id} = ({}){};", t.ctype, t.identity));
+                self.line(format!(
+                    "{each} acc{id} = {}(acc{id}, {values}[{at_p}]);",
+                    combine(fold)
+                ));
+            }
+            Expr::ArgReduce { op, x } => {
+                let t = arg_ctype(self.k.node(*x).dtype);
+                let max = *op == ArgReduceOp::Argmax;
+                self.line(format!("acc{id} = 0; idx{id} = -1;"));
+                self.line(format!(
+                    "{each} {{ const {t} v = {values}[{at_p}]; const long long i = {positions}[{at_p}]; if (kiln_arg_better<{max}>(acc{id}, idx{id}, v, i)) {{ acc{id} = v; idx{id} = i; }} }}"
+                ));
+            }
+            _ => unreachable!("reductions only"),
+        }
     }
 
     fn reduction(&mut self) {

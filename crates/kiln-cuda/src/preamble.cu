@@ -173,8 +173,9 @@ __device__ __forceinline__ bool kiln_arg_better(T a, long long ai, T b, long lon
   return MAX ? b > a : b < a;
 }
 
+// The block's extreme position; its value too, through `best` if given.
 template <bool MAX, typename T>
-__device__ long long kiln_block_arg(T v, long long i) {
+__device__ long long kiln_block_arg(T v, long long i, T* best = nullptr) {
   __shared__ T pv[32];
   __shared__ long long pi[32];
   for (int o = 16; o > 0; o >>= 1) {
@@ -195,9 +196,10 @@ __device__ long long kiln_block_arg(T v, long long i) {
       long long oi = __shfl_down_sync(0xffffffffu, i, o);
       if (kiln_arg_better<MAX>(v, i, ov, oi)) { v = ov; i = oi; }
     }
-    if (lane == 0) pi[0] = i;
+    if (lane == 0) { pv[0] = v; pi[0] = i; }
   }
   __syncthreads();
+  if (best) *best = pv[0];
   return pi[0];
 }
 
