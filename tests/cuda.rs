@@ -292,8 +292,13 @@ fn random_programs_emulated_match_the_interpreter() {
     if !emulator_here() {
         return;
     }
+    // KILN_EMULATED_CASES makes a longer bug hunt than CI's 80.
+    let cases = std::env::var("KILN_EMULATED_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(80);
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-        cases: 80,
+        cases,
         failure_persistence: None,
         ..ProptestConfig::default()
     });

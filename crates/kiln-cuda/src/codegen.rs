@@ -159,7 +159,11 @@ fn split_layout(k: &Kernel, split: Split) -> (Vec<(NodeId, usize)>, usize) {
     for (i, n) in k.nodes.iter().enumerate() {
         if n.is_reduction() {
             offsets.push((NodeId(i as u32), at));
-            let arrays = if matches!(n.expr, Expr::ArgReduce { .. }) { 2 } else { 1 };
+            let arrays = if matches!(n.expr, Expr::ArgReduce { .. }) {
+                2
+            } else {
+                1
+            };
             at += arrays * rows * split.chunks as usize * 8;
         }
     }
@@ -923,7 +927,10 @@ impl Gen<'_> {
         let t = self.partial_ctype(r);
         (
             format!("((volatile {t}*)(kiln_scratch + {at}))"),
-            format!("((volatile long long*)(kiln_scratch + {}))", at as i64 + count * 8),
+            format!(
+                "((volatile long long*)(kiln_scratch + {}))",
+                at as i64 + count * 8
+            ),
         )
     }
 
