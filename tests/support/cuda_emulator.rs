@@ -144,27 +144,56 @@ impl Emulator {
     }
 }
 
-/// A buffer in "device memory": 16-byte aligned, as the vector loads need.
+/// A buffer in "device memory": 16-byte aligned, as the vector loads
+/// need, between guard zones that every launch checks, so a kernel that
+/// writes outside its buffers fails the test that runs it.
 pub struct HostBuffer {
     words: Box<[UnsafeCell<u128>]>,
     len: usize,
 }
 
+/// 16-byte words of guard before and after each buffer.
+const GUARD_WORDS: usize = 4;
+/// What the guard zones (and the bytes that pad a buffer to whole words)
+/// hold.
+const GUARD_BYTE: u8 = 0xa5;
+
 impl HostBuffer {
     fn new(len: usize) -> HostBuffer {
-        HostBuffer {
-            words: (0..len.div_ceil(16)).map(|_| UnsafeCell::new(0)).collect(),
-            len,
-        }
+        let guard = u128::from_ne_bytes([GUARD_BYTE; 16]);
+        let data = len.div_ceil(16);
+        let words = (0..GUARD_WORDS + data + GUARD_WORDS)
+            .map(|w| {
+                let inside = (GUARD_WORDS..GUARD_WORDS + data).contains(&w);
+                UnsafeCell::new(if inside { 0 } else { guard })
+            })
+            .collect();
+        let b = HostBuffer { words, len };
+        // SAFETY: the padding bytes after `len` are inside the data words.
+        unsafe { std::ptr::write_bytes(b.ptr().add(len), GUARD_BYTE, data * 16 - len) };
+        b
     }
 
     fn ptr(&self) -> *mut u8 {
-        UnsafeCell::raw_get(self.words.as_ptr()).cast()
+        // SAFETY: the data words start after the leading guard.
+        unsafe { UnsafeCell::raw_get(self.words.as_ptr().add(GUARD_WORDS)).cast() }
     }
 
     fn bytes(&self) -> &[u8] {
         // SAFETY: `len` bytes of the words, read while no kernel runs.
         unsafe { std::slice::from_raw_parts(self.ptr(), self.len) }
+    }
+
+    /// Whether nothing was written outside the buffer's `len` bytes.
+    fn guards_intact(&self) -> bool {
+        let all = UnsafeCell::raw_get(self.words.as_ptr()).cast::<u8>();
+        // SAFETY: the whole allocation, read while no kernel runs.
+        let all = unsafe { std::slice::from_raw_parts(all, self.words.len() * 16) };
+        let start = GUARD_WORDS * 16;
+        all[..start]
+            .iter()
+            .chain(&all[start + self.len..])
+            .all(|&b| b == GUARD_BYTE)
     }
 }
 
@@ -226,6 +255,13 @@ impl Launcher for Emulator {
                 shape.blocks,
                 shape.threads,
             );
+        }
+        let touched = args.iter().copied().chain([status]).chain(scratch);
+        if touched.into_iter().any(|b| !b.guards_intact()) {
+            return Err(failed(format!(
+                "kernel {} wrote outside its buffers",
+                kernel.name
+            )));
         }
         Ok(())
     }
