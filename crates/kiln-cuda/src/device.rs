@@ -5,7 +5,7 @@
 //! or a machine without a GPU, is an error, never a panic. cuBLAS is
 //! loaded at the first matmul; without it matmuls run on the host.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::cublas::CudaBlas;
 use cudarc::driver::{
@@ -68,9 +68,27 @@ pub struct Loaded {
     /// cuBLAS on the same stream, made at the first matmul; `None` where
     /// libcublas is missing (matmuls then run on the host).
     blas: OnceLock<std::result::Result<Option<CudaBlas>, Error>>,
+    /// The last kernel launched: a kernel's fault (an illegal address)
+    /// surfaces at the next synchronizing call, which names it.
+    last_kernel: Mutex<Option<String>>,
 }
 
 impl Loaded {
+    /// A driver error of a synchronizing call, naming the kernel that
+    /// may have caused it.
+    fn sync_error(&self, what: &str, e: cudarc::driver::DriverError) -> Error {
+        let last = self.last_kernel.lock().ok().and_then(|k| k.clone());
+        match last {
+            Some(kernel) => driver_error(
+                format!(
+                    "{what} (after kernel {kernel}; CUDA_LAUNCH_BLOCKING=1 pins a kernel's fault to its launch)"
+                ),
+                e,
+            ),
+            None => driver_error(what, e),
+        }
+    }
+
     fn blas(&self) -> Result<Option<&CudaBlas>> {
         let blas = self.blas.get_or_init(|| {
             // SAFETY: only tries to open the library.
@@ -103,6 +121,7 @@ pub fn load(ordinal: usize, ptx: &str, kernels: &[&Kernel]) -> Result<Loaded> {
         stream: ctx.default_stream(),
         functions,
         blas: OnceLock::new(),
+        last_kernel: Mutex::new(None),
     })
 }
 
@@ -112,7 +131,7 @@ impl Launcher for Loaded {
     fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
         self.stream
             .clone_htod(bytes)
-            .map_err(|e| driver_error("copying to the device", e))
+            .map_err(|e| self.sync_error("copying to the device", e))
     }
 
     fn zeroed(&self, len: usize) -> Result<CudaSlice<u8>> {
@@ -124,13 +143,13 @@ impl Launcher for Loaded {
     fn download(&self, buffer: &CudaSlice<u8>) -> Result<Vec<u8>> {
         self.stream
             .clone_dtoh(buffer)
-            .map_err(|e| driver_error("copying to the host", e))
+            .map_err(|e| self.sync_error("copying to the host", e))
     }
 
     fn overwrite(&self, buffer: &mut CudaSlice<u8>, bytes: &[u8]) -> Result<()> {
         self.stream
             .memcpy_htod(bytes, buffer)
-            .map_err(|e| driver_error("copying to the device", e))
+            .map_err(|e| self.sync_error("copying to the device", e))
     }
 
     fn matmul(&self, [a, b, out]: [(&CudaSlice<u8>, &TensorView); 3]) -> Result<bool> {
@@ -201,7 +220,7 @@ impl Launcher for Loaded {
     fn synchronize(&self) -> Result<()> {
         self.stream
             .synchronize()
-            .map_err(|e| driver_error("synchronizing", e))
+            .map_err(|e| self.sync_error("synchronizing", e))
     }
 
     fn launch(
@@ -230,6 +249,9 @@ impl Launcher for Loaded {
             block_dim: (shape.threads, 1, 1),
             shared_mem_bytes: 0,
         };
+        if let Ok(mut last) = self.last_kernel.lock() {
+            *last = Some(kernel.name.clone());
+        }
         // SAFETY: the kernel takes one pointer per argument buffer, the
         // status word and its scratch if it has one; check_plan proved
         // every access inside its buffer, scratch_bytes sized the scratch.
