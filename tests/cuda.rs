@@ -350,6 +350,40 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Row reductions around the code generator's thresholds: the warp
+    /// and block row groups (1024 elements), and split rows (few rows of
+    /// at least 65,536 elements, or just too many rows to split).
+    #[test]
+    fn random_reductions_emulated_match_the_interpreter(
+        (rows, len) in prop_oneof![
+            (1i64..4, 1000i64..1100),
+            (126i64..130, 1i64..40),
+            (1i64..3, 65_530i64..66_000),
+        ],
+        op in proptest::sample::select(vec!["sum", "amax", "amin", "prod", "argmax", "argmin"]),
+        dtype in proptest::sample::select(vec!["f32", "f16", "i32", "u8", "f64"]),
+    ) {
+        if !emulator_here() {
+            return Ok(());
+        }
+        let (attrs, out) = match op {
+            "argmax" | "argmin" => ("{dim = 1}".to_string(), "i64".to_string()),
+            "sum" | "prod" if !dtype.starts_with('f') => ("{dims = [1]}".to_string(), "i64".to_string()),
+            _ => ("{dims = [1]}".to_string(), dtype.to_string()),
+        };
+        let text = format!(
+            "func @main(%x: tensor<{rows}x{len}x{dtype}>) -> tensor<{rows}x{out}> {{\n  %r = {op} %x {attrs}\n  return %r\n}}\n"
+        );
+        let module = kiln::parse_module("reduce.kir", &text, kiln::DefaultDType::F32)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let outcome = check_random_with(&module, "cuda (emulated)", &cuda_emulator::run);
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+}
+
 #[test]
 fn every_program_on_the_gpu_matches_the_interpreter() {
     if !nvrtc_here() || !gpu_here() {
