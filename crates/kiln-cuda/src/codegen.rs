@@ -2,18 +2,20 @@
 //! plan, with the element semantics of the reference interpreter.
 //!
 //! A kernel without reduced dims is a grid-stride loop over its iteration
-//! space ([`Walk`]): one element per thread and step; or, where the
+//! space (`Walk`): one element per thread and step; or, where the
 //! innermost dim allows, a run of consecutive elements per thread moved
 //! by 16-byte (or narrower) vector loads and stores for the accesses that
 //! are contiguous and aligned; or, when an input is read across its
 //! contiguous dim (a transpose), 32×32 tiles staged through shared memory
-//! so that both the reads and the writes are coalesced. A kernel with
-//! reduced dims gives
-//! each outer index (a row) to one warp, or for rows longer than
-//! [`WARP_ROW_MAX`] to one block of [`BLOCK`] threads: each pass
-//! over the reduced dims (a phase of [`Kernel::schedule`]) is a
-//! block-strided loop whose threads accumulate privately, then reduce
-//! through warp shuffles and shared memory, and every thread gets the
+//! so that both the reads and the writes are coalesced.
+//!
+//! A kernel with reduced dims gives each outer index (a row) to one warp,
+//! or, for rows longer than 1024 elements (`WARP_ROW_MAX`), to one block
+//! of [`BLOCK`] threads; few long rows are split over several blocks each
+//! ([`Split`]). Each pass over the reduced dims (a phase of
+//! [`Kernel::schedule`]) is a strided loop whose threads accumulate
+//! privately, then reduce through warp shuffles (and shared memory across
+//! a block's warps), and every thread gets the
 //! result for the next pass. Values in registers have a C type per dtype
 //! (f16 and bf16 in `float`, rounded to their format after each op, as
 //! PyTorch eager rounds each op's output); floats sum in `double`, as the
