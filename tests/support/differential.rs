@@ -93,15 +93,59 @@ fn sum_scale(module: &Module, m: f64) -> f64 {
     scale
 }
 
-/// Which results may legitimately differ by more than rounding: those a
-/// discontinuous op (a comparison, floor, a cast to an integer, ...) takes
-/// from a float sum, whose last bits depend on summation order. They are
-/// compared by type only.
-fn unstable_results(module: &Module) -> Vec<bool> {
+/// Whose math functions a backend computes with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Math {
+    /// The interpreter's own (the Cranelift backend calls them): results
+    /// agree to rounding.
+    Interpreter,
+    /// Its own library (CUDA's libdevice, or the host's libm under
+    /// emulation): log, sin, erf, pow... differ from the interpreter's
+    /// libm by an ulp or two, which ill-conditioned ops downstream (log
+    /// near 1, a cancelling subtraction) magnify. Results that depend on
+    /// them are held to PyTorch's own CPU-versus-CUDA tolerances
+    /// (torch.testing's defaults), and discontinuous ops of them are
+    /// compared by type only.
+    Own,
+}
+
+impl Math {
+    /// Whether `op`'s values come from a math function here.
+    fn library(self, op: &Op) -> bool {
+        use kiln::UnaryOp::*;
+        self == Math::Own
+            && match op {
+                Op::Unary(u) => matches!(
+                    u,
+                    Exp | Log | Log2 | Sin | Cos | Tanh | Erf | Gelu | GeluTanh | Silu | Sigmoid
+                ),
+                Op::Binary(b) => *b == kiln::BinaryOp::Pow,
+                _ => false,
+            }
+    }
+}
+
+/// torch.testing.assert_close's default `(rtol, atol)` for a dtype.
+fn torch_tolerance(d: DType) -> (f64, f64) {
+    match d {
+        DType::F64 | DType::C128 => (1e-7, 1e-7),
+        DType::F16 => (1e-3, 1e-5),
+        DType::BF16 => (1.6e-2, 1e-5),
+        _ => (1.3e-6, 1e-5),
+    }
+}
+
+/// Per result: whether it may legitimately differ by more than rounding,
+/// those a discontinuous op (a comparison, floor, a cast to an integer,
+/// ...) takes from a float sum, whose last bits depend on summation order
+/// (compared by type only); and whether it depends on a math function of
+/// the backend's own library (see [`Math::Own`]).
+fn unstable_results(module: &Module, math: Math) -> (Vec<bool>, Vec<bool>) {
     use kiln::{BinaryOp, UnaryOp};
     let func = module.entry().unwrap();
     let mut approx = vec![false; func.values.len()];
     let mut unstable = vec![false; func.values.len()];
+    let mut library = vec![false; func.values.len()];
     for inst in &func.insts {
         let float = |v: kiln::ValueId| {
             let d = func.ty(v).dtype;
@@ -142,10 +186,13 @@ fn unstable_results(module: &Module) -> Vec<bool> {
             _ => false,
         };
         let r = inst.result.index();
-        approx[r] = sums || any_approx;
+        let from_library = math.library(&inst.op);
+        library[r] = from_library || operands.iter().any(|v| library[v.index()]);
+        approx[r] = sums || from_library || any_approx;
         unstable[r] = operands.iter().any(|v| unstable[v.index()]) || (discontinuous && any_approx);
     }
-    func.returns.iter().map(|v| unstable[v.index()]).collect()
+    let per_result = |flags: &[bool]| func.returns.iter().map(|v| flags[v.index()]).collect();
+    (per_result(&unstable), per_result(&library))
 }
 
 /// Runs a module on the interpreter and on `backend` and compares; `Err`
@@ -155,12 +202,25 @@ fn unstable_results(module: &Module) -> Vec<bool> {
 /// lazily, so an unused op's run-time error (integer division by zero) is
 /// not raised.
 pub fn differ(module: &Module, backend: BackendKind) -> Result<(), String> {
-    differ_with(module, backend.name(), &compiled(backend))
+    differ_with(module, backend.name(), math_of(backend), &compiled(backend))
+}
+
+/// Whose math functions a backend computes with.
+fn math_of(backend: BackendKind) -> Math {
+    match backend {
+        BackendKind::Cuda => Math::Own,
+        _ => Math::Interpreter,
+    }
 }
 
 /// [`differ`] with the program run by `runner` (named `backend` in
-/// failures).
-pub fn differ_with(module: &Module, backend: &str, runner: Runner) -> Result<(), String> {
+/// failures), which computes with `math`.
+pub fn differ_with(
+    module: &Module,
+    backend: &str,
+    math: Math,
+    runner: Runner,
+) -> Result<(), String> {
     let inputs = inputs_for(module);
     let mut live = module.clone();
     DcePass.run(&mut live).map_err(|e| e.to_string())?;
@@ -168,7 +228,7 @@ pub fn differ_with(module: &Module, backend: &str, runner: Runner) -> Result<(),
     let got = runner(module, &inputs);
     match (expected, got) {
         (Ok(e), Ok(g)) => {
-            let unstable = unstable_results(module);
+            let (unstable, library) = unstable_results(module, math);
             let scale = sum_scale(
                 module,
                 inputs.iter().map(largest_magnitude).fold(1.0, f64::max),
@@ -194,6 +254,13 @@ pub fn differ_with(module: &Module, backend: &str, runner: Runner) -> Result<(),
                 } else {
                     Tolerance::ulps(2)
                 };
+                let tol = if library[i] {
+                    let (rtol, atol) = torch_tolerance(y.dtype());
+                    let abs = atol + rtol * largest_magnitude(y);
+                    tol.with_abs(tol.abs.max(abs))
+                } else {
+                    tol
+                };
                 check_close(x, y, tol).map_err(|err| format!("result {i}: {err}"))?;
                 if x.strides() != y.strides() {
                     return Err(format!(
@@ -213,14 +280,20 @@ pub fn differ_with(module: &Module, backend: &str, runner: Runner) -> Result<(),
 /// One random program on the interpreter and `backend`: a failure (a panic included)
 /// describes the mismatch and prints the program, ready to replay.
 pub fn check_random(module: &Module, backend: BackendKind) -> Result<(), String> {
-    check_random_with(module, backend.name(), &compiled(backend))
+    check_random_with(module, backend.name(), math_of(backend), &compiled(backend))
 }
 
-/// [`check_random`] with the program run by `runner`.
-pub fn check_random_with(module: &Module, backend: &str, runner: Runner) -> Result<(), String> {
+/// [`check_random`] with the program run by `runner`, which computes with
+/// `math`.
+pub fn check_random_with(
+    module: &Module,
+    backend: &str,
+    math: Math,
+    runner: Runner,
+) -> Result<(), String> {
     remember(module);
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        differ_with(module, backend, runner)
+        differ_with(module, backend, math, runner)
     }))
     .unwrap_or_else(|_| Err("panicked".to_string()))
     .map_err(|e| format!("{e}\n// default dtype {}\n{module}", module.default_dtype))
