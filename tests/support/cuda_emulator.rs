@@ -107,7 +107,7 @@ impl Emulator {
             };
             write!(
                 source,
-                "\nextern \"C\" void kiln_emu_entry_{i}(unsigned char** b, int* status, unsigned char* scratch, unsigned grid, unsigned block) {{\n  kiln_emu_launch(grid, block, [&] {{ {}({args}status{scratch}); }});\n}}\n",
+                "\nextern \"C\" __attribute__((visibility(\"default\"))) void kiln_emu_entry_{i}(unsigned char** b, int* status, unsigned char* scratch, unsigned grid, unsigned block) {{\n  kiln_emu_launch(grid, block, [&] {{ {}({args}status{scratch}); }});\n}}\n",
                 k.name,
             )
             .expect("writing to a String");
@@ -116,6 +116,10 @@ impl Emulator {
         let cpp = dir.path().join("kernels.cpp");
         let so = dir.path().join("kernels.so");
         std::fs::write(&cpp, &source).map_err(failed)?;
+        // Each library keeps its own statics (its blocks' shared memory):
+        // hidden symbols, and no GNU unique symbols, which the dynamic
+        // linker would merge across the libraries of tests running at the
+        // same time.
         let out = Command::new(compiler())
             .args([
                 "-std=c++20",
@@ -123,6 +127,8 @@ impl Emulator {
                 "-shared",
                 "-fPIC",
                 "-pthread",
+                "-fvisibility=hidden",
+                "-fno-gnu-unique",
                 "-w",
                 "-o",
             ])

@@ -71,12 +71,8 @@ pub fn execute<L: Launcher>(
     default_dtype: DefaultDType,
     inputs: &[Tensor],
 ) -> Result<Vec<Tensor>> {
-    let inputs = bind_inputs(func, inputs)?;
-    let mut memory = Memory::new(launcher, plan, &inputs)?;
-    let status = launcher.zeroed(4)?;
-    run_steps(launcher, plan, islands, default_dtype, &mut memory, &status)?;
-    check_status(launcher, &status)?;
-    results(launcher, func, plan, &memory)
+    // One run and no timed ones.
+    time_steps(launcher, func, plan, islands, default_dtype, inputs, 0).map(|(_, results)| results)
 }
 
 /// The results of the last run, copied to the host.
@@ -102,8 +98,8 @@ fn results<L: Launcher>(
 }
 
 /// Times `runs` runs of a checked plan with its inputs already in device
-/// memory and its results left there (after one run to warm up): what
-/// the device takes, without the copies [`execute`] makes each run. The
+/// memory and its results left there (after one first run): what the
+/// device takes, without the copies [`execute`] makes each run. The
 /// results of the last run come with the times.
 pub fn time_steps<L: Launcher>(
     launcher: &L,
