@@ -15,7 +15,7 @@ use kiln_ir::{DType, Error, ErrorKind, Result};
 use kiln_passes::plan::{Kernel, TensorView};
 
 use crate::blas;
-use crate::codegen::launch_shape;
+use crate::codegen::{LaunchShape, launch_shape};
 use crate::execute::Launcher;
 
 /// Whether the CUDA driver library can be loaded.
@@ -65,6 +65,8 @@ pub fn compute_capability(ordinal: usize) -> Result<u32> {
 pub struct Loaded {
     stream: Arc<CudaStream>,
     functions: Vec<CudaFunction>,
+    /// Each kernel's launch shape, derived once at load.
+    shapes: Vec<LaunchShape>,
     /// cuBLAS on the same stream, made at the first matmul; `None` where
     /// libcublas is missing (matmuls then run on the host).
     blas: OnceLock<std::result::Result<Option<CudaBlas>, Error>>,
@@ -120,6 +122,7 @@ pub fn load(ordinal: usize, ptx: &str, kernels: &[&Kernel]) -> Result<Loaded> {
     Ok(Loaded {
         stream: ctx.default_stream(),
         functions,
+        shapes: kernels.iter().map(|k| launch_shape(k)).collect(),
         blas: OnceLock::new(),
         last_kernel: Mutex::new(None),
     })
@@ -243,7 +246,7 @@ impl Launcher for Loaded {
         if let Some(p) = &scratch_ptr {
             builder.arg(p);
         }
-        let shape = launch_shape(kernel);
+        let shape = self.shapes[index];
         let config = LaunchConfig {
             grid_dim: (shape.blocks, 1, 1),
             block_dim: (shape.threads, 1, 1),
