@@ -14,7 +14,7 @@
 
 use kiln::graph::{FuncBuilder, Operand};
 use kiln::infer::InferCtx;
-use kiln::op::{AttrValue, Attrs};
+use kiln::ops::{AttrValue, Attrs};
 use kiln::{DType, DefaultDType, Module, Op, Scalar};
 use kiln_runtime::Tensor;
 use kiln_runtime::convert::V;
@@ -48,7 +48,6 @@ fn tensor_of(spec: &Value) -> Tensor {
 fn attr_value(name: &str, v: &Value) -> AttrValue {
     match (name, v) {
         ("dtype", Value::String(s)) => AttrValue::DType(DType::from_name(s).unwrap()),
-        (_, Value::String(s)) if s == "tensor" => AttrValue::Value("bound".into()),
         (_, Value::String(s)) => AttrValue::Str(s.clone()),
         (_, Value::Bool(b)) => AttrValue::Scalar(Scalar::Bool(*b)),
         (_, Value::Array(_)) => AttrValue::List(int_list(v)),
@@ -61,18 +60,21 @@ fn attr_value(name: &str, v: &Value) -> AttrValue {
 /// Builds the one-instruction program of a case.
 fn program(case: &Value) -> Module {
     let name = case["op"].as_str().unwrap();
-    let entries: Vec<(String, AttrValue)> = case["attrs"]
-        .as_object()
-        .unwrap()
+    let attrs = case["attrs"].as_object().unwrap();
+    // An attribute given as "tensor" is a tensor operand (clamp's bounds),
+    // in the op's slot of that name.
+    let tensor_attrs: Vec<&String> = attrs
         .iter()
+        .filter(|(_, v)| v.as_str() == Some("tensor"))
+        .map(|(k, _)| k)
+        .collect();
+    let entries: Vec<(String, AttrValue)> = attrs
+        .iter()
+        .filter(|(_, v)| v.as_str() != Some("tensor"))
         .map(|(k, v)| (k.clone(), attr_value(k, v)))
         .collect();
-    let (mut op, extra) = Op::from_attrs(name, Attrs::new(entries)).unwrap();
+    let op = Op::parse(name, Attrs::new(entries)).unwrap();
     let operands = case["operands"].as_array().unwrap();
-    if let Op::LayerNorm { weight, bias, .. } = &mut op {
-        *weight = operands.len() >= 2;
-        *bias = operands.len() >= 3;
-    }
     let ctx = InferCtx {
         default_dtype: DefaultDType::F32,
     };
@@ -83,13 +85,21 @@ fn program(case: &Value) -> Module {
             ops.push(Operand::Scalar(scalar(o).unwrap()));
         } else {
             let ty = kiln::TensorType::new(int_list(&o["shape"]), dtype(&o["dtype"]).unwrap());
-            let name = if !extra.is_empty() && i == 1 {
-                "bound".to_string()
-            } else {
-                format!("x{i}")
-            };
-            ops.push(Operand::Value(b.param(Some(&name), ty).unwrap()));
+            ops.push(Operand::Value(b.param(Some(&format!("x{i}")), ty).unwrap()));
         }
+    }
+    for (k, slot_name) in tensor_attrs.iter().enumerate() {
+        let slot = op
+            .def()
+            .operands
+            .iter()
+            .position(|s| s.name == slot_name.as_str())
+            .unwrap();
+        let v = ops.remove(ops.len() - tensor_attrs.len() + k);
+        while ops.len() < slot {
+            ops.push(Operand::None);
+        }
+        ops.insert(slot, v);
     }
     let v = b
         .push(op, ops, None)

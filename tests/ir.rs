@@ -64,9 +64,8 @@ fn every_op_appears_in_a_program() {
             seen.extend(func.insts.iter().map(|i| i.op.name()));
         }
     }
-    let missing: Vec<&str> = kiln::op::OP_NAMES
-        .iter()
-        .copied()
+    let missing: Vec<&str> = kiln::Op::names()
+        .into_iter()
         .filter(|n| !seen.contains(n))
         .collect();
     assert!(

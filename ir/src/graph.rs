@@ -13,7 +13,7 @@ use std::fmt;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::infer::{Arg, InferCtx, Inferred, infer};
-use crate::op::Op;
+use crate::ops::{Op, SlotKind};
 use crate::promotion::DefaultDType;
 use crate::scalar::Scalar;
 use crate::types::{TensorType, TypeLayout};
@@ -23,23 +23,30 @@ use crate::types::{TensorType, TypeLayout};
 pub struct ValueId(pub u32);
 
 impl ValueId {
+    /// The value's index in its function's value arena.
     pub fn index(self) -> usize {
         self.0 as usize
     }
 }
 
-/// An instruction operand: a value or a scalar literal.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// An instruction operand: a value, a scalar literal, or `none` (an
+/// absent optional tensor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operand {
+    /// A value of the function.
     Value(ValueId),
+    /// A scalar literal.
     Scalar(Scalar),
+    /// `none`.
+    None,
 }
 
 impl Operand {
+    /// The value, if the operand is one.
     pub fn value(&self) -> Option<ValueId> {
         match self {
             Operand::Value(v) => Some(*v),
-            Operand::Scalar(_) => None,
+            Operand::Scalar(_) | Operand::None => None,
         }
     }
 }
@@ -56,65 +63,99 @@ impl From<Scalar> for Operand {
     }
 }
 
-/// One instruction: `%result = op operands {attrs, out_dtype} : type`.
+/// One instruction: `%r0, %r1 = op operands {attrs, out_dtype} : types`.
+///
+/// Its operands fill its op's slots in order
+/// ([`OpDef::operands`](crate::ops::OpDef::operands)): a list slot's
+/// elements are as many as the other slots leave, and an absent optional
+/// tensor is [`Operand::None`] (the builder fills trailing ones in).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inst {
+    /// The op and its attributes.
     pub op: Op,
+    /// The operands.
     pub operands: Vec<Operand>,
     /// `out_dtype = D`: the result is cast to D (out= and in-place ops).
     pub out_dtype: Option<DType>,
-    pub result: ValueId,
+    /// The values the instruction defines, one per result.
+    pub results: Vec<ValueId>,
     /// Where the instruction was written, for error messages.
     pub location: Option<Location>,
 }
 
 impl Inst {
+    /// The operands that are values, in order.
     pub fn value_operands(&self) -> impl Iterator<Item = ValueId> + '_ {
         self.operands.iter().filter_map(Operand::value)
+    }
+
+    /// The result of a single-result instruction (the first of several).
+    pub fn result(&self) -> ValueId {
+        self.results[0]
     }
 }
 
 /// How a value is defined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ValueDef {
+    /// Parameter number `n`.
     Param(usize),
-    Inst(usize),
+    /// Result `index` of instruction `inst`.
+    Inst {
+        /// The instruction's position in its function.
+        inst: usize,
+        /// Which of its results.
+        index: usize,
+    },
 }
 
 /// A value's name, type and definition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueData {
+    /// The name (without `%`).
     pub name: String,
+    /// The type.
     pub ty: TensorType,
+    /// What defines it.
     pub def: ValueDef,
 }
 
 /// A function: parameters, instructions, returned values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Func {
+    /// The name (without `@`).
     pub name: String,
+    /// Every value, indexed by [`ValueId`].
     pub values: Vec<ValueData>,
+    /// The parameters, in order.
     pub params: Vec<ValueId>,
+    /// The instructions, in order.
     pub insts: Vec<Inst>,
+    /// The returned values.
     pub returns: Vec<ValueId>,
     /// The declared result types (`-> T` or `-> (T1, T2)`).
     pub result_types: Vec<TensorType>,
+    /// Where the function was written.
     pub location: Option<Location>,
 }
 
 impl Func {
+    /// A value's data.
     pub fn value(&self, v: ValueId) -> &ValueData {
         &self.values[v.index()]
     }
 
+    /// A value's type.
     pub fn ty(&self, v: ValueId) -> &TensorType {
         &self.value(v).ty
     }
 
+    /// A value's name.
     pub fn name_of(&self, v: ValueId) -> &str {
         &self.value(v).name
     }
 
+    /// Sets a value's layout.
     pub fn set_layout(&mut self, v: ValueId, layout: TypeLayout) {
         self.values[v.index()].ty.layout = layout;
     }
@@ -122,9 +163,14 @@ impl Func {
     /// The instruction defining `v`, if `v` is not a parameter.
     pub fn def_inst(&self, v: ValueId) -> Option<&Inst> {
         match self.value(v).def {
-            ValueDef::Inst(i) => self.insts.get(i),
+            ValueDef::Inst { inst, .. } => self.insts.get(inst),
             ValueDef::Param(_) => None,
         }
+    }
+
+    /// The types of an instruction's results.
+    pub fn result_types_of(&self, inst: &Inst) -> Vec<TensorType> {
+        inst.results.iter().map(|r| self.ty(*r).clone()).collect()
     }
 
     /// How many times each value is used (operands and returns).
@@ -148,6 +194,7 @@ impl Func {
             .map(|o| match o {
                 Operand::Value(v) => Arg::Tensor(self.ty(*v)),
                 Operand::Scalar(s) => Arg::Scalar(*s),
+                Operand::None => Arg::None,
             })
             .collect()
     }
@@ -162,18 +209,37 @@ impl Func {
     }
 }
 
-/// A module: one or more functions, and the default dtype they are typed under.
+/// Where a module is in Kiln's pipeline: what the passes that ran have
+/// made true of every function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Stage {
+    /// Typed and verified (parsed or traced): layouts only where written.
+    #[default]
+    Typed,
+    /// Every value has its layout (the layout pass ran); passes that
+    /// rebuild a function lay it out again.
+    LaidOut,
+}
+
+/// A module: one or more functions, the default dtype they are typed
+/// under, and the pipeline stage they are at.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Module {
+    /// The functions.
     pub funcs: Vec<Func>,
+    /// What `torch.set_default_dtype` set when it was typed.
     pub default_dtype: DefaultDType,
+    /// The pipeline stage.
+    pub stage: Stage,
 }
 
 impl Module {
+    /// An empty module.
     pub fn new(default_dtype: DefaultDType) -> Module {
         Module {
             funcs: Vec::new(),
             default_dtype,
+            stage: Stage::Typed,
         }
     }
 
@@ -182,6 +248,7 @@ impl Module {
         Module {
             funcs: vec![func],
             default_dtype,
+            stage: Stage::Typed,
         }
     }
 
@@ -196,6 +263,7 @@ impl Module {
         }
     }
 
+    /// The inference settings of this module.
     pub fn ctx(&self) -> InferCtx {
         InferCtx {
             default_dtype: self.default_dtype,
@@ -208,6 +276,7 @@ impl Module {
         Ok(&self.funcs[index])
     }
 
+    /// The entry function, mutably.
     pub fn entry_mut(&mut self) -> Result<&mut Func> {
         let index = self.entry_index()?;
         Ok(&mut self.funcs[index])
@@ -239,6 +308,7 @@ pub struct FuncBuilder {
 }
 
 impl FuncBuilder {
+    /// A builder of a function named `name`.
     pub fn new(name: impl Into<String>, ctx: InferCtx) -> FuncBuilder {
         FuncBuilder {
             func: Func {
@@ -262,14 +332,17 @@ impl FuncBuilder {
         self.reserved.extend(names.into_iter().map(str::to_string));
     }
 
+    /// The inference settings.
     pub fn ctx(&self) -> &InferCtx {
         &self.ctx
     }
 
+    /// Where the function was written.
     pub fn set_location(&mut self, location: Location) {
         self.func.location = Some(location);
     }
 
+    /// The type of a value built so far.
     pub fn ty(&self, v: ValueId) -> &TensorType {
         self.func.ty(v)
     }
@@ -320,28 +393,46 @@ impl FuncBuilder {
         Ok(id)
     }
 
-    /// Adds an instruction, inferring its result type.
+    /// Adds a single-result instruction, inferring its result type.
     pub fn push(
         &mut self,
         op: Op,
         operands: Vec<Operand>,
         out_dtype: Option<DType>,
     ) -> Result<ValueId> {
-        self.push_full(op, operands, out_dtype, None, None, None)
+        let name = op.name();
+        let results = self.push_multi(op, operands, out_dtype)?;
+        match results.as_slice() {
+            [one] => Ok(*one),
+            many => Err(Error::new(
+                ErrorKind::Arity,
+                format!("{name} has {} results where one is expected", many.len()),
+            )),
+        }
     }
 
-    /// Adds an instruction with an optional name, location, and written
-    /// result type (checked against inference; a written layout is kept as
-    /// a claim for the layout pass).
-    pub fn push_full(
+    /// Adds an instruction with any number of results, inferring them.
+    pub fn push_multi(
         &mut self,
         op: Op,
         operands: Vec<Operand>,
         out_dtype: Option<DType>,
-        name: Option<&str>,
-        location: Option<Location>,
-        written: Option<TensorType>,
-    ) -> Result<ValueId> {
+    ) -> Result<Vec<ValueId>> {
+        self.push_full(NewInst::new(op, operands).out_dtype(out_dtype))
+    }
+
+    /// Adds an instruction as described, inferring its results; names and
+    /// written result types are checked (a written layout is kept as a
+    /// claim for the layout pass).
+    pub fn push_full(&mut self, new: NewInst) -> Result<Vec<ValueId>> {
+        let NewInst {
+            op,
+            mut operands,
+            out_dtype,
+            names,
+            location,
+            written,
+        } = new;
         for o in &operands {
             if let Operand::Value(v) = o {
                 if v.index() >= self.func.values.len() {
@@ -352,40 +443,66 @@ impl FuncBuilder {
                 }
             }
         }
-        let id = ValueId(self.func.values.len() as u32);
-        let inst = Inst {
+        fill_optional_slots(&op, &mut operands);
+        let located = |e: Error| match &location {
+            Some(l) => e.at(l.clone()),
+            None => e,
+        };
+        let first = ValueId(self.func.values.len() as u32);
+        let mut inst = Inst {
             op,
             operands,
             out_dtype,
-            result: id,
-            location,
+            results: vec![first],
+            location: location.clone(),
         };
         let inferred = self.func.infer_inst(&inst, &self.ctx)?;
-        let mut ty = inferred.ty;
-        if let Some(w) = written {
-            if !w.same_value_type(&ty) {
-                let err = Error::new(
-                    ErrorKind::TypeMismatch,
-                    format!(
-                        "{} produces {ty}, but the instruction says {w}",
-                        inst.op.name()
-                    ),
-                );
-                return Err(match &inst.location {
-                    Some(l) => err.at(l.clone()),
-                    None => err,
-                });
-            }
-            ty.layout = w.layout;
+        let count = inferred.results.len();
+        if !names.is_empty() && names.len() != count {
+            return Err(located(Error::new(
+                ErrorKind::Arity,
+                format!(
+                    "{} has {count} result{}, but {} {} named",
+                    inst.op.name(),
+                    if count == 1 { "" } else { "s" },
+                    names.len(),
+                    if names.len() == 1 { "is" } else { "are" }
+                ),
+            )));
         }
-        let name = self.claim_name(name)?;
-        self.func.values.push(ValueData {
-            name,
-            ty,
-            def: ValueDef::Inst(self.func.insts.len()),
-        });
+        let mut types = inferred.results;
+        for (i, ty) in types.iter_mut().enumerate() {
+            if let Some(w) = written.get(i) {
+                if !w.same_value_type(ty) {
+                    return Err(located(Error::new(
+                        ErrorKind::TypeMismatch,
+                        format!(
+                            "{} produces {ty}, but the instruction says {w}",
+                            inst.op.name()
+                        ),
+                    )));
+                }
+                ty.layout = w.layout.clone();
+            }
+        }
+        let index = self.func.insts.len();
+        inst.results.clear();
+        for (k, ty) in types.into_iter().enumerate() {
+            let name = self.claim_name(names.get(k).map(String::as_str))?;
+            let id = ValueId(self.func.values.len() as u32);
+            self.func.values.push(ValueData {
+                name,
+                ty,
+                def: ValueDef::Inst {
+                    inst: index,
+                    index: k,
+                },
+            });
+            inst.results.push(id);
+        }
+        let results = inst.results.clone();
         self.func.insts.push(inst);
-        Ok(id)
+        Ok(results)
     }
 
     /// Finishes the function. Without declared types, the returned values'
@@ -410,6 +527,69 @@ impl FuncBuilder {
         self.func.result_types = declared;
         crate::verify::verify_func(&self.func, &self.ctx)?;
         Ok(self.func)
+    }
+}
+
+/// An instruction for [`FuncBuilder::push_full`]: the op and operands,
+/// and optionally `out_dtype`, result names, a location, and written
+/// result types.
+#[derive(Clone, Debug)]
+pub struct NewInst {
+    op: Op,
+    operands: Vec<Operand>,
+    out_dtype: Option<DType>,
+    names: Vec<String>,
+    location: Option<Location>,
+    written: Vec<TensorType>,
+}
+
+impl NewInst {
+    /// `op` over `operands`.
+    pub fn new(op: Op, operands: Vec<Operand>) -> NewInst {
+        NewInst {
+            op,
+            operands,
+            out_dtype: None,
+            names: Vec::new(),
+            location: None,
+            written: Vec::new(),
+        }
+    }
+
+    /// With `out_dtype`.
+    pub fn out_dtype(mut self, out_dtype: Option<DType>) -> NewInst {
+        self.out_dtype = out_dtype;
+        self
+    }
+
+    /// With these result names (as many as results; none: fresh names).
+    pub fn names(mut self, names: Vec<String>) -> NewInst {
+        self.names = names;
+        self
+    }
+
+    /// Written at `location`.
+    pub fn location(mut self, location: Option<Location>) -> NewInst {
+        self.location = location;
+        self
+    }
+
+    /// With these written result types.
+    pub fn written(mut self, written: Vec<TensorType>) -> NewInst {
+        self.written = written;
+        self
+    }
+}
+
+/// Fills the optional slots left off the end of an operand list with
+/// `none`, so that every instruction holds one operand per slot.
+fn fill_optional_slots(op: &Op, operands: &mut Vec<Operand>) {
+    let slots = op.def().operands;
+    if slots.iter().any(|s| s.kind.is_list()) {
+        return;
+    }
+    while operands.len() < slots.len() && slots[operands.len()].kind == SlotKind::Optional {
+        operands.push(Operand::None);
     }
 }
 

@@ -1,57 +1,75 @@
-//! Type inference: the result type of every op, and the dtype each operand
+//! Type inference: the result types of every op, and the dtype each operand
 //! is computed in, by PyTorch's rules.
 //!
-//! For each op the order of checks is PyTorch's, so that a program PyTorch
-//! rejects is rejected here with the same message: argument checks, then
-//! type promotion ([`crate::promotion`]), then the `out_dtype` casting rule,
-//! then (on devices with kernels) operand conversions and the kernel's dtype
-//! set ([`crate::support`]). Layouts are not inferred here; the layout pass
-//! assigns them.
+//! [`infer`] checks an instruction's operands against its op's slots, then
+//! runs the op's own rule (named by its row of the op table; the rules are
+//! the `pub fn`s below), then the parts every op shares, in PyTorch's order
+//! so that a program PyTorch rejects is rejected here with the same
+//! message: argument checks, type promotion ([`crate::promotion`]), the
+//! `out_dtype` casting rule, then (on devices with kernels) operand
+//! conversions and the kernel's dtype set ([`crate::support`]). Layouts are
+//! not inferred here; the layout pass assigns them.
 
 use crate::device::{Device, Placement, common_device};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
-use crate::op::{ArgReduceOp, BinaryOp, Bound, Op, ReduceOp, UnaryOp};
+use crate::ops::def::{KernelRule, Results, SlotKind};
+use crate::ops::prims::{Refusal, RefuseWhen, ResultDType, ScalarOperands};
+use crate::ops::{BinaryOp, Op, ReduceOp};
 use crate::promotion::{DefaultDType, Operand as PromoOperand, check_can_cast, result_type};
 use crate::scalar::Scalar;
-use crate::support::{self, Kernel, check_copy};
+use crate::support::check_copy;
 use crate::types::TensorType;
 use crate::view::{Geometry, broadcast_shapes, format_shape, wrap_dim};
 
 /// One operand as inference sees it.
 #[derive(Clone, Copy, Debug)]
 pub enum Arg<'a> {
+    /// A tensor of this type.
     Tensor(&'a TensorType),
+    /// A scalar literal.
     Scalar(Scalar),
+    /// An absent optional tensor (`none`).
+    None,
 }
 
 impl Arg<'_> {
-    fn promo(&self) -> PromoOperand {
+    fn promo(&self) -> Option<PromoOperand> {
         match self {
-            Arg::Tensor(t) => PromoOperand::tensor(t.dtype, t.rank()),
-            Arg::Scalar(s) => PromoOperand::Scalar(s.kind()),
+            Arg::Tensor(t) => Some(PromoOperand::tensor(t.dtype, t.rank())),
+            Arg::Scalar(s) => Some(PromoOperand::Scalar(s.kind())),
+            Arg::None => None,
         }
     }
 
     fn tensor(&self) -> Option<&TensorType> {
         match self {
             Arg::Tensor(t) => Some(t),
-            Arg::Scalar(_) => None,
+            _ => None,
         }
     }
 
     /// The dtype this operand holds (a scalar's is its promotion dtype).
-    fn dtype(&self, default: DefaultDType) -> DType {
+    fn dtype(&self, default: DefaultDType) -> Option<DType> {
         match self {
-            Arg::Tensor(t) => t.dtype,
-            Arg::Scalar(s) => s.promotion_dtype(default),
+            Arg::Tensor(t) => Some(t.dtype),
+            Arg::Scalar(s) => Some(s.promotion_dtype(default)),
+            Arg::None => None,
         }
     }
 
     fn shape(&self) -> &[i64] {
         match self {
             Arg::Tensor(t) => &t.shape,
-            Arg::Scalar(_) => &[],
+            _ => &[],
+        }
+    }
+
+    fn is_bool(&self) -> bool {
+        match self {
+            Arg::Tensor(t) => t.dtype.is_bool(),
+            Arg::Scalar(s) => s.is_bool(),
+            Arg::None => false,
         }
     }
 }
@@ -59,19 +77,37 @@ impl Arg<'_> {
 /// What inference settles for one instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inferred {
-    /// The result type (layout unspecified).
-    pub ty: TensorType,
+    /// The result types, one per result (layouts unspecified).
+    pub results: Vec<TensorType>,
     /// The dtype each operand must be converted to before the op computes
     /// (`None`: used as is). The promotion pass inserts these casts.
     pub operand_dtypes: Vec<Option<DType>>,
-    /// The dtype the op produces before `out_dtype` (equal to `ty.dtype`
-    /// when there is no `out_dtype`).
+    /// The dtype the op produces before `out_dtype` (the first result's
+    /// dtype when there is no `out_dtype`).
     pub natural_dtype: DType,
+}
+
+impl Inferred {
+    /// The (first) result type.
+    pub fn ty(&self) -> &TensorType {
+        &self.results[0]
+    }
+
+    /// The dtype the op computes in: its first operand's conversion, or
+    /// its result's dtype.
+    pub fn compute(&self) -> DType {
+        self.operand_dtypes
+            .first()
+            .copied()
+            .flatten()
+            .unwrap_or(self.results[0].dtype)
+    }
 }
 
 /// Settings inference depends on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InferCtx {
+    /// What `torch.set_default_dtype` set.
     pub default_dtype: DefaultDType,
 }
 
@@ -79,130 +115,81 @@ fn err(kind: ErrorKind, message: impl Into<String>) -> Error {
     Error::new(kind, message)
 }
 
-/// Infers the result of `op` applied to `args`, written to `out_dtype` when given.
+/// Infers the results of `op` applied to `args`, written to `out_dtype`
+/// when given.
 pub fn infer(
     op: &Op,
     args: &[Arg<'_>],
     out_dtype: Option<DType>,
     ctx: &InferCtx,
 ) -> Result<Inferred> {
-    check_arity(op, args)?;
+    check_operands(op, args)?;
     let device = result_device(op, args)?;
-    let kernels = has_kernels(device);
-    let mut inf = match op {
-        Op::Unary(u) => unary(*u, args, ctx)?,
-        Op::Binary(b) => binary(*b, args, ctx)?,
-        Op::Where => where_(args, ctx)?,
-        Op::Clamp { min, max } => clamp(*min, *max, args, ctx)?,
-        Op::Cast { dtype } => same_shape(args[0], *dtype, vec![None]),
-        Op::Reduce {
-            op,
-            dims,
-            keepdim,
-            dtype,
-        } => reduce(*op, dims.as_deref(), *keepdim, *dtype, args)?,
-        Op::ArgReduce { op, dim, keepdim } => arg_reduce(*op, *dim, *keepdim, args)?,
-        Op::Softmax { dim, dtype, .. } => {
-            let x = tensor(args[0]);
-            wrap_dim(*dim, x.rank())?;
-            let d = dtype.unwrap_or(x.dtype);
-            same_shape(args[0], d, vec![Some(d)])
-        }
-        Op::LayerNorm {
-            normalized_shape, ..
-        } => layer_norm(normalized_shape, args)?,
-        Op::Cat { dim } => cat(*dim, args)?,
-        Op::Matmul => matmul(args)?,
-        Op::Full {
-            shape,
-            value,
-            dtype,
-            ..
-        } => {
-            check_shape(shape)?;
-            let d = dtype.unwrap_or_else(|| value.promotion_dtype(ctx.default_dtype));
-            new_value(shape.clone(), d)
-        }
-        Op::Arange {
-            start,
-            end,
-            step,
-            dtype,
-            ..
-        } => arange(*start, *end, *step, *dtype, ctx)?,
-        Op::To { dtype, .. } => {
-            let x = tensor(args[0]);
-            same_shape(args[0], dtype.unwrap_or(x.dtype), vec![None])
-        }
-        Op::Contiguous { memory_format } => {
-            let x = tensor(args[0]);
-            memory_format.check_rank(x.rank())?;
-            same_shape(args[0], x.dtype, vec![None])
-        }
-        Op::Clone {
-            memory_format,
-            strides,
-        } => {
-            let x = tensor(args[0]);
-            memory_format.check_rank(x.rank())?;
-            if let Some(st) = strides {
-                check_clone_strides(&x.shape, st, *memory_format)?;
-            }
-            same_shape(args[0], x.dtype, vec![None])
-        }
-        view_op => {
-            let x = tensor(args[0]);
-            let shape = view_shape(view_op, &x.shape)?;
-            Inferred {
-                ty: TensorType::new(shape, x.dtype),
-                operand_dtypes: vec![None],
-                natural_dtype: x.dtype,
-            }
-        }
+    let def = op.def();
+    let mut inf = (def.rules.infer)(op, args, ctx)?;
+    let expected = match def.rules.results {
+        Results::Fixed(n) => Some(n),
+        Results::Variable => None,
     };
-    if let Op::To { memory_format, .. } = op {
-        memory_format.check_rank(inf.ty.rank())?;
+    if inf.results.is_empty() || expected.is_some_and(|n| n != inf.results.len()) {
+        return Err(err(
+            ErrorKind::Backend,
+            format!(
+                "{}: inference gave {} results",
+                op.name(),
+                inf.results.len()
+            ),
+        ));
     }
-    inf.natural_dtype = inf.ty.dtype;
+    inf.natural_dtype = inf.results[0].dtype;
     if let Some(out) = out_dtype {
-        check_can_cast(inf.ty.dtype, out)?;
+        if inf.results.len() > 1 {
+            return Err(err(
+                ErrorKind::Attribute,
+                format!(
+                    "{}: out_dtype is not supported by an op with several results",
+                    op.name()
+                ),
+            ));
+        }
+        check_can_cast(inf.results[0].dtype, out)?;
     }
-    if kernels {
+    if !device.is_meta() {
         check_kernels(op, args, &inf, ctx)?;
         if let Some(out) = out_dtype {
-            check_copy(inf.ty.dtype, out)?;
+            check_copy(inf.results[0].dtype, out)?;
         }
     }
     if let Some(out) = out_dtype {
-        inf.ty.dtype = out;
+        inf.results[0].dtype = out;
     }
-    inf.ty.device = device;
+    for r in &mut inf.results {
+        r.device = device;
+    }
     Ok(inf)
 }
 
-fn tensor<'a>(arg: Arg<'a>) -> &'a TensorType {
-    match arg {
-        Arg::Tensor(t) => t,
-        Arg::Scalar(_) => unreachable!("check_arity guarantees a tensor here"),
+/// The first operand, a tensor ([`check_operands`] made sure).
+fn tensor<'a>(args: &[Arg<'a>]) -> Result<&'a TensorType> {
+    nth_tensor(args, 0)
+}
+
+fn nth_tensor<'a>(args: &[Arg<'a>], i: usize) -> Result<&'a TensorType> {
+    match args.get(i) {
+        Some(Arg::Tensor(t)) => Ok(t),
+        _ => Err(err(
+            ErrorKind::Arity,
+            format!("operand {} is not a tensor", i + 1),
+        )),
     }
 }
 
-fn has_kernels(device: Device) -> bool {
-    !device.is_meta()
-}
-
-fn same_shape(x: Arg<'_>, dtype: DType, operand_dtypes: Vec<Option<DType>>) -> Inferred {
+/// One result of the given shape and dtype, computed from operands
+/// converted as given.
+fn single(shape: Vec<i64>, dtype: DType, operand_dtypes: Vec<Option<DType>>) -> Inferred {
     Inferred {
-        ty: TensorType::new(x.shape().to_vec(), dtype),
+        results: vec![TensorType::new(shape, dtype)],
         operand_dtypes,
-        natural_dtype: dtype,
-    }
-}
-
-fn new_value(shape: Vec<i64>, dtype: DType) -> Inferred {
-    Inferred {
-        ty: TensorType::new(shape, dtype),
-        operand_dtypes: vec![],
         natural_dtype: dtype,
     }
 }
@@ -220,100 +207,103 @@ fn check_shape(shape: &[i64]) -> Result<()> {
     crate::view::numel(shape).map(|_| ())
 }
 
-/// How many operands each op takes, and which must be tensors.
-fn check_arity(op: &Op, args: &[Arg<'_>]) -> Result<()> {
+/// Checks operands against the op's slots: their count, and which are
+/// tensors, literals, `none`, or list elements.
+fn check_operands(op: &Op, args: &[Arg<'_>]) -> Result<()> {
     let name = op.name();
-    let expect = |n: usize| -> Result<()> {
-        if args.len() == n {
-            Ok(())
-        } else {
-            Err(err(
+    let slots = op.def().operands;
+    let list = slots.iter().position(|s| s.kind.is_list());
+    match list {
+        None if args.len() != slots.len() => {
+            let required = slots
+                .iter()
+                .take_while(|s| s.kind != SlotKind::Optional)
+                .count();
+            let n = if args.len() < required {
+                required
+            } else {
+                slots.len()
+            };
+            return Err(err(
                 ErrorKind::Arity,
                 format!(
                     "{name} takes {n} operand{}, got {}",
                     if n == 1 { "" } else { "s" },
                     args.len()
                 ),
-            ))
+            ));
         }
-    };
-    let tensor_at = |i: usize, what: &str| -> Result<()> {
-        match args.get(i) {
-            Some(Arg::Tensor(_)) => Ok(()),
-            Some(Arg::Scalar(s)) => Err(err(
+        Some(_) if args.len() < slots.len() - 1 => {
+            return Err(err(
+                ErrorKind::Arity,
+                format!("{name}: missing operand {}", args.len() + 1),
+            ));
+        }
+        _ => {}
+    }
+    let def = op.def();
+    for (i, arg) in args.iter().enumerate() {
+        let Some(slot) = def.slot_of(i, args.len()) else {
+            continue;
+        };
+        let allowed = match (slot.kind, arg) {
+            (_, Arg::Tensor(_)) => true,
+            (SlotKind::Any, Arg::Scalar(_)) => true,
+            (SlotKind::Optional | SlotKind::OptionalList, Arg::None) => true,
+            _ => false,
+        };
+        if !allowed {
+            let what = match arg {
+                Arg::Scalar(s) => format!("not the scalar {s}"),
+                _ => "not none".to_string(),
+            };
+            return Err(err(
+                ErrorKind::Arity,
+                format!(
+                    "{name}: {} (operand {}) must be a tensor, {what}",
+                    slot.name,
+                    i + 1
+                ),
+            ));
+        }
+    }
+    if list.is_some() && args.len() == slots.len() - 1 {
+        return Err(err(
+            ErrorKind::Arity,
+            format!("torch.{name}(): expected a non-empty list of Tensors"),
+        ));
+    }
+    if !args.is_empty() && args.iter().all(|a| matches!(a, Arg::Scalar(_))) {
+        return Err(err(
+            ErrorKind::Arity,
+            format!("{name} needs at least one tensor operand"),
+        ));
+    }
+    if let Op::Binary { op: b } = op {
+        let scalar_at = |i: usize| matches!(args.get(i), Some(Arg::Scalar(_)));
+        let (bad, what) = match b.def().scalars {
+            ScalarOperands::Either => (None, ""),
+            ScalarOperands::Second => (scalar_at(0).then_some(0), "input"),
+            ScalarOperands::Neither => match (scalar_at(0), scalar_at(1)) {
+                (true, _) => (Some(0), "input"),
+                (_, true) => (Some(1), "other"),
+                _ => (None, ""),
+            },
+        };
+        if let Some(i) = bad {
+            let Some(Arg::Scalar(s)) = args.get(i) else {
+                return Ok(());
+            };
+            return Err(err(
                 ErrorKind::Arity,
                 format!(
                     "{name}: {what} (operand {}) must be a tensor, not the scalar {s}",
                     i + 1
                 ),
-            )),
-            None => Err(err(
-                ErrorKind::Arity,
-                format!("{name}: missing operand {}", i + 1),
-            )),
-        }
-    };
-    match op {
-        Op::Full { .. } | Op::Arange { .. } => expect(0),
-        Op::Binary(b) => {
-            expect(2)?;
-            if matches!(b, BinaryOp::Maximum | BinaryOp::Minimum) || b.is_logical() {
-                tensor_at(0, "input")?;
-                tensor_at(1, "other")
-            } else if b.is_comparison() {
-                tensor_at(0, "input")
-            } else if args.iter().all(|a| matches!(a, Arg::Scalar(_))) {
-                Err(err(
-                    ErrorKind::Arity,
-                    format!("{name} needs at least one tensor operand"),
-                ))
-            } else {
-                Ok(())
-            }
-        }
-        Op::Where => {
-            expect(3)?;
-            tensor_at(0, "condition")
-        }
-        Op::Clamp { min, max } => {
-            let tensors = [min, max]
-                .iter()
-                .filter(|b| matches!(b, Bound::Tensor))
-                .count();
-            expect(1 + tensors)?;
-            (0..args.len())
-                .try_for_each(|i| tensor_at(i, if i == 0 { "input" } else { "bound" }))?;
-            if matches!((min, max), (Bound::None, Bound::None)) {
-                return Err(err(
-                    ErrorKind::Attribute,
-                    "torch.clamp: At least one of 'min' or 'max' must not be None",
-                ));
-            }
-            Ok(())
-        }
-        Op::LayerNorm { weight, bias, .. } => {
-            expect(1 + *weight as usize + *bias as usize)?;
-            (0..args.len()).try_for_each(|i| tensor_at(i, "operand"))
-        }
-        Op::Cat { .. } => {
-            if args.is_empty() {
-                return Err(err(
-                    ErrorKind::Arity,
-                    "torch.cat(): expected a non-empty list of Tensors",
-                ));
-            }
-            (0..args.len()).try_for_each(|i| tensor_at(i, "operand"))
-        }
-        Op::Matmul => {
-            expect(2)?;
-            tensor_at(0, "input")?;
-            tensor_at(1, "other")
-        }
-        _ => {
-            expect(1)?;
-            tensor_at(0, "input")
+            ));
         }
     }
+    Ok(())
 }
 
 /// The device an op's result lives on.
@@ -349,87 +339,88 @@ fn broadcast_all(args: &[Arg<'_>]) -> Result<Vec<i64>> {
 
 /// PyTorch's result dtype for promotion, refusing dtypes outside Kiln's table.
 fn common_dtype(args: &[Arg<'_>], ctx: &InferCtx) -> Result<DType> {
-    let operands: Vec<PromoOperand> = args.iter().map(Arg::promo).collect();
+    let operands: Vec<PromoOperand> = args.iter().filter_map(Arg::promo).collect();
     result_type(&operands, ctx.default_dtype)
 }
 
-fn unary(u: UnaryOp, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
-    let x = tensor(args[0]);
-    let d = x.dtype;
-    let complex = d.is_complex();
-    let semantic = match u {
-        UnaryOp::Neg if d.is_bool() => Some(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-        ),
-        UnaryOp::Relu if complex => Some("clamp is not supported for complex types"),
-        UnaryOp::Relu if d.is_bool() => Some("Boolean inputs not supported for relu"),
-        UnaryOp::Floor if complex => Some("floor is not supported for complex inputs"),
-        UnaryOp::Ceil if complex => Some("ceil is not supported for complex inputs"),
-        UnaryOp::Trunc if complex => Some("trunc is not supported for complex inputs"),
-        UnaryOp::Sign if complex => Some(
-            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
-        ),
-        _ => None,
-    };
-    if let Some(message) = semantic {
-        return Err(err(ErrorKind::DType, message));
+/// The first refusal that applies to these operands.
+fn check_refusals(refusals: &[Refusal], args: &[Arg<'_>]) -> Result<()> {
+    let first = args.first();
+    let complex = |a: &Arg| a.tensor().is_some_and(|t| t.dtype.is_complex());
+    for r in refusals {
+        let applies = match r.when {
+            RefuseWhen::InputBool => first.is_some_and(Arg::is_bool),
+            RefuseWhen::InputComplex => first.is_some_and(complex),
+            RefuseWhen::AllBool => args.iter().all(Arg::is_bool),
+            RefuseWhen::AnyBool => args.iter().any(Arg::is_bool),
+            RefuseWhen::AnyComplex => args.iter().any(complex),
+        };
+        if applies {
+            return Err(err(ErrorKind::DType, r.message));
+        }
     }
-    let compute = if u.promotes_int_to_float() && (d.is_integral() || d.is_bool()) {
+    Ok(())
+}
+
+/// A primitive unary op: its refusals, then int→float promotion for the
+/// ops that compute in floats.
+pub fn unary(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Op::Unary { op } = op else {
+        return Err(wrong_rule("unary"));
+    };
+    let def = op.def();
+    check_refusals(def.refusals, args)?;
+    let x = tensor(args)?;
+    let d = x.dtype;
+    let compute = if def.int_to_float && (d.is_integral() || d.is_bool()) {
         ctx.default_dtype.dtype()
     } else {
         d
     };
-    let result = if u.is_predicate() {
-        DType::Bool
-    } else if u == UnaryOp::Abs {
-        compute.to_real()
-    } else {
-        compute
+    let result = match def.result {
+        ResultDType::Same => compute,
+        ResultDType::Bool => DType::Bool,
+        ResultDType::Real => compute.to_real(),
     };
-    Ok(same_shape(args[0], result, vec![Some(compute)]))
+    Ok(single(x.shape.clone(), result, vec![Some(compute)]))
 }
 
-fn binary(b: BinaryOp, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
-    let is_bool = |a: &Arg| match a {
-        Arg::Tensor(t) => t.dtype.is_bool(),
-        Arg::Scalar(s) => s.is_bool(),
+/// A pointwise op of its input's dtype (gelu, silu: their kernels refuse
+/// integers).
+pub fn same_dtype(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    Ok(single(x.shape.clone(), x.dtype, vec![Some(x.dtype)]))
+}
+
+/// A pointwise op computing integers and bool in the default float dtype
+/// (sigmoid).
+pub fn int_to_float(_: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let d = x.dtype;
+    let compute = if d.is_integral() || d.is_bool() {
+        ctx.default_dtype.dtype()
+    } else {
+        d
     };
-    if b == BinaryOp::Sub {
-        match (is_bool(&args[0]), is_bool(&args[1])) {
-            (true, true) => {
-                return Err(err(
-                    ErrorKind::DType,
-                    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
-                ));
-            }
-            (true, false) | (false, true) => {
-                return Err(err(
-                    ErrorKind::DType,
-                    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-                ));
-            }
-            _ => {}
-        }
-    }
-    if matches!(b, BinaryOp::Maximum | BinaryOp::Minimum)
-        && args
-            .iter()
-            .any(|a| a.tensor().is_some_and(|t| t.dtype.is_complex()))
-    {
-        return Err(err(
-            ErrorKind::DType,
-            format!("{} not implemented for complex tensors.", b.name()),
-        ));
-    }
+    Ok(single(x.shape.clone(), compute, vec![Some(compute)]))
+}
+
+/// A primitive binary op: refusals, broadcasting, promotion.
+pub fn binary(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Op::Binary { op: b } = op else {
+        return Err(wrong_rule("binary"));
+    };
+    let def = b.def();
+    check_refusals(def.refusals, args)?;
     let shape = broadcast_all(args)?;
     let mut compute = common_dtype(args, ctx)?;
-    if b == BinaryOp::Div && (compute.is_integral() || compute.is_bool()) {
+    if def.int_to_float && (compute.is_integral() || compute.is_bool()) {
         compute = ctx.default_dtype.dtype();
     }
-    let scalar_exponent = matches!(args[1], Arg::Scalar(_));
-    let result = if b.is_predicate() {
+    let scalar_exponent = matches!(args.get(1), Some(Arg::Scalar(_)));
+    let result = if def.is_predicate() {
         DType::Bool
-    } else if b == BinaryOp::Pow && compute.is_bool() && !scalar_exponent {
+    } else if *b == BinaryOp::Pow && compute.is_bool() && !scalar_exponent {
         // PyTorch's type inference computes bool ** bool tensors in int64
         // (its CPU kernel then refuses bool).
         DType::I64
@@ -437,14 +428,15 @@ fn binary(b: BinaryOp, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
         compute
     };
     Ok(Inferred {
-        ty: TensorType::new(shape, result),
+        results: vec![TensorType::new(shape, result)],
         operand_dtypes: vec![Some(compute); 2],
         natural_dtype: result,
     })
 }
 
-fn where_(args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
-    let cond = tensor(args[0]);
+/// `where(condition, input, other)`.
+pub fn where_(_: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let cond = tensor(args)?;
     if !matches!(cond.dtype, DType::Bool | DType::U8) {
         return Err(err(
             ErrorKind::DType,
@@ -456,22 +448,36 @@ fn where_(args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     }
     let shape = broadcast_all(args)?;
     let compute = common_dtype(&args[1..], ctx)?;
-    Ok(Inferred {
-        ty: TensorType::new(shape, compute),
-        operand_dtypes: vec![Some(DType::Bool), Some(compute), Some(compute)],
-        natural_dtype: compute,
-    })
+    Ok(single(
+        shape,
+        compute,
+        vec![Some(DType::Bool), Some(compute), Some(compute)],
+    ))
 }
 
-fn clamp(min: Bound, max: Bound, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
-    let x = tensor(args[0]);
-    let scalars: Vec<Scalar> = [min, max]
-        .into_iter()
-        .filter_map(|b| match b {
-            Bound::Scalar(s) => Some(s),
-            _ => None,
-        })
-        .collect();
+/// `clamp`: scalar bounds are attributes, tensor bounds operands; each
+/// bound is one or the other.
+pub fn clamp(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Op::Clamp { min, max } = op else {
+        return Err(wrong_rule("clamp"));
+    };
+    let x = tensor(args)?;
+    let tensor_bound = |i: usize| matches!(args.get(i), Some(Arg::Tensor(_)));
+    for (name, scalar, i) in [("min", min, 1), ("max", max, 2)] {
+        if scalar.is_some() && tensor_bound(i) {
+            return Err(err(
+                ErrorKind::Attribute,
+                format!("clamp: {name} is given both as a scalar and as a tensor"),
+            ));
+        }
+    }
+    if min.is_none() && max.is_none() && !tensor_bound(1) && !tensor_bound(2) {
+        return Err(err(
+            ErrorKind::Attribute,
+            "torch.clamp: At least one of 'min' or 'max' must not be None",
+        ));
+    }
+    let scalars: Vec<Scalar> = [min, max].into_iter().flatten().copied().collect();
     if x.dtype.is_complex() {
         return Err(err(
             ErrorKind::DType,
@@ -484,29 +490,28 @@ fn clamp(min: Bound, max: Bound, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inf
             "value cannot be converted to type double without overflow",
         ));
     }
-    let mut operands: Vec<Arg> = args.to_vec();
+    let tensors: Vec<Arg> = args
+        .iter()
+        .filter(|a| a.tensor().is_some())
+        .copied()
+        .collect();
+    let mut operands = tensors.clone();
     operands.extend(scalars.iter().map(|s| Arg::Scalar(*s)));
     let compute = common_dtype(&operands, ctx)?;
-    if compute.is_complex() {
-        let tensor_bounds = args.len() > 1;
-        if !tensor_bounds {
-            return Err(err(
-                ErrorKind::DType,
-                "clamp is not supported for complex types",
-            ));
-        }
+    if compute.is_complex() && tensors.len() == 1 {
+        return Err(err(
+            ErrorKind::DType,
+            "clamp is not supported for complex types",
+        ));
     }
     for (name, bound) in [("min", min), ("max", max)] {
-        if let Bound::Scalar(s) = bound {
-            check_clamp_bound(name, s, compute)?;
+        if let Some(s) = bound {
+            check_clamp_bound(name, *s, compute)?;
         }
     }
     let shape = broadcast_all(args)?;
-    Ok(Inferred {
-        ty: TensorType::new(shape, compute),
-        operand_dtypes: vec![Some(compute); args.len()],
-        natural_dtype: compute,
-    })
+    let operand_dtypes = args.iter().map(|a| a.tensor().map(|_| compute)).collect();
+    Ok(single(shape, compute, operand_dtypes))
 }
 
 /// The C++ type name c10's checked conversions name in their errors.
@@ -592,7 +597,7 @@ pub fn clamp_bound(bound: Scalar, compute: DType) -> Scalar {
 }
 
 /// Wraps and checks reduction dims; `None` or empty means all dims.
-fn reduced_dims(dims: Option<&[i64]>, rank: usize) -> Result<Vec<bool>> {
+pub fn reduced_dims(dims: Option<&[i64]>, rank: usize) -> Result<Vec<bool>> {
     let mut reduced = vec![false; rank];
     match dims {
         None | Some([]) => reduced.iter_mut().for_each(|r| *r = true),
@@ -627,15 +632,29 @@ fn reduced_shape(shape: &[i64], reduced: &[bool], keepdim: bool) -> Vec<i64> {
         .collect()
 }
 
-fn reduce(
-    op: ReduceOp,
-    dims: Option<&[i64]>,
-    keepdim: bool,
-    dtype: Option<DType>,
-    args: &[Arg<'_>],
-) -> Result<Inferred> {
-    let x = tensor(args[0]);
-    if op == ReduceOp::Prod && dims.is_some_and(|d| d.len() > 1) {
+/// `cast %x {dtype}`.
+pub fn cast(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Cast { dtype } = op else {
+        return Err(wrong_rule("cast"));
+    };
+    let x = tensor(args)?;
+    Ok(single(x.shape.clone(), *dtype, vec![None]))
+}
+
+/// A primitive value reduction.
+pub fn reduce(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Reduce {
+        op,
+        dims,
+        keepdim,
+        dtype,
+    } = op
+    else {
+        return Err(wrong_rule("reduce"));
+    };
+    let x = tensor(args)?;
+    let dims = dims.as_deref();
+    if *op == ReduceOp::Prod && dims.is_some_and(|d| d.len() > 1) {
         return Err(err(
             ErrorKind::Attribute,
             "prod(): argument 'dim' must be int, not list (prod reduces one dim or all)",
@@ -666,7 +685,39 @@ fn reduce(
     }
     let reduced = reduced_dims(dims, x.rank())?;
     let compute = match (op, dtype) {
-        (ReduceOp::Mean, Some(d)) if !(d.is_floating_point() || d.is_complex()) => {
+        (ReduceOp::Amax | ReduceOp::Amin, Some(_)) => {
+            return Err(err(
+                ErrorKind::Attribute,
+                format!("{}: no dtype attribute (as torch.{0})", op.name()),
+            ));
+        }
+        (_, Some(d)) => *d,
+        (ReduceOp::Sum | ReduceOp::Prod, None) if x.dtype.is_integral() || x.dtype.is_bool() => {
+            DType::I64
+        }
+        (_, None) => x.dtype,
+    };
+    Ok(single(
+        reduced_shape(&x.shape, &reduced, *keepdim),
+        compute,
+        vec![Some(compute)],
+    ))
+}
+
+/// `mean`: floats and complex only.
+pub fn mean(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Mean {
+        dims,
+        keepdim,
+        dtype,
+    } = op
+    else {
+        return Err(wrong_rule("mean"));
+    };
+    let x = tensor(args)?;
+    let reduced = reduced_dims(dims.as_deref(), x.rank())?;
+    let compute = match dtype {
+        Some(d) if !(d.is_floating_point() || d.is_complex()) => {
             return Err(err(
                 ErrorKind::DType,
                 format!(
@@ -675,7 +726,7 @@ fn reduce(
                 ),
             ));
         }
-        (ReduceOp::Mean, None) if !(x.dtype.is_floating_point() || x.dtype.is_complex()) => {
+        None if !(x.dtype.is_floating_point() || x.dtype.is_complex()) => {
             return Err(err(
                 ErrorKind::DType,
                 format!(
@@ -684,32 +735,22 @@ fn reduce(
                 ),
             ));
         }
-        (ReduceOp::Amax | ReduceOp::Amin, Some(_)) => {
-            return Err(err(
-                ErrorKind::Attribute,
-                format!("{}: no dtype attribute (as torch.{0})", op.name()),
-            ));
-        }
-        (_, Some(d)) => d,
-        (ReduceOp::Sum | ReduceOp::Prod, None) if x.dtype.is_integral() || x.dtype.is_bool() => {
-            DType::I64
-        }
-        (_, None) => x.dtype,
+        Some(d) => *d,
+        None => x.dtype,
     };
-    Ok(Inferred {
-        ty: TensorType::new(reduced_shape(&x.shape, &reduced, keepdim), compute),
-        operand_dtypes: vec![Some(compute)],
-        natural_dtype: compute,
-    })
+    Ok(single(
+        reduced_shape(&x.shape, &reduced, *keepdim),
+        compute,
+        vec![Some(compute)],
+    ))
 }
 
-fn arg_reduce(
-    op: ArgReduceOp,
-    dim: Option<i64>,
-    keepdim: bool,
-    args: &[Arg<'_>],
-) -> Result<Inferred> {
-    let x = tensor(args[0]);
+/// A primitive index reduction: the position (i64) of the first extreme.
+pub fn arg_reduce(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::ArgReduce { op, dim, keepdim } = op else {
+        return Err(wrong_rule("arg_reduce"));
+    };
+    let x = tensor(args)?;
     let name = op.name();
     if x.dtype.is_complex() {
         return Err(err(
@@ -727,10 +768,10 @@ fn arg_reduce(
                     ),
                 ));
             }
-            if keepdim { vec![1; x.rank()] } else { vec![] }
+            if *keepdim { vec![1; x.rank()] } else { vec![] }
         }
         Some(d) => {
-            let w = wrap_dim(d, x.rank())?;
+            let w = wrap_dim(*d, x.rank())?;
             if x.rank() > 0 && x.shape[w] == 0 {
                 return Err(err(
                     ErrorKind::Shape,
@@ -741,20 +782,34 @@ fn arg_reduce(
             if x.rank() > 0 {
                 reduced[w] = true;
             }
-            reduced_shape(&x.shape, &reduced, keepdim)
+            reduced_shape(&x.shape, &reduced, *keepdim)
         }
     };
-    Ok(Inferred {
-        ty: TensorType::new(shape, DType::I64),
-        operand_dtypes: vec![Some(x.dtype)],
-        natural_dtype: DType::I64,
-    })
+    Ok(single(shape, DType::I64, vec![Some(x.dtype)]))
 }
 
-fn layer_norm(normalized_shape: &[i64], args: &[Arg<'_>]) -> Result<Inferred> {
-    let x = tensor(args[0]);
+/// `softmax` and `log_softmax`, with the optional `dtype` they compute in.
+pub fn softmax(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (Op::Softmax { dim, dtype } | Op::LogSoftmax { dim, dtype }) = op else {
+        return Err(wrong_rule("softmax"));
+    };
+    let x = tensor(args)?;
+    wrap_dim(*dim, x.rank())?;
+    let d = dtype.unwrap_or(x.dtype);
+    Ok(single(x.shape.clone(), d, vec![Some(d)]))
+}
+
+/// `layer_norm %x, weight?, bias?`.
+pub fn layer_norm(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::LayerNorm {
+        normalized_shape, ..
+    } = op
+    else {
+        return Err(wrong_rule("layer_norm"));
+    };
+    let x = tensor(args)?;
     let n = normalized_shape.len();
-    if n == 0 || n > x.rank() || x.shape[x.rank() - n..] != *normalized_shape {
+    if n == 0 || n > x.rank() || x.shape[x.rank() - n..] != **normalized_shape {
         return Err(err(
             ErrorKind::Shape,
             format!(
@@ -769,8 +824,13 @@ fn layer_norm(normalized_shape: &[i64], args: &[Arg<'_>]) -> Result<Inferred> {
             ),
         ));
     }
-    for (param, name) in args[1..].iter().map(|a| tensor(*a)).zip(["weight", "bias"]) {
-        if param.shape != normalized_shape {
+    let params: Vec<(&TensorType, &str)> = args[1..]
+        .iter()
+        .zip(["weight", "bias"])
+        .filter_map(|(a, name)| a.tensor().map(|t| (t, name)))
+        .collect();
+    for (param, name) in &params {
+        if param.shape != **normalized_shape {
             return Err(err(
                 ErrorKind::Shape,
                 format!(
@@ -783,8 +843,9 @@ fn layer_norm(normalized_shape: &[i64], args: &[Arg<'_>]) -> Result<Inferred> {
     }
     // PyTorch's CPU check_mixed_data_type: parameters share the input's dtype,
     // or are f32 for a reduced-precision input.
-    if let Some(p) = args.get(1).map(|a| tensor(*a).dtype) {
-        if args[1..].iter().any(|a| tensor(*a).dtype != p) || p != x.dtype {
+    if let Some((first, _)) = params.first() {
+        let p = first.dtype;
+        if params.iter().any(|(t, _)| t.dtype != p) || p != x.dtype {
             if p != DType::F32 {
                 return Err(err(
                     ErrorKind::DType,
@@ -802,15 +863,48 @@ fn layer_norm(normalized_shape: &[i64], args: &[Arg<'_>]) -> Result<Inferred> {
     }
     let mut operand_dtypes = vec![Some(x.dtype)];
     operand_dtypes.extend(args[1..].iter().map(|_| None));
-    Ok(Inferred {
-        ty: TensorType::new(x.shape.clone(), x.dtype),
-        operand_dtypes,
-        natural_dtype: x.dtype,
-    })
+    Ok(single(x.shape.clone(), x.dtype, operand_dtypes))
 }
 
-fn cat(dim: i64, args: &[Arg<'_>]) -> Result<Inferred> {
-    let tensors: Vec<&TensorType> = args.iter().map(|a| tensor(*a)).collect();
+/// `contiguous`, `clone` and `to`: a copy (or the operand itself) with
+/// the same shape.
+pub fn copy(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let dtype = match op {
+        Op::Contiguous { memory_format } => {
+            memory_format.check_rank(x.rank())?;
+            x.dtype
+        }
+        Op::Clone {
+            memory_format,
+            strides,
+        } => {
+            memory_format.check_rank(x.rank())?;
+            if let Some(st) = strides {
+                check_clone_strides(&x.shape, st, *memory_format)?;
+            }
+            x.dtype
+        }
+        Op::To {
+            dtype,
+            memory_format,
+            ..
+        } => {
+            memory_format.check_rank(x.rank())?;
+            dtype.unwrap_or(x.dtype)
+        }
+        _ => return Err(wrong_rule("copy")),
+    };
+    Ok(single(x.shape.clone(), dtype, vec![None]))
+}
+
+/// `cat`: promotes its operands, skips legacy empty 1-D ones.
+pub fn cat(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Cat { dim } = op else {
+        return Err(wrong_rule("cat"));
+    };
+    let dim = *dim;
+    let tensors: Vec<&TensorType> = args.iter().filter_map(Arg::tensor).collect();
     if let Some(i) = tensors.iter().position(|t| t.rank() == 0) {
         return Err(err(
             ErrorKind::Shape,
@@ -863,15 +957,12 @@ fn cat(dim: i64, args: &[Arg<'_>]) -> Result<Inferred> {
             shape
         }
     };
-    Ok(Inferred {
-        ty: TensorType::new(shape, dtype),
-        operand_dtypes: vec![Some(dtype); args.len()],
-        natural_dtype: dtype,
-    })
+    Ok(single(shape, dtype, vec![Some(dtype); args.len()]))
 }
 
-fn matmul(args: &[Arg<'_>]) -> Result<Inferred> {
-    let (a, b) = (tensor(args[0]), tensor(args[1]));
+/// `matmul`: torch.matmul's rules for 1-D, 2-D and batched operands.
+pub fn matmul(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (a, b) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
     if a.rank() == 0 || b.rank() == 0 {
         return Err(err(
             ErrorKind::Shape,
@@ -893,11 +984,7 @@ fn matmul(args: &[Arg<'_>]) -> Result<Inferred> {
         ));
     }
     let shape = matmul_shape(&a.shape, &b.shape)?;
-    Ok(Inferred {
-        ty: TensorType::new(shape, a.dtype),
-        operand_dtypes: vec![None, None],
-        natural_dtype: a.dtype,
-    })
+    Ok(single(shape, a.dtype, vec![None, None]))
 }
 
 /// torch.matmul's shape rule for 1-D, 2-D and batched operands.
@@ -956,13 +1043,35 @@ pub fn matmul_shape(a: &[i64], b: &[i64]) -> Result<Vec<i64>> {
     }
 }
 
-fn arange(
-    start: Scalar,
-    end: Scalar,
-    step: Scalar,
-    dtype: Option<DType>,
-    ctx: &InferCtx,
-) -> Result<Inferred> {
+/// `full {shape, value, dtype}` (and `zeros`, `ones`).
+pub fn full(op: &Op, _: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Op::Full {
+        shape,
+        value,
+        dtype,
+        ..
+    } = op
+    else {
+        return Err(wrong_rule("full"));
+    };
+    check_shape(shape)?;
+    let d = dtype.unwrap_or_else(|| value.promotion_dtype(ctx.default_dtype));
+    Ok(single(shape.clone(), d, vec![]))
+}
+
+/// `arange {start, end, step, dtype}`.
+pub fn arange(op: &Op, _: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Op::Arange {
+        start,
+        end,
+        step,
+        dtype,
+        ..
+    } = op
+    else {
+        return Err(wrong_rule("arange"));
+    };
+    let (start, end, step) = (*start, *end, *step);
     let any_float = [start, end, step]
         .iter()
         .any(|s| matches!(s, Scalar::Float(_)));
@@ -997,10 +1106,17 @@ fn arange(
         ));
     }
     let n = ((e - s) / st).ceil().max(0.0) as i64;
-    Ok(new_value(vec![n], d))
+    Ok(single(vec![n], d, vec![]))
 }
 
-/// The result shape of a view op (strides are the layout pass's business).
+/// A view op: the result's shape (strides are the layout pass's business).
+pub fn view(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let shape = view_shape(op, &x.shape)?;
+    Ok(single(shape, x.dtype, vec![None]))
+}
+
+/// The result shape of a view op.
 pub fn view_shape(op: &Op, shape: &[i64]) -> Result<Vec<i64>> {
     let g = Geometry::contiguous(shape);
     let out = match op {
@@ -1021,162 +1137,44 @@ pub fn view_shape(op: &Op, shape: &[i64]) -> Result<Vec<i64>> {
         Op::Flatten { start_dim, end_dim } => {
             g.flatten(*start_dim, *end_dim)?.geometry().shape.clone()
         }
-        other => unreachable!("{} is not a view op", other.name()),
+        _ => return Err(wrong_rule("view")),
     };
     Ok(out)
 }
 
+/// A rule asked of an op it is not the rule of: the table is wrong.
+fn wrong_rule(rule: &str) -> Error {
+    err(
+        ErrorKind::Backend,
+        format!("the op table gives an op the {rule} rule, which does not handle it"),
+    )
+}
+
 /// The device-kernel checks: operand conversions, then the kernel's dtypes.
 fn check_kernels(op: &Op, args: &[Arg<'_>], inf: &Inferred, ctx: &InferCtx) -> Result<()> {
-    let has_scalar = args.iter().any(|a| matches!(a, Arg::Scalar(_)));
-    if matches!(op, Op::Where) && has_scalar && inf.ty.dtype == DType::F4E2M1FNX2 {
-        // where fills a scalar branch into a tensor first; float4 has no fill.
-        return Err(support::not_implemented("fill_out", DType::F4E2M1FNX2));
-    }
+    // A rule that picks the kernel may refuse first (where's fill of a
+    // scalar branch, argmax of bool).
+    let kernel = match op.def().rules.kernel {
+        KernelRule::None => None,
+        KernelRule::Fixed(k) => Some(k),
+        KernelRule::Custom(f) => f(op, args, inf)?,
+    };
     // pow(Tensor, Scalar) takes the exponent as a number, not a tensor.
-    let scalar_exponent =
-        matches!(op, Op::Binary(BinaryOp::Pow)) && matches!(args.get(1), Some(Arg::Scalar(_)));
+    let scalar_exponent = matches!(op, Op::Binary { op: BinaryOp::Pow })
+        && matches!(args.get(1), Some(Arg::Scalar(_)));
     for (i, (arg, target)) in args.iter().zip(&inf.operand_dtypes).enumerate() {
         if i == 1 && scalar_exponent {
             continue;
         }
-        if let Some(t) = target {
-            check_copy(arg.dtype(ctx.default_dtype), *t)?;
+        if let (Some(from), Some(to)) = (arg.dtype(ctx.default_dtype), target) {
+            check_copy(from, *to)?;
         }
     }
-    let compute = inf
-        .operand_dtypes
-        .first()
-        .copied()
-        .flatten()
-        .unwrap_or(inf.ty.dtype);
-    let kernel: Option<Kernel> = match op {
-        Op::Unary(u) => Some(unary_kernel(*u, compute)),
-        // x ** 1 is a copy and x ** 0 a fill: PyTorch runs no pow kernel.
-        Op::Binary(BinaryOp::Pow) if matches!(args[1], Arg::Scalar(s) if s.to_complex() == (1.0, 0.0) || s.to_complex() == (0.0, 0.0)) => {
-            None
-        }
-        Op::Binary(b) => Some(binary_kernel(*b, compute, has_scalar)),
-        Op::Where => None,
-        Op::Clamp { min, max } => Some(match (min, max) {
-            (Bound::Tensor, Bound::None) => support::binary::MAXIMUM,
-            (Bound::None, Bound::Tensor) => support::binary::MINIMUM,
-            (Bound::Tensor, Bound::Tensor) => support::clamp::TENSOR_BOTH,
-            (Bound::Scalar(_), Bound::None) => support::clamp::SCALAR_MIN,
-            (Bound::None, Bound::Scalar(_)) => support::clamp::SCALAR_MAX,
-            (Bound::Scalar(_), Bound::Scalar(_)) => support::clamp::SCALAR_BOTH,
-            // One scalar and one tensor bound: PyTorch makes both tensors.
-            _ => support::clamp::TENSOR_BOTH,
-        }),
-        Op::Cast { dtype } => {
-            check_copy(tensor(args[0]).dtype, *dtype)?;
-            None
-        }
-        Op::To { dtype: Some(d), .. } => {
-            check_copy(tensor(args[0]).dtype, *d)?;
-            None
-        }
-        Op::Reduce { op, .. } => Some(match op {
-            ReduceOp::Sum | ReduceOp::Mean => support::reduce::SUM,
-            ReduceOp::Prod => support::reduce::PROD,
-            ReduceOp::Amax => support::reduce::AMAX,
-            ReduceOp::Amin => support::reduce::AMIN,
-        }),
-        Op::ArgReduce { op, .. } => {
-            let x = tensor(args[0]);
-            if x.dtype.is_bool() {
-                return Err(err(
-                    ErrorKind::DType,
-                    format!("{}(): does not support bool input", op.name()),
-                ));
-            }
-            Some(match op {
-                ArgReduceOp::Argmax => support::reduce::ARGMAX,
-                ArgReduceOp::Argmin => support::reduce::ARGMIN,
-            })
-        }
-        Op::Softmax { dim, log, .. } => {
-            let rank = tensor(args[0]).rank();
-            let last = rank == 0 || wrap_dim(*dim, rank)? == rank - 1;
-            Some(support::reduce::softmax(*log, last))
-        }
-        Op::LayerNorm { .. } => Some(support::reduce::LAYER_NORM),
-        Op::Matmul => Some(support::reduce::MATMUL),
-        Op::Full { value, .. } => {
-            let is_zeros = matches!(value, Scalar::Float(v) if v.to_bits() == 0);
-            (!is_zeros).then_some(support::create::FILL)
-        }
-        Op::Arange { .. } => Some(support::create::ARANGE),
-        _ => None,
-    };
     match kernel {
-        Some(k) => k.check(compute_for_kernel(op, compute, inf)),
+        // Creation ops dispatch on their result's dtype.
+        Some(k) if op.is_creation() => k.check(inf.results[0].dtype),
+        Some(k) => k.check(inf.compute()),
         None => Ok(()),
-    }
-}
-
-/// The dtype a kernel dispatches on: the computation dtype, except where
-/// PyTorch dispatches on the input (argmax) or the result (creation).
-fn compute_for_kernel(op: &Op, compute: DType, inf: &Inferred) -> DType {
-    match op {
-        Op::Full { .. } | Op::Arange { .. } => inf.ty.dtype,
-        _ => compute,
-    }
-}
-
-fn unary_kernel(u: UnaryOp, dtype: DType) -> Kernel {
-    use support::unary as k;
-    match u {
-        UnaryOp::Neg => k::NEG,
-        UnaryOp::Abs => k::ABS,
-        UnaryOp::Exp => k::transcendental("exp_vml_cpu"),
-        UnaryOp::Log => k::transcendental("log_vml_cpu"),
-        UnaryOp::Log2 => k::transcendental("log2_vml_cpu"),
-        UnaryOp::Sqrt => k::transcendental("sqrt_vml_cpu"),
-        UnaryOp::Rsqrt => k::transcendental("rsqrt_cpu"),
-        UnaryOp::Sin => k::transcendental("sin_vml_cpu"),
-        UnaryOp::Cos => k::transcendental("cos_vml_cpu"),
-        UnaryOp::Tanh => k::transcendental("tanh_vml_cpu"),
-        UnaryOp::Reciprocal => k::transcendental("reciprocal_cpu"),
-        UnaryOp::Sigmoid => k::sigmoid(dtype),
-        UnaryOp::Relu => k::RELU,
-        UnaryOp::Gelu | UnaryOp::GeluTanh => k::GELU,
-        UnaryOp::Silu => k::SILU,
-        UnaryOp::Erf => k::ERF,
-        UnaryOp::Floor => k::rounding("floor_vml_cpu"),
-        UnaryOp::Ceil => k::rounding("ceil_vml_cpu"),
-        UnaryOp::Trunc => k::rounding("trunc_vml_cpu"),
-        UnaryOp::Round => k::ROUND,
-        UnaryOp::Sign => k::SIGN,
-        UnaryOp::LogicalNot => k::LOGICAL_NOT,
-        UnaryOp::BitwiseNot => k::BITWISE_NOT,
-        UnaryOp::Isnan => k::ISNAN,
-    }
-}
-
-fn binary_kernel(b: BinaryOp, dtype: DType, has_scalar: bool) -> Kernel {
-    use support::binary as k;
-    match b {
-        BinaryOp::Add | BinaryOp::Sub => k::ADD,
-        BinaryOp::Mul => k::mul(dtype, has_scalar),
-        BinaryOp::Div => k::div(None, dtype, has_scalar),
-        BinaryOp::DivTrunc => k::div(Some("trunc"), dtype, has_scalar),
-        BinaryOp::DivFloor => k::div(Some("floor"), dtype, has_scalar),
-        BinaryOp::Remainder => k::REMAINDER,
-        BinaryOp::Pow => k::POW,
-        BinaryOp::Maximum => k::MAXIMUM,
-        BinaryOp::Minimum => k::MINIMUM,
-        BinaryOp::Eq | BinaryOp::Ne => k::EQUALITY,
-        BinaryOp::Lt => k::ordering("lt_cpu"),
-        BinaryOp::Le => k::ordering("le_cpu"),
-        BinaryOp::Gt => k::ordering("gt_cpu"),
-        BinaryOp::Ge => k::ordering("ge_cpu"),
-        BinaryOp::LogicalAnd => k::logical("logical_and_cpu"),
-        BinaryOp::LogicalOr => k::logical("logical_or_cpu"),
-        BinaryOp::LogicalXor => k::logical("logical_xor_cpu"),
-        BinaryOp::BitwiseAnd => k::bitwise("bitwise_and_cpu"),
-        BinaryOp::BitwiseOr => k::bitwise("bitwise_or_cpu"),
-        BinaryOp::BitwiseXor => k::bitwise("bitwise_xor_cpu"),
     }
 }
 

@@ -19,7 +19,7 @@ use std::str::FromStr;
 use crate::error::{Error, ErrorKind, Result};
 
 /// `torch.layout`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Layout {
     #[default]
     Strided,
@@ -27,7 +27,7 @@ pub enum Layout {
 }
 
 /// `torch.memory_format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum MemoryFormat {
     #[default]
     Contiguous,
@@ -472,4 +472,246 @@ mod tests {
             MemoryFormat::ChannelsLast
         );
     }
+}
+
+/// How one result of an op is laid out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResultLayout {
+    /// A view of the first operand's storage.
+    View(crate::view::Geometry),
+    /// A fresh buffer with these strides.
+    Fresh(Vec<i64>),
+}
+
+impl ResultLayout {
+    /// The result's strides.
+    pub fn strides(&self) -> &[i64] {
+        match self {
+            ResultLayout::View(g) => &g.strides,
+            ResultLayout::Fresh(s) => s,
+        }
+    }
+}
+
+/// One operand as the layout rules see it: a tensor's geometry (with its
+/// storage offset) and type, a scalar literal (a zero-dim CPU tensor to
+/// TensorIterator), or an absent optional tensor.
+#[derive(Clone, Copy, Debug)]
+pub enum LayoutArg<'a> {
+    /// A tensor.
+    Tensor(&'a crate::view::Geometry, &'a crate::types::TensorType),
+    /// A scalar literal.
+    Scalar,
+    /// `none`.
+    None,
+}
+
+/// The layouts of `op`'s results, of types `results`, over operands
+/// `args`, by the rule the op table gives the op.
+pub fn result_layouts(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    use crate::ops::def::LayoutRule;
+    match op.def().rules.layout {
+        LayoutRule::Pointwise => Ok(results
+            .iter()
+            .map(|r| ResultLayout::Fresh(pointwise_layout(args, &r.shape)))
+            .collect()),
+        LayoutRule::Contiguous => Ok(results
+            .iter()
+            .map(|r| ResultLayout::Fresh(contiguous_strides(&r.shape)))
+            .collect()),
+        LayoutRule::Custom(f) => f(op, args, results),
+    }
+}
+
+/// TensorIterator's output strides for a pointwise result of `shape`.
+fn pointwise_layout(args: &[LayoutArg<'_>], shape: &[i64]) -> Vec<i64> {
+    let scalar = crate::view::Geometry::contiguous(&[]);
+    let operands: Vec<IterOperand> = args
+        .iter()
+        .filter_map(|a| match a {
+            LayoutArg::Tensor(g, ty) => Some(IterOperand {
+                shape: &g.shape,
+                strides: &g.strides,
+                itemsize: ty.dtype.itemsize(),
+            }),
+            // Python numbers are wrapped as 8-byte zero-dim tensors.
+            LayoutArg::Scalar => Some(IterOperand {
+                shape: &scalar.shape,
+                strides: &scalar.strides,
+                itemsize: 8,
+            }),
+            LayoutArg::None => None,
+        })
+        .collect();
+    pointwise_output_strides(shape, &operands)
+}
+
+fn first_geometry<'a>(
+    args: &[LayoutArg<'a>],
+) -> Result<(&'a crate::view::Geometry, &'a crate::types::TensorType)> {
+    match args.first() {
+        Some(LayoutArg::Tensor(g, ty)) => Ok((g, ty)),
+        _ => Err(Error::new(
+            ErrorKind::Layout,
+            "the layout rule needs a tensor first operand",
+        )),
+    }
+}
+
+fn from_reshaped(r: crate::view::Reshaped) -> ResultLayout {
+    match r {
+        crate::view::Reshaped::View(g) => ResultLayout::View(g),
+        crate::view::Reshaped::Copy(g) => ResultLayout::Fresh(g.strides),
+    }
+}
+
+/// A view op's layout: PyTorch's view geometry over the operand (reshape
+/// and flatten copy where no view exists).
+pub fn view_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    use crate::ops::Op;
+    let (g, _) = first_geometry(args)?;
+    let layout = match op {
+        Op::Reshape { shape } => from_reshaped(g.reshape(shape)?),
+        Op::Flatten { start_dim, end_dim } => from_reshaped(g.flatten(*start_dim, *end_dim)?),
+        Op::View { shape } => ResultLayout::View(g.view(shape)?),
+        Op::Permute { dims } => ResultLayout::View(g.permute(dims)?),
+        Op::Transpose { dim0, dim1 } => ResultLayout::View(g.transpose(*dim0, *dim1)?),
+        Op::T => ResultLayout::View(g.t()?),
+        Op::Expand { shape } => ResultLayout::View(g.expand(shape)?),
+        Op::Squeeze { dims } => ResultLayout::View(g.squeeze(dims.as_deref())?),
+        Op::Unsqueeze { dim } => ResultLayout::View(g.unsqueeze(*dim)?),
+        Op::Slice {
+            dim,
+            start,
+            end,
+            step,
+        } => ResultLayout::View(g.slice(*dim, *start, *end, *step)?),
+        Op::Select { dim, index } => ResultLayout::View(g.select(*dim, *index)?),
+        other => {
+            return Err(Error::new(
+                ErrorKind::Layout,
+                format!("{} is not a view op", other.name()),
+            ));
+        }
+    };
+    Ok(vec![layout])
+}
+
+/// `cast` is `Tensor.to(dtype)`: a preserve_format copy, which keeps a
+/// dense operand's strides exactly (TensorIterator would not for size-1
+/// dims), so an inserted cast never changes its consumer's layout.
+pub fn preserve_copy_layout(
+    _: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let (g, _) = first_geometry(args)?;
+    Ok(vec![ResultLayout::Fresh(
+        g.clone_as(MemoryFormat::Preserve)?.strides,
+    )])
+}
+
+/// `contiguous`, `clone` and `to`: the operand itself where PyTorch
+/// returns it, else a copy in the format asked for.
+pub fn copy_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    use crate::ops::Op;
+    let (g, ty) = first_geometry(args)?;
+    let layout = match op {
+        Op::Contiguous { memory_format } => from_reshaped(g.contiguous_in(*memory_format)?),
+        Op::Clone {
+            strides: Some(strides),
+            ..
+        } => ResultLayout::Fresh(strides.clone()),
+        Op::Clone { memory_format, .. } => ResultLayout::Fresh(g.clone_as(*memory_format)?.strides),
+        Op::To {
+            dtype,
+            device,
+            memory_format,
+            copy,
+        } => {
+            let changes = dtype.is_some_and(|d| d != ty.dtype)
+                || device.is_some_and(|d| d.for_tensor() != ty.device);
+            from_reshaped(g.to_layout(*memory_format, changes, *copy)?)
+        }
+        other => {
+            return Err(Error::new(
+                ErrorKind::Layout,
+                format!("{} is not a copy", other.name()),
+            ));
+        }
+    };
+    Ok(vec![layout])
+}
+
+/// `cat`: the memory format its inputs agree on ([`cat_memory_format`]).
+pub fn cat_layout(
+    _: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let format = cat_memory_format(args.iter().filter_map(|a| match a {
+        LayoutArg::Tensor(g, _) => Some((&g.shape[..], &g.strides[..])),
+        _ => None,
+    }));
+    results
+        .iter()
+        .map(|r| Ok(ResultLayout::Fresh(format.strides(&r.shape)?)))
+        .collect()
+}
+
+/// The layouts of an instruction's results from its operands' geometries
+/// and the dtypes inference converts them to
+/// ([`Inferred::operand_dtypes`](crate::infer::Inferred)).
+///
+/// On the CPU, TensorIterator converts an operand whose dtype differs from
+/// the computation dtype with `.to(dtype)` (a preserve_format copy) before
+/// it lays out a pointwise result, so the result's layout is computed from
+/// the converted operand: what the promotion pass makes explicit. This
+/// gives the same layout whether or not promotion has run.
+pub fn instruction_layouts(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    operand_dtypes: &[Option<crate::dtype::DType>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    use crate::ops::def::LayoutRule;
+    if !matches!(op.def().rules.layout, LayoutRule::Pointwise) {
+        return result_layouts(op, args, results);
+    }
+    let mut converted: Vec<Option<(crate::view::Geometry, crate::types::TensorType)>> =
+        Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        let target = operand_dtypes.get(i).copied().flatten();
+        converted.push(match (a, target) {
+            (LayoutArg::Tensor(g, ty), Some(d)) if d != ty.dtype && ty.device.is_cpu() => {
+                let strides = g.clone_as(MemoryFormat::Preserve)?.strides;
+                Some((
+                    crate::view::Geometry::new(g.shape.clone(), strides, 0),
+                    (*ty).clone().with_dtype(d),
+                ))
+            }
+            _ => None,
+        });
+    }
+    let args: Vec<LayoutArg<'_>> = args
+        .iter()
+        .zip(&converted)
+        .map(|(a, c)| match c {
+            Some((g, ty)) => LayoutArg::Tensor(g, ty),
+            None => *a,
+        })
+        .collect();
+    result_layouts(op, &args, results)
 }

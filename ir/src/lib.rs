@@ -13,7 +13,7 @@
 //! | [`layout`] | layouts, memory formats, contiguity, TensorIterator and preserve-format strides |
 //! | [`view`] | view geometry: transpose, permute, expand, slice, view, reshape, broadcasting |
 //! | [`types`] | tensor types (shape, dtype, device, layout) |
-//! | [`op`] | the ops of IR.md and their attributes |
+//! | [`ops`] | the op table: every op, its attributes, operands, rules and expansion |
 //! | [`support`] | which dtypes PyTorch's CPU kernels implement |
 //! | [`infer`] | type inference for every op |
 //! | [`graph`] | modules, functions, instructions, the typed builder |
@@ -26,7 +26,7 @@ pub mod error;
 pub mod graph;
 pub mod infer;
 pub mod layout;
-pub mod op;
+pub mod ops;
 pub mod parse;
 pub mod print;
 pub mod promotion;
@@ -39,11 +39,13 @@ pub mod view;
 pub use device::{Device, DeviceType};
 pub use dtype::{Category, DType};
 pub use error::{Error, ErrorKind, Location, Result};
-pub use graph::{Func, FuncBuilder, Inst, Module, Operand, ValueId};
+pub use graph::{Func, FuncBuilder, Inst, Module, NewInst, Operand, Stage, ValueId};
 pub use layout::{Layout, MemoryFormat};
-pub use op::{ArgReduceOp, BinaryOp, Bound, Op, PowForm, ReduceOp, UnaryOp};
+pub use ops::{
+    ArgReduceOp, BinaryOp, GeluApproximate, Op, PowForm, ReduceOp, RoundingMode, Traits, UnaryOp,
+};
 pub use parse::{parse_bytes, parse_module};
 pub use promotion::{DefaultDType, can_cast, promote_types, result_type};
-pub use scalar::{Scalar, ScalarKind};
+pub use scalar::{F64, Scalar, ScalarKind};
 pub use types::{TensorType, TypeLayout};
 pub use view::Geometry;

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Location, Result};
-use crate::graph::{FuncBuilder, Module, Operand, ValueId};
+use crate::graph::{FuncBuilder, Module, NewInst, Operand, ValueId};
 use crate::infer::InferCtx;
 use crate::layout::MemoryFormat;
-use crate::op::{AttrValue, Attrs, Op};
+use crate::ops::{AttrValue, Attrs, Op};
 use crate::promotion::DefaultDType;
 use crate::scalar::Scalar;
 use crate::types::{TensorType, TypeLayout};
@@ -426,39 +426,57 @@ impl<'a> Parser<'a> {
         &mut self,
         b: &mut FuncBuilder,
         scope: &mut HashMap<String, ValueId>,
-        result: String,
-        result_loc: Location,
+        first: String,
+        first_loc: Location,
     ) -> Result<()> {
-        if self.peek()?.0 == Tok::Punct(",") {
-            return Err(
-                Error::new(ErrorKind::Arity, "no op of Kiln has more than one result")
-                    .at(result_loc),
-            );
+        let mut results = vec![(first, first_loc)];
+        while self.eat_punct(",")? {
+            let (tok, loc) = self.next()?;
+            let Tok::Value(name) = tok else {
+                return Err(self.unexpected("a result such as '%y'", &tok, &loc));
+            };
+            results.push((name, loc));
         }
         self.expect_punct("=")?;
         let (tok, op_loc) = self.next()?;
         let Tok::Ident(op_name) = tok else {
             return Err(self.unexpected("an op name", &tok, &op_loc));
         };
-        if !crate::op::OP_NAMES.contains(&op_name.as_str()) {
+        if !crate::ops::Op::is_name(&op_name) {
             return Err(
                 Error::new(ErrorKind::UnknownOp, format!("unknown op '{op_name}'")).at(op_loc),
             );
         }
-        let mut operands = Vec::new();
+        let mut groups: Vec<Group> = Vec::new();
         let starts_operand = |t: &Tok| {
-            matches!(t, Tok::Value(_) | Tok::Int(_) | Tok::Float(_))
-                || matches!(t, Tok::Ident(s) if matches!(s.as_str(), "true" | "false" | "inf" | "nan" | "complex"))
+            matches!(
+                t,
+                Tok::Value(_) | Tok::Int(_) | Tok::Float(_) | Tok::Punct("[")
+            ) || matches!(t, Tok::Ident(s) if matches!(s.as_str(), "true" | "false" | "inf" | "nan" | "complex" | "none"))
         };
         if starts_operand(&self.peek()?.0) {
             loop {
-                operands.push(self.operand(scope)?);
+                let (_, loc) = self.peek()?.clone();
+                if self.eat_punct("[")? {
+                    let mut list = Vec::new();
+                    loop {
+                        list.push(self.operand(scope)?);
+                        if self.eat_punct("]")? {
+                            break;
+                        }
+                        self.expect_punct(",")?;
+                    }
+                    groups.push(Group::List(list, loc));
+                } else {
+                    groups.push(Group::One(self.operand(scope)?));
+                }
                 if !self.eat_punct(",")? {
                     break;
                 }
             }
         }
         let mut attr_entries = Vec::new();
+        let mut tensor_attrs = Vec::new();
         let mut out_dtype = None;
         if self.eat_punct("{")? && !self.eat_punct("}")? {
             loop {
@@ -468,6 +486,10 @@ impl<'a> Parser<'a> {
                 };
                 self.expect_punct("=")?;
                 let value = self.attr_value()?;
+                let given_twice = attr_entries
+                    .iter()
+                    .chain(&tensor_attrs)
+                    .any(|(n, _): &(String, AttrValue)| *n == name);
                 if name == "out_dtype" {
                     match value {
                         AttrValue::DType(d) => out_dtype = Some(d),
@@ -481,15 +503,14 @@ impl<'a> Parser<'a> {
                             .at(aloc));
                         }
                     }
-                } else if attr_entries
-                    .iter()
-                    .any(|(n, _): &(String, AttrValue)| *n == name)
-                {
+                } else if given_twice {
                     return Err(Error::new(
                         ErrorKind::Attribute,
                         format!("{op_name}: attribute '{name}' given twice"),
                     )
                     .at(aloc));
+                } else if matches!(value, AttrValue::Value(_)) {
+                    tensor_attrs.push((name, value));
                 } else {
                     attr_entries.push((name, value));
                 }
@@ -500,33 +521,74 @@ impl<'a> Parser<'a> {
             }
         }
         let written = if self.eat_punct(":")? {
-            Some(self.tensor_type(false)?)
+            if self.eat_punct("(")? {
+                let mut types = Vec::new();
+                loop {
+                    types.push(self.tensor_type(false)?);
+                    if self.eat_punct(")")? {
+                        break;
+                    }
+                    self.expect_punct(",")?;
+                }
+                types
+            } else {
+                vec![self.tensor_type(false)?]
+            }
         } else {
-            None
+            Vec::new()
         };
-        let (mut op, extra) =
-            Op::from_attrs(&op_name, Attrs::new(attr_entries)).map_err(|e| e.at(op_loc.clone()))?;
-        if let Op::LayerNorm { weight, bias, .. } = &mut op {
-            *weight = operands.len() >= 2;
-            *bias = operands.len() >= 3;
+        let op = Op::parse(&op_name, Attrs::new(attr_entries)).map_err(|e| e.at(op_loc.clone()))?;
+        let mut operands = flatten_groups(&op, groups).map_err(|e| e.at(op_loc.clone()))?;
+        for (name, value) in tensor_attrs {
+            let AttrValue::Value(v) = value else {
+                continue;
+            };
+            // The older `{min = %lo}` spelling of an optional tensor operand.
+            let slot = op
+                .def()
+                .operands
+                .iter()
+                .position(|s| s.name == name && s.kind == crate::ops::SlotKind::Optional)
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Attribute,
+                        format!(
+                            "{op_name}: attribute '{name}' must be a number or boolean, got %{v}"
+                        ),
+                    )
+                    .at(op_loc.clone())
+                })?;
+            while operands.len() <= slot {
+                operands.push(Operand::None);
+            }
+            if operands[slot] != Operand::None {
+                return Err(Error::new(
+                    ErrorKind::Attribute,
+                    format!("{op_name}: '{name}' is given twice"),
+                )
+                .at(op_loc));
+            }
+            operands[slot] = Operand::Value(lookup(scope, &v, &op_loc)?);
         }
-        for name in extra {
-            operands.push(Operand::Value(lookup(scope, &name, &op_loc)?));
+        for (name, loc) in &results {
+            if scope.contains_key(name) {
+                return Err(
+                    Error::new(ErrorKind::Value, format!("%{name} is defined twice"))
+                        .at(loc.clone()),
+                );
+            }
         }
-        if scope.contains_key(&result) {
-            return Err(
-                Error::new(ErrorKind::Value, format!("%{result} is defined twice")).at(result_loc),
-            );
-        }
-        let id = b.push_full(
-            op,
-            operands,
-            out_dtype,
-            Some(&result),
-            Some(op_loc.clone()),
-            written,
+        let names: Vec<String> = results.iter().map(|(n, _)| n.clone()).collect();
+        let ids = b.push_full(
+            NewInst::new(op, operands)
+                .out_dtype(out_dtype)
+                .names(names.clone())
+                .location(Some(op_loc.clone()))
+                .written(written),
         )?;
-        scope.insert(result, id);
+        for (name, id) in names.into_iter().zip(ids) {
+            scope.insert(name, id);
+        }
         Ok(())
     }
 
@@ -534,6 +596,7 @@ impl<'a> Parser<'a> {
         let (tok, loc) = self.next()?;
         match tok {
             Tok::Value(v) => Ok(Operand::Value(lookup(scope, &v, &loc)?)),
+            Tok::Ident(s) if s == "none" => Ok(Operand::None),
             other => self.scalar_from(other, loc).map(Operand::Scalar),
         }
     }
@@ -694,6 +757,54 @@ impl<'a> Parser<'a> {
         }
         Ok(ty)
     }
+}
+
+/// Operands as written: one, or a bracketed list.
+enum Group {
+    One(Operand),
+    List(Vec<Operand>, Location),
+}
+
+/// The written operands in slot order: a bracketed list must stand where
+/// the op has its list slot; an op whose only slot is a list also takes
+/// its operands unbracketed (`cat %a, %b`, the older form).
+fn flatten_groups(op: &Op, groups: Vec<Group>) -> Result<Vec<Operand>> {
+    let slots = op.def().operands;
+    let list_slot = slots.iter().position(|s| s.kind.is_list());
+    let lists = groups
+        .iter()
+        .filter(|g| matches!(g, Group::List(..)))
+        .count();
+    if list_slot == Some(0) && slots.len() == 1 && lists == 0 {
+        return Ok(groups
+            .into_iter()
+            .filter_map(|g| match g {
+                Group::One(o) => Some(o),
+                Group::List(..) => None,
+            })
+            .collect());
+    }
+    let mut out = Vec::new();
+    for (i, g) in groups.into_iter().enumerate() {
+        match g {
+            Group::One(o) => out.push(o),
+            Group::List(list, loc) => {
+                if list_slot != Some(i) || lists > 1 {
+                    return Err(Error::new(
+                        ErrorKind::Arity,
+                        format!(
+                            "{}: operand {} is a list, but the op takes none there",
+                            op.name(),
+                            i + 1
+                        ),
+                    )
+                    .at(loc));
+                }
+                out.extend(list);
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn lookup(scope: &HashMap<String, ValueId>, name: &str, loc: &Location) -> Result<ValueId> {

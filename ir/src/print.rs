@@ -5,9 +5,10 @@
 use std::fmt::{self, Write};
 
 use crate::graph::{Func, Inst, Module, Operand};
-use crate::op::{AttrValue, Bound, Op};
+use crate::ops::AttrValue;
 use crate::types::TensorType;
 
+/// Writes a module as `.kir`.
 pub fn write_module(f: &mut dyn Write, module: &Module) -> fmt::Result {
     for (i, func) in module.funcs.iter().enumerate() {
         if i > 0 {
@@ -34,6 +35,7 @@ fn write_result_types(f: &mut dyn Write, types: &[TensorType]) -> fmt::Result {
     }
 }
 
+/// Writes a function as `.kir`.
 pub fn write_func(f: &mut dyn Write, func: &Func) -> fmt::Result {
     write!(f, "func @{}(", func.name)?;
     for (i, p) in func.params.iter().enumerate() {
@@ -58,44 +60,66 @@ pub fn write_func(f: &mut dyn Write, func: &Func) -> fmt::Result {
     f.write_str("\n}\n")
 }
 
-/// The attributes an instruction prints: the op's, the names of tensor
-/// clamp bounds, then `out_dtype`.
-fn inst_attrs(func: &Func, inst: &Inst) -> (usize, Vec<(&'static str, AttrValue)>) {
+/// The attributes an instruction prints: the op's, then `out_dtype`.
+fn inst_attrs(inst: &Inst) -> Vec<(&'static str, AttrValue)> {
     let mut attrs = inst.op.attrs();
-    let mut positional = inst.operands.len();
-    if let Op::Clamp { min, max } = &inst.op {
-        // Bounds print in order, each a scalar or the name of a tensor operand.
-        attrs.clear();
-        positional = 1;
-        let mut tensor_bounds = inst.operands[1..].iter();
-        for (name, bound) in [("min", min), ("max", max)] {
-            match bound {
-                Bound::Scalar(s) => attrs.push((name, AttrValue::Scalar(*s))),
-                Bound::Tensor => {
-                    if let Some(Operand::Value(v)) = tensor_bounds.next() {
-                        attrs.push((name, AttrValue::Value(func.name_of(*v).to_string())));
-                    }
-                }
-                Bound::None => {}
-            }
-        }
-    }
     if let Some(d) = inst.out_dtype {
         attrs.push(("out_dtype", AttrValue::DType(d)));
     }
-    (positional, attrs)
+    attrs
 }
 
-pub fn write_inst(f: &mut dyn Write, func: &Func, inst: &Inst) -> fmt::Result {
-    write!(f, "%{} = {}", func.name_of(inst.result), inst.op.name())?;
-    let (positional, attrs) = inst_attrs(func, inst);
-    for (i, o) in inst.operands[..positional].iter().enumerate() {
-        f.write_str(if i == 0 { " " } else { ", " })?;
-        match o {
-            Operand::Value(v) => write!(f, "%{}", func.name_of(*v))?,
-            Operand::Scalar(s) => write!(f, "{s}")?,
-        }
+fn write_operand(f: &mut dyn Write, func: &Func, o: &Operand) -> fmt::Result {
+    match o {
+        Operand::Value(v) => write!(f, "%{}", func.name_of(*v)),
+        Operand::Scalar(s) => write!(f, "{s}"),
+        Operand::None => f.write_str("none"),
     }
+}
+
+/// Writes an instruction: its results, op, operands (a list slot in
+/// brackets, trailing `none`s left out), attributes and result types.
+pub fn write_inst(f: &mut dyn Write, func: &Func, inst: &Inst) -> fmt::Result {
+    for (i, r) in inst.results.iter().enumerate() {
+        f.write_str(if i == 0 { "%" } else { ", %" })?;
+        f.write_str(func.name_of(*r))?;
+    }
+    write!(f, " = {}", inst.op.name())?;
+    let def = inst.op.def();
+    let count = inst.operands.len();
+    let mut shown = count;
+    while shown > 0 && inst.operands[shown - 1] == Operand::None {
+        let trailing_optional = def
+            .slot_of(shown - 1, count)
+            .is_some_and(|s| s.kind == crate::ops::SlotKind::Optional);
+        if !trailing_optional {
+            break;
+        }
+        shown -= 1;
+    }
+    let is_list = |i: usize| def.slot_of(i, count).is_some_and(|s| s.kind.is_list());
+    let mut i = 0;
+    let mut separator = " ";
+    while i < shown {
+        f.write_str(separator)?;
+        separator = ", ";
+        if !is_list(i) {
+            write_operand(f, func, &inst.operands[i])?;
+            i += 1;
+            continue;
+        }
+        f.write_str("[")?;
+        let start = i;
+        while i < shown && is_list(i) {
+            if i > start {
+                f.write_str(", ")?;
+            }
+            write_operand(f, func, &inst.operands[i])?;
+            i += 1;
+        }
+        f.write_str("]")?;
+    }
+    let attrs = inst_attrs(inst);
     if !attrs.is_empty() {
         f.write_str(" {")?;
         for (i, (name, value)) in attrs.iter().enumerate() {
@@ -106,7 +130,9 @@ pub fn write_inst(f: &mut dyn Write, func: &Func, inst: &Inst) -> fmt::Result {
         }
         f.write_str("}")?;
     }
-    write!(f, " : {}", func.ty(inst.result))
+    f.write_str(" : ")?;
+    let types: Vec<TensorType> = func.result_types_of(inst);
+    write_result_types(f, &types)
 }
 
 /// A module as `.kir` text.

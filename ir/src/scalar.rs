@@ -12,7 +12,12 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::promotion::DefaultDType;
 
 /// A scalar value with the Python type it stands for.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// Two scalars are equal when they are the same literal: same kind and the
+/// same bits (so `-0.0` and `0.0` differ, and a NaN equals itself). That is
+/// the identity the IR needs (common subexpressions, the optimizer's
+/// e-graph, kernel cache keys); numeric comparison is `to_f64`'s business.
+#[derive(Clone, Copy, Debug)]
 pub enum Scalar {
     Bool(bool),
     /// An integer that fits int64.
@@ -21,6 +26,89 @@ pub enum Scalar {
     UInt(u64),
     Float(f64),
     Complex(f64, f64),
+}
+
+impl Scalar {
+    /// The literal as a kind tag and bits: what identity compares.
+    fn identity(self) -> (u8, u64, u64) {
+        match self {
+            Scalar::Bool(b) => (0, b as u64, 0),
+            Scalar::Int(v) => (1, v as u64, 0),
+            Scalar::UInt(v) => (2, v, 0),
+            Scalar::Float(v) => (3, v.to_bits(), 0),
+            Scalar::Complex(re, im) => (4, re.to_bits(), im.to_bits()),
+        }
+    }
+}
+
+impl PartialEq for Scalar {
+    fn eq(&self, other: &Self) -> bool {
+        self.identity() == other.identity()
+    }
+}
+
+impl Eq for Scalar {}
+
+impl std::hash::Hash for Scalar {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.identity().hash(state)
+    }
+}
+
+impl PartialOrd for Scalar {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// An arbitrary but total order (by kind, then bits), for ordered containers.
+impl Ord for Scalar {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.identity().cmp(&other.identity())
+    }
+}
+
+/// A float attribute (`eps`, `negative_slope`, ...), compared and hashed by
+/// its bits like a [`Scalar`], so that ops holding one are `Eq` and `Hash`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct F64(pub f64);
+
+impl PartialEq for F64 {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for F64 {}
+
+impl std::hash::Hash for F64 {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state)
+    }
+}
+
+impl PartialOrd for F64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for F64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl From<f64> for F64 {
+    fn from(v: f64) -> Self {
+        F64(v)
+    }
+}
+
+impl fmt::Display for F64 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_float(f, self.0)
+    }
 }
 
 /// The promotion-relevant kind of a scalar.

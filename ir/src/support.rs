@@ -1,14 +1,21 @@
-//! Which dtypes PyTorch's CPU kernels implement, per kernel.
+//! Which dtypes PyTorch's CPU kernels implement.
 //!
 //! PyTorch rule: an op dispatches to a kernel compiled for a fixed set of
 //! dtypes (`AT_DISPATCH_*`); any other dtype raises
-//! `"<kernel>" not implemented for '<ScalarType>'`. Type inference asks this
-//! table for programs on devices with kernels (CPU, and CUDA, where Kiln keeps
-//! the CPU's set); the meta device has no kernels and skips it. The
-//! interpreter and the backends implement at least every dtype listed here.
+//! `"<kernel>" not implemented for '<ScalarType>'`. Each row of the op
+//! table names its kernel (or, below, the rule that picks one from the
+//! operands, where PyTorch names kernels by the case they handle). Type
+//! inference checks it for programs on devices with kernels (CPU, and
+//! CUDA, where Kiln keeps the CPU's set); the meta device has no kernels
+//! and skips it. The interpreter and the backends implement at least every
+//! dtype listed here.
 
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
+use crate::infer::{Arg, Inferred};
+use crate::ops::{Op, PowForm};
+use crate::scalar::Scalar;
+use crate::view::wrap_dim;
 
 /// A set of dtypes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -19,12 +26,14 @@ const fn bit(d: DType) -> u32 {
 }
 
 impl DTypeSet {
+    /// No dtype.
     pub const EMPTY: DTypeSet = DTypeSet(0);
     /// f32, f64, f16, bf16.
     pub const FLOATS: DTypeSet =
         DTypeSet(bit(DType::F32) | bit(DType::F64) | bit(DType::F16) | bit(DType::BF16));
     /// c64 and c128 (ComplexHalf has few CPU kernels).
     pub const COMPLEX: DTypeSet = DTypeSet(bit(DType::C64) | bit(DType::C128));
+    /// complex32.
     pub const COMPLEX_HALF: DTypeSet = DTypeSet(bit(DType::C32));
     /// u8, i8, i16, i32, i64.
     pub const INTS: DTypeSet = DTypeSet(
@@ -32,42 +41,77 @@ impl DTypeSet {
     );
     /// u16, u32, u64.
     pub const BARE_UINTS: DTypeSet = DTypeSet(bit(DType::U16) | bit(DType::U32) | bit(DType::U64));
+    /// bool.
     pub const BOOL: DTypeSet = DTypeSet(bit(DType::Bool));
     /// The float8 formats except e8m0 (which has no sign and fewer kernels).
     pub const FLOAT8_SIGNED: DTypeSet = DTypeSet(
         bit(DType::F8E4M3FN) | bit(DType::F8E5M2) | bit(DType::F8E4M3FNUZ) | bit(DType::F8E5M2FNUZ),
     );
+    /// Every float8 format.
     pub const FLOAT8: DTypeSet = DTypeSet(Self::FLOAT8_SIGNED.0 | bit(DType::F8E8M0FNU));
+    /// The packed float4 format.
     pub const FLOAT4: DTypeSet = DTypeSet(bit(DType::F4E2M1FNX2));
+    /// Every dtype.
     pub const ALL: DTypeSet = DTypeSet((1 << 22) - 1);
+    /// Floats and complex.
+    pub const FLOATS_COMPLEX: DTypeSet = Self::FLOATS.union(Self::COMPLEX);
+    /// Floats, complex (ComplexHalf included) and the signed-capable integers.
+    pub const NUMBERS: DTypeSet = Self::FLOATS
+        .union(Self::COMPLEX)
+        .union(Self::COMPLEX_HALF)
+        .union(Self::INTS);
+    /// Floats and integers.
+    pub const REAL_NUMBERS: DTypeSet = Self::FLOATS.union(Self::INTS);
+    /// What rounding (and clamping) kernels take: floats and every integer.
+    pub const ROUNDABLE: DTypeSet = Self::REAL_NUMBERS.union(Self::BARE_UINTS);
+    /// Everything that is not a half-supported storage type.
+    pub const LOGICAL: DTypeSet = Self::ALL
+        .without(Self::COMPLEX_HALF)
+        .without(Self::FLOAT8)
+        .without(Self::FLOAT4)
+        .without(Self::BARE_UINTS);
+    /// Integers and bool.
+    pub const BITWISE: DTypeSet = Self::INTS.union(Self::BOOL);
+    /// What sums and products take.
+    pub const SUMMABLE: DTypeSet = Self::FLOATS
+        .union(Self::COMPLEX)
+        .union(Self::INTS)
+        .union(Self::BOOL);
 
+    /// Both sets.
     pub const fn union(self, other: DTypeSet) -> DTypeSet {
         DTypeSet(self.0 | other.0)
     }
 
+    /// This set without the other's dtypes.
     pub const fn without(self, other: DTypeSet) -> DTypeSet {
         DTypeSet(self.0 & !other.0)
     }
 
+    /// Whether `d` is in the set.
     pub const fn contains(self, d: DType) -> bool {
         self.0 & bit(d) != 0
     }
 
+    /// The dtypes of the set, in [`DType::ALL`]'s order.
     pub fn iter(self) -> impl Iterator<Item = DType> {
         DType::ALL.into_iter().filter(move |d| self.contains(*d))
     }
 }
 
-/// A CPU kernel: its name in PyTorch's error messages and its dtypes.
+/// An ATen CPU kernel: its name in PyTorch's error messages and its dtypes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Kernel {
+pub struct AtenKernel {
+    /// The name PyTorch's "not implemented" message gives.
     pub name: &'static str,
+    /// The dtypes it is compiled for.
     pub dtypes: DTypeSet,
 }
 
-impl Kernel {
-    pub const fn new(name: &'static str, dtypes: DTypeSet) -> Kernel {
-        Kernel { name, dtypes }
+impl AtenKernel {
+    /// A kernel for these dtypes.
+    pub const fn new(name: &'static str, dtypes: DTypeSet) -> AtenKernel {
+        AtenKernel { name, dtypes }
     }
 
     /// Checks that the kernel exists for `dtype`.
@@ -101,163 +145,147 @@ pub fn check_copy(from: DType, to: DType) -> Result<()> {
     }
 }
 
-use DTypeSet as S;
+type Chosen = Result<Option<AtenKernel>>;
 
-const FLOATS_COMPLEX: DTypeSet = S::FLOATS.union(S::COMPLEX);
-const NUMBERS: DTypeSet = S::FLOATS
-    .union(S::COMPLEX)
-    .union(S::COMPLEX_HALF)
-    .union(S::INTS);
-const REAL_NUMBERS: DTypeSet = S::FLOATS.union(S::INTS);
-const ROUNDABLE: DTypeSet = REAL_NUMBERS.union(S::BARE_UINTS);
-/// Everything that is not a half-supported storage type.
-const LOGICAL: DTypeSet = S::ALL
-    .without(S::COMPLEX_HALF)
-    .without(S::FLOAT8)
-    .without(S::FLOAT4)
-    .without(S::BARE_UINTS);
-const BITWISE: DTypeSet = S::INTS.union(S::BOOL);
-
-/// Kernels of the unary ops (checked on the computation dtype).
-pub mod unary {
-    use super::*;
-
-    pub const NEG: Kernel = Kernel::new("neg_cpu", NUMBERS);
-    pub const ABS: Kernel = Kernel::new("abs_cpu", NUMBERS.union(S::FLOAT8_SIGNED));
-    pub const RELU: Kernel = Kernel::new("clamp_min_scalar_cpu", ROUNDABLE);
-    pub const GELU: Kernel = Kernel::new("GeluKernelImpl", S::FLOATS);
-    pub const SILU: Kernel = Kernel::new("silu_cpu", FLOATS_COMPLEX);
-    pub const ERF: Kernel = Kernel::new("erf_vml_cpu", S::FLOATS);
-    pub const ROUND: Kernel = Kernel::new("round_vml_cpu", ROUNDABLE);
-    pub const SIGN: Kernel = Kernel::new("sign_cpu", REAL_NUMBERS.union(S::BOOL));
-    pub const LOGICAL_NOT: Kernel = Kernel::new("logical_not_cpu", LOGICAL);
-    pub const BITWISE_NOT: Kernel = Kernel::new("bitwise_not_cpu", BITWISE);
-    pub const ISNAN: Kernel = Kernel::new("isnan", S::ALL);
-
-    /// exp, log, sin, ... (`<name>_vml_cpu`), rsqrt and reciprocal.
-    pub fn transcendental(name: &'static str) -> Kernel {
-        Kernel::new(name, FLOATS_COMPLEX)
-    }
-
-    /// floor, ceil, trunc (`<name>_vml_cpu`).
-    pub fn rounding(name: &'static str) -> Kernel {
-        Kernel::new(name, ROUNDABLE)
-    }
-
-    /// sigmoid names its reduced-float kernel separately.
-    pub fn sigmoid(dtype: DType) -> Kernel {
-        let name = if dtype.is_shell() {
-            "sigmoid_cpu_reduced_float"
-        } else {
-            "sigmoid_cpu"
-        };
-        Kernel::new(name, FLOATS_COMPLEX)
+fn tensor_dtype(arg: Option<&Arg<'_>>) -> Option<DType> {
+    match arg {
+        Some(Arg::Tensor(t)) => Some(t.dtype),
+        _ => None,
     }
 }
 
-/// Kernels of the binary ops (checked on the computation dtype).
-pub mod binary {
-    use super::*;
+/// A unary primitive's kernel.
+pub fn unary_kernel(op: &Op, _: &[Arg<'_>], _: &Inferred) -> Chosen {
+    Ok(match op {
+        Op::Unary { op } => Some(op.def().kernel),
+        _ => None,
+    })
+}
 
-    pub const ADD: Kernel = Kernel::new("add_stub", NUMBERS.union(S::BOOL));
-    pub const REMAINDER: Kernel = Kernel::new("remainder_cpu", REAL_NUMBERS);
-    pub const POW: Kernel = Kernel::new("pow", FLOATS_COMPLEX.union(S::INTS));
-    pub const MAXIMUM: Kernel = Kernel::new("maximum_cpu", ROUNDABLE.union(S::BOOL));
-    pub const MINIMUM: Kernel = Kernel::new("minimum_cpu", ROUNDABLE.union(S::BOOL));
-    pub const EQUALITY: Kernel = Kernel::new("eq_cpu", S::ALL);
-
-    /// logical_and/or/xor (`<name>_cpu`).
-    pub fn logical(name: &'static str) -> Kernel {
-        Kernel::new(name, super::LOGICAL)
-    }
-
-    /// mul: everything but float4; with a scalar operand, float8 goes
-    /// through a reduced-float kernel that does not exist.
-    pub fn mul(dtype: DType, scalar_operand: bool) -> Kernel {
-        if scalar_operand && dtype.is_float8() {
-            Kernel::new("mul_cpu_reduced_float", S::EMPTY)
-        } else {
-            Kernel::new("mul_cpu", S::ALL.without(S::FLOAT4))
+/// A binary primitive's kernel (`x ** 1` is a copy and `x ** 0` a fill:
+/// PyTorch runs no pow kernel for them).
+pub fn binary_kernel(op: &Op, args: &[Arg<'_>], inf: &Inferred) -> Chosen {
+    let Op::Binary { op } = op else {
+        return Ok(None);
+    };
+    if let (super::ops::BinaryOp::Pow, Some(Arg::Scalar(e))) = (op, args.get(1)) {
+        if matches!(
+            Op::pow_scalar_form(*e, true),
+            PowForm::Identity | PowForm::One
+        ) {
+            return Ok(None);
         }
     }
-
-    /// div with its rounding-mode kernels (`div_cpu`, `div_trunc_cpu`,
-    /// `div_floor_cpu`), and their reduced-float variants for float8 with a
-    /// scalar operand.
-    pub fn div(mode: Option<&'static str>, dtype: DType, scalar_operand: bool) -> Kernel {
-        let (base, dtypes) = match mode {
-            None => ("div", FLOATS_COMPLEX),
-            Some(mode) => (mode, REAL_NUMBERS),
-        };
-        let name = match (base, scalar_operand && dtype.is_float8()) {
-            ("div", false) => "div_cpu",
-            ("div", true) => "div_cpu_reduced_float",
-            ("trunc", false) => "div_trunc_cpu",
-            ("trunc", true) => "div_trunc_cpu_reduced_float",
-            ("floor", false) => "div_floor_cpu",
-            _ => "div_floor_cpu_reduced_float",
-        };
-        Kernel::new(name, dtypes)
-    }
-
-    /// lt, le, gt, ge (`<name>_cpu`).
-    pub fn ordering(name: &'static str) -> Kernel {
-        Kernel::new(name, REAL_NUMBERS.union(S::BOOL))
-    }
-
-    /// bitwise_and/or/xor (`<name>_cpu`).
-    pub fn bitwise(name: &'static str) -> Kernel {
-        Kernel::new(name, BITWISE.union(S::BARE_UINTS))
-    }
+    let has_scalar = args.iter().any(|a| matches!(a, Arg::Scalar(_)));
+    Ok(Some(op.def().kernel.resolve(inf.compute(), has_scalar)))
 }
 
-/// Kernels of clamp, by which bounds are given.
-pub mod clamp {
-    use super::*;
-
-    pub const SCALAR_MIN: Kernel = Kernel::new("clamp_min_scalar_cpu", ROUNDABLE);
-    pub const SCALAR_MAX: Kernel = Kernel::new("clamp_max_scalar_cpu", ROUNDABLE);
-    pub const SCALAR_BOTH: Kernel = Kernel::new("clamp_scalar_cpu", ROUNDABLE);
-    pub const TENSOR_BOTH: Kernel = Kernel::new("clamp_cpu", ROUNDABLE);
-}
-
-/// Kernels of reductions and of the ops built on them.
-pub mod reduce {
-    use super::*;
-
-    const SUMMABLE: DTypeSet = S::FLOATS.union(S::COMPLEX).union(S::INTS).union(S::BOOL);
-
-    pub const SUM: Kernel = Kernel::new("sum_cpu", SUMMABLE);
-    pub const PROD: Kernel = Kernel::new("prod_out_cpu", SUMMABLE);
-    pub const AMAX: Kernel = Kernel::new("max_values_cpu", REAL_NUMBERS.union(S::BOOL));
-    pub const AMIN: Kernel = Kernel::new("min_values_cpu", REAL_NUMBERS.union(S::BOOL));
-    pub const ARGMAX: Kernel = Kernel::new("argmax_cpu", REAL_NUMBERS);
-    pub const ARGMIN: Kernel = Kernel::new("argmin_cpu", REAL_NUMBERS);
-    pub const LAYER_NORM: Kernel = Kernel::new("LayerNormKernelImpl", S::FLOATS);
-    pub const MATMUL: Kernel = Kernel::new(
-        "addmm_impl_cpu_",
-        FLOATS_COMPLEX.union(S::FLOAT8_SIGNED).union(S::INTS),
-    );
-
-    /// softmax/log_softmax; PyTorch names the kernel by whether the dim is last.
-    pub fn softmax(log: bool, last_dim: bool) -> Kernel {
-        let name = match (log, last_dim) {
-            (false, true) => "softmax_lastdim_kernel_impl",
-            (false, false) => "softmax_kernel_impl",
-            (true, true) => "log_softmax_lastdim_kernel_impl",
-            (true, false) => "log_softmax_kernel_impl",
-        };
-        Kernel::new(name, S::FLOATS)
+/// `where` fills a scalar branch into a tensor first; float4 has no fill.
+pub fn where_kernel(_: &Op, args: &[Arg<'_>], inf: &Inferred) -> Chosen {
+    let has_scalar = args.iter().any(|a| matches!(a, Arg::Scalar(_)));
+    if has_scalar && inf.ty().dtype == DType::F4E2M1FNX2 {
+        return Err(not_implemented("fill_out", DType::F4E2M1FNX2));
     }
+    Ok(None)
 }
 
-/// Kernels of the creation ops.
-pub mod create {
-    use super::*;
+/// clamp's kernel, by which bounds are given (one scalar and one tensor
+/// bound: PyTorch makes both tensors).
+pub fn clamp_kernel(op: &Op, args: &[Arg<'_>], _: &Inferred) -> Chosen {
+    let Op::Clamp { min, max } = op else {
+        return Ok(None);
+    };
+    let tensor = |i: usize| tensor_dtype(args.get(i)).is_some();
+    let (min_t, max_t) = (tensor(1), tensor(2));
+    let (name, dtypes) = match (min_t, max_t, min.is_some(), max.is_some()) {
+        (true, false, _, false) => ("maximum_cpu", DTypeSet::ROUNDABLE.union(DTypeSet::BOOL)),
+        (false, true, false, _) => ("minimum_cpu", DTypeSet::ROUNDABLE.union(DTypeSet::BOOL)),
+        (false, false, true, false) => ("clamp_min_scalar_cpu", DTypeSet::ROUNDABLE),
+        (false, false, false, true) => ("clamp_max_scalar_cpu", DTypeSet::ROUNDABLE),
+        (false, false, true, true) => ("clamp_scalar_cpu", DTypeSet::ROUNDABLE),
+        _ => ("clamp_cpu", DTypeSet::ROUNDABLE),
+    };
+    Ok(Some(AtenKernel::new(name, dtypes)))
+}
 
-    /// `fill_` (full, ones); zeros is a memset and works for every dtype.
-    pub const FILL: Kernel = Kernel::new("fill_cpu", S::ALL.without(S::FLOAT4));
-    pub const ARANGE: Kernel = Kernel::new("arange_cpu", REAL_NUMBERS);
+/// `cast` and `to`: only the float4 conversions are missing.
+pub fn copy_kernel(op: &Op, args: &[Arg<'_>], inf: &Inferred) -> Chosen {
+    let target = match op {
+        Op::Cast { dtype } => Some(*dtype),
+        Op::To { dtype, .. } => *dtype,
+        _ => None,
+    };
+    if let (Some(from), Some(to)) = (tensor_dtype(args.first()), target) {
+        check_copy(from, to)?;
+    }
+    let _ = inf;
+    Ok(None)
+}
+
+/// A value reduction's kernel.
+pub fn reduce_kernel(op: &Op, _: &[Arg<'_>], _: &Inferred) -> Chosen {
+    Ok(match op {
+        Op::Reduce { op, .. } => Some(op.def().kernel),
+        _ => None,
+    })
+}
+
+/// argmax/argmin refuse bool before dispatching.
+pub fn arg_reduce_kernel(op: &Op, args: &[Arg<'_>], _: &Inferred) -> Chosen {
+    let Op::ArgReduce { op, .. } = op else {
+        return Ok(None);
+    };
+    if tensor_dtype(args.first()) == Some(DType::Bool) {
+        return Err(Error::new(
+            ErrorKind::DType,
+            format!("{}(): does not support bool input", op.name()),
+        ));
+    }
+    Ok(Some(op.def().kernel))
+}
+
+/// softmax/log_softmax: PyTorch names the kernel by whether the dim is last.
+pub fn softmax_kernel(op: &Op, args: &[Arg<'_>], _: &Inferred) -> Chosen {
+    let (dim, log) = match op {
+        Op::Softmax { dim, .. } => (*dim, false),
+        Op::LogSoftmax { dim, .. } => (*dim, true),
+        _ => return Ok(None),
+    };
+    let rank = match args.first() {
+        Some(Arg::Tensor(t)) => t.rank(),
+        _ => return Ok(None),
+    };
+    let last = rank == 0 || wrap_dim(dim, rank)? == rank - 1;
+    let name = match (log, last) {
+        (false, true) => "softmax_lastdim_kernel_impl",
+        (false, false) => "softmax_kernel_impl",
+        (true, true) => "log_softmax_lastdim_kernel_impl",
+        (true, false) => "log_softmax_kernel_impl",
+    };
+    Ok(Some(AtenKernel::new(name, DTypeSet::FLOATS)))
+}
+
+/// sigmoid names its reduced-float kernel separately.
+pub fn sigmoid_kernel(_: &Op, _: &[Arg<'_>], inf: &Inferred) -> Chosen {
+    let name = if inf.compute().is_shell() {
+        "sigmoid_cpu_reduced_float"
+    } else {
+        "sigmoid_cpu"
+    };
+    Ok(Some(AtenKernel::new(name, DTypeSet::FLOATS_COMPLEX)))
+}
+
+/// `fill_` (full, ones); zeros is a memset and works for every dtype.
+/// Dispatched on the result dtype.
+pub fn full_kernel(op: &Op, _: &[Arg<'_>], _: &Inferred) -> Chosen {
+    let Op::Full { value, .. } = op else {
+        return Ok(None);
+    };
+    let is_zeros = matches!(value, Scalar::Float(v) if v.to_bits() == 0);
+    Ok((!is_zeros).then_some(AtenKernel::new(
+        "fill_cpu",
+        DTypeSet::ALL.without(DTypeSet::FLOAT4),
+    )))
 }
 
 #[cfg(test)]
@@ -266,10 +294,12 @@ mod tests {
 
     #[test]
     fn sets() {
-        assert!(unary::ABS.dtypes.contains(DType::F8E4M3FN));
-        assert!(!unary::ABS.dtypes.contains(DType::F8E8M0FNU));
-        assert_eq!(S::ALL.iter().count(), 22);
-        let err = binary::ADD.check(DType::U16).unwrap_err();
+        let abs = crate::ops::UnaryOp::Abs.def().kernel;
+        assert!(abs.dtypes.contains(DType::F8E4M3FN));
+        assert!(!abs.dtypes.contains(DType::F8E8M0FNU));
+        assert_eq!(DTypeSet::ALL.iter().count(), 22);
+        let add = AtenKernel::new("add_stub", DTypeSet::NUMBERS.union(DTypeSet::BOOL));
+        let err = add.check(DType::U16).unwrap_err();
         assert_eq!(err.message(), "\"add_stub\" not implemented for 'UInt16'");
     }
 }

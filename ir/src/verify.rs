@@ -9,9 +9,10 @@
 //!    instruction, and its recorded definition points back at its definer.
 //! 3. **Defined before use**: every operand of an instruction, and every
 //!    returned value, is a parameter or the result of an earlier instruction.
-//! 4. **Types equal inference**: each instruction's result shape, dtype and
-//!    device equal what [`crate::infer`] gives for its operands and
-//!    attributes. This covers PyTorch's promotion, casting (`out_dtype`),
+//! 4. **Types equal inference**: each instruction's operands fill its op's
+//!    slots (tensors, literals, `none`, lists), and its results, as many
+//!    as inference gives, have the shape, dtype and device inference gives
+//!    for its operands and attributes. This covers PyTorch's promotion, casting (`out_dtype`),
 //!    broadcasting, the device rule (one device per op except zero-dim CPU
 //!    tensors), attribute ranges (dims in bounds, valid shapes) and the
 //!    dtypes each kernel accepts.
@@ -84,7 +85,10 @@ pub fn verify_func(func: &Func, ctx: &InferCtx) -> Result<()> {
         check_type(func, &format!("%{}", v.name), &v.ty)?;
         let back = match v.def {
             ValueDef::Param(p) => func.params.get(p).copied(),
-            ValueDef::Inst(k) => func.insts.get(k).map(|inst| inst.result),
+            ValueDef::Inst { inst, index } => func
+                .insts
+                .get(inst)
+                .and_then(|i| i.results.get(index).copied()),
         };
         if back != Some(ValueId(i as u32)) {
             return Err(fail(
@@ -109,26 +113,44 @@ pub fn verify_func(func: &Func, ctx: &InferCtx) -> Result<()> {
                 return Err(fail(func, format!("%{name} is used before it is defined")));
             }
         }
-        if func.value(inst.result).def != ValueDef::Inst(k) {
-            return Err(fail(
-                func,
-                format!("instruction {k} does not define its result"),
-            ));
+        for (index, r) in inst.results.iter().enumerate() {
+            let defines = func
+                .values
+                .get(r.index())
+                .is_some_and(|v| v.def == ValueDef::Inst { inst: k, index });
+            if !defines {
+                return Err(fail(
+                    func,
+                    format!("instruction {k} does not define its result {index}"),
+                ));
+            }
         }
         let inferred = func.infer_inst(inst, ctx)?;
-        let actual = func.ty(inst.result);
-        if !inferred.ty.same_value_type(actual) {
+        if inferred.results.len() != inst.results.len() {
             return Err(fail(
                 func,
                 format!(
-                    "%{} = {} has type {actual}, but inference gives {}",
-                    func.name_of(inst.result),
+                    "{} has {} results, but inference gives {}",
                     inst.op.name(),
-                    inferred.ty
+                    inst.results.len(),
+                    inferred.results.len()
                 ),
             ));
         }
-        defined.insert(inst.result);
+        for (r, expected) in inst.results.iter().zip(&inferred.results) {
+            let actual = func.ty(*r);
+            if !expected.same_value_type(actual) {
+                return Err(fail(
+                    func,
+                    format!(
+                        "%{} = {} has type {actual}, but inference gives {expected}",
+                        func.name_of(*r),
+                        inst.op.name(),
+                    ),
+                ));
+            }
+            defined.insert(*r);
+        }
     }
     if func.returns.len() != func.result_types.len() {
         return Err(fail(

@@ -1,32 +1,39 @@
 //! Common-subexpression elimination: an instruction identical to an earlier
-//! one (same op, attributes, operands and out_dtype) reuses its result.
-//! Commutative ops match with their operands in either order.
+//! one (same op and attributes, operands and out_dtype) reuses its results.
+//! Commutative ops match with their operands in either order. Identity is
+//! structural: ops, operands and literals compare by value (floats by
+//! their bits, so `-0.0` and `0.0` stay distinct).
 
-use kiln_ir::graph::Operand;
-use kiln_ir::{Module, Op, Result};
+use std::collections::HashMap;
 
-use crate::manager::Pass;
-use crate::rewrite::{Rewriter, is_laid_out, relayout};
+use kiln_ir::graph::{Func, Operand, ValueId};
+use kiln_ir::{DType, Op, Result};
 
+use crate::manager::{Pass, PassCx};
+use crate::rewrite::Rewriter;
+
+/// Reuses the results of identical instructions.
 pub struct CsePass;
 
-/// A structural key for an instruction: its text without the result name.
-fn key(op: &Op, operands: &[Operand], out: Option<kiln_ir::DType>) -> String {
-    let mut parts: Vec<String> = operands
-        .iter()
-        .map(|o| match o {
-            Operand::Value(v) => format!("%{}", v.0),
-            // Bits, so that -0.0 and 0.0 (and NaN payloads) stay distinct.
-            Operand::Scalar(kiln_ir::Scalar::Float(x)) => format!("f{:x}", x.to_bits()),
-            Operand::Scalar(s) => format!("{s:?}"),
-        })
-        .collect();
-    if let Op::Binary(b) = op {
-        if b.is_commutative() {
-            parts.sort();
+/// An instruction without its results: what makes two the same.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    op: Op,
+    operands: Vec<Operand>,
+    out_dtype: Option<DType>,
+}
+
+impl Key {
+    fn new(op: &Op, mut operands: Vec<Operand>, out_dtype: Option<DType>) -> Key {
+        if matches!(op, Op::Binary { op } if op.is_commutative()) {
+            operands.sort();
+        }
+        Key {
+            op: op.clone(),
+            operands,
+            out_dtype,
         }
     }
-    format!("{op:?}|{}|{out:?}", parts.join(","))
 }
 
 impl Pass for CsePass {
@@ -34,25 +41,24 @@ impl Pass for CsePass {
         "cse"
     }
 
-    fn run(&self, module: &mut Module) -> Result<()> {
-        let ctx = module.ctx();
-        let laid_out = is_laid_out(module);
-        for func in &mut module.funcs {
-            let mut rw = Rewriter::new(func, ctx)?;
-            let mut seen = std::collections::HashMap::new();
-            for inst in &func.insts {
-                let operands = rw.operands(inst);
-                let k = key(&inst.op, &operands, inst.out_dtype);
-                match seen.get(&k) {
-                    Some(&v) => rw.set(inst.result, v),
-                    None => {
-                        let v = rw.copy(inst)?;
-                        seen.insert(k, v);
+    fn run_func(&self, func: &mut Func, cx: &PassCx) -> Result<()> {
+        let mut rw = Rewriter::new(func, cx.ctx)?;
+        let mut seen: HashMap<Key, Vec<ValueId>> = HashMap::new();
+        for inst in &func.insts {
+            let key = Key::new(&inst.op, rw.operands(inst), inst.out_dtype);
+            match seen.get(&key) {
+                Some(vs) => {
+                    for (r, v) in inst.results.iter().zip(vs) {
+                        rw.set(*r, *v);
                     }
                 }
+                None => {
+                    let vs = rw.copy(inst)?;
+                    seen.insert(key, vs);
+                }
             }
-            *func = rw.finish()?;
         }
-        relayout(module, laid_out)
+        *func = rw.finish()?;
+        Ok(())
     }
 }

@@ -1,11 +1,13 @@
-//! Dead-code elimination: removes instructions whose results are never used
-//! (no Kiln op has side effects).
+//! Dead-code elimination: removes instructions none of whose results are
+//! used (no Kiln op has side effects).
 
-use kiln_ir::{Module, Result};
+use kiln_ir::Result;
+use kiln_ir::graph::Func;
 
-use crate::manager::Pass;
-use crate::rewrite::{Rewriter, is_laid_out, relayout};
+use crate::manager::{Pass, PassCx};
+use crate::rewrite::Rewriter;
 
+/// Removes unused instructions.
 pub struct DcePass;
 
 impl Pass for DcePass {
@@ -13,31 +15,29 @@ impl Pass for DcePass {
         "dce"
     }
 
-    fn run(&self, module: &mut Module) -> Result<()> {
-        let ctx = module.ctx();
-        let laid_out = is_laid_out(module);
-        for func in &mut module.funcs {
-            // Walk backwards: an instruction is live if a live one uses it.
-            let mut live = vec![false; func.values.len()];
-            for v in &func.returns {
-                live[v.index()] = true;
-            }
-            for inst in func.insts.iter().rev() {
-                if live[inst.result.index()] {
-                    for v in inst.value_operands() {
-                        live[v.index()] = true;
-                    }
+    fn run_func(&self, func: &mut Func, cx: &PassCx) -> Result<()> {
+        // Walk backwards: an instruction is live if a live one uses it.
+        let mut live = vec![false; func.values.len()];
+        for v in &func.returns {
+            live[v.index()] = true;
+        }
+        let is_live =
+            |live: &[bool], inst: &kiln_ir::Inst| inst.results.iter().any(|r| live[r.index()]);
+        for inst in func.insts.iter().rev() {
+            if is_live(&live, inst) {
+                for v in inst.value_operands() {
+                    live[v.index()] = true;
                 }
             }
-            if func.insts.iter().all(|i| live[i.result.index()]) {
-                continue;
-            }
-            let mut rw = Rewriter::new(func, ctx)?;
-            for inst in func.insts.iter().filter(|i| live[i.result.index()]) {
-                rw.copy(inst)?;
-            }
-            *func = rw.finish()?;
         }
-        relayout(module, laid_out)
+        if func.insts.iter().all(|i| is_live(&live, i)) {
+            return Ok(());
+        }
+        let mut rw = Rewriter::new(func, cx.ctx)?;
+        for inst in func.insts.iter().filter(|i| is_live(&live, i)) {
+            rw.copy(inst)?;
+        }
+        *func = rw.finish()?;
+        Ok(())
     }
 }

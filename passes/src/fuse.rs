@@ -23,17 +23,17 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use kiln_ir::graph::{Func, FuncBuilder, Inst, Operand, ValueId};
+use kiln_ir::graph::{Func, FuncBuilder, Inst, NewInst, Operand, ValueId};
 use kiln_ir::infer::InferCtx;
 use kiln_ir::layout::contiguous_strides;
 use kiln_ir::view::{Geometry, wrap_dim};
-use kiln_ir::{BinaryOp, DType, Device, Error, ErrorKind, Module, Op, Result, Scalar, UnaryOp};
+use kiln_ir::{BinaryOp, DType, Device, Error, ErrorKind, Module, Op, Result, Scalar};
 
-use crate::layout::{LayoutArg, ResultLayout, result_layout};
 use crate::plan::{
     Access, Buffer, BufferId, BufferRole, Expr, Kernel, KernelPlan, Node, NodeId, Step, Store,
     TensorView,
 };
+use kiln_ir::layout::{LayoutArg, ResultLayout, result_layouts};
 
 /// What a backend can compile, which decides what the plan asks of it.
 pub trait Target {
@@ -66,7 +66,10 @@ enum Kind {
 }
 
 fn classify(func: &Func, inst: &Inst, target: &dyn Target) -> Result<Kind> {
-    let result = func.ty(inst.result);
+    if inst.results.len() != 1 {
+        return Ok(Kind::Interpret);
+    }
+    let result = func.ty(inst.result());
     if inst.op.is_view() || matches!(inst.op, Op::Contiguous { .. } | Op::To { .. }) {
         let source = inst
             .value_operands()
@@ -102,8 +105,8 @@ fn classify(func: &Func, inst: &Inst, target: &dyn Target) -> Result<Kind> {
     Ok(match inst.op {
         Op::Reduce { .. } | Op::ArgReduce { .. } => Kind::Reduce,
         Op::Cat { .. } => Kind::Cat,
-        Op::Unary(_)
-        | Op::Binary(_)
+        Op::Unary { .. }
+        | Op::Binary { .. }
         | Op::Where
         | Op::Cast { .. }
         | Op::Contiguous { .. }
@@ -114,6 +117,17 @@ fn classify(func: &Func, inst: &Inst, target: &dyn Target) -> Result<Kind> {
         // Composite ops left by decomposition (dtypes it does not lower).
         _ => Kind::Interpret,
     })
+}
+
+/// The layout of a single-result op's result.
+fn result_layout(
+    op: &Op,
+    args: &[LayoutArg<'_>],
+    result: &kiln_ir::TensorType,
+) -> Result<ResultLayout> {
+    result_layouts(op, args, std::slice::from_ref(result))?
+        .pop()
+        .ok_or_else(|| Error::new(ErrorKind::Backend, "a layout rule gave no layout"))
 }
 
 fn not_laid_out() -> Error {
@@ -166,7 +180,9 @@ fn initial_materialized(func: &Func, kinds: &[Kind]) -> Vec<bool> {
     for (inst, kind) in func.insts.iter().zip(kinds) {
         match kind {
             Kind::Matmul | Kind::Cat | Kind::Interpret => {
-                m[inst.result.index()] = true;
+                for r in &inst.results {
+                    m[r.index()] = true;
+                }
                 for v in inst.value_operands() {
                     m[v.index()] = true;
                 }
@@ -176,7 +192,7 @@ fn initial_materialized(func: &Func, kinds: &[Kind]) -> Vec<bool> {
                     m[v.index()] = true;
                 }
             }
-            Kind::ReshapeCopy => m[inst.result.index()] = true,
+            Kind::ReshapeCopy => m[inst.result().index()] = true,
             Kind::Pointwise | Kind::Reduce => {}
         }
     }
@@ -330,30 +346,9 @@ fn identity_map(rank: usize) -> DimMap {
 }
 
 /// Ops worth materializing rather than recomputing at every element of a
-/// broadcast.
+/// broadcast (their cost class, from the op table).
 fn expensive(op: &Op) -> bool {
-    match op {
-        Op::Unary(u) => !matches!(
-            u,
-            UnaryOp::Neg
-                | UnaryOp::Abs
-                | UnaryOp::Relu
-                | UnaryOp::LogicalNot
-                | UnaryOp::BitwiseNot
-                | UnaryOp::Isnan
-                | UnaryOp::Sign
-        ),
-        Op::Binary(b) => matches!(
-            b,
-            BinaryOp::Div
-                | BinaryOp::DivTrunc
-                | BinaryOp::DivFloor
-                | BinaryOp::Remainder
-                | BinaryOp::Pow
-        ),
-        Op::Reduce { .. } | Op::ArgReduce { .. } => true,
-        _ => false,
-    }
+    op.cost().is_expensive()
 }
 
 /// Which dims of a rank-`rank` input a reduction folds.
@@ -422,7 +417,7 @@ impl<'a> PlanBuilder<'a> {
 
     fn kind_of(&self, v: ValueId) -> Option<Kind> {
         match self.func.value(v).def {
-            kiln_ir::graph::ValueDef::Inst(i) => Some(self.kinds[i]),
+            kiln_ir::graph::ValueDef::Inst { inst, .. } => Some(self.kinds[inst]),
             kiln_ir::graph::ValueDef::Param(_) => None,
         }
     }
@@ -459,7 +454,7 @@ impl<'a> PlanBuilder<'a> {
             self.new_buffer(BufferRole::Input(i), p)?;
         }
         for (index, inst) in self.func.insts.iter().enumerate() {
-            let v = inst.result;
+            let v = inst.result();
             let kind = self.kinds[index];
             if kind == Kind::View {
                 let source = inst.value_operands().next().expect("views have a source");
@@ -487,6 +482,15 @@ impl<'a> PlanBuilder<'a> {
             if !self.materialized[v.index()] {
                 continue;
             }
+            if kind == Kind::Interpret {
+                let outs = inst
+                    .results
+                    .iter()
+                    .map(|r| self.new_buffer(BufferRole::Temp { slot: 0 }, *r))
+                    .collect::<Result<Vec<_>>>()?;
+                self.interpret(inst, outs)?;
+                continue;
+            }
             let out = self.new_buffer(BufferRole::Temp { slot: 0 }, v)?;
             match kind {
                 Kind::Matmul => {
@@ -494,7 +498,7 @@ impl<'a> PlanBuilder<'a> {
                     self.steps.push(Step::Matmul { a, b, out });
                 }
                 Kind::Cat => self.cat(inst, &out)?,
-                Kind::Interpret => self.interpret(inst, out)?,
+                Kind::Interpret => unreachable!("handled above"),
                 Kind::ReshapeCopy => {
                     let source = inst.value_operands().next().expect("a source");
                     let shape = self.func.ty(source).shape.clone();
@@ -603,7 +607,7 @@ impl<'a> PlanBuilder<'a> {
 
     /// An instruction the backend does not compile, as a one-instruction
     /// function for the interpreter.
-    fn interpret(&mut self, inst: &Inst, out: TensorView) -> Result<()> {
+    fn interpret(&mut self, inst: &Inst, outs: Vec<TensorView>) -> Result<()> {
         let mut b = FuncBuilder::new("island", *self.ctx);
         let mut inputs = Vec::new();
         let mut operands = Vec::new();
@@ -630,19 +634,23 @@ impl<'a> PlanBuilder<'a> {
                 s => operands.push(*s),
             }
         }
-        let r = b.push_full(
-            inst.op.clone(),
-            operands,
-            inst.out_dtype,
-            Some(self.func.name_of(inst.result)),
-            inst.location.clone(),
-            Some(self.func.ty(inst.result).clone()),
+        let names = inst
+            .results
+            .iter()
+            .map(|r| self.func.name_of(*r).to_string())
+            .collect();
+        let rs = b.push_full(
+            NewInst::new(inst.op.clone(), operands)
+                .out_dtype(inst.out_dtype)
+                .names(names)
+                .location(inst.location.clone())
+                .written(self.func.result_types_of(inst)),
         )?;
-        let func = b.finish(vec![r], None)?;
+        let func = b.finish(rs, None)?;
         self.steps.push(Step::Interpret {
             func,
             inputs,
-            outputs: vec![out],
+            outputs: outs,
         });
         Ok(())
     }
@@ -709,11 +717,11 @@ impl<'a> PlanBuilder<'a> {
     ) -> Result<Option<NodeId>> {
         let kernel_index = self.steps.len();
         self.inlined_in
-            .entry(inst.result)
+            .entry(inst.result())
             .or_default()
             .insert(kernel_index);
         let func = self.func;
-        let out_ty = func.ty(inst.result);
+        let out_ty = func.ty(inst.result());
         let inferred = func.infer_inst(inst, self.ctx)?;
         let natural = inferred.natural_dtype;
         let operand_dtype = |i: usize| inferred.operand_dtypes.get(i).copied().flatten();
@@ -726,12 +734,12 @@ impl<'a> PlanBuilder<'a> {
             }};
         }
         let n = match &inst.op {
-            Op::Unary(op) => {
+            Op::Unary { op } => {
                 let x = operand!(0, &map);
                 let compute = operand_dtype(0).unwrap_or(k.nodes[x.index()].dtype);
                 k.node(Expr::Unary { op: *op, x }, natural, compute)
             }
-            Op::Binary(op) => {
+            Op::Binary { op } => {
                 let a = operand!(0, &map);
                 let b = operand!(1, &map);
                 let compute = operand_dtype(0)
@@ -793,7 +801,7 @@ impl<'a> PlanBuilder<'a> {
                     && k.reduced.as_ref().is_none_or(|r| *r == reduced)
                     && same_dims(&map, &expected, &k.space);
                 if !compatible {
-                    self.retry = Some(inst.result);
+                    self.retry = Some(inst.result());
                     return Ok(None);
                 }
                 k.reduced = Some(reduced);
@@ -845,11 +853,18 @@ impl<'a> PlanBuilder<'a> {
                 };
                 Ok(Some(k.constant(s, dtype)))
             }
+            Operand::None => Err(Error::new(
+                ErrorKind::Backend,
+                format!(
+                    "fuse: {} has an absent operand a kernel would read",
+                    inst.op.name()
+                ),
+            )),
             Operand::Value(v) => {
                 let shape = &self.func.ty(v).shape;
                 let consumer = match &inst.op {
                     Op::Reduce { .. } | Op::ArgReduce { .. } => shape,
-                    _ => &self.func.ty(inst.result).shape,
+                    _ => &self.func.ty(inst.result()).shape,
                 };
                 let vmap = broadcast_map(shape, consumer, map);
                 let Some(n) = self.value(k, v, vmap)? else {
@@ -1202,7 +1217,10 @@ fn reuse_stored_values(k: &mut Kernel) {
             let transcendental = matches!(
                 node.expr,
                 Expr::Unary {
-                    op: UnaryOp::Exp | UnaryOp::Log | UnaryOp::Tanh | UnaryOp::Erf,
+                    op: kiln_ir::UnaryOp::Exp
+                        | kiln_ir::UnaryOp::Log
+                        | kiln_ir::UnaryOp::Tanh
+                        | kiln_ir::UnaryOp::Erf,
                     ..
                 }
             );

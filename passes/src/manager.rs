@@ -1,19 +1,55 @@
-//! The pass manager: an ordered list of named passes, the verifier after
-//! each, and a hook to observe the module after any pass (for
-//! `kiln dump --after NAME`) with the time each pass took.
+//! The pass manager: an ordered list of named passes run function by
+//! function, the module's pipeline stage, re-layout after a rebuild, the
+//! verifier after each pass, and a hook to observe the module after any
+//! pass (for `kiln dump --after NAME`) with the time each pass took.
+//!
+//! A pass transforms one function at a time and says what stage it needs
+//! and what stage it leaves ([`Pass::requires`], [`Pass::produces`]). The
+//! manager keeps the module's [`Stage`]: once functions are laid out, it
+//! lays out again every function a later pass rebuilt, so passes never
+//! guess whether layouts exist and never re-run the layout pass themselves.
 
 use std::time::{Duration, Instant};
 
-use kiln_ir::verify::verify_module;
+use kiln_ir::graph::{Func, Stage};
+use kiln_ir::infer::InferCtx;
+use kiln_ir::verify::verify_func;
 use kiln_ir::{Error, ErrorKind, Module, Result};
 
-/// A transformation of a module. A pass keeps the module typed; the manager
-/// verifies it afterwards.
+/// What a pass knows of the module it runs in.
+#[derive(Clone, Copy, Debug)]
+pub struct PassCx {
+    /// Inference settings.
+    pub ctx: InferCtx,
+    /// The stage the module is at.
+    pub stage: Stage,
+}
+
+impl PassCx {
+    /// Whether values have layouts (the layout pass ran).
+    pub fn laid_out(&self) -> bool {
+        self.stage >= Stage::LaidOut
+    }
+}
+
+/// A transformation of functions. A pass keeps each function typed; the
+/// manager lays it out again (at [`Stage::LaidOut`]) and verifies it.
 pub trait Pass {
     /// The name `kiln dump --after NAME` uses.
     fn name(&self) -> &'static str;
 
-    fn run(&self, module: &mut Module) -> Result<()>;
+    /// The stage the module must be at.
+    fn requires(&self) -> Stage {
+        Stage::Typed
+    }
+
+    /// The stage the module is at afterwards (`None`: unchanged).
+    fn produces(&self) -> Option<Stage> {
+        None
+    }
+
+    /// Transforms one function.
+    fn run_func(&self, func: &mut Func, cx: &PassCx) -> Result<()>;
 
     /// What the last run has to say (the optimizer's report and
     /// explanations), shown by `kiln dump`.
@@ -24,9 +60,13 @@ pub trait Pass {
 
 /// What the manager reports after each pass.
 pub struct PassEvent<'a> {
+    /// The pass's name.
     pub name: &'static str,
+    /// The module after it.
     pub module: &'a Module,
+    /// How long it took (re-layout and verification included).
     pub elapsed: Duration,
+    /// What it had to say.
     pub notes: Vec<String>,
 }
 
@@ -37,6 +77,7 @@ pub struct PassManager {
 }
 
 impl PassManager {
+    /// An empty pipeline.
     pub fn new() -> PassManager {
         PassManager {
             passes: Vec::new(),
@@ -61,6 +102,7 @@ impl PassManager {
             .with(crate::dce::DcePass)
     }
 
+    /// Appends a pass.
     pub fn with(mut self, pass: impl Pass + 'static) -> PassManager {
         self.passes.push(Box::new(pass));
         self
@@ -72,6 +114,7 @@ impl PassManager {
         self
     }
 
+    /// The passes' names, in order.
     pub fn names(&self) -> Vec<&'static str> {
         self.passes.iter().map(|p| p.name()).collect()
     }
@@ -95,12 +138,8 @@ impl PassManager {
     ) -> Result<()> {
         for pass in &self.passes {
             let start = Instant::now();
-            pass.run(module)
+            run_pass(pass.as_ref(), module, self.verify)
                 .map_err(|e| e.context(format!("in pass {}", pass.name())))?;
-            if self.verify {
-                verify_module(module)
-                    .map_err(|e| e.context(format!("after pass {}", pass.name())))?;
-            }
             observe(PassEvent {
                 name: pass.name(),
                 module,
@@ -111,9 +150,43 @@ impl PassManager {
         Ok(())
     }
 
+    /// Runs every pass in order.
     pub fn run(&self, module: &mut Module) -> Result<()> {
         self.run_observed(module, |_| {})
     }
+}
+
+/// Runs one pass over every function of a module: the stage it needs,
+/// re-layout of what it rebuilt, verification, the stage it leaves.
+pub fn run_pass(pass: &dyn Pass, module: &mut Module, verify: bool) -> Result<()> {
+    if module.stage < pass.requires() {
+        return Err(Error::new(
+            ErrorKind::Backend,
+            format!(
+                "pass {} needs a module at stage {:?}, but it is at {:?}",
+                pass.name(),
+                pass.requires(),
+                module.stage
+            ),
+        ));
+    }
+    let cx = PassCx {
+        ctx: module.ctx(),
+        stage: module.stage,
+    };
+    let stage = pass.produces().unwrap_or(module.stage).max(module.stage);
+    for func in &mut module.funcs {
+        pass.run_func(func, &cx)?;
+        if stage >= Stage::LaidOut && pass.produces() != Some(Stage::LaidOut) {
+            crate::layout::lay_out(func, &cx.ctx)?;
+        }
+        if verify {
+            verify_func(func, &cx.ctx)
+                .map_err(|e| e.context(format!("after pass {}", pass.name())))?;
+        }
+    }
+    module.stage = stage;
+    Ok(())
 }
 
 impl Default for PassManager {

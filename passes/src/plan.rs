@@ -377,7 +377,7 @@ impl Kernel {
                 Expr::Iota { offset, strides } => {
                     write!(f, "iota {offset} strides {}", format_shape(strides))?
                 }
-                Expr::Unary { op, x } => write!(f, "{} {x}", unary_label(*op))?,
+                Expr::Unary { op, x } => write!(f, "{} {x}", op.name())?,
                 Expr::Binary { op, a, b } => write!(f, "{} {a}, {b}", binary_label(*op))?,
                 Expr::Where { cond, a, b } => write!(f, "where {cond}, {a}, {b}")?,
                 Expr::Cast { x } => write!(f, "cast {x}")?,
@@ -426,43 +426,6 @@ pub fn kernel_dtype(d: DType) -> bool {
             | DType::F32
             | DType::F64
     )
-}
-
-/// How a reduction folds its elements in a kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fold {
-    Sum,
-    Prod,
-    Max,
-    Min,
-    /// A bool "sum" or "max".
-    Or,
-    /// A bool "prod" or "min".
-    And,
-}
-
-impl Fold {
-    /// The fold of `op` computing in `compute` (mean is a sum here; the
-    /// decomposition divides).
-    pub fn of(op: ReduceOp, compute: DType) -> Fold {
-        match (op, compute.is_bool()) {
-            (ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Amax, true) => Fold::Or,
-            (ReduceOp::Prod | ReduceOp::Amin, true) => Fold::And,
-            (ReduceOp::Sum | ReduceOp::Mean, false) => Fold::Sum,
-            (ReduceOp::Prod, false) => Fold::Prod,
-            (ReduceOp::Amax, false) => Fold::Max,
-            (ReduceOp::Amin, false) => Fold::Min,
-        }
-    }
-}
-
-/// A unary op's name in plans: IR names, made unique (the key of the
-/// compiled-kernel cache depends on it).
-fn unary_label(op: UnaryOp) -> &'static str {
-    match op {
-        UnaryOp::GeluTanh => "gelu_tanh",
-        other => other.name(),
-    }
 }
 
 /// A binary op's name in plans (`div` with a rounding mode is its own op).

@@ -9,11 +9,13 @@
 //! backends materialise it in the op's computation precision (PyTorch's
 //! "opmath": f32 for f16/bf16). Results are unchanged, bit for bit.
 
-use kiln_ir::{Module, Op, Operand, Result};
+use kiln_ir::graph::Func;
+use kiln_ir::{Op, Operand, Result};
 
-use crate::manager::Pass;
-use crate::rewrite::{Rewriter, is_laid_out, relayout};
+use crate::manager::{Pass, PassCx};
+use crate::rewrite::Rewriter;
 
+/// Inserts the casts type promotion implies.
 pub struct PromotePass;
 
 impl Pass for PromotePass {
@@ -21,43 +23,39 @@ impl Pass for PromotePass {
         "promote"
     }
 
-    fn run(&self, module: &mut Module) -> Result<()> {
-        let ctx = module.ctx();
-        let laid_out = is_laid_out(module);
-        for func in &mut module.funcs {
-            let mut rw = Rewriter::new(func, ctx)?;
-            for inst in &func.insts {
-                let inferred = func.infer_inst(inst, &ctx)?;
-                let mut operands = rw.operands(inst);
-                for (operand, target) in operands.iter_mut().zip(&inferred.operand_dtypes) {
-                    if let (Operand::Value(v), Some(target)) = (*operand, target) {
-                        if rw.b.ty(v).dtype != *target {
-                            let cast = rw.push_temp(
-                                inst,
-                                Op::Cast { dtype: *target },
-                                vec![Operand::Value(v)],
-                            )?;
-                            *operand = Operand::Value(cast);
-                        }
-                    }
-                }
-                match inst.out_dtype.filter(|out| *out != inferred.natural_dtype) {
-                    Some(out) => {
-                        let natural = rw.push_temp(inst, inst.op.clone(), operands)?;
-                        rw.push_as(
+    fn run_func(&self, func: &mut Func, cx: &PassCx) -> Result<()> {
+        let mut rw = Rewriter::new(func, cx.ctx)?;
+        for inst in &func.insts {
+            let inferred = func.infer_inst(inst, &cx.ctx)?;
+            let mut operands = rw.operands(inst);
+            for (operand, target) in operands.iter_mut().zip(&inferred.operand_dtypes) {
+                if let (Operand::Value(v), Some(target)) = (*operand, target) {
+                    if rw.b.ty(v).dtype != *target {
+                        let cast = rw.push_temp(
                             inst,
-                            Op::Cast { dtype: out },
-                            vec![Operand::Value(natural)],
-                            None,
+                            Op::Cast { dtype: *target },
+                            vec![Operand::Value(v)],
                         )?;
-                    }
-                    None => {
-                        rw.push_as(inst, inst.op.clone(), operands, None)?;
+                        *operand = Operand::Value(cast);
                     }
                 }
             }
-            *func = rw.finish()?;
+            match inst.out_dtype.filter(|out| *out != inferred.natural_dtype) {
+                Some(out) => {
+                    let natural = rw.push_temp(inst, inst.op.clone(), operands)?;
+                    rw.push_as(
+                        inst,
+                        Op::Cast { dtype: out },
+                        vec![Operand::Value(natural)],
+                        None,
+                    )?;
+                }
+                None => {
+                    rw.push_as(inst, inst.op.clone(), operands, None)?;
+                }
+            }
         }
-        relayout(module, laid_out)
+        *func = rw.finish()?;
+        Ok(())
     }
 }

@@ -11,8 +11,6 @@ use std::sync::Mutex;
 use kiln_ir::infer::InferCtx;
 use kiln_ir::view::Geometry;
 use kiln_ir::{DefaultDType, Device, Error, ErrorKind, Module, Result};
-use kiln_passes::Pass;
-use kiln_passes::layout::LayoutPass;
 use kiln_passes::plan::{Access, BufferRole, Kernel, KernelPlan, Step, TensorView};
 use rayon::prelude::*;
 
@@ -132,8 +130,7 @@ pub fn check_plan(plan: &KernelPlan, default_dtype: DefaultDType) -> Result<Vec<
                 for v in inputs.iter().chain(outputs) {
                     check_view(plan, v)?;
                 }
-                let mut module = Module::single(func.clone(), default_dtype);
-                LayoutPass.run(&mut module)?;
+                let module = Module::single(func.clone(), default_dtype);
                 *islands.last_mut().expect("pushed above") = Some(module);
             }
         }

@@ -6,7 +6,7 @@
 use kiln_ir::graph::{FuncBuilder, Operand};
 use kiln_ir::infer::InferCtx;
 use kiln_ir::{DefaultDType, Module, Op, Scalar, TensorType};
-use kiln_passes::optimize::{Fold, FoldArg};
+use kiln_passes::optimize::{ConstantFolder, FoldArg};
 
 use crate::convert::{V, convert};
 use crate::tensor::Tensor;
@@ -16,7 +16,7 @@ pub struct InterpreterFold {
     pub default_dtype: DefaultDType,
 }
 
-impl Fold for InterpreterFold {
+impl ConstantFolder for InterpreterFold {
     fn fold(&self, op: &Op, args: &[FoldArg], result: &TensorType) -> Option<Scalar> {
         let ctx = InferCtx {
             default_dtype: self.default_dtype,

@@ -2,8 +2,8 @@
 //! interpreter, with tolerances that follow what may legitimately differ
 //! (summation order), shared by every backend's tests.
 
-use kiln::{BackendKind, Compiler, DType, Module, Op};
-use kiln_passes::Pass;
+use kiln::{BackendKind, Compiler, DType, Module, Op, Traits};
+use kiln_passes::PassManager;
 use kiln_passes::dce::DcePass;
 use kiln_runtime::Tensor;
 use kiln_runtime::compare::{Tolerance, check_close, largest_magnitude};
@@ -79,14 +79,14 @@ fn sum_scale(module: &Module, m: f64) -> f64 {
     for inst in &func.insts {
         let operands: Vec<kiln::ValueId> = inst.value_operands().collect();
         let numel = |v: kiln::ValueId| func.ty(v).numel().max(1) as f64;
-        let per_result = |v: kiln::ValueId| numel(v) / numel(inst.result).max(1.0);
+        let per_result = |v: kiln::ValueId| numel(v) / numel(inst.result()).max(1.0);
         scale = scale.max(match &inst.op {
-            Op::Reduce { .. } | Op::Softmax { .. } => per_result(operands[0]) * m,
             Op::Matmul => {
                 let shape = &func.ty(operands[0]).shape;
                 shape.last().copied().unwrap_or(1).max(1) as f64 * m * m
             }
-            Op::LayerNorm { eps, .. } => m / eps.sqrt(),
+            Op::LayerNorm { eps, .. } => m / eps.0.sqrt(),
+            op if op.is(Traits::REDUCTION) && !operands.is_empty() => per_result(operands[0]) * m,
             _ => 0.0,
         });
     }
@@ -110,18 +110,10 @@ pub enum Math {
 }
 
 impl Math {
-    /// Whether `op`'s values come from a math function here.
+    /// Whether `op`'s values come from a math function here (the op
+    /// table's approximate ops).
     fn library(self, op: &Op) -> bool {
-        use kiln::UnaryOp::*;
-        self == Math::Own
-            && match op {
-                Op::Unary(u) => matches!(
-                    u,
-                    Exp | Log | Log2 | Sin | Cos | Tanh | Erf | Gelu | GeluTanh | Silu | Sigmoid
-                ),
-                Op::Binary(b) => *b == kiln::BinaryOp::Pow,
-                _ => false,
-            }
+        self == Math::Own && op.is(Traits::APPROXIMATE)
     }
 }
 
@@ -141,7 +133,6 @@ fn torch_tolerance(d: DType) -> (f64, f64) {
 /// (compared by type only); and whether it depends on a math function of
 /// the backend's own library (see [`Math::Own`]).
 fn unstable_results(module: &Module, math: Math) -> (Vec<bool>, Vec<bool>) {
-    use kiln::{BinaryOp, UnaryOp};
     let func = module.entry().unwrap();
     let mut approx = vec![false; func.values.len()];
     let mut unstable = vec![false; func.values.len()];
@@ -153,39 +144,24 @@ fn unstable_results(module: &Module, math: Math) -> (Vec<bool>, Vec<bool>) {
         };
         let operands: Vec<kiln::ValueId> = inst.value_operands().collect();
         let any_approx = operands.iter().any(|v| approx[v.index()]);
+        // Sums whose last bits depend on summation order: reductions
+        // other than max and min, matmul, and the row-wise composites.
         let sums = match &inst.op {
             Op::Reduce { op, .. } => {
                 !matches!(op, kiln::ReduceOp::Amax | kiln::ReduceOp::Amin) && float(operands[0])
             }
-            Op::Matmul | Op::Softmax { .. } | Op::LayerNorm { .. } => float(operands[0]),
-            _ => false,
+            Op::ArgReduce { .. } => false,
+            Op::Matmul => float(operands[0]),
+            op => op.is(Traits::REDUCTION) && operands.first().is_some_and(|v| float(*v)),
         };
         let discontinuous = match &inst.op {
-            Op::Binary(b) => {
-                b.is_comparison()
-                    || b.is_logical()
-                    || matches!(
-                        b,
-                        BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder
-                    )
-            }
-            Op::Unary(u) => matches!(
-                u,
-                UnaryOp::Floor
-                    | UnaryOp::Ceil
-                    | UnaryOp::Round
-                    | UnaryOp::Trunc
-                    | UnaryOp::Sign
-                    | UnaryOp::LogicalNot
-            ),
-            Op::Where | Op::ArgReduce { .. } => true,
             Op::Cast { dtype }
             | Op::To {
                 dtype: Some(dtype), ..
             } => !(dtype.is_floating_point() || dtype.is_complex()),
-            _ => false,
+            op => op.is(Traits::DISCONTINUOUS),
         };
-        let r = inst.result.index();
+        let r = inst.result().index();
         let from_library = math.library(&inst.op);
         library[r] = from_library || operands.iter().any(|v| library[v.index()]);
         approx[r] = sums || from_library || any_approx;
@@ -223,7 +199,10 @@ pub fn differ_with(
 ) -> Result<(), String> {
     let inputs = inputs_for(module);
     let mut live = module.clone();
-    DcePass.run(&mut live).map_err(|e| e.to_string())?;
+    PassManager::new()
+        .with(DcePass)
+        .run(&mut live)
+        .map_err(|e| e.to_string())?;
     let expected = interp::run(&live, &inputs);
     let got = runner(module, &inputs);
     match (expected, got) {

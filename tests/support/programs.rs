@@ -10,8 +10,9 @@
 
 use kiln::graph::{FuncBuilder, Operand};
 use kiln::infer::InferCtx;
+use kiln::ops::{Attrs, SlotKind};
 use kiln::{
-    ArgReduceOp, BinaryOp, Bound, DType, DefaultDType, MemoryFormat, Module, Op, ReduceOp, Scalar,
+    ArgReduceOp, BinaryOp, DType, DefaultDType, F64, MemoryFormat, Module, Op, ReduceOp, Scalar,
     TensorType, TypeLayout, UnaryOp, ValueId,
 };
 use proptest::prelude::*;
@@ -196,6 +197,10 @@ impl Seed {
         items[self.next(items.len())]
     }
 
+    fn pick_ref<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.next(items.len())]
+    }
+
     fn scalar(&mut self) -> Scalar {
         match self.next(9) {
             0 => Scalar::Bool(self.next(2) == 1),
@@ -209,58 +214,25 @@ impl Seed {
     }
 }
 
-const UNARY: [UnaryOp; 25] = [
-    UnaryOp::Neg,
-    UnaryOp::Abs,
-    UnaryOp::Exp,
-    UnaryOp::Log,
-    UnaryOp::Log2,
-    UnaryOp::Sqrt,
-    UnaryOp::Rsqrt,
-    UnaryOp::Sin,
-    UnaryOp::Cos,
-    UnaryOp::Tanh,
-    UnaryOp::Sigmoid,
-    UnaryOp::Relu,
-    UnaryOp::Gelu,
-    UnaryOp::GeluTanh,
-    UnaryOp::Silu,
-    UnaryOp::Erf,
-    UnaryOp::Floor,
-    UnaryOp::Ceil,
-    UnaryOp::Round,
-    UnaryOp::Trunc,
-    UnaryOp::Sign,
-    UnaryOp::Reciprocal,
-    UnaryOp::LogicalNot,
-    UnaryOp::BitwiseNot,
-    UnaryOp::Isnan,
-];
-
-const BINARY: [BinaryOp; 22] = [
-    BinaryOp::Add,
-    BinaryOp::Sub,
-    BinaryOp::Mul,
-    BinaryOp::Div,
-    BinaryOp::DivTrunc,
-    BinaryOp::DivFloor,
-    BinaryOp::Remainder,
-    BinaryOp::Pow,
-    BinaryOp::Maximum,
-    BinaryOp::Minimum,
-    BinaryOp::Eq,
-    BinaryOp::Ne,
-    BinaryOp::Lt,
-    BinaryOp::Le,
-    BinaryOp::Gt,
-    BinaryOp::Ge,
-    BinaryOp::LogicalAnd,
-    BinaryOp::LogicalOr,
-    BinaryOp::LogicalXor,
-    BinaryOp::BitwiseAnd,
-    BinaryOp::BitwiseOr,
-    BinaryOp::BitwiseXor,
-];
+/// Every op of the op table that takes one tensor and has defaults for
+/// all its attributes (the unary primitives, gelu, silu, sigmoid, ...):
+/// a new op of that shape is generated without a change here.
+fn single_tensor_ops() -> &'static [Op] {
+    static OPS: std::sync::OnceLock<Vec<Op>> = std::sync::OnceLock::new();
+    OPS.get_or_init(|| {
+        let mut names = Op::names();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .filter_map(|name| Op::parse(name, Attrs::default()).ok())
+            .filter(|op| {
+                let slots = op.def().operands;
+                slots.len() == 1 && slots[0].kind == SlotKind::Tensor
+            })
+            .collect()
+    })
+}
 
 const ALL_DTYPES_NO_SHELL: [DType; 15] = [
     DType::F32,
@@ -345,9 +317,11 @@ fn candidates(
     };
     let one = |op: Op| vec![(op, vec![v(x)])];
     match family {
-        0..=5 => one(Op::Unary(s.pick(&UNARY))),
+        0..=5 => one(s.pick_ref(single_tensor_ops()).clone()),
         6..=11 => {
-            let op = Op::Binary(s.pick(&BINARY));
+            let op = Op::Binary {
+                op: s.pick(BinaryOp::ALL),
+            };
             match s.next(4) {
                 0 => vec![(op, vec![v(x), Operand::Scalar(s.scalar())])],
                 1 => vec![(op, vec![Operand::Scalar(s.scalar()), v(x)])],
@@ -355,7 +329,9 @@ fn candidates(
             }
         }
         12 => {
-            let cond_op = Op::Binary(s.pick(&[BinaryOp::Gt, BinaryOp::Lt, BinaryOp::Ne]));
+            let cond_op = Op::Binary {
+                op: s.pick(&[BinaryOp::Gt, BinaryOp::Lt, BinaryOp::Ne]),
+            };
             // where needs a bool condition: use x itself when bool, else y.
             let other = if s.next(2) == 0 {
                 v(y)
@@ -373,8 +349,8 @@ fn candidates(
         }
         13 => {
             let bound = |s: &mut Seed| match s.next(3) {
-                0 => Bound::None,
-                _ => Bound::Scalar(s.pick(&[
+                0 => None,
+                _ => Some(s.pick(&[
                     Scalar::Int(0),
                     Scalar::Float(-0.5),
                     Scalar::Float(1.5),
@@ -386,10 +362,17 @@ fn candidates(
                 (Op::Clamp { min, max }, vec![v(x)]),
                 (
                     Op::Clamp {
-                        min: Bound::Tensor,
-                        max: Bound::None,
+                        min: None,
+                        max: None,
                     },
                     vec![v(x), v(y)],
+                ),
+                (
+                    Op::Clamp {
+                        min: None,
+                        max: None,
+                    },
+                    vec![v(x), Operand::None, v(y)],
                 ),
             ]
         }
@@ -397,13 +380,6 @@ fn candidates(
             dtype: s.pick(&ALL_DTYPES_NO_SHELL),
         }),
         16 | 17 => {
-            let op = s.pick(&[
-                ReduceOp::Sum,
-                ReduceOp::Prod,
-                ReduceOp::Mean,
-                ReduceOp::Amax,
-                ReduceOp::Amin,
-            ]);
             let dims = match s.next(3) {
                 0 => None,
                 1 => Some(vec![dim(s)]),
@@ -411,15 +387,24 @@ fn candidates(
                 _ => Some(vec![]),
             };
             let dtype = (s.next(4) == 0).then(|| s.pick(&[DType::F64, DType::F32, DType::I64]));
-            one(Op::Reduce {
-                op,
-                dims,
-                keepdim: s.next(2) == 1,
-                dtype,
-            })
+            let keepdim = s.next(2) == 1;
+            // A primitive reduction, or mean (a composite).
+            match s.next(ReduceOp::ALL.len() + 1).checked_sub(1) {
+                Some(k) => one(Op::Reduce {
+                    op: ReduceOp::ALL[k],
+                    dims,
+                    keepdim,
+                    dtype,
+                }),
+                None => one(Op::Mean {
+                    dims,
+                    keepdim,
+                    dtype,
+                }),
+            }
         }
         18 => {
-            let op = s.pick(&[ArgReduceOp::Argmax, ArgReduceOp::Argmin]);
+            let op = s.pick(ArgReduceOp::ALL);
             let d = (s.next(3) > 0).then(|| dim(s));
             one(Op::ArgReduce {
                 op,
@@ -427,19 +412,29 @@ fn candidates(
                 keepdim: s.next(2) == 1,
             })
         }
-        19 => one(Op::Softmax {
-            dim: dim(s),
-            log: s.next(2) == 1,
-            dtype: None,
+        19 => one(if s.next(2) == 1 {
+            Op::LogSoftmax {
+                dim: dim(s),
+                dtype: None,
+            }
+        } else {
+            Op::Softmax {
+                dim: dim(s),
+                dtype: None,
+            }
         }),
         20 => {
             let last = shape.last().copied().unwrap_or(1);
-            one(Op::LayerNorm {
+            let op = Op::LayerNorm {
                 normalized_shape: vec![last],
-                eps: 1e-5,
-                weight: false,
-                bias: false,
-            })
+                eps: F64(1e-5),
+            };
+            // The parameters are y when its shape fits (or none).
+            vec![
+                (op.clone(), vec![v(x), Operand::None, v(y)]),
+                (op.clone(), vec![v(x), v(y)]),
+                (op, vec![v(x)]),
+            ]
         }
         21 => {
             let numel: i64 = shape.iter().product();
@@ -592,8 +587,8 @@ fn candidates(
                 vec![Operand::Scalar(literal), v(x)]
             };
             vec![
-                (Op::Binary(op), operands),
-                (Op::Unary(UnaryOp::Neg), vec![v(x)]),
+                (Op::Binary { op }, operands),
+                (Op::Unary { op: UnaryOp::Neg }, vec![v(x)]),
             ]
         }
         _ => {

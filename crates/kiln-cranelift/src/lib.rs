@@ -51,7 +51,7 @@ impl Target for CpuTarget {
     }
 
     fn compiles(&self, func: &Func, inst: &Inst) -> bool {
-        kernel_dtype(func.ty(inst.result).dtype)
+        inst.results.iter().all(|r| kernel_dtype(func.ty(*r).dtype))
             && inst
                 .value_operands()
                 .all(|v| kernel_dtype(func.ty(v).dtype))

@@ -25,8 +25,9 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
-use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, UnaryOp};
-use kiln_passes::plan::{Access, Expr, Fold, Kernel, NodeId, NodeSchedule};
+use kiln_ir::ops::Fold;
+use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, Scalar, UnaryOp};
+use kiln_passes::plan::{Access, Expr, Kernel, NodeId, NodeSchedule};
 use kiln_runtime::convert::{V, convert};
 use kiln_runtime::interp::elementwise::{
     EXP_F32_HI, EXP_F32_LN2_HI, EXP_F32_LN2_LO, EXP_F32_LO, EXP_F32_POLY,
@@ -368,14 +369,6 @@ __device__ __forceinline__ float kiln_exp_f32(float x) {{
     s
 }
 
-/// Unary ops with CUDA C here (the decomposed composites are not).
-pub fn cuda_unary(op: UnaryOp) -> bool {
-    !matches!(
-        op,
-        UnaryOp::Sigmoid | UnaryOp::Gelu | UnaryOp::GeluTanh | UnaryOp::Silu
-    )
-}
-
 /// The C type of a value of `d` in registers.
 fn ctype(d: DType) -> &'static str {
     match d {
@@ -469,39 +462,29 @@ fn int_acc_type(d: DType) -> &'static str {
 }
 
 fn acc_type(op: Fold, compute: DType) -> AccType {
-    let float = compute.is_floating_point();
-    let (ctype, holds) = match op {
-        Fold::Or | Fold::And => ("int", DType::Bool),
-        Fold::Sum | Fold::Prod if float => ("double", DType::F64),
+    let holds = op.accumulator(compute);
+    let ctype = match op {
+        Fold::Or | Fold::And => "int",
+        _ if holds.is_floating_point() => self::ctype(holds),
         // Integer sums and products wrap: unsigned arithmetic, narrowed once.
-        Fold::Sum | Fold::Prod => ("unsigned long long", compute),
-        _ if float => (self::ctype(compute), compute),
-        _ => (int_acc_type(compute), compute),
+        Fold::Sum | Fold::Prod => "unsigned long long",
+        Fold::Max | Fold::Min => int_acc_type(compute),
     };
-    let identity = match op {
-        Fold::Sum | Fold::Or => "0".to_string(),
-        Fold::Prod | Fold::And => "1".to_string(),
-        Fold::Max if float => literal(V::F(f64::NEG_INFINITY), compute),
-        Fold::Min if float => literal(V::F(f64::INFINITY), compute),
-        Fold::Max => int_bound(compute, false),
-        Fold::Min => int_bound(compute, true),
+    let identity = match (op, op.identity(holds)) {
+        // 0 and 1 convert to every accumulator type.
+        (Fold::Sum | Fold::Prod | Fold::Or | Fold::And, s) => (s.to_f64() as i64).to_string(),
+        (_, Scalar::Float(v)) => literal(V::F(v), holds),
+        (_, Scalar::Int(v)) if holds.is_signed() => format!("((long long)({}ULL))", v as u64),
+        (_, s) => format!("({}ULL)", s.to_i64_wrapping() as u64),
     };
     AccType {
         ctype,
         identity,
-        holds,
-    }
-}
-
-/// The least (or greatest) value of an integer dtype (`iinfo`), as a C
-/// literal of its accumulator type.
-fn int_bound(d: DType, greatest: bool) -> String {
-    let info = d.iinfo().expect("integer accumulators only");
-    let v = if greatest { info.max } else { info.min };
-    if d.is_signed() {
-        format!("((long long)({}ULL))", v as i64 as u64)
-    } else {
-        format!("({v}ULL)")
+        holds: if matches!(op, Fold::Or | Fold::And) {
+            DType::Bool
+        } else {
+            holds
+        },
     }
 }
 
@@ -1303,139 +1286,125 @@ fn convert_operand(x: &str, from: DType, compute: DType) -> String {
     }
 }
 
-/// `op` on `x` computing in `c`; the expression and the dtype it produces.
+/// `op` on `x` computing in `c`; the expression and the dtype it
+/// produces: one arm per primitive unary op.
 fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
-    if c.is_bool() {
-        return match op {
-            UnaryOp::BitwiseNot | UnaryOp::LogicalNot => (format!("(!{x})"), DType::Bool),
-            UnaryOp::Isnan => ("false".into(), DType::Bool),
-            _ => (x.to_string(), DType::Bool),
-        };
-    }
-    match op {
-        UnaryOp::LogicalNot => return (format!("({x} == 0)"), DType::Bool),
-        UnaryOp::Isnan => return (format!("({x} != {x})"), DType::Bool),
-        _ => {}
-    }
-    if c.is_floating_point() {
-        let single = c != DType::F64;
-        // Functions without a correctly rounded f32 form compute in f64,
-        // as the interpreter does.
-        let wide = |f: &str| {
-            if single {
-                format!("(float){f}((double){x})")
-            } else {
-                format!("{f}({x})")
-            }
-        };
-        let r = match op {
-            UnaryOp::Neg => format!("(-{x})"),
-            UnaryOp::Abs => format!("fabs({x})"),
-            UnaryOp::Exp if single => format!("kiln_exp_f32({x})"),
-            UnaryOp::Exp => format!("exp({x})"),
-            UnaryOp::Log => wide("log"),
-            UnaryOp::Log2 => wide("log2"),
-            UnaryOp::Sin => wide("sin"),
-            UnaryOp::Cos => wide("cos"),
-            UnaryOp::Tanh => wide("tanh"),
-            UnaryOp::Erf => wide("erf"),
-            UnaryOp::Sqrt => format!("sqrt({x})"),
-            UnaryOp::Rsqrt if single => format!("(1.0f / sqrtf({x}))"),
-            UnaryOp::Rsqrt => format!("(1.0 / sqrt({x}))"),
-            UnaryOp::Relu => format!("(({x} != {x} || {x} >= 0) ? {x} : 0)"),
-            UnaryOp::Floor => format!("floor({x})"),
-            UnaryOp::Ceil => format!("ceil({x})"),
-            UnaryOp::Round => format!("rint({x})"),
-            UnaryOp::Trunc => format!("trunc({x})"),
-            UnaryOp::Sign => format!("({})((0 < {x}) - ({x} < 0))", ctype(c)),
-            UnaryOp::Reciprocal if single => format!("(1.0f / {x})"),
-            UnaryOp::Reciprocal => format!("(1.0 / {x})"),
-            other => unreachable!("{} is decomposed before fusion", other.name()),
-        };
-        return (finish(r, c), c);
-    }
-    let signed = c.is_signed();
-    let r = match op {
-        UnaryOp::Neg => format!("kiln_ineg({x})"),
-        UnaryOp::Abs if signed => format!("({x} < 0 ? kiln_ineg({x}) : {x})"),
-        UnaryOp::Relu if signed => format!("({x} < 0 ? 0 : {x})"),
-        UnaryOp::Sign if signed => format!("(({x} > 0) - ({x} < 0))"),
-        UnaryOp::Sign => format!("({x} > 0)"),
-        UnaryOp::BitwiseNot => format!("(~{x})"),
-        _ => x.to_string(),
+    use UnaryOp::*;
+    let float = c.is_floating_point();
+    let boolean = c.is_bool();
+    let signed = c.is_signed() && !boolean;
+    let single = c != DType::F64;
+    // Functions without a correctly rounded f32 form compute in f64, as
+    // the interpreter does.
+    let wide = |f: &str| {
+        if single {
+            format!("(float){f}((double){x})")
+        } else {
+            format!("{f}({x})")
+        }
     };
-    (finish(r, c), c)
+    let r = match op {
+        Neg if float => format!("(-{x})"),
+        Neg => format!("kiln_ineg({x})"),
+        Abs if float => format!("fabs({x})"),
+        Abs if signed => format!("({x} < 0 ? kiln_ineg({x}) : {x})"),
+        Abs => x.to_string(),
+        Exp if single => format!("kiln_exp_f32({x})"),
+        Exp => format!("exp({x})"),
+        Log => wide("log"),
+        Log2 => wide("log2"),
+        Sin => wide("sin"),
+        Cos => wide("cos"),
+        Tanh => wide("tanh"),
+        Erf => wide("erf"),
+        Sqrt => format!("sqrt({x})"),
+        Rsqrt if single => format!("(1.0f / sqrtf({x}))"),
+        Rsqrt => format!("(1.0 / sqrt({x}))"),
+        Reciprocal if single => format!("(1.0f / {x})"),
+        Reciprocal => format!("(1.0 / {x})"),
+        Relu if float => format!("(({x} != {x} || {x} >= 0) ? {x} : 0)"),
+        Relu if signed => format!("({x} < 0 ? 0 : {x})"),
+        Relu => x.to_string(),
+        Floor if float => format!("floor({x})"),
+        Ceil if float => format!("ceil({x})"),
+        Round if float => format!("rint({x})"),
+        Trunc if float => format!("trunc({x})"),
+        // Integers (and bool) are their own rounding.
+        Floor | Ceil | Round | Trunc => x.to_string(),
+        Sign if float => format!("({})((0 < {x}) - ({x} < 0))", ctype(c)),
+        Sign if signed => format!("(({x} > 0) - ({x} < 0))"),
+        Sign if boolean => x.to_string(),
+        Sign => format!("({x} > 0)"),
+        LogicalNot if boolean => return (format!("(!{x})"), DType::Bool),
+        LogicalNot => return (format!("({x} == 0)"), DType::Bool),
+        BitwiseNot if boolean => return (format!("(!{x})"), DType::Bool),
+        BitwiseNot => format!("(~{x})"),
+        Isnan if float => return (format!("({x} != {x})"), DType::Bool),
+        Isnan => return ("false".into(), DType::Bool),
+    };
+    if boolean {
+        (r, DType::Bool)
+    } else {
+        (finish(r, c), c)
+    }
 }
 
-/// `a op b` computing in `c`; the expression and the dtype it produces.
+/// `a op b` computing in `c` (logical ops: operands of any dtype); the
+/// expression and the dtype it produces: one arm per primitive binary op.
 fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
     use BinaryOp::*;
-    if op.is_logical() {
-        let (x, y) = (format!("({a} != 0)"), format!("({b} != 0)"));
-        let r = match op {
-            LogicalAnd => format!("({x} && {y})"),
-            LogicalOr => format!("({x} || {y})"),
-            _ => format!("({x} != {y})"),
-        };
-        return (r, DType::Bool);
-    }
+    let float = c.is_floating_point();
+    let boolean = c.is_bool();
+    let t = ctype(c);
+    let wrap =
+        |sym: &str| format!("(({t})((unsigned long long)({a}) {sym} (unsigned long long)({b})))");
     let compare = |sym: &str| (format!("({a} {sym} {b})"), DType::Bool);
-    match op {
+    let truth = |v: &str| format!("({v} != 0)");
+    let r = match op {
+        LogicalAnd => return (format!("({} && {})", truth(a), truth(b)), DType::Bool),
+        LogicalOr => return (format!("({} || {})", truth(a), truth(b)), DType::Bool),
+        LogicalXor => return (format!("({} != {})", truth(a), truth(b)), DType::Bool),
         Eq => return compare("=="),
         Ne => return compare("!="),
         Lt => return compare("<"),
         Le => return compare("<="),
         Gt => return compare(">"),
         Ge => return compare(">="),
-        _ => {}
-    }
-    if c.is_bool() {
-        let r = match op {
-            Add | Maximum | BitwiseOr => format!("({a} || {b})"),
-            Mul | Minimum | BitwiseAnd => format!("({a} && {b})"),
-            BitwiseXor => format!("({a} != {b})"),
-            Pow => format!("({a} || !{b})"),
-            other => unreachable!("{} on bool is refused by inference", other.name()),
-        };
-        return (r, DType::Bool);
-    }
-    if c.is_floating_point() {
-        let r = match op {
-            Add => format!("({a} + {b})"),
-            Sub => format!("({a} - {b})"),
-            Mul => format!("({a} * {b})"),
-            Div => format!("({a} / {b})"),
-            DivTrunc => format!("trunc({a} / {b})"),
-            DivFloor => format!("kiln_fdiv_floor({a}, {b})"),
-            Remainder => format!("kiln_fremainder({a}, {b})"),
-            Pow if c == DType::F64 => format!("pow({a}, {b})"),
-            Pow => format!("(float)pow((double){a}, (double){b})"),
-            Maximum => format!("kiln_max({a}, {b})"),
-            Minimum => format!("kiln_min({a}, {b})"),
-            other => unreachable!("{} on floats is refused by inference", other.name()),
-        };
-        return (finish(r, c), c);
-    }
-    let t = ctype(c);
-    let wrap =
-        |sym: &str| format!("(({t})((unsigned long long)({a}) {sym} (unsigned long long)({b})))");
-    let r = match op {
+        Add | Maximum | BitwiseOr if boolean => format!("({a} || {b})"),
+        Mul | Minimum | BitwiseAnd if boolean => format!("({a} && {b})"),
+        BitwiseXor if boolean => format!("({a} != {b})"),
+        // x ** 1 == x and x ** 0 == 1.
+        Pow if boolean => format!("({a} || !{b})"),
+        Add if float => format!("({a} + {b})"),
         Add => wrap("+"),
+        Sub if float => format!("({a} - {b})"),
         Sub => wrap("-"),
+        Mul if float => format!("({a} * {b})"),
         Mul => wrap("*"),
+        Div if float => format!("({a} / {b})"),
         Div => return (format!("((double){a} / (double){b})"), DType::F64),
+        DivTrunc if float => format!("trunc({a} / {b})"),
         DivTrunc => format!("kiln_idiv_trunc<{t}>({a}, {b}, kiln_status)"),
+        DivFloor if float => format!("kiln_fdiv_floor({a}, {b})"),
         DivFloor => format!("kiln_idiv_floor<{t}>({a}, {b}, kiln_status)"),
+        Remainder if float => format!("kiln_fremainder({a}, {b})"),
         Remainder => format!("kiln_iremainder<{t}>({a}, {b}, kiln_status)"),
+        Pow if c == DType::F64 => format!("pow({a}, {b})"),
+        Pow if float => format!("(float)pow((double){a}, (double){b})"),
         Pow => format!("kiln_ipow<{t}>({a}, {b})"),
+        Maximum if float => format!("kiln_max({a}, {b})"),
         Maximum => format!("kiln_max<{t}>({a}, {b})"),
+        Minimum if float => format!("kiln_min({a}, {b})"),
         Minimum => format!("kiln_min<{t}>({a}, {b})"),
         BitwiseAnd => format!("({a} & {b})"),
         BitwiseOr => format!("({a} | {b})"),
         BitwiseXor => format!("({a} ^ {b})"),
-        other => unreachable!("{} on integers", other.name()),
     };
-    (finish(r, c), c)
+    if boolean {
+        (r, DType::Bool)
+    } else {
+        (finish(r, c), c)
+    }
 }
 
 /// `x ** s` for a constant exponent: PyTorch's special forms, products
@@ -1469,17 +1438,21 @@ mod tests {
 
     #[test]
     fn integer_bounds_come_from_iinfo() {
+        let bound = |d: DType, greatest: bool| {
+            let fold = if greatest { Fold::Min } else { Fold::Max };
+            acc_type(fold, d).identity
+        };
         assert_eq!(
-            int_bound(DType::I8, false),
+            bound(DType::I8, false),
             "((long long)(18446744073709551488ULL))"
         );
         assert_eq!(
-            int_bound(DType::I64, false),
+            bound(DType::I64, false),
             "((long long)(9223372036854775808ULL))"
         );
-        assert_eq!(int_bound(DType::I32, true), "((long long)(2147483647ULL))");
-        assert_eq!(int_bound(DType::U32, true), "(4294967295ULL)");
-        assert_eq!(int_bound(DType::U64, true), "(18446744073709551615ULL)");
-        assert_eq!(int_bound(DType::U8, false), "(0ULL)");
+        assert_eq!(bound(DType::I32, true), "((long long)(2147483647ULL))");
+        assert_eq!(bound(DType::U32, true), "(4294967295ULL)");
+        assert_eq!(bound(DType::U64, true), "(18446744073709551615ULL)");
+        assert_eq!(bound(DType::U8, false), "(0ULL)");
     }
 }

@@ -31,14 +31,13 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use kiln_ir::graph::{Func, Inst};
-use kiln_ir::{DType, Device, Error, ErrorKind, Module, Op, Result};
+use kiln_ir::{DType, Device, Error, ErrorKind, Module, Result};
 use kiln_passes::fuse::{self, Target};
 use kiln_passes::plan::KernelPlan;
 use kiln_runtime::backend::check_all_runnable;
 use kiln_runtime::executor::check_plan;
 use kiln_runtime::{Backend, Executable, Listing, ListingLanguage, Tensor};
 
-use codegen::cuda_unary;
 use kiln_passes::plan::kernel_dtype;
 
 /// The CUDA backend.
@@ -62,12 +61,7 @@ impl Target for CudaTarget {
     }
 
     fn compiles(&self, func: &Func, inst: &Inst) -> bool {
-        let op_ok = match &inst.op {
-            Op::Unary(u) => cuda_unary(*u),
-            _ => true,
-        };
-        op_ok
-            && kernel_dtype(func.ty(inst.result).dtype)
+        inst.results.iter().all(|r| kernel_dtype(func.ty(*r).dtype))
             && inst
                 .value_operands()
                 .all(|v| kernel_dtype(func.ty(v).dtype))

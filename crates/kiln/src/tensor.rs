@@ -8,12 +8,12 @@
 use std::ops;
 
 use kiln_ir::{
-    ArgReduceOp, BinaryOp, Bound, DType, Device, MemoryFormat, Op, ReduceOp, Scalar, TensorType,
-    UnaryOp,
+    ArgReduceOp, BinaryOp, DType, Device, F64, GeluApproximate, MemoryFormat, Op, ReduceOp,
+    RoundingMode, Scalar, TensorType, UnaryOp,
 };
 
 use crate::defaults::default_device;
-use crate::trace::{TensorOrScalar, record, type_of};
+use crate::trace::{Input, record, type_of};
 
 /// A lazy tensor: a value of the function being traced.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,8 +23,8 @@ pub struct Tensor {
     pub(crate) value: Option<kiln_ir::ValueId>,
 }
 
-fn t(x: &Tensor) -> TensorOrScalar {
-    TensorOrScalar::Tensor(x.clone())
+fn t(x: &Tensor) -> Input {
+    Input::Tensor(x.clone())
 }
 
 impl Tensor {
@@ -50,18 +50,18 @@ impl Tensor {
     }
 
     fn unary(&self, op: UnaryOp) -> Tensor {
-        record(Op::Unary(op), vec![t(self)], None)
+        record(Op::Unary { op }, vec![t(self)], None)
     }
 
-    fn binary(&self, op: BinaryOp, other: impl Into<TensorOrScalar>) -> Tensor {
-        record(Op::Binary(op), vec![t(self), other.into()], None)
+    fn binary(&self, op: BinaryOp, other: impl Into<Input>) -> Tensor {
+        record(Op::Binary { op }, vec![t(self), other.into()], None)
     }
 
     /// A binary op written in place (`a.add_(b)`): the result keeps `self`'s
     /// dtype under PyTorch's casting rule.
-    fn binary_in_place(&self, op: BinaryOp, other: impl Into<TensorOrScalar>) -> Tensor {
+    fn binary_in_place(&self, op: BinaryOp, other: impl Into<Input>) -> Tensor {
         let out = self.dtype();
-        record(Op::Binary(op), vec![t(self), other.into()], out)
+        record(Op::Binary { op }, vec![t(self), other.into()], out)
     }
 
     fn reduce(&self, op: ReduceOp, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Tensor {
@@ -79,50 +79,83 @@ impl Tensor {
     }
 }
 
+/// One method per primitive unary op of the op table, named as the op.
 macro_rules! unary_methods {
-    ($($(#[$doc:meta])* $name:ident => $op:ident),* $(,)?) => {
+    (
+        $(#[doc = $edoc:literal])*
+        $kind:ident : $def:ident {
+            $( $(#[doc = $doc:literal])* $variant:ident ( $name:ident ) => $value:expr ),* $(,)?
+        }
+    ) => {
         impl Tensor {
-            $($(#[$doc])* pub fn $name(&self) -> Tensor { self.unary(UnaryOp::$op) })*
+            $( $(#[doc = $doc])* pub fn $name(&self) -> Tensor { self.unary(UnaryOp::$variant) } )*
         }
     };
 }
 
-unary_methods! {
-    neg => Neg, abs => Abs, exp => Exp, log => Log, log2 => Log2, sqrt => Sqrt, rsqrt => Rsqrt,
-    sin => Sin, cos => Cos, tanh => Tanh, sigmoid => Sigmoid, relu => Relu,
-    /// Exact gelu.
-    gelu => Gelu,
-    /// gelu with `approximate = "tanh"`.
-    gelu_tanh => GeluTanh,
-    silu => Silu, erf => Erf, floor => Floor, ceil => Ceil, round => Round, trunc => Trunc, sign => Sign,
-    reciprocal => Reciprocal, logical_not => LogicalNot, bitwise_not => BitwiseNot, isnan => Isnan,
-}
+kiln_ir::unary_ops!(unary_methods);
 
+/// One method per primitive binary op of the op table, named as the op
+/// (div's rounding modes are [`Tensor::div_rounding`]).
 macro_rules! binary_methods {
-    ($($name:ident => $op:ident),* $(,)?) => {
+    (
+        $(#[doc = $edoc:literal])*
+        $kind:ident : $def:ident {
+            $( $(#[doc = $doc:literal])* $variant:ident ( $name:ident $([$sel:ident = $selv:literal])? ) => $value:expr ),* $(,)?
+        }
+    ) => {
+        $( binary_methods!(@one $(#[doc = $doc])* $variant $name $([$sel])?); )*
+    };
+    (@one $(#[doc = $doc:literal])* $variant:ident $name:ident [$sel:ident]) => {};
+    (@one $(#[doc = $doc:literal])* $variant:ident $name:ident) => {
         impl Tensor {
-            $(pub fn $name(&self, other: impl Into<TensorOrScalar>) -> Tensor { self.binary(BinaryOp::$op, other) })*
+            $(#[doc = $doc])*
+            pub fn $name(&self, other: impl Into<Input>) -> Tensor {
+                self.binary(BinaryOp::$variant, other)
+            }
         }
     };
 }
 
-binary_methods! {
-    add => Add, sub => Sub, mul => Mul, div => Div, remainder => Remainder, pow => Pow,
-    maximum => Maximum, minimum => Minimum, eq => Eq, ne => Ne, lt => Lt, le => Le, gt => Gt, ge => Ge,
-    logical_and => LogicalAnd, logical_or => LogicalOr, logical_xor => LogicalXor,
-    bitwise_and => BitwiseAnd, bitwise_or => BitwiseOr, bitwise_xor => BitwiseXor,
-}
+kiln_ir::binary_ops!(binary_methods);
 
-/// Rounding modes of `div`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoundingMode {
-    Trunc,
-    Floor,
+impl Tensor {
+    /// `torch.sigmoid`.
+    pub fn sigmoid(&self) -> Tensor {
+        record(Op::Sigmoid, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.silu`.
+    pub fn silu(&self) -> Tensor {
+        record(Op::Silu, vec![t(self)], None)
+    }
+
+    /// Exact gelu.
+    pub fn gelu(&self) -> Tensor {
+        record(
+            Op::Gelu {
+                approximate: GeluApproximate::None,
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    /// gelu with `approximate = "tanh"`.
+    pub fn gelu_tanh(&self) -> Tensor {
+        record(
+            Op::Gelu {
+                approximate: GeluApproximate::Tanh,
+            },
+            vec![t(self)],
+            None,
+        )
+    }
 }
 
 impl Tensor {
     /// `torch.div(self, other, rounding_mode=...)`.
-    pub fn div_rounding(&self, other: impl Into<TensorOrScalar>, mode: RoundingMode) -> Tensor {
+    pub fn div_rounding(&self, other: impl Into<Input>, mode: RoundingMode) -> Tensor {
         let op = match mode {
             RoundingMode::Trunc => BinaryOp::DivTrunc,
             RoundingMode::Floor => BinaryOp::DivFloor,
@@ -131,41 +164,38 @@ impl Tensor {
     }
 
     /// `a.add_(b)`: add, written into `a`'s dtype.
-    pub fn add_(&self, other: impl Into<TensorOrScalar>) -> Tensor {
+    pub fn add_(&self, other: impl Into<Input>) -> Tensor {
         self.binary_in_place(BinaryOp::Add, other)
     }
 
-    pub fn sub_(&self, other: impl Into<TensorOrScalar>) -> Tensor {
+    pub fn sub_(&self, other: impl Into<Input>) -> Tensor {
         self.binary_in_place(BinaryOp::Sub, other)
     }
 
-    pub fn mul_(&self, other: impl Into<TensorOrScalar>) -> Tensor {
+    pub fn mul_(&self, other: impl Into<Input>) -> Tensor {
         self.binary_in_place(BinaryOp::Mul, other)
     }
 
-    pub fn div_(&self, other: impl Into<TensorOrScalar>) -> Tensor {
+    pub fn div_(&self, other: impl Into<Input>) -> Tensor {
         self.binary_in_place(BinaryOp::Div, other)
     }
 
     /// `torch.clamp(self, min, max)` with scalar bounds.
     pub fn clamp(&self, min: Option<impl Into<Scalar>>, max: Option<impl Into<Scalar>>) -> Tensor {
-        let bound = |b: Option<Scalar>| b.map_or(Bound::None, Bound::Scalar);
-        let (min, max) = (bound(min.map(Into::into)), bound(max.map(Into::into)));
-        record(Op::Clamp { min, max }, vec![t(self)], None)
+        let op = Op::Clamp {
+            min: min.map(Into::into),
+            max: max.map(Into::into),
+        };
+        record(op, vec![t(self)], None)
     }
 
     /// `torch.clamp(self, min, max)` with tensor bounds.
     pub fn clamp_tensor(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Tensor {
-        let mut operands = vec![t(self)];
-        let mut bound = |b: Option<&Tensor>| match b {
-            Some(x) => {
-                operands.push(t(x));
-                Bound::Tensor
-            }
-            None => Bound::None,
+        let op = Op::Clamp {
+            min: None,
+            max: None,
         };
-        let (min, max) = (bound(min), bound(max));
-        record(Op::Clamp { min, max }, operands, None)
+        record(op, vec![t(self), Input::from(min), Input::from(max)], None)
     }
 
     /// `x.to(dtype)`.
@@ -209,12 +239,27 @@ impl Tensor {
         self.reduce(ReduceOp::Prod, dims, keepdim, None)
     }
 
+    /// `x.mean(dims, keepdim)`; empty `dims` reduces every dim.
     pub fn mean(&self, dims: &[i64], keepdim: bool) -> Tensor {
-        self.reduce(ReduceOp::Mean, dims, keepdim, None)
+        self.mean_with(dims, keepdim, None)
     }
 
+    /// `x.mean(dims, keepdim, dtype=...)`.
     pub fn mean_dtype(&self, dims: &[i64], keepdim: bool, dtype: DType) -> Tensor {
-        self.reduce(ReduceOp::Mean, dims, keepdim, Some(dtype))
+        self.mean_with(dims, keepdim, Some(dtype))
+    }
+
+    fn mean_with(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Tensor {
+        let dims = (!dims.is_empty()).then(|| dims.to_vec());
+        record(
+            Op::Mean {
+                dims,
+                keepdim,
+                dtype,
+            },
+            vec![t(self)],
+            None,
+        )
     }
 
     pub fn amax(&self, dims: &[i64], keepdim: bool) -> Tensor {
@@ -250,28 +295,14 @@ impl Tensor {
         )
     }
 
+    /// `torch.softmax(x, dim)`.
     pub fn softmax(&self, dim: i64) -> Tensor {
-        record(
-            Op::Softmax {
-                dim,
-                log: false,
-                dtype: None,
-            },
-            vec![t(self)],
-            None,
-        )
+        record(Op::Softmax { dim, dtype: None }, vec![t(self)], None)
     }
 
+    /// `torch.log_softmax(x, dim)`.
     pub fn log_softmax(&self, dim: i64) -> Tensor {
-        record(
-            Op::Softmax {
-                dim,
-                log: true,
-                dtype: None,
-            },
-            vec![t(self)],
-            None,
-        )
+        record(Op::LogSoftmax { dim, dtype: None }, vec![t(self)], None)
     }
 
     /// `F.softmax(x, dim, dtype=...)`.
@@ -279,7 +310,6 @@ impl Tensor {
         record(
             Op::Softmax {
                 dim,
-                log: false,
                 dtype: Some(dtype),
             },
             vec![t(self)],
@@ -295,14 +325,10 @@ impl Tensor {
         bias: Option<&Tensor>,
         eps: f64,
     ) -> Tensor {
-        let mut operands = vec![t(self)];
-        operands.extend(weight.map(t));
-        operands.extend(bias.map(t));
+        let operands = vec![t(self), Input::from(weight), Input::from(bias)];
         let op = Op::LayerNorm {
             normalized_shape: normalized_shape.to_vec(),
-            eps,
-            weight: weight.is_some(),
-            bias: bias.is_some(),
+            eps: F64(eps),
         };
         record(op, operands, None)
     }
@@ -419,7 +445,7 @@ impl Tensor {
 }
 
 /// `torch.where(cond, a, b)`.
-pub fn where_(cond: &Tensor, a: impl Into<TensorOrScalar>, b: impl Into<TensorOrScalar>) -> Tensor {
+pub fn where_(cond: &Tensor, a: impl Into<Input>, b: impl Into<Input>) -> Tensor {
     record(Op::Where, vec![t(cond), a.into(), b.into()], None)
 }
 
@@ -524,13 +550,13 @@ macro_rules! overload {
         impl ops::$trait<&Tensor> for $s {
             type Output = Tensor;
             fn $method(self, rhs: &Tensor) -> Tensor {
-                record(Op::Binary(BinaryOp::$op), vec![TensorOrScalar::from(self), t(rhs)], None)
+                record(Op::Binary { op: BinaryOp::$op }, vec![Input::from(self), t(rhs)], None)
             }
         }
         impl ops::$trait<Tensor> for $s {
             type Output = Tensor;
             fn $method(self, rhs: Tensor) -> Tensor {
-                record(Op::Binary(BinaryOp::$op), vec![TensorOrScalar::from(self), t(&rhs)], None)
+                record(Op::Binary { op: BinaryOp::$op }, vec![Input::from(self), t(&rhs)], None)
             }
         }
     )*};

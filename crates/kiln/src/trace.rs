@@ -9,6 +9,7 @@ use std::cell::RefCell;
 
 use kiln_ir::graph::FuncBuilder;
 use kiln_ir::infer::InferCtx;
+use kiln_ir::ops::{AttrValue, Attrs};
 use kiln_ir::{
     DType, Device, Error, ErrorKind, MemoryFormat, Module, Op, Operand, Result, TensorType,
     TypeLayout, ValueId,
@@ -108,48 +109,123 @@ pub(crate) fn with_trace<R>(f: impl FnOnce(Option<&mut TraceState>) -> R) -> R {
     CURRENT.with(|c| f(c.borrow_mut().as_mut()))
 }
 
-/// Appends an instruction to the current trace and returns its result.
-/// Errors poison the result and are kept for [`trace`] to return.
-pub(crate) fn record(op: Op, operands: Vec<TensorOrScalar>, out_dtype: Option<DType>) -> Tensor {
+/// Appends a single-result instruction to the current trace and returns
+/// its result. Errors poison the result and are kept for [`trace`] to
+/// return.
+pub(crate) fn record(op: Op, operands: Vec<Input>, out_dtype: Option<DType>) -> Tensor {
+    let name = op.name();
+    let mut results = record_all(op, operands, out_dtype, Some(1));
+    match results.pop() {
+        Some(t) if results.is_empty() => t,
+        _ => {
+            poison(Error::new(
+                ErrorKind::Arity,
+                format!("{name} does not have exactly one result"),
+            ));
+            Tensor::poisoned(current_id())
+        }
+    }
+}
+
+fn current_id() -> u64 {
+    with_trace(|state| state.map_or(0, |s| s.id))
+}
+
+/// Keeps `error` as the trace's first error.
+fn poison(error: Error) {
+    with_trace(|state| {
+        if let Some(state) = state {
+            if state.error.is_none() {
+                state.error = Some(error);
+            }
+        }
+    })
+}
+
+/// Appends an instruction and returns its results (`expected` of them,
+/// poisoned, when it fails and the count is known).
+pub(crate) fn record_all(
+    op: Op,
+    operands: Vec<Input>,
+    out_dtype: Option<DType>,
+    expected: Option<usize>,
+) -> Vec<Tensor> {
     with_trace(|state| {
         let Some(state) = state else {
-            return Tensor::poisoned(0);
+            return vec![Tensor::poisoned(0); expected.unwrap_or(1)];
         };
         let id = state.id;
+        let poisoned = || vec![Tensor::poisoned(id); expected.unwrap_or(1)];
         let mut values = Vec::with_capacity(operands.len());
         for o in operands {
             match o {
-                TensorOrScalar::Tensor(t) if t.trace != id => {
+                Input::Tensor(t) if t.trace != id => {
                     if state.error.is_none() {
                         state.error = Some(Error::new(
                             ErrorKind::Value,
                             format!("{}: operand comes from another trace", op.name()),
                         ));
                     }
-                    return Tensor::poisoned(id);
+                    return poisoned();
                 }
-                TensorOrScalar::Tensor(t) => match t.value {
+                Input::Tensor(t) => match t.value {
                     Some(v) => values.push(Operand::Value(v)),
-                    None => return Tensor::poisoned(id),
+                    None => return poisoned(),
                 },
-                TensorOrScalar::Scalar(s) => values.push(Operand::Scalar(s)),
+                Input::Scalar(s) => values.push(Operand::Scalar(s)),
+                Input::None => values.push(Operand::None),
             }
         }
         if state.error.is_some() {
-            return Tensor::poisoned(id);
+            return poisoned();
         }
         let name = op.name();
-        match state.builder.push(op, values, out_dtype) {
-            Ok(v) => Tensor {
-                trace: id,
-                value: Some(v),
-            },
+        match state.builder.push_multi(op, values, out_dtype) {
+            Ok(vs) => vs
+                .into_iter()
+                .map(|v| Tensor {
+                    trace: id,
+                    value: Some(v),
+                })
+                .collect(),
             Err(e) => {
                 state.error = Some(e.context(name));
-                Tensor::poisoned(id)
+                poisoned()
             }
         }
     })
+}
+
+/// Records any op of the op table on operands in its slot order (a list
+/// slot's tensors in place, `Input::None` for an absent optional tensor):
+/// the typed way to use an op that has no method. Returns its results.
+///
+/// ```
+/// use kiln::{apply, trace, DType, Input, Op, TensorSpec};
+/// let traced = trace(&[TensorSpec::new([2, 3], DType::F32)], |xs| {
+///     apply(Op::Silu, &[Input::from(&xs[0])]).remove(0)
+/// })?;
+/// assert!(traced.to_string().contains("silu"));
+/// # Ok::<(), kiln::Error>(())
+/// ```
+pub fn apply(op: Op, operands: &[Input]) -> Vec<Tensor> {
+    record_all(op, operands.to_vec(), None, None)
+}
+
+/// Records an op given by its `.kir` name and attributes, parsed as `.kir`
+/// parses them (`apply_named("gelu", &[x], &[("approximate", "tanh".into())])`).
+pub fn apply_named(name: &str, operands: &[Input], attrs: &[(&str, AttrValue)]) -> Vec<Tensor> {
+    let entries = attrs
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.clone()))
+        .collect();
+    match Op::parse(name, Attrs::new(entries)) {
+        Ok(op) => apply(op, operands),
+        Err(e) => {
+            poison(e);
+            vec![Tensor::poisoned(current_id())]
+        }
+    }
 }
 
 /// The type of a traced value, if the tensor is live in the current trace.
@@ -160,39 +236,54 @@ pub(crate) fn type_of(t: &Tensor) -> Option<TensorType> {
     })
 }
 
-/// A tensor or a scalar: what tensor methods accept as their other operand.
+/// An operand of a traced op: a tensor, a scalar literal, or `None` for an
+/// absent optional tensor.
 #[derive(Clone, Debug)]
-pub enum TensorOrScalar {
+pub enum Input {
+    /// A traced tensor.
     Tensor(Tensor),
+    /// A scalar literal (its category takes part in promotion).
     Scalar(kiln_ir::Scalar),
+    /// An absent optional tensor (`none`).
+    None,
 }
 
-impl From<&Tensor> for TensorOrScalar {
+/// What tensor methods accept as their other operand (a tensor or a
+/// scalar); the older name of [`Input`].
+pub type TensorOrScalar = Input;
+
+impl From<&Tensor> for Input {
     fn from(t: &Tensor) -> Self {
-        TensorOrScalar::Tensor(t.clone())
+        Input::Tensor(t.clone())
     }
 }
 
-impl From<Tensor> for TensorOrScalar {
+impl From<Tensor> for Input {
     fn from(t: Tensor) -> Self {
-        TensorOrScalar::Tensor(t)
+        Input::Tensor(t)
+    }
+}
+
+impl From<Option<&Tensor>> for Input {
+    fn from(t: Option<&Tensor>) -> Self {
+        t.map_or(Input::None, Input::from)
     }
 }
 
 macro_rules! scalar_operand {
     ($($t:ty),*) => {$(
-        impl From<$t> for TensorOrScalar {
+        impl From<$t> for Input {
             fn from(v: $t) -> Self {
-                TensorOrScalar::Scalar(kiln_ir::Scalar::from(v))
+                Input::Scalar(kiln_ir::Scalar::from(v))
             }
         }
     )*};
 }
 scalar_operand!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
 
-impl From<kiln_ir::Scalar> for TensorOrScalar {
+impl From<kiln_ir::Scalar> for Input {
     fn from(s: kiln_ir::Scalar) -> Self {
-        TensorOrScalar::Scalar(s)
+        Input::Scalar(s)
     }
 }
 

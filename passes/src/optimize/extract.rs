@@ -12,7 +12,7 @@
 use std::collections::{HashMap, HashSet};
 
 use egg::Id;
-use kiln_ir::{Op, UnaryOp};
+use kiln_ir::ops::Cost;
 
 use super::lang::{KGraph, KNode, NodeOp};
 
@@ -38,35 +38,29 @@ fn in_memory(g: &KGraph, id: Id) -> bool {
         .any(|n| matches!(n.op, NodeOp::Param(..)))
 }
 
-/// The cost of one node, its operands not included.
+/// The cost of one node, its operands not included, by its op's cost
+/// class in the op table.
 pub fn node_cost(g: &KGraph, class: Id, node: &KNode) -> f64 {
     let op = match &node.op {
-        NodeOp::Param(..) | NodeOp::Lit(_) => return 0.0,
+        NodeOp::Param(..) | NodeOp::Lit(_) | NodeOp::Absent | NodeOp::Result(_) => return 0.0,
         NodeOp::Inst(k) => &*k.op,
     };
     let ch = &node.children;
     // Every op costs a little, so fewer ops win ties.
-    1.0 + match op {
-        Op::Unary(u) => {
-            let weight = match u {
-                UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu | UnaryOp::Sign | UnaryOp::Isnan => {
-                    0.25
-                }
-                _ => 1.0,
-            };
-            numel(g, class) * weight
-        }
-        Op::Binary(_) | Op::Where | Op::Clamp { .. } | Op::Cast { .. } => numel(g, class) * 0.25,
-        Op::Full { .. } | Op::Arange { .. } => numel(g, class) * 0.1,
-        Op::Reduce { .. } | Op::ArgReduce { .. } => numel(g, ch[0]) * 0.25,
-        Op::Softmax { .. } | Op::LayerNorm { .. } => numel(g, class) * 4.0,
-        Op::Matmul | Op::Cat { .. } => {
-            KERNEL + ch.iter().map(|&c| bytes(g, c)).sum::<f64>() + bytes(g, class)
-        }
-        Op::Contiguous { .. } | Op::Clone { .. } | Op::To { .. } => bytes(g, class) * 0.5,
-        _ if in_memory(g, ch[0]) => 0.0,
-        // A view of a computed value: it is written to memory and read back.
-        _ => KERNEL + 2.0 * bytes(g, ch[0]),
+    1.0 + match op.cost() {
+        Cost::Cheap => numel(g, class) * 0.25,
+        Cost::Costly => numel(g, class),
+        Cost::Creation => numel(g, class) * 0.1,
+        Cost::Reduction => ch.first().map_or(0.0, |&c| numel(g, c)) * 0.25,
+        Cost::Rows => numel(g, class) * 4.0,
+        Cost::Kernel => KERNEL + ch.iter().map(|&c| bytes(g, c)).sum::<f64>() + bytes(g, class),
+        Cost::Copy => bytes(g, class) * 0.5,
+        Cost::View => match ch.first() {
+            Some(&c) if in_memory(g, c) => 0.0,
+            // A view of a computed value: it is written to memory and read back.
+            Some(&c) => KERNEL + 2.0 * bytes(g, c),
+            None => 0.0,
+        },
     }
 }
 

@@ -1,6 +1,6 @@
 //! Constant folding's arithmetic comes from outside the optimizer: it must
 //! be exactly the reference interpreter's, which lives in `kiln-runtime`
-//! (above this crate). The runtime implements [`Fold`]; the pipelines that
+//! (above this crate). The runtime implements [`ConstantFolder`]; the pipelines that
 //! run the optimizer hand it in.
 
 use kiln_ir::{DType, Op, Scalar, TensorType};
@@ -16,7 +16,7 @@ pub enum FoldArg {
 }
 
 /// Computes a pointwise op of constants.
-pub trait Fold: Send + Sync {
+pub trait ConstantFolder: Send + Sync {
     /// The value of every element of `op(args)` (whose type is `result`),
     /// as a scalar that converts exactly to `result`'s dtype; `None` when
     /// it cannot be computed here (the op then stays).

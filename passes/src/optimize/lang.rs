@@ -7,97 +7,30 @@
 //! extraction) and, for literals and `full` tensors, the constant.
 
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::Arc;
 
 use egg::{Analysis, DidMerge, EGraph, Id, Language};
 use kiln_ir::infer::{Arg, InferCtx, infer};
 use kiln_ir::{DType, Op, Scalar, TensorType};
 
-/// A Kiln op with its attributes and `out_dtype`, compared by a canonical
-/// text (ops hold floats, which have no `Eq`).
-#[derive(Clone, Debug)]
+/// A Kiln op with its attributes and `out_dtype`: ops compare and hash by
+/// their structure (float attributes by their bits).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OpKey {
-    key: Arc<str>,
+    /// The op.
     pub op: Arc<Op>,
+    /// Its `out_dtype`.
     pub out_dtype: Option<DType>,
 }
 
 impl OpKey {
+    /// The key of `op` written to `out_dtype`.
     pub fn new(op: Op, out_dtype: Option<DType>) -> OpKey {
         OpKey {
-            key: format!("{op:?}/{out_dtype:?}").into(),
             op: Arc::new(op),
             out_dtype,
         }
-    }
-}
-
-impl PartialEq for OpKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-
-impl Eq for OpKey {}
-
-impl Hash for OpKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.key.hash(state)
-    }
-}
-
-impl PartialOrd for OpKey {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for OpKey {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
-    }
-}
-
-/// A scalar literal, compared by its bits (so -0.0 and 0.0 differ).
-#[derive(Clone, Copy, Debug)]
-pub struct Lit(pub Scalar);
-
-impl Lit {
-    fn bits(&self) -> (u8, u64, u64) {
-        match self.0 {
-            Scalar::Bool(b) => (0, b as u64, 0),
-            Scalar::Int(i) => (1, i as u64, 0),
-            Scalar::UInt(u) => (2, u, 0),
-            Scalar::Float(f) => (3, f.to_bits(), 0),
-            Scalar::Complex(re, im) => (4, re.to_bits(), im.to_bits()),
-        }
-    }
-}
-
-impl PartialEq for Lit {
-    fn eq(&self, other: &Self) -> bool {
-        self.bits() == other.bits()
-    }
-}
-
-impl Eq for Lit {}
-
-impl Hash for Lit {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.bits().hash(state)
-    }
-}
-
-impl PartialOrd for Lit {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Lit {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.bits().cmp(&other.bits())
     }
 }
 
@@ -106,8 +39,15 @@ impl Ord for Lit {
 pub enum NodeOp {
     /// Parameter `index` of the function (named for explanations).
     Param(u32, Arc<str>),
-    Lit(Lit),
+    /// A scalar literal operand.
+    Lit(Scalar),
+    /// An absent optional operand (`none`).
+    Absent,
+    /// An instruction. With several results, its e-class stands for all
+    /// of them together, and [`NodeOp::Result`] picks one.
     Inst(OpKey),
+    /// Result `index` of its one child, an instruction with several.
+    Result(u32),
 }
 
 /// An e-node: an op and the e-classes of its operands.
@@ -125,10 +65,27 @@ impl KNode {
         }
     }
 
+    /// A literal node.
     pub fn lit(s: Scalar) -> KNode {
         KNode {
-            op: NodeOp::Lit(Lit(s)),
+            op: NodeOp::Lit(s),
             children: vec![],
+        }
+    }
+
+    /// An absent operand.
+    pub fn absent() -> KNode {
+        KNode {
+            op: NodeOp::Absent,
+            children: vec![],
+        }
+    }
+
+    /// Result `index` of a several-result instruction's class.
+    pub fn result(index: usize, of: Id) -> KNode {
+        KNode {
+            op: NodeOp::Result(index as u32),
+            children: vec![of],
         }
     }
 
@@ -165,7 +122,9 @@ impl fmt::Display for KNode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.op {
             NodeOp::Param(_, name) => write!(f, "%{name}"),
-            NodeOp::Lit(l) => write!(f, "{}", l.0),
+            NodeOp::Lit(l) => write!(f, "{l}"),
+            NodeOp::Absent => f.write_str("none"),
+            NodeOp::Result(i) => write!(f, "result{i}"),
             NodeOp::Inst(k) => {
                 f.write_str(k.op.name())?;
                 let attrs = k.op.attrs();
@@ -214,8 +173,13 @@ impl egg::FromOp for KNode {
 /// What the analysis knows of an e-class.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Data {
-    /// The type of its tensors (`None` for literals).
+    /// The type of its tensors (`None` for literals, absent operands and
+    /// instructions with several results).
     pub ty: Option<TensorType>,
+    /// The types of an instruction's several results.
+    pub results: Option<Vec<TensorType>>,
+    /// An absent optional operand.
+    pub absent: bool,
     /// A literal's value.
     pub literal: Option<Scalar>,
     /// The value every element has, for `full` tensors.
@@ -229,25 +193,35 @@ pub struct Typing {
     pub params: Vec<TensorType>,
 }
 
-/// The inferred type of a node from its children's data (`None` when
-/// inference rejects it: rules never add such nodes).
-pub fn node_type(egraph: &EGraph<KNode, Typing>, node: &KNode) -> Option<TensorType> {
+/// The inferred types of a node's results from its children's data
+/// (`None` when inference rejects it: rules never add such nodes).
+pub fn node_types(egraph: &EGraph<KNode, Typing>, node: &KNode) -> Option<Vec<TensorType>> {
     match &node.op {
-        NodeOp::Param(i, _) => egraph.analysis.params.get(*i as usize).cloned(),
-        NodeOp::Lit(_) => None,
+        NodeOp::Param(i, _) => egraph
+            .analysis
+            .params
+            .get(*i as usize)
+            .cloned()
+            .map(|t| vec![t]),
+        NodeOp::Lit(_) | NodeOp::Absent => None,
+        NodeOp::Result(i) => {
+            let tuple = egraph[*node.children.first()?].data.results.as_ref()?;
+            tuple.get(*i as usize).cloned().map(|t| vec![t])
+        }
         NodeOp::Inst(k) => {
             let datas: Vec<&Data> = node.children.iter().map(|c| &egraph[*c].data).collect();
             let mut args = Vec::with_capacity(datas.len());
             for d in &datas {
-                args.push(match (&d.ty, d.literal) {
-                    (Some(t), _) => Arg::Tensor(t),
-                    (None, Some(s)) => Arg::Scalar(s),
+                args.push(match (&d.ty, d.literal, d.absent) {
+                    (Some(t), _, _) => Arg::Tensor(t),
+                    (None, Some(s), _) => Arg::Scalar(s),
+                    (None, None, true) => Arg::None,
                     _ => return None,
                 });
             }
             infer(&k.op, &args, k.out_dtype, &egraph.analysis.ctx)
                 .ok()
-                .map(|i| i.ty)
+                .map(|i| i.results)
         }
     }
 }
@@ -257,15 +231,23 @@ impl Analysis<KNode> for Typing {
 
     fn make(egraph: &mut EGraph<KNode, Self>, enode: &KNode, _id: Id) -> Data {
         let literal = match &enode.op {
-            NodeOp::Lit(l) => Some(l.0),
+            NodeOp::Lit(l) => Some(*l),
             _ => None,
         };
         let splat = match enode.kiln_op() {
             Some(Op::Full { value, .. }) => Some(*value),
             _ => None,
         };
+        let types = node_types(egraph, enode);
+        let (ty, results) = match types {
+            Some(mut t) if t.len() == 1 => (t.pop(), None),
+            Some(t) => (None, Some(t)),
+            None => (None, None),
+        };
         Data {
-            ty: node_type(egraph, enode),
+            ty,
+            results,
+            absent: matches!(enode.op, NodeOp::Absent),
             literal,
             splat,
         }
@@ -276,6 +258,10 @@ impl Analysis<KNode> for Typing {
         let mut changed = false;
         if a.ty.is_none() && b.ty.is_some() {
             a.ty = b.ty;
+            changed = true;
+        }
+        if a.results.is_none() && b.results.is_some() {
+            a.results = b.results;
             changed = true;
         }
         if a.splat.is_none() && b.splat.is_some() {

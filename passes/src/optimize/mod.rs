@@ -24,13 +24,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use egg::{Id, RecExpr};
-use kiln_ir::graph::{Func, FuncBuilder, Operand, ValueDef, ValueId};
+use kiln_ir::graph::{Func, FuncBuilder, NewInst, Operand, ValueDef, ValueId};
 use kiln_ir::infer::{Arg, InferCtx, infer};
-use kiln_ir::{Error, ErrorKind, Module, Result, TensorType, TypeLayout};
+use kiln_ir::{Error, ErrorKind, Result, TensorType, TypeLayout};
 
-use crate::manager::Pass;
-use crate::rewrite::{is_laid_out, relayout, restore_result_layouts};
-pub use fold::{Fold, FoldArg};
+use crate::manager::{Pass, PassCx};
+use crate::rewrite::restore_result_layouts;
+pub use fold::{ConstantFolder, FoldArg};
 use lang::{KGraph, KNode, NodeOp, OpKey, Typing};
 use rules::{Cx, Rule, Term, rules};
 
@@ -46,7 +46,7 @@ pub struct OptimizeConfig {
     /// Record why each result changed.
     pub explain: bool,
     /// Constant folding's arithmetic (none: no folding).
-    pub fold: Option<Arc<dyn Fold>>,
+    pub fold: Option<Arc<dyn ConstantFolder>>,
 }
 
 impl Default for OptimizeConfig {
@@ -145,50 +145,41 @@ impl Pass for OptimizePass {
         "optimize"
     }
 
-    fn run(&self, module: &mut Module) -> Result<()> {
-        let ctx = module.ctx();
-        let laid_out = is_laid_out(module);
-        let originals = module.funcs.clone();
-        let mut wanted = Vec::new();
-        let mut notes = Vec::new();
-        for func in &mut module.funcs {
-            // The strides each result must keep.
-            let strides: Vec<Option<Vec<i64>>> = func
-                .returns
-                .iter()
-                .map(|r| func.ty(*r).strides().map(<[i64]>::to_vec))
-                .collect();
-            let (optimized, report, explanations) = optimize(func, &ctx, &self.config)?;
-            notes.push(report.to_string());
-            notes.extend(explanations);
-            wanted.push(strides);
-            *func = optimized;
+    fn run_func(&self, func: &mut Func, cx: &PassCx) -> Result<()> {
+        if func.name.is_empty() {
+            return Ok(());
         }
-        relayout(module, laid_out)?;
-        if laid_out {
-            restore_result_layouts(module, &wanted)?;
+        let original = func.clone();
+        // The strides each result must keep.
+        let wanted: Vec<Option<Vec<i64>>> = func
+            .returns
+            .iter()
+            .map(|r| func.ty(*r).strides().map(<[i64]>::to_vec))
+            .collect();
+        let (optimized, report, explanations) = optimize(func, &cx.ctx, &self.config)?;
+        let mut notes = vec![report.to_string()];
+        notes.extend(explanations);
+        *func = optimized;
+        if cx.laid_out() {
+            crate::layout::lay_out(func, &cx.ctx)?;
+            restore_result_layouts(func, &cx.ctx, &wanted)?;
             // A result that is a view with overlapping strides (an expand)
             // cannot be copied back into its layout: such a function keeps
             // its original form.
-            let mut undone = false;
-            for ((func, original), wanted) in module.funcs.iter_mut().zip(&originals).zip(&wanted) {
-                let kept = func.returns.iter().zip(wanted).all(|(r, w)| {
-                    w.as_deref()
-                        .is_none_or(|w| func.ty(*r).strides() == Some(w))
-                });
-                if !kept {
-                    notes.push(format!(
-                        "optimize @{}: undone, a result's layout (a view) would change",
-                        func.name
-                    ));
-                    *func = original.clone();
-                    undone = true;
-                }
+            let kept = func.returns.iter().zip(&wanted).all(|(r, w)| {
+                w.as_deref()
+                    .is_none_or(|w| func.ty(*r).strides() == Some(w))
+            });
+            if !kept {
+                notes.push(format!(
+                    "optimize @{}: undone, a result's layout (a view) would change",
+                    func.name
+                ));
+                *func = original;
             }
-            relayout(module, undone)?;
         }
         if let Ok(mut n) = self.notes.lock() {
-            *n = notes;
+            n.extend(notes);
         }
         Ok(())
     }
@@ -224,7 +215,11 @@ fn term_type(g: &KGraph, term: &Term, ctx: &InferCtx) -> Option<Option<TensorTyp
                     _ => None,
                 })
                 .collect::<Option<_>>()?;
-            infer(op, &args, None, ctx).ok().map(|i| Some(i.ty))
+            let inferred = infer(op, &args, None, ctx).ok()?;
+            match inferred.results.len() {
+                1 => Some(inferred.results.into_iter().next()),
+                _ => None,
+            }
         }
     }
 }
@@ -284,17 +279,30 @@ pub fn optimize(
                     classes.push(g.add(KNode::lit(*s)));
                     terms.push(original.add(KNode::lit(*s)));
                 }
+                Operand::None => {
+                    classes.push(g.add(KNode::absent()));
+                    terms.push(original.add(KNode::absent()));
+                }
             }
         }
         let key = NodeOp::Inst(OpKey::new(inst.op.clone(), inst.out_dtype));
-        class_of[inst.result.index()] = Some(g.add(KNode {
+        let class = g.add(KNode {
             op: key.clone(),
             children: classes,
-        }));
-        term_of[inst.result.index()] = Some(original.add(KNode {
+        });
+        let term = original.add(KNode {
             op: key,
             children: terms,
-        }));
+        });
+        if let [r] = inst.results.as_slice() {
+            class_of[r.index()] = Some(class);
+            term_of[r.index()] = Some(term);
+        } else {
+            for (k, r) in inst.results.iter().enumerate() {
+                class_of[r.index()] = Some(g.add(KNode::result(k, class)));
+                term_of[r.index()] = Some(original.add(KNode::result(k, term)));
+            }
+        }
     }
     g.rebuild();
 
@@ -501,76 +509,25 @@ fn rebuild(
     // The original value each e-class holds, for its name and location.
     let mut origin: HashMap<Id, ValueId> = HashMap::new();
     for (i, c) in class_of.iter().enumerate() {
-        if let (Some(c), ValueDef::Inst(_)) = (c, func.values[i].def) {
+        if let (Some(c), ValueDef::Inst { .. }) = (c, func.values[i].def) {
             origin.entry(g.find(*c)).or_insert(ValueId(i as u32));
         }
     }
-    let mut used_names = std::collections::HashSet::new();
-    fn emit(
-        id: Id,
-        g: &KGraph,
-        func: &Func,
-        choice: &HashMap<Id, KNode>,
-        origin: &HashMap<Id, ValueId>,
-        value: &mut HashMap<Id, ValueId>,
-        used: &mut std::collections::HashSet<String>,
-        b: &mut FuncBuilder,
-    ) -> Result<Operand> {
-        let id = g.find(id);
-        if let Some(s) = g[id].data.literal {
-            return Ok(Operand::Scalar(s));
-        }
-        if let Some(v) = value.get(&id) {
-            return Ok(Operand::Value(*v));
-        }
-        let node = choice.get(&id).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Backend,
-                "optimize: an e-class has no extracted node",
-            )
-        })?;
-        let NodeOp::Inst(key) = &node.op else {
-            return Err(Error::new(
-                ErrorKind::Backend,
-                "optimize: a parameter was not placed",
-            ));
-        };
-        let mut operands = Vec::with_capacity(node.children.len());
-        for c in &node.children {
-            operands.push(emit(*c, g, func, choice, origin, value, used, b)?);
-        }
-        let original = origin.get(&id).copied();
-        let name = original
-            .map(|v| func.name_of(v).to_string())
-            .filter(|n| used.insert(n.clone()));
-        let location = original
-            .and_then(|v| func.def_inst(v))
-            .and_then(|i| i.location.clone());
-        let v = b.push_full(
-            (*key.op).clone(),
-            operands,
-            key.out_dtype,
-            name.as_deref(),
-            location,
-            None,
-        )?;
-        value.insert(id, v);
-        Ok(Operand::Value(v))
-    }
+    let mut emitter = Emitter {
+        g,
+        func,
+        choice,
+        origin,
+        value,
+        tuples: HashMap::new(),
+        used: std::collections::HashSet::new(),
+        b,
+    };
     let mut returns = Vec::with_capacity(roots.len());
     for &r in roots {
-        match emit(
-            r,
-            g,
-            func,
-            choice,
-            &origin,
-            &mut value,
-            &mut used_names,
-            &mut b,
-        )? {
+        match emitter.emit(r)? {
             Operand::Value(v) => returns.push(v),
-            Operand::Scalar(_) => {
+            _ => {
                 return Err(Error::new(
                     ErrorKind::Backend,
                     "optimize: a result became a literal",
@@ -583,7 +540,114 @@ fn rebuild(
         .iter()
         .map(|t| t.clone().with_layout(TypeLayout::Unspecified))
         .collect();
-    b.finish(returns, Some(declared))
+    emitter.b.finish(returns, Some(declared))
+}
+
+/// Emits chosen e-nodes as instructions, each e-class once.
+struct Emitter<'a> {
+    g: &'a KGraph,
+    func: &'a Func,
+    choice: &'a HashMap<Id, KNode>,
+    origin: HashMap<Id, ValueId>,
+    value: HashMap<Id, ValueId>,
+    /// The results of emitted instructions with several, by e-class.
+    tuples: HashMap<Id, Vec<ValueId>>,
+    used: std::collections::HashSet<String>,
+    b: FuncBuilder,
+}
+
+impl Emitter<'_> {
+    fn node(&self, id: Id) -> Result<&KNode> {
+        self.choice.get(&id).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Backend,
+                "optimize: an e-class has no extracted node",
+            )
+        })
+    }
+
+    /// The name an original value of class `id` had, if still free.
+    fn name_of(&mut self, id: Id) -> Option<String> {
+        let original = self.origin.get(&id).copied()?;
+        let name = self.func.name_of(original).to_string();
+        self.used.insert(name.clone()).then_some(name)
+    }
+
+    /// The operand standing for e-class `id`.
+    fn emit(&mut self, id: Id) -> Result<Operand> {
+        let id = self.g.find(id);
+        let data = &self.g[id].data;
+        if let Some(s) = data.literal {
+            return Ok(Operand::Scalar(s));
+        }
+        if data.absent {
+            return Ok(Operand::None);
+        }
+        if let Some(v) = self.value.get(&id) {
+            return Ok(Operand::Value(*v));
+        }
+        let node = self.node(id)?.clone();
+        if let NodeOp::Result(k) = node.op {
+            let tuple = self.emit_tuple(node.children[0])?;
+            let v = *tuple
+                .get(k as usize)
+                .ok_or_else(|| Error::new(ErrorKind::Backend, "optimize: a result out of range"))?;
+            self.value.insert(id, v);
+            return Ok(Operand::Value(v));
+        }
+        let name = self.name_of(id);
+        let vs = self.emit_inst(id, &node, name.into_iter().collect())?;
+        let v = vs[0];
+        self.value.insert(id, v);
+        Ok(Operand::Value(v))
+    }
+
+    /// The results of the several-result instruction of e-class `id`.
+    fn emit_tuple(&mut self, id: Id) -> Result<Vec<ValueId>> {
+        let id = self.g.find(id);
+        if let Some(vs) = self.tuples.get(&id) {
+            return Ok(vs.clone());
+        }
+        let node = self.node(id)?.clone();
+        let count = self.g[id].data.results.as_ref().map_or(0, Vec::len);
+        let mut names = Vec::with_capacity(count);
+        for k in 0..count {
+            let class = self.g.lookup(KNode::result(k, id));
+            names.push(class.and_then(|c| self.name_of(c)));
+        }
+        let names = if names.iter().all(Option::is_some) {
+            names.into_iter().flatten().collect()
+        } else {
+            Vec::new()
+        };
+        let vs = self.emit_inst(id, &node, names)?;
+        self.tuples.insert(id, vs.clone());
+        Ok(vs)
+    }
+
+    fn emit_inst(&mut self, id: Id, node: &KNode, names: Vec<String>) -> Result<Vec<ValueId>> {
+        let NodeOp::Inst(key) = &node.op else {
+            return Err(Error::new(
+                ErrorKind::Backend,
+                "optimize: a parameter was not placed",
+            ));
+        };
+        let mut operands = Vec::with_capacity(node.children.len());
+        for c in &node.children {
+            operands.push(self.emit(*c)?);
+        }
+        let location = self
+            .origin
+            .get(&id)
+            .and_then(|v| self.func.def_inst(*v))
+            .and_then(|i| i.location.clone());
+        self.b.push_full(
+            NewInst::new((*key.op).clone(), operands)
+                .out_dtype(key.out_dtype)
+                .names(names)
+                .location(location),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -753,7 +817,7 @@ mod tests {
             let m = kiln_ir::parse_module("t.kir", &text, kiln_ir::DefaultDType::F32).unwrap();
             let (func, report, _) = optimize(m.entry().unwrap(), &m.ctx(), &config).unwrap();
             assert_eq!(report.stop, reason, "{report}");
-            let out = Module::single(func, kiln_ir::DefaultDType::F32);
+            let out = kiln_ir::Module::single(func, kiln_ir::DefaultDType::F32);
             kiln_ir::verify::verify_module(&out).unwrap();
         }
     }

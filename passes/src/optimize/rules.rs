@@ -12,7 +12,7 @@
 use egg::Id;
 use kiln_ir::{BinaryOp, DType, Op, Scalar, TensorType, UnaryOp};
 
-use super::fold::{Fold, FoldArg};
+use super::fold::{ConstantFolder, FoldArg};
 use super::lang::{KGraph, KNode, NodeOp};
 
 /// A term to build: an existing e-class, a literal, or an op over terms.
@@ -34,7 +34,7 @@ pub struct Rule {
 /// What rules read: the e-graph, and the constant folder if there is one.
 pub struct Cx<'a> {
     pub g: &'a KGraph,
-    pub fold: Option<&'a dyn Fold>,
+    pub fold: Option<&'a dyn ConstantFolder>,
 }
 
 impl Cx<'_> {
@@ -101,11 +101,11 @@ fn is_positive_zero(s: Scalar) -> bool {
 }
 
 fn binary(op: BinaryOp) -> impl Fn(&Op) -> Option<()> {
-    move |o| matches!(o, Op::Binary(b) if *b == op).then_some(())
+    move |o| matches!(o, Op::Binary { op: b } if *b == op).then_some(())
 }
 
 fn unary(op: UnaryOp) -> impl Fn(&Op) -> Option<()> {
-    move |o| matches!(o, Op::Unary(u) if *u == op).then_some(())
+    move |o| matches!(o, Op::Unary { op: u } if *u == op).then_some(())
 }
 
 /// `x op c → x` for each node `op(x, c)` (and `op(c, x)` when `commutes`)
@@ -342,7 +342,7 @@ fn is_view(o: &Op) -> bool {
 /// Pointwise ops of one tensor (and literals): they commute with views.
 fn pointwise_of_one(cx: &Cx, op: &Op, ch: &[Id]) -> Option<usize> {
     let tensors: Vec<usize> = (0..ch.len()).filter(|&i| cx.ty(ch[i]).is_some()).collect();
-    let pointwise = matches!(op, Op::Unary(_) | Op::Cast { .. } | Op::Binary(_));
+    let pointwise = matches!(op, Op::Unary { .. } | Op::Cast { .. } | Op::Binary { .. });
     (pointwise && tensors.len() == 1).then(|| tensors[0])
 }
 
@@ -395,7 +395,7 @@ fn pointwise_through_view(cx: &Cx, id: Id) -> Vec<Term> {
 fn broadcast_expand(cx: &Cx, id: Id) -> Vec<Term> {
     let mut out = Vec::new();
     for node in cx.nodes(id) {
-        let Some(op @ (Op::Binary(_) | Op::Where)) = node.kiln_op() else {
+        let Some(op @ (Op::Binary { .. } | Op::Where)) = node.kiln_op() else {
             continue;
         };
         for (i, &c) in node.children.iter().enumerate() {
@@ -425,7 +425,7 @@ fn constant_fold(cx: &Cx, id: Id) -> Vec<Term> {
         let Some(op) = node.kiln_op() else { continue };
         if !matches!(
             op,
-            Op::Unary(_) | Op::Binary(_) | Op::Where | Op::Cast { .. }
+            Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast { .. }
         ) {
             continue;
         }

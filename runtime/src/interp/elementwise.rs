@@ -60,22 +60,6 @@ pub fn float_div_floor<T: Float>(a: T, b: T) -> T {
     }
 }
 
-/// Ops made of several roundings run in the opmath precision (f32 for
-/// f32/f16/bf16), as PyTorch's kernels do; single roundings are exact in f64.
-fn in_opmath(
-    x: f64,
-    y: f64,
-    single: bool,
-    f32_op: fn(f32, f32) -> f32,
-    f64_op: fn(f64, f64) -> f64,
-) -> f64 {
-    if single {
-        f32_op(x as f32, y as f32) as f64
-    } else {
-        f64_op(x, y)
-    }
-}
-
 /// `std::max`-style: `a` unless `a < b`, NaN from either side propagates.
 fn float_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
@@ -180,109 +164,6 @@ fn c_pow(a: C, b: C) -> C {
     c_exp(c_mul(b, c_log(a)))
 }
 
-fn complex_unary(op: UnaryOp, a: C) -> Result<V> {
-    let (re, im) = a;
-    Ok(match op {
-        UnaryOp::Neg => V::C(-re, -im),
-        UnaryOp::Abs => V::F(re.hypot(im)),
-        UnaryOp::Exp => {
-            let (r, i) = c_exp(a);
-            V::C(r, i)
-        }
-        UnaryOp::Log => {
-            let (r, i) = c_log(a);
-            V::C(r, i)
-        }
-        UnaryOp::Log2 => {
-            let (r, i) = c_log(a);
-            V::C(r / std::f64::consts::LN_2, i / std::f64::consts::LN_2)
-        }
-        UnaryOp::Sqrt => {
-            let (r, i) = c_sqrt(a);
-            V::C(r, i)
-        }
-        UnaryOp::Rsqrt => {
-            let (r, i) = c_div((1.0, 0.0), c_sqrt(a));
-            V::C(r, i)
-        }
-        UnaryOp::Sin => V::C(re.sin() * im.cosh(), re.cos() * im.sinh()),
-        UnaryOp::Cos => V::C(re.cos() * im.cosh(), -re.sin() * im.sinh()),
-        UnaryOp::Tanh => {
-            // tanh(x+iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y)
-            let d = (2.0 * re).cosh() + (2.0 * im).cos();
-            V::C((2.0 * re).sinh() / d, (2.0 * im).sin() / d)
-        }
-        UnaryOp::Reciprocal => {
-            let (r, i) = c_div((1.0, 0.0), a);
-            V::C(r, i)
-        }
-        UnaryOp::LogicalNot => V::B(re == 0.0 && im == 0.0),
-        UnaryOp::Isnan => V::B(re.is_nan() || im.is_nan()),
-        other => return Err(unsupported(other.name(), DType::C128)),
-    })
-}
-
-fn float_unary(op: UnaryOp, x: f64) -> Result<V> {
-    Ok(V::F(match op {
-        UnaryOp::Neg => -x,
-        UnaryOp::Abs => x.abs(),
-        UnaryOp::Exp => x.exp(),
-        UnaryOp::Log => x.ln(),
-        UnaryOp::Log2 => x.log2(),
-        UnaryOp::Sqrt => x.sqrt(),
-        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
-        UnaryOp::Sin => x.sin(),
-        UnaryOp::Cos => x.cos(),
-        UnaryOp::Tanh => x.tanh(),
-        UnaryOp::Relu => {
-            if x.is_nan() || x >= 0.0 || x == 0.0 {
-                x
-            } else {
-                0.0
-            }
-        }
-        UnaryOp::Erf => libm::erf(x),
-        UnaryOp::Floor => x.floor(),
-        UnaryOp::Ceil => x.ceil(),
-        UnaryOp::Round => x.round_ties_even(),
-        UnaryOp::Trunc => x.trunc(),
-        UnaryOp::Sign => ((0.0 < x) as i32 - (x < 0.0) as i32) as f64,
-        UnaryOp::Reciprocal => 1.0 / x,
-        UnaryOp::LogicalNot => return Ok(V::B(x == 0.0)),
-        UnaryOp::Isnan => return Ok(V::B(x.is_nan())),
-        other => return Err(unsupported(other.name(), DType::F64)),
-    }))
-}
-
-fn int_unary(op: UnaryOp, i: i128) -> Result<V> {
-    Ok(match op {
-        UnaryOp::Neg => V::I(-i),
-        UnaryOp::Abs => V::I(i.abs()),
-        UnaryOp::Relu => V::I(i.max(0)),
-        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => V::I(i),
-        UnaryOp::Sign => V::I(i.signum()),
-        UnaryOp::BitwiseNot => V::I(!i),
-        UnaryOp::LogicalNot => V::B(i == 0),
-        UnaryOp::Isnan => V::B(false),
-        other => return Err(unsupported(other.name(), DType::I64)),
-    })
-}
-
-fn bool_unary(op: UnaryOp, b: bool) -> Result<V> {
-    Ok(match op {
-        UnaryOp::Sign => V::B(b),
-        UnaryOp::BitwiseNot | UnaryOp::LogicalNot => V::B(!b),
-        UnaryOp::Isnan => V::B(false),
-        UnaryOp::Abs
-        | UnaryOp::Relu
-        | UnaryOp::Floor
-        | UnaryOp::Ceil
-        | UnaryOp::Round
-        | UnaryOp::Trunc => V::B(b),
-        other => return Err(unsupported(other.name(), DType::Bool)),
-    })
-}
-
 /// Kiln's f32 exponential (for f32, f16 and bf16): range reduction by
 /// ln 2 in two steps, a degree-5 polynomial (Cephes' `expf`) in fused
 /// multiply-adds, and scaling by 2^n in two halves so subnormal results
@@ -326,37 +207,137 @@ pub const EXP_F32_POLY: [f32; 6] = [
     5.000_000_1e-1,
 ];
 
-/// A unary op on a value already converted to the computation dtype.
-pub fn unary(op: UnaryOp, x: V, compute: DType) -> Result<V> {
-    match x {
-        V::F(f) if op == UnaryOp::Exp && compute.opmath() == DType::F32 => {
-            Ok(V::F(exp_f32(f as f32) as f64))
+/// A float function of floats and complex numbers (`None`: not defined
+/// for complex).
+fn analytic(
+    x: V,
+    op: UnaryOp,
+    real: impl Fn(f64) -> f64,
+    complex: Option<fn(C) -> C>,
+) -> Result<V> {
+    match (x, complex) {
+        (V::F(f), _) => Ok(V::F(real(f))),
+        (V::C(re, im), Some(c)) => {
+            let (r, i) = c((re, im));
+            Ok(V::C(r, i))
         }
-        // PyTorch's rsqrt is `1 / sqrt(x)` in the opmath type: two roundings.
-        V::F(f) if op == UnaryOp::Rsqrt && compute.opmath() == DType::F32 => {
-            Ok(V::F((1.0f32 / (f as f32).sqrt()) as f64))
-        }
-        V::C(re, im) => complex_unary(op, (re, im)),
-        V::F(f) => float_unary(op, f),
-        V::I(i) => int_unary(op, i).map(|v| match v {
-            V::I(r) => V::I(wrap_int(r, compute)),
-            other => other,
-        }),
-        V::B(b) => bool_unary(op, b),
+        (other, _) => Err(unsupported_value(op.name(), other)),
     }
 }
 
-fn compare(op: BinaryOp, ord: Option<std::cmp::Ordering>) -> bool {
-    use std::cmp::Ordering::*;
-    match op {
-        BinaryOp::Eq => ord == Some(Equal),
-        BinaryOp::Ne => ord != Some(Equal),
-        BinaryOp::Lt => ord == Some(Less),
-        BinaryOp::Le => matches!(ord, Some(Less | Equal)),
-        BinaryOp::Gt => ord == Some(Greater),
-        BinaryOp::Ge => matches!(ord, Some(Greater | Equal)),
-        _ => unreachable!("only comparisons compare"),
-    }
+fn unsupported_value(op: &str, x: V) -> Error {
+    let dtype = match x {
+        V::B(_) => DType::Bool,
+        V::I(_) => DType::I64,
+        V::F(_) => DType::F64,
+        V::C(..) => DType::C128,
+    };
+    unsupported(op, dtype)
+}
+
+/// A unary op on a value already converted to the computation dtype: the
+/// reference semantics of every primitive unary op, one arm each.
+pub fn unary(op: UnaryOp, x: V, compute: DType) -> Result<V> {
+    use UnaryOp::*;
+    // Ops that round several times do so in the opmath precision.
+    let single = compute.opmath() == DType::F32;
+    let r = match op {
+        Neg => match x {
+            V::F(f) => V::F(-f),
+            V::I(i) => V::I(-i),
+            V::C(re, im) => V::C(-re, -im),
+            V::B(_) => return Err(unsupported_value(op.name(), x)),
+        },
+        Abs => match x {
+            V::F(f) => V::F(f.abs()),
+            V::I(i) => V::I(i.abs()),
+            V::C(re, im) => V::F(re.hypot(im)),
+            V::B(b) => V::B(b),
+        },
+        Exp if single => analytic(x, op, |f| exp_f32(f as f32) as f64, None)?,
+        Exp => analytic(x, op, f64::exp, Some(c_exp))?,
+        Log => analytic(x, op, f64::ln, Some(c_log))?,
+        Log2 => analytic(
+            x,
+            op,
+            f64::log2,
+            Some(|c| {
+                let (r, i) = c_log(c);
+                (r / std::f64::consts::LN_2, i / std::f64::consts::LN_2)
+            }),
+        )?,
+        Sqrt => analytic(x, op, f64::sqrt, Some(c_sqrt))?,
+        // PyTorch's rsqrt is `1 / sqrt(x)` in the opmath type: two roundings.
+        Rsqrt if single => analytic(x, op, |f| (1.0f32 / (f as f32).sqrt()) as f64, None)?,
+        Rsqrt => analytic(
+            x,
+            op,
+            |f| 1.0 / f.sqrt(),
+            Some(|c| c_div((1.0, 0.0), c_sqrt(c))),
+        )?,
+        Sin => analytic(
+            x,
+            op,
+            f64::sin,
+            Some(|(re, im)| (re.sin() * im.cosh(), re.cos() * im.sinh())),
+        )?,
+        Cos => analytic(
+            x,
+            op,
+            f64::cos,
+            Some(|(re, im)| (re.cos() * im.cosh(), -re.sin() * im.sinh())),
+        )?,
+        Tanh => analytic(
+            x,
+            op,
+            f64::tanh,
+            Some(|(re, im)| {
+                // tanh(x+iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y)
+                let d = (2.0 * re).cosh() + (2.0 * im).cos();
+                ((2.0 * re).sinh() / d, (2.0 * im).sin() / d)
+            }),
+        )?,
+        Relu => match x {
+            V::F(f) => V::F(if f.is_nan() || f >= 0.0 { f } else { 0.0 }),
+            V::I(i) => V::I(i.max(0)),
+            V::B(b) => V::B(b),
+            V::C(..) => return Err(unsupported_value(op.name(), x)),
+        },
+        Erf => analytic(x, op, libm::erf, None)?,
+        Floor | Ceil | Round | Trunc => match x {
+            V::F(f) => V::F(match op {
+                Floor => f.floor(),
+                Ceil => f.ceil(),
+                Round => f.round_ties_even(),
+                _ => f.trunc(),
+            }),
+            // Integers (and bool) are their own rounding.
+            V::I(_) | V::B(_) => x,
+            V::C(..) => return Err(unsupported_value(op.name(), x)),
+        },
+        Sign => match x {
+            V::F(f) => V::F(((0.0 < f) as i32 - (f < 0.0) as i32) as f64),
+            V::I(i) => V::I(i.signum()),
+            V::B(b) => V::B(b),
+            V::C(..) => return Err(unsupported_value(op.name(), x)),
+        },
+        Reciprocal => analytic(x, op, |f| 1.0 / f, Some(|c| c_div((1.0, 0.0), c)))?,
+        LogicalNot => V::B(!x.truthy()),
+        BitwiseNot => match x {
+            V::I(i) => V::I(!i),
+            V::B(b) => V::B(!b),
+            _ => return Err(unsupported_value(op.name(), x)),
+        },
+        Isnan => V::B(match x {
+            V::F(f) => f.is_nan(),
+            V::C(re, im) => re.is_nan() || im.is_nan(),
+            V::I(_) | V::B(_) => false,
+        }),
+    };
+    Ok(match r {
+        V::I(i) => V::I(wrap_int(i, compute)),
+        other => other,
+    })
 }
 
 /// `pow(tensor, scalar)` in the form [`kiln_ir::Op::pow_scalar_form`] picks.
@@ -385,111 +366,185 @@ pub fn pow_scalar(x: V, e: V, exponent: Scalar, compute: DType) -> Result<V> {
     }
 }
 
-/// A binary op on values already converted to the computation dtype.
+/// Applies an arithmetic op by the values' class: floats, integers (the
+/// caller wraps), bool, complex; `None` where the op has no meaning.
+struct Arith {
+    float: fn(f64, f64) -> f64,
+    int: fn(i128, i128) -> Option<i128>,
+    bool: Option<fn(bool, bool) -> bool>,
+    complex: Option<fn(C, C) -> C>,
+}
+
+impl Arith {
+    fn apply(&self, op: BinaryOp, a: V, b: V, compute: DType) -> Result<V> {
+        match (a, b) {
+            (V::F(x), V::F(y)) => Ok(V::F((self.float)(x, y))),
+            (V::I(x), V::I(y)) => match (self.int)(x, y) {
+                Some(r) => Ok(V::I(wrap_int(r, compute))),
+                None => Err(zero_division()),
+            },
+            (V::B(x), V::B(y)) => match self.bool {
+                Some(f) => Ok(V::B(f(x, y))),
+                None => Err(unsupported(op.name(), compute)),
+            },
+            (V::C(ar, ai), V::C(br, bi)) => match self.complex {
+                Some(f) => {
+                    let (r, i) = f((ar, ai), (br, bi));
+                    Ok(V::C(r, i))
+                }
+                None => Err(unsupported(op.name(), compute)),
+            },
+            (a, b) => Err(Error::new(
+                ErrorKind::Runtime,
+                format!(
+                    "{}: operands {a:?} and {b:?} were not converted to {compute}",
+                    op.name()
+                ),
+            )),
+        }
+    }
+}
+
+fn ordering(a: V, b: V) -> Option<std::cmp::Ordering> {
+    match (a, b) {
+        (V::F(x), V::F(y)) => x.partial_cmp(&y),
+        (V::I(x), V::I(y)) => Some(x.cmp(&y)),
+        (V::B(x), V::B(y)) => Some(x.cmp(&y)),
+        (V::C(ar, ai), V::C(br, bi)) => (ar == br && ai == bi).then_some(std::cmp::Ordering::Equal),
+        _ => None,
+    }
+}
+
+/// A binary op on values already converted to the computation dtype (the
+/// operands of logical ops keep theirs: only truthiness counts): the
+/// reference semantics of every primitive binary op, one arm each.
 pub fn binary(op: BinaryOp, a: V, b: V, compute: DType) -> Result<V> {
     use BinaryOp::*;
-    if op.is_logical() {
-        let (x, y) = (a.truthy(), b.truthy());
-        return Ok(V::B(match op {
-            LogicalAnd => x && y,
-            LogicalOr => x || y,
-            _ => x != y,
-        }));
-    }
-    match (a, b) {
-        (V::C(ar, ai), V::C(br, bi)) => {
-            let (x, y) = ((ar, ai), (br, bi));
-            let c = |r: C| Ok(V::C(r.0, r.1));
-            match op {
-                Add => c((ar + br, ai + bi)),
-                Sub => c((ar - br, ai - bi)),
-                Mul => c(c_mul(x, y)),
-                Div => c(c_div(x, y)),
-                Pow => c(c_pow(x, y)),
-                Eq => Ok(V::B(ar == br && ai == bi)),
-                Ne => Ok(V::B(!(ar == br && ai == bi))),
-                other => Err(unsupported(other.name(), compute)),
+    use std::cmp::Ordering::*;
+    // Ops that round several times do so in the opmath precision.
+    let single = compute.opmath() == DType::F32;
+    let complex_order = || Err(unsupported(op.name(), compute));
+    match op {
+        Add => Arith {
+            float: |x, y| x + y,
+            int: |x, y| Some(x.wrapping_add(y)),
+            bool: Some(|x, y| x || y),
+            complex: Some(|x, y| (x.0 + y.0, x.1 + y.1)),
+        }
+        .apply(op, a, b, compute),
+        Sub => Arith {
+            float: |x, y| x - y,
+            int: |x, y| Some(x.wrapping_sub(y)),
+            bool: None,
+            complex: Some(|x, y| (x.0 - y.0, x.1 - y.1)),
+        }
+        .apply(op, a, b, compute),
+        Mul => Arith {
+            float: |x, y| x * y,
+            int: |x, y| Some(x.wrapping_mul(y)),
+            bool: Some(|x, y| x && y),
+            complex: Some(c_mul),
+        }
+        .apply(op, a, b, compute),
+        Div => match (a, b) {
+            (V::I(x), V::I(y)) => Ok(V::F(x as f64 / y as f64)),
+            _ => Arith {
+                float: |x, y| x / y,
+                int: |_, _| None,
+                bool: None,
+                complex: Some(c_div),
             }
+            .apply(op, a, b, compute),
+        },
+        DivTrunc => Arith {
+            float: if single {
+                |x, y| ((x as f32) / (y as f32)).trunc() as f64
+            } else {
+                |x, y| (x / y).trunc()
+            },
+            int: |x, y| (y != 0).then(|| x.wrapping_div(y)),
+            bool: None,
+            complex: None,
         }
-        (V::F(x), V::F(y)) => {
-            let single = compute.opmath() == DType::F32;
-            Ok(match op {
-                Add => V::F(x + y),
-                Sub => V::F(x - y),
-                Mul => V::F(x * y),
-                Div => V::F(x / y),
-                DivTrunc => V::F(in_opmath(
-                    x,
-                    y,
-                    single,
-                    |a, b| (a / b).trunc(),
-                    |a, b| (a / b).trunc(),
-                )),
-                DivFloor => V::F(in_opmath(x, y, single, float_div_floor, float_div_floor)),
-                Remainder => V::F(in_opmath(x, y, single, float_remainder, float_remainder)),
-                Pow => V::F(x.powf(y)),
-                Maximum => V::F(float_max(x, y)),
-                Minimum => V::F(float_min(x, y)),
-                Eq | Ne | Lt | Le | Gt | Ge => V::B(compare(op, x.partial_cmp(&y))),
-                other => return Err(unsupported(other.name(), compute)),
-            })
+        .apply(op, a, b, compute),
+        DivFloor => Arith {
+            float: if single {
+                |x, y| float_div_floor(x as f32, y as f32) as f64
+            } else {
+                float_div_floor
+            },
+            int: |x, y| {
+                (y != 0)
+                    .then(|| x.div_euclid(y) - if y < 0 && x.rem_euclid(y) != 0 { 1 } else { 0 })
+            },
+            bool: None,
+            complex: None,
         }
-        (V::I(x), V::I(y)) => {
-            let r = match op {
-                Add => x.wrapping_add(y),
-                Sub => x.wrapping_sub(y),
-                Mul => x.wrapping_mul(y),
-                DivTrunc => {
-                    if y == 0 {
-                        return Err(zero_division());
-                    }
-                    x.wrapping_div(y)
-                }
-                DivFloor => {
-                    if y == 0 {
-                        return Err(zero_division());
-                    }
-                    x.div_euclid(y) - if y < 0 && x.rem_euclid(y) != 0 { 1 } else { 0 }
-                }
-                Remainder => {
-                    if y == 0 {
-                        return Err(zero_division());
-                    }
+        .apply(op, a, b, compute),
+        Remainder => Arith {
+            float: if single {
+                |x, y| float_remainder(x as f32, y as f32) as f64
+            } else {
+                float_remainder
+            },
+            int: |x, y| {
+                (y != 0).then(|| {
                     let m = x % y;
                     if m != 0 && (y < 0) != (m < 0) {
                         m + y
                     } else {
                         m
                     }
-                }
-                Pow => int_pow(x, y),
-                Maximum => x.max(y),
-                Minimum => x.min(y),
-                BitwiseAnd => x & y,
-                BitwiseOr => x | y,
-                BitwiseXor => x ^ y,
-                Eq | Ne | Lt | Le | Gt | Ge => return Ok(V::B(compare(op, Some(x.cmp(&y))))),
-                Div => return Ok(V::F(x as f64 / y as f64)),
-                other => return Err(unsupported(other.name(), compute)),
-            };
-            Ok(V::I(wrap_int(r, compute)))
+                })
+            },
+            bool: None,
+            complex: None,
         }
-        (V::B(x), V::B(y)) => Ok(V::B(match op {
-            Add | Maximum | BitwiseOr => x || y,
-            Mul | Minimum | BitwiseAnd => x && y,
-            BitwiseXor => x != y,
+        .apply(op, a, b, compute),
+        Pow => Arith {
+            float: f64::powf,
+            int: |x, y| Some(int_pow(x, y)),
             // x ** 1 == x and x ** 0 == 1.
-            Pow => x || !y,
-            Eq | Ne | Lt | Le | Gt | Ge => compare(op, Some(x.cmp(&y))),
-            other => return Err(unsupported(other.name(), compute)),
-        })),
-        (a, b) => Err(Error::new(
-            ErrorKind::Runtime,
-            format!(
-                "{}: operands {a:?} and {b:?} were not converted to {compute}",
-                op.name()
-            ),
-        )),
+            bool: Some(|x, y| x || !y),
+            complex: Some(c_pow),
+        }
+        .apply(op, a, b, compute),
+        Maximum => Arith {
+            float: float_max,
+            int: |x, y| Some(x.max(y)),
+            bool: Some(|x, y| x || y),
+            complex: None,
+        }
+        .apply(op, a, b, compute),
+        Minimum => Arith {
+            float: float_min,
+            int: |x, y| Some(x.min(y)),
+            bool: Some(|x, y| x && y),
+            complex: None,
+        }
+        .apply(op, a, b, compute),
+        Eq => Ok(V::B(ordering(a, b) == Some(Equal))),
+        Ne => Ok(V::B(ordering(a, b) != Some(Equal))),
+        Lt | Le | Gt | Ge if matches!(a, V::C(..)) => complex_order(),
+        Lt => Ok(V::B(ordering(a, b) == Some(Less))),
+        Le => Ok(V::B(matches!(ordering(a, b), Some(Less | Equal)))),
+        Gt => Ok(V::B(ordering(a, b) == Some(Greater))),
+        Ge => Ok(V::B(matches!(ordering(a, b), Some(Greater | Equal)))),
+        LogicalAnd => Ok(V::B(a.truthy() && b.truthy())),
+        LogicalOr => Ok(V::B(a.truthy() || b.truthy())),
+        LogicalXor => Ok(V::B(a.truthy() != b.truthy())),
+        BitwiseAnd => bitwise(op, a, b, compute, |x, y| x & y),
+        BitwiseOr => bitwise(op, a, b, compute, |x, y| x | y),
+        BitwiseXor => bitwise(op, a, b, compute, |x, y| x ^ y),
+    }
+}
+
+/// A bitwise op on integers (wrapped) or bools.
+fn bitwise(op: BinaryOp, a: V, b: V, compute: DType, f: fn(i128, i128) -> i128) -> Result<V> {
+    match (a, b) {
+        (V::I(x), V::I(y)) => Ok(V::I(wrap_int(f(x, y), compute))),
+        (V::B(x), V::B(y)) => Ok(V::B(f(x as i128, y as i128) != 0)),
+        _ => Err(unsupported(op.name(), compute)),
     }
 }
 

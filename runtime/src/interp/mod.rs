@@ -4,19 +4,22 @@
 //! favours being obviously right over being fast: each op walks its output
 //! in logical order, reads every operand element through its strides,
 //! converts it to the computation dtype, and applies the element semantics
-//! of [`elementwise`]. Views are executed as views (they share storage);
-//! layouts are those the layout pass gives; composite ops run through the
-//! decomposition pass's expansions, so decomposing never changes a result.
+//! of [`elementwise`]. Views are executed as views (they share storage).
+//! Each result is laid out by PyTorch's rule for its op
+//! ([`kiln_ir::layout::instruction_layouts`]) over the operands as they are
+//! at run time, so the interpreter needs no layout pass and shares no code
+//! with the passes it checks. Composite ops run through their expansions
+//! (`kiln_ir::ops::expand`, where they are defined), which are checked
+//! against PyTorch's values independently.
 
 pub mod elementwise;
 mod reduce;
 
 use kiln_ir::graph::{Func, FuncBuilder, Operand};
 use kiln_ir::infer::InferCtx;
+use kiln_ir::layout::{LayoutArg, ResultLayout, instruction_layouts};
+use kiln_ir::ops::expand::{Emitter, expand};
 use kiln_ir::{DType, Error, ErrorKind, Module, Op, Result, TensorType};
-use kiln_passes::Pass;
-use kiln_passes::decompose;
-use kiln_passes::layout::{LayoutArg, LayoutPass, ResultLayout, result_layout};
 
 use crate::backend::{bind_inputs, check_runnable};
 use crate::convert::{V, convert, load, store};
@@ -26,9 +29,7 @@ pub use reduce::{arg_reduce, matmul, reduce};
 
 /// Runs the entry function of `module` (`@main`, or the only one).
 pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
-    let mut laid_out = module.clone();
-    LayoutPass.run(&mut laid_out)?;
-    run_func(laid_out.entry()?, &laid_out.ctx(), inputs)
+    run_func(module.entry()?, &module.ctx(), inputs)
 }
 
 /// Rounds an exact result as PyTorch's kernels do: to the opmath precision
@@ -37,7 +38,7 @@ pub fn round_result(v: V, dtype: DType) -> V {
     convert(convert(v, dtype.opmath()), dtype)
 }
 
-/// Runs a laid-out function on inputs.
+/// Runs a function on inputs (laid out as its parameters declare).
 pub fn run_func(func: &Func, ctx: &InferCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     let mut values: Vec<Option<Tensor>> = vec![None; func.values.len()];
     for (&p, input) in func.params.iter().zip(bind_inputs(func, inputs)?) {
@@ -56,10 +57,14 @@ pub fn run_func(func: &Func, ctx: &InferCtx, inputs: &[Tensor]) -> Result<Vec<Te
                     .map(|v| values[v.index()].as_ref().expect("operands run first"))
             })
             .collect();
-        let out_ty = func.ty(inst.result);
-        check_runnable(out_ty.device).map_err(located)?;
-        let result = execute(func, ctx, inst, &tensors, out_ty).map_err(located)?;
-        values[inst.result.index()] = Some(result);
+        let types = func.result_types_of(inst);
+        for ty in &types {
+            check_runnable(ty.device).map_err(located)?;
+        }
+        let results = execute(func, ctx, inst, &tensors, &types).map_err(located)?;
+        for (r, t) in inst.results.iter().zip(results) {
+            values[r.index()] = Some(t);
+        }
     }
     Ok(func
         .returns
@@ -76,6 +81,37 @@ pub fn run_func(func: &Func, ctx: &InferCtx, inputs: &[Tensor]) -> Result<Vec<Te
 enum Arg<'a> {
     Tensor(&'a Tensor),
     Scalar(V),
+    None,
+}
+
+/// The layouts of an instruction's results over its operands as they are.
+fn layouts(
+    inst: &kiln_ir::Inst,
+    args: &[Arg],
+    operand_dtypes: &[Option<DType>],
+    types: &[TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let operand_types: Vec<Option<TensorType>> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Tensor(t) => Some(t.tensor_type()),
+            _ => None,
+        })
+        .collect();
+    let layout_args: Vec<LayoutArg> = args
+        .iter()
+        .zip(&operand_types)
+        .map(|(a, ty)| match (a, ty) {
+            (Arg::Tensor(t), Some(ty)) => LayoutArg::Tensor(t.geometry(), ty),
+            (Arg::Scalar(_), _) => LayoutArg::Scalar,
+            _ => LayoutArg::None,
+        })
+        .collect();
+    let unlaid: Vec<TensorType> = types
+        .iter()
+        .map(|t| t.clone().with_layout(kiln_ir::TypeLayout::Unspecified))
+        .collect();
+    instruction_layouts(&inst.op, &layout_args, operand_dtypes, &unlaid)
 }
 
 fn execute(
@@ -83,30 +119,43 @@ fn execute(
     ctx: &InferCtx,
     inst: &kiln_ir::Inst,
     tensors: &[Option<&Tensor>],
-    out_ty: &TensorType,
-) -> Result<Tensor> {
+    types: &[TensorType],
+) -> Result<Vec<Tensor>> {
     let args: Vec<Arg> = inst
         .operands
         .iter()
         .zip(tensors)
         .map(|(o, t)| match (o, t) {
             (Operand::Scalar(s), _) => Arg::Scalar(V::from_scalar(*s)),
+            (Operand::None, _) => Arg::None,
             (_, Some(t)) => Arg::Tensor(t),
             _ => unreachable!("value operands have tensors"),
         })
         .collect();
     let inferred = func.infer_inst(inst, ctx)?;
-    let strides = out_ty.strides().expect("the layout pass ran").to_vec();
-    let natural = inferred.natural_dtype;
+    let layouts = layouts(inst, &args, &inferred.operand_dtypes, types)?;
 
-    // Composite ops run through their decomposition.
+    // Composite ops run through their expansion.
     if inst.op.is_composite() {
-        if let Some(result) = run_composite(ctx, inst, &args, &inferred.operand_dtypes)? {
-            return finish(result, &strides, out_ty.dtype);
+        if let Some(results) = run_composite(ctx, inst, &args, &inferred.operand_dtypes)? {
+            return results
+                .into_iter()
+                .zip(types.iter().zip(&layouts))
+                .map(|(r, (ty, layout))| finish(r, layout.strides(), ty.dtype))
+                .collect();
         }
     }
+    let [out_ty] = types else {
+        return Err(Error::new(
+            ErrorKind::Backend,
+            format!("{} has no reference implementation", inst.op.name()),
+        ));
+    };
+    let strides = layouts[0].strides().to_vec();
+    let natural = inferred.natural_dtype;
+    let out_ty = &out_ty.clone().with_dtype(natural);
     let result = match &inst.op {
-        Op::Unary(_) | Op::Binary(_) | Op::Where | Op::Cast { .. } => pointwise(
+        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast { .. } => pointwise(
             &inst.op,
             &args,
             &inferred.operand_dtypes,
@@ -147,30 +196,21 @@ fn execute(
                 }
             })?
         }
-        // An empty result needs no arithmetic.
-        Op::Clamp { .. } | Op::Softmax { .. } | Op::LayerNorm { .. } if out_ty.numel() == 0 => {
+        // A composite on dtypes its expansion does not compute: an empty
+        // result needs no arithmetic, any other is PyTorch's error, which
+        // inference already gave.
+        op if op.is_composite() && out_ty.numel() == 0 => {
             Tensor::zeros_strided(&out_ty.shape, Some(&strides), natural, out_ty.device)?
         }
-        Op::Clamp { .. } | Op::Softmax { .. } | Op::LayerNorm { .. } => {
-            return Err(Error::new(
-                ErrorKind::Backend,
-                format!("{} cannot run on {}", inst.op.name(), natural),
-            ));
-        }
-        view_or_copy => {
+        op if op.is_view() || op.is(kiln_ir::Traits::COPY) => {
             let x = tensor(&args[0]);
-            let layout = result_layout(
-                view_or_copy,
-                &[LayoutArg::Tensor(x.geometry(), &x.tensor_type())],
-                out_ty,
-            )?;
-            match layout {
-                ResultLayout::View(g) => x.view(g)?.with_device(out_ty.device),
+            match &layouts[0] {
+                ResultLayout::View(g) => x.view(g.clone())?.with_device(out_ty.device),
                 ResultLayout::Fresh(s) => {
                     // A copy in a new layout, converting dtype for `to`.
                     // Logical order is preserved by every copying op (reshape too).
                     let mut out =
-                        Tensor::zeros_strided(&out_ty.shape, Some(&s), natural, out_ty.device)?;
+                        Tensor::zeros_strided(&out_ty.shape, Some(s), natural, out_ty.device)?;
                     write_values(
                         &mut out,
                         x.values().into_iter().map(|v| convert(v, natural)),
@@ -179,14 +219,21 @@ fn execute(
                 }
             }
         }
+        other => {
+            return Err(Error::new(
+                ErrorKind::Backend,
+                format!("{} cannot run on {}", other.name(), natural),
+            ));
+        }
     };
-    finish(result, &strides, out_ty.dtype)
+    let dtype = types[0].dtype;
+    Ok(vec![finish(result, &strides, dtype)?])
 }
 
 fn tensor<'a>(arg: &Arg<'a>) -> &'a Tensor {
     match arg {
         Arg::Tensor(t) => t,
-        Arg::Scalar(_) => unreachable!("inference guarantees a tensor operand here"),
+        Arg::Scalar(_) | Arg::None => unreachable!("inference guarantees a tensor operand here"),
     }
 }
 
@@ -280,7 +327,7 @@ fn pointwise(
         .iter()
         .filter_map(|a| match a {
             Arg::Tensor(t) => Some(*t),
-            Arg::Scalar(_) => None,
+            Arg::Scalar(_) | Arg::None => None,
         })
         .collect();
     let mut all_strides: Vec<Vec<i64>> = tensors
@@ -311,7 +358,7 @@ fn pointwise(
         let mut next_tensor = 0;
         for (k, a) in args.iter().enumerate() {
             let v = match a {
-                Arg::Scalar(_) => scalars[k].expect("converted above"),
+                Arg::Scalar(_) | Arg::None => scalars[k].unwrap_or(V::B(false)),
                 Arg::Tensor(t) => {
                     let o = offsets[next_tensor] as usize;
                     next_tensor += 1;
@@ -328,10 +375,12 @@ fn pointwise(
             operands.push(v);
         }
         let v = match op {
-            Op::Unary(u) => {
+            Op::Unary { op: u } => {
                 elementwise::unary(*u, operands[0], operand_dtypes[0].unwrap_or(natural))?
             }
-            Op::Binary(kiln_ir::BinaryOp::Pow) if matches!(args[1], Arg::Scalar(_)) => {
+            Op::Binary {
+                op: kiln_ir::BinaryOp::Pow,
+            } if matches!(args[1], Arg::Scalar(_)) => {
                 let Arg::Scalar(raw) = args[1] else {
                     unreachable!("matched above")
                 };
@@ -342,7 +391,7 @@ fn pointwise(
                     operand_dtypes[0].unwrap_or(natural),
                 )?
             }
-            Op::Binary(b) => elementwise::binary(
+            Op::Binary { op: b } => elementwise::binary(
                 *b,
                 operands[0],
                 operands[1],
@@ -392,14 +441,14 @@ fn cat(args: &[Arg], dim: i64, out_ty: &TensorType, strides: &[i64]) -> Result<T
     Ok(out)
 }
 
-/// Runs a composite op through its decomposition; `None` when it has none
+/// Runs a composite op through its expansion; `None` when it has none
 /// for these dtypes.
 fn run_composite(
     ctx: &InferCtx,
     inst: &kiln_ir::Inst,
     args: &[Arg],
     operand_dtypes: &[Option<DType>],
-) -> Result<Option<Tensor>> {
+) -> Result<Option<Vec<Tensor>>> {
     let mut b = FuncBuilder::new("composite", *ctx);
     let mut operands = Vec::new();
     let mut inputs = Vec::new();
@@ -419,18 +468,12 @@ fn run_composite(
                 operands.push(Operand::Value(v));
                 inputs.push((*t).clone());
             }
-            Arg::Scalar(_) => {
-                let k = operands.len();
-                operands.push(inst.operands[k]);
-            }
+            Arg::Scalar(_) | Arg::None => operands.push(inst.operands[k]),
         }
     }
-    let Some(v) = decompose::expand(&mut b, &inst.op, &operands)? else {
+    let Some(vs) = expand(&mut Emitter::new(&mut b), &inst.op, &operands)? else {
         return Ok(None);
     };
-    let sub = b.finish(vec![v], None)?;
-    let mut module = Module::single(sub, ctx.default_dtype);
-    LayoutPass.run(&mut module)?;
-    let mut results = run_func(module.entry()?, ctx, &inputs)?;
-    Ok(Some(results.remove(0)))
+    let sub = b.finish(vs, None)?;
+    run_func(&sub, ctx, &inputs).map(Some)
 }

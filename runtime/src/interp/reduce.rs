@@ -4,24 +4,14 @@
 //! integers accumulate in their computation dtype with wrap-around, as
 //! PyTorch's int64 sums do.
 
-use kiln_ir::infer::matmul_shape;
+use kiln_ir::infer::{matmul_shape, reduced_dims};
+use kiln_ir::ops::Fold;
 use kiln_ir::view::{broadcast_shapes, wrap_dim};
 use kiln_ir::{ArgReduceOp, DType, Error, ErrorKind, ReduceOp, Result, TensorType};
 
 use super::round_result;
 use crate::convert::{V, convert, wrap_int};
 use crate::tensor::{Indices, Tensor};
-
-/// Which input dims a reduction folds (all when `dims` is empty or absent).
-fn reduced(dims: Option<&[i64]>, rank: usize) -> Result<Vec<bool>> {
-    let mut r = vec![dims.is_none_or(|d| d.is_empty()); rank];
-    for &d in dims.unwrap_or(&[]) {
-        if rank > 0 {
-            r[wrap_dim(d, rank)?] = true;
-        }
-    }
-    Ok(r)
-}
 
 /// The output index an input index reduces into.
 fn out_index(index: &[i64], reduced: &[bool], keepdim: bool) -> Vec<i64> {
@@ -36,63 +26,32 @@ fn out_index(index: &[i64], reduced: &[bool], keepdim: bool) -> Vec<i64> {
         .collect()
 }
 
-fn fold(op: ReduceOp, acc: V, x: V, compute: DType) -> V {
-    match (acc, x) {
-        (V::F(a), V::F(b)) => V::F(match op {
-            ReduceOp::Sum | ReduceOp::Mean => a + b,
-            ReduceOp::Prod => a * b,
-            ReduceOp::Amax => {
-                if a.is_nan() || b.is_nan() {
-                    f64::NAN
-                } else {
-                    a.max(b)
-                }
-            }
-            ReduceOp::Amin => {
-                if a.is_nan() || b.is_nan() {
-                    f64::NAN
-                } else {
-                    a.min(b)
-                }
-            }
-        }),
-        (V::C(ar, ai), V::C(br, bi)) => match op {
-            ReduceOp::Prod => V::C(ar * br - ai * bi, ar * bi + ai * br),
-            _ => V::C(ar + br, ai + bi),
-        },
-        (V::I(a), V::I(b)) => V::I(wrap_int(
-            match op {
-                ReduceOp::Sum | ReduceOp::Mean => a.wrapping_add(b),
-                ReduceOp::Prod => a.wrapping_mul(b),
-                ReduceOp::Amax => a.max(b),
-                ReduceOp::Amin => a.min(b),
-            },
-            compute,
-        )),
-        (V::B(a), V::B(b)) => V::B(match op {
-            ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Amax => a || b,
-            ReduceOp::Prod | ReduceOp::Amin => a && b,
-        }),
-        (a, _) => a,
-    }
-}
-
-fn identity(op: ReduceOp, compute: DType) -> Option<V> {
-    let zero_or_one = |one: bool| {
-        if compute.is_bool() {
-            V::B(one)
-        } else if compute.is_complex() {
-            V::C(one as u8 as f64, 0.0)
-        } else if compute.is_integral() {
-            V::I(one as i128)
+/// The reference arithmetic of every fold, one arm each: floats exactly
+/// in f64 (rounded once at the end), integers wrapping in the computation
+/// dtype, NaN propagating through max and min.
+fn fold(f: Fold, acc: V, x: V, compute: DType) -> V {
+    let nan_or = |a: f64, b: f64, pick: fn(f64, f64) -> f64| {
+        if a.is_nan() || b.is_nan() {
+            f64::NAN
         } else {
-            V::F(one as u8 as f64)
+            pick(a, b)
         }
     };
-    match op {
-        ReduceOp::Sum | ReduceOp::Mean => Some(zero_or_one(false)),
-        ReduceOp::Prod => Some(zero_or_one(true)),
-        ReduceOp::Amax | ReduceOp::Amin => None,
+    match (f, acc, x) {
+        (Fold::Sum, V::F(a), V::F(b)) => V::F(a + b),
+        (Fold::Sum, V::C(ar, ai), V::C(br, bi)) => V::C(ar + br, ai + bi),
+        (Fold::Sum, V::I(a), V::I(b)) => V::I(wrap_int(a.wrapping_add(b), compute)),
+        (Fold::Prod, V::F(a), V::F(b)) => V::F(a * b),
+        (Fold::Prod, V::C(ar, ai), V::C(br, bi)) => V::C(ar * br - ai * bi, ar * bi + ai * br),
+        (Fold::Prod, V::I(a), V::I(b)) => V::I(wrap_int(a.wrapping_mul(b), compute)),
+        (Fold::Max, V::F(a), V::F(b)) => V::F(nan_or(a, b, f64::max)),
+        (Fold::Max, V::I(a), V::I(b)) => V::I(a.max(b)),
+        (Fold::Min, V::F(a), V::F(b)) => V::F(nan_or(a, b, f64::min)),
+        (Fold::Min, V::I(a), V::I(b)) => V::I(a.min(b)),
+        (Fold::Or, a, b) => V::B(a.truthy() || b.truthy()),
+        (Fold::And, a, b) => V::B(a.truthy() && b.truthy()),
+        // Inference admits no other pairing.
+        (_, a, _) => a,
     }
 }
 
@@ -108,10 +67,12 @@ pub fn reduce(
     out_ty: &TensorType,
     strides: &[i64],
 ) -> Result<Tensor> {
-    let r = reduced(dims, x.shape().len())?;
+    let r = reduced_dims(dims, x.shape().len())?;
+    let f = Fold::of(op, compute);
     let out_shape = &out_ty.shape;
     let n_out: i64 = out_shape.iter().product();
-    let mut acc: Vec<Option<V>> = vec![identity(op, compute); n_out as usize];
+    let identity = convert(V::from_scalar(f.identity(compute)), compute);
+    let mut acc: Vec<V> = vec![identity; n_out as usize];
     let out_strides_c = kiln_ir::layout::contiguous_strides(out_shape);
     let shape = x.shape().to_vec();
     for (index, v) in Indices::new(&shape).zip(x.values()) {
@@ -119,19 +80,10 @@ pub fn reduce(
         let k: i64 = o.iter().zip(&out_strides_c).map(|(a, b)| a * b).sum();
         let v = convert(v, compute);
         let slot = &mut acc[k as usize];
-        *slot = Some(match *slot {
-            None => v,
-            Some(a) => fold(op, a, v, compute),
-        });
+        *slot = fold(f, *slot, v, compute);
     }
     let mut out = Tensor::zeros_strided(out_shape, Some(strides), natural, out_ty.device)?;
     for (index, a) in Indices::new(out_shape).zip(acc) {
-        let a = a.ok_or_else(|| {
-            Error::new(
-                ErrorKind::Shape,
-                format!("{}: reducing an empty dim", op.name()),
-            )
-        })?;
         out.set(&index, round_result(a, natural))?;
     }
     Ok(out)

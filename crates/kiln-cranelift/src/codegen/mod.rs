@@ -22,8 +22,10 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::{CallConv, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
-use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, ReduceOp, UnaryOp};
-use kiln_passes::plan::{Expr, Fold, Kernel, NodeId, NodeSchedule};
+use kiln_ir::ops::Fold;
+use kiln_ir::ops::prims::ResultDType;
+use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, Scalar, UnaryOp};
+use kiln_passes::plan::{Expr, Kernel, NodeId, NodeSchedule};
 use kiln_runtime::convert::{V, convert};
 
 use math::Calls;
@@ -96,7 +98,10 @@ struct Loop {
 /// Per-reduction accumulator variables.
 struct Acc {
     node: NodeId,
-    op: AccOp,
+    /// How it folds (an index reduction: the extreme it tracks).
+    fold: Fold,
+    /// For an index reduction: which.
+    arg: Option<ArgReduceOp>,
     /// The register class accumulated in.
     class: Class,
     /// Vector accumulators, one set per unrolled copy of the loop body
@@ -105,18 +110,6 @@ struct Acc {
     scalar: Variable,
     /// ArgReduce: the best position and the running position.
     index: Option<(Variable, Variable)>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum AccOp {
-    Sum,
-    Prod,
-    Max,
-    Min,
-    /// bool "sum"/"max": or; bool "prod"/"min": and.
-    Or,
-    And,
-    Arg(ArgReduceOp),
 }
 
 /// Where nodes are evaluated.
@@ -723,12 +716,13 @@ impl<'b> Gen<'_, 'b> {
                 // Only reached without reduced dims: a fold of one element.
                 let xv = self.eval(*x, body, offsets, row_dim)?;
                 let xd = k.node(*x).dtype;
-                let acc_op = acc_op(*op, node.compute);
-                let (class, acc) = self.acc_class(acc_op, node.compute);
+                let f = Fold::of(*op, node.compute);
+                let acc = f.accumulator(node.compute);
+                let class = Class::of(acc);
                 let mut e = self.emit(w);
                 let xv = e.cast(xv, xd, acc)?;
-                let id = identity(&mut e, acc_op, class, acc);
-                let folded = fold(&mut e, acc_op, class, acc, id, xv);
+                let id = constant(&mut e, class, f.identity(acc));
+                let folded = fold(&mut e, f, class, acc, id, xv);
                 e.cast(folded, acc, node.dtype)?
             }
             Expr::ArgReduce { x, .. } => {
@@ -838,39 +832,27 @@ impl<'b> Gen<'_, 'b> {
         e.cast(r, produced, node.dtype)
     }
 
-    fn acc_class(&self, op: AccOp, compute: DType) -> (Class, DType) {
-        match op {
-            // Float sums and products accumulate in f64, as the interpreter does.
-            AccOp::Sum | AccOp::Prod if Class::of(compute).is_float() => (Class::F64, DType::F64),
-            _ => (Class::of(compute), compute),
-        }
-    }
-
     fn init_acc(&mut self, r: NodeId) -> Acc {
         let node = self.k.node(r);
         let x_dtype = self.k.node(node.operands()[0]).dtype;
-        let op = match &node.expr {
-            Expr::Reduce { op, .. } => acc_op(*op, node.compute),
-            Expr::ArgReduce { op, .. } => AccOp::Arg(*op),
+        let (fold, arg, compute) = match &node.expr {
+            Expr::Reduce { op, .. } => (Fold::of(*op, node.compute), None, node.compute),
+            Expr::ArgReduce { op, .. } => (Fold::of_arg(*op), Some(*op), x_dtype),
             _ => unreachable!("reductions only"),
         };
-        let compute = if matches!(op, AccOp::Arg(_)) {
-            x_dtype
-        } else {
-            node.compute
-        };
-        let (class, acc) = self.acc_class(op, compute);
+        let acc = fold.accumulator(compute);
+        let class = Class::of(acc);
         let scalar = self.b.declare_var(class.ty(Width::Scalar));
         let init = {
             let mut e = self.emit(Width::Scalar);
-            identity(&mut e, op, class, acc)
+            constant(&mut e, class, fold.identity(acc))
         };
         self.b.def_var(scalar, init.part(0));
         let mut vector = Vec::new();
-        if self.vector && !matches!(op, AccOp::Arg(_)) {
+        if self.vector && arg.is_none() {
             let v = {
                 let mut e = self.emit(Width::Vector);
-                identity(&mut e, op, class, acc)
+                constant(&mut e, class, fold.identity(acc))
             };
             for _ in 0..UNROLL {
                 let mut set = Vec::new();
@@ -882,7 +864,7 @@ impl<'b> Gen<'_, 'b> {
                 vector.push(set);
             }
         }
-        let index = if matches!(op, AccOp::Arg(_)) {
+        let index = if arg.is_some() {
             let best = self.b.declare_var(types::I64);
             let pos = self.b.declare_var(types::I64);
             let minus = self.b.ins().iconst(types::I64, -1);
@@ -895,7 +877,8 @@ impl<'b> Gen<'_, 'b> {
         };
         Acc {
             node: r,
-            op,
+            fold,
+            arg,
             class,
             vector,
             scalar,
@@ -904,11 +887,8 @@ impl<'b> Gen<'_, 'b> {
     }
 
     fn accumulate(&mut self, acc: &Acc, x: Val, w: Width, x_dtype: DType, copy: usize) {
-        let acc_dtype = match acc.class {
-            Class::F64 if !matches!(acc.op, AccOp::Max | AccOp::Min) => DType::F64,
-            _ => x_dtype,
-        };
-        if let AccOp::Arg(op) = acc.op {
+        let acc_dtype = acc.fold.accumulator(x_dtype);
+        if let Some(op) = acc.arg {
             let (best_idx, pos) = acc.index.expect("arg reductions track positions");
             let best = self.b.use_var(acc.scalar);
             let idx = self.b.use_var(best_idx);
@@ -961,7 +941,7 @@ impl<'b> Gen<'_, 'b> {
             1 => Val::one(e.b.use_var(vars[0])),
             _ => Val::two(e.b.use_var(vars[0]), e.b.use_var(vars[1])),
         };
-        let next = fold(&mut e, acc.op, acc.class, acc_dtype, cur, x);
+        let next = fold(&mut e, acc.fold, acc.class, acc_dtype, cur, x);
         for (var, v) in vars.iter().zip(next.iter()) {
             e.b.def_var(*var, v);
         }
@@ -971,14 +951,11 @@ impl<'b> Gen<'_, 'b> {
     /// result to the node's dtype.
     fn finish_acc(&mut self, acc: &Acc) -> Val {
         let node = self.k.node(acc.node);
-        if let AccOp::Arg(_) = acc.op {
+        if acc.arg.is_some() {
             let (best_idx, _) = acc.index.expect("positions");
             return Val::one(self.b.use_var(best_idx));
         }
-        let acc_dtype = match acc.class {
-            Class::F64 if !matches!(acc.op, AccOp::Max | AccOp::Min) => DType::F64,
-            _ => node.compute,
-        };
+        let acc_dtype = acc.fold.accumulator(node.compute);
         let mut total = Val::one(self.b.use_var(acc.scalar));
         for set in &acc.vector {
             let parts: Vec<Value> = set.iter().map(|v| self.b.use_var(*v)).collect();
@@ -990,7 +967,7 @@ impl<'b> Gen<'_, 'b> {
             for lane in 0..LANES {
                 let s = self.emit(Width::Vector).lane(acc.class, vec, lane);
                 let mut e = self.emit(Width::Scalar);
-                total = fold(&mut e, acc.op, acc.class, acc_dtype, total, Val::one(s));
+                total = fold(&mut e, acc.fold, acc.class, acc_dtype, total, Val::one(s));
             }
         }
         let mut e = self.emit(Width::Scalar);
@@ -1009,94 +986,42 @@ fn stride_kind(stride: i64, dtype: DType) -> Stride {
 
 /// The dtype a unary op produces before the node's own dtype.
 fn result_dtype_of_unary(op: UnaryOp, compute: DType) -> DType {
-    match op {
-        UnaryOp::LogicalNot | UnaryOp::Isnan => DType::Bool,
-        _ => compute,
+    match op.def().result {
+        ResultDType::Bool => DType::Bool,
+        ResultDType::Same | ResultDType::Real => compute,
     }
 }
 
-fn acc_op(op: ReduceOp, compute: DType) -> AccOp {
-    match Fold::of(op, compute) {
-        Fold::Sum => AccOp::Sum,
-        Fold::Prod => AccOp::Prod,
-        Fold::Max => AccOp::Max,
-        Fold::Min => AccOp::Min,
-        Fold::Or => AccOp::Or,
-        Fold::And => AccOp::And,
-    }
-}
-
-/// The starting value of an accumulator.
-fn identity(e: &mut Emit, op: AccOp, c: Class, d: DType) -> Val {
-    let float = c.is_float();
-    match op {
-        AccOp::Sum | AccOp::Or => {
-            if float {
-                e.fconst(c, 0.0)
-            } else {
-                e.iconst(c, 0)
-            }
-        }
-        AccOp::Prod | AccOp::And => {
-            if float {
-                e.fconst(c, 1.0)
-            } else {
-                e.iconst(c, 1)
-            }
-        }
-        AccOp::Max | AccOp::Arg(ArgReduceOp::Argmax) => {
-            if float {
-                e.fconst(c, f64::NEG_INFINITY)
-            } else {
-                e.iconst(c, int_min(d))
-            }
-        }
-        AccOp::Min | AccOp::Arg(ArgReduceOp::Argmin) => {
-            if float {
-                e.fconst(c, f64::INFINITY)
-            } else {
-                e.iconst(c, int_max(d))
-            }
-        }
-    }
-}
-
-fn int_min(d: DType) -> i64 {
-    if d.is_signed() {
-        i64::MIN >> (64 - d.bits())
+/// A constant of a register class (32-bit integer constants are written
+/// sign-extended, as Cranelift encodes them).
+fn constant(e: &mut Emit, c: Class, s: Scalar) -> Val {
+    if c.is_float() {
+        e.fconst(c, s.to_f64())
     } else {
-        0
+        let v = s.to_i64_wrapping();
+        e.iconst(c, if c.is_wide() { v } else { v as i32 as i64 })
     }
 }
 
-fn int_max(d: DType) -> i64 {
-    match (d.is_signed(), d.bits()) {
-        (true, b) => (1i64 << (b - 1).min(63)).wrapping_sub(1),
-        (false, 64) => -1,
-        (false, 32) => u32::MAX as i32 as i64,
-        (false, b) => (1i64 << b) - 1,
-    }
-}
-
-/// One accumulation step.
-fn fold(e: &mut Emit, op: AccOp, c: Class, d: DType, acc: Val, x: Val) -> Val {
-    match op {
-        AccOp::Sum if c.is_float() => e.zip(acc, x, |b, a, v| b.ins().fadd(a, v)),
-        AccOp::Prod if c.is_float() => e.zip(acc, x, |b, a, v| b.ins().fmul(a, v)),
-        AccOp::Sum => {
+/// One accumulation step: the arithmetic of every fold, one arm each.
+fn fold(e: &mut Emit, f: Fold, c: Class, d: DType, acc: Val, x: Val) -> Val {
+    match f {
+        Fold::Sum if c.is_float() => e.zip(acc, x, |b, a, v| b.ins().fadd(a, v)),
+        Fold::Sum => {
             let s = e.zip(acc, x, |b, a, v| b.ins().iadd(a, v));
             e.wrap(s, d)
         }
-        AccOp::Prod => {
+        Fold::Prod if c.is_float() => e.zip(acc, x, |b, a, v| b.ins().fmul(a, v)),
+        Fold::Prod => {
             let s = e.zip(acc, x, |b, a, v| b.ins().imul(a, v));
             e.wrap(s, d)
         }
-        AccOp::Or => e.zip(acc, x, |b, a, v| b.ins().bor(a, v)),
-        AccOp::And => e.zip(acc, x, |b, a, v| b.ins().band(a, v)),
-        AccOp::Max | AccOp::Min if c.is_float() => e.float_extreme(acc, x, c, op == AccOp::Max),
-        AccOp::Max | AccOp::Min => {
+        Fold::Or => e.zip(acc, x, |b, a, v| b.ins().bor(a, v)),
+        Fold::And => e.zip(acc, x, |b, a, v| b.ins().band(a, v)),
+        Fold::Max | Fold::Min if c.is_float() => e.float_extreme(acc, x, c, f == Fold::Max),
+        Fold::Max | Fold::Min => {
             let signed = d.is_signed();
-            let max = op == AccOp::Max;
+            let max = f == Fold::Max;
             e.zip(acc, x, |b, a, v| match (max, signed) {
                 (true, true) => b.ins().smax(a, v),
                 (true, false) => b.ins().umax(a, v),
@@ -1104,6 +1029,5 @@ fn fold(e: &mut Emit, op: AccOp, c: Class, d: DType, acc: Val, x: Val) -> Val {
                 (false, false) => b.ins().umin(a, v),
             })
         }
-        AccOp::Arg(_) => acc,
     }
 }

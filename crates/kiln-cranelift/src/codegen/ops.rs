@@ -82,90 +82,74 @@ impl Emit<'_, '_> {
         }
     }
 
+    /// A primitive unary op on a value of its computation dtype: one arm
+    /// per op (values of every class: bool and integers, f32 for
+    /// f16/bf16/f32, f64).
     pub fn unary(&mut self, ctx: &mut Ctx, op: UnaryOp, x: Val, compute: DType) -> R<Val> {
+        use UnaryOp::*;
         let c = Class::of(compute);
-        if compute.is_bool() {
-            return Ok(match op {
-                UnaryOp::BitwiseNot | UnaryOp::LogicalNot => {
-                    let one = self.iconst(c, 1);
-                    self.zip(x, one, |b, v, o| b.ins().bxor(v, o))
-                }
-                UnaryOp::Isnan => self.iconst(c, 0),
-                _ => x,
-            });
-        }
-        if op == UnaryOp::LogicalNot {
-            let t = self.truthy(x, compute);
-            let one = self.iconst(Class::I32, 1);
-            return Ok(self.zip(t, one, |b, v, o| b.ins().bxor(v, o)));
-        }
-        if c.is_float() {
-            let r = match op {
-                UnaryOp::Neg => self.map(x, |b, v| b.ins().fneg(v)),
-                UnaryOp::Abs => self.map(x, |b, v| b.ins().fabs(v)),
-                UnaryOp::Exp if c == Class::F32 => exp_f32(self, x),
-                UnaryOp::Exp => self.call_f64(ctx, Helper::Exp, &[x], c)?,
-                UnaryOp::Log => self.call_f64(ctx, Helper::Log, &[x], c)?,
-                UnaryOp::Log2 => self.call_f64(ctx, Helper::Log2, &[x], c)?,
-                UnaryOp::Sin => self.call_f64(ctx, Helper::Sin, &[x], c)?,
-                UnaryOp::Cos => self.call_f64(ctx, Helper::Cos, &[x], c)?,
-                UnaryOp::Tanh => self.call_f64(ctx, Helper::Tanh, &[x], c)?,
-                UnaryOp::Erf => self.call_f64(ctx, Helper::Erf, &[x], c)?,
-                UnaryOp::Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
-                UnaryOp::Rsqrt => {
-                    let s = self.map(x, |b, v| b.ins().sqrt(v));
-                    let one = self.fconst(c, 1.0);
-                    self.zip(one, s, |b, o, v| b.ins().fdiv(o, v))
-                }
-                UnaryOp::Reciprocal => {
-                    let one = self.fconst(c, 1.0);
-                    self.zip(one, x, |b, o, v| b.ins().fdiv(o, v))
-                }
-                UnaryOp::Relu => {
-                    let z = self.fconst(c, 0.0);
-                    let neg = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::LessThan, v, z));
-                    self.select(neg, z, x, c)
-                }
-                UnaryOp::Floor => self.map(x, |b, v| b.ins().floor(v)),
-                UnaryOp::Ceil => self.map(x, |b, v| b.ins().ceil(v)),
-                UnaryOp::Trunc => self.map(x, |b, v| b.ins().trunc(v)),
-                UnaryOp::Round => self.map(x, |b, v| b.ins().nearest(v)),
-                UnaryOp::Sign => {
-                    let z = self.fconst(c, 0.0);
-                    let one = self.fconst(c, 1.0);
-                    let minus = self.fconst(c, -1.0);
-                    let pos = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::GreaterThan, v, z));
-                    let neg = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::LessThan, v, z));
-                    let r = self.select(neg, minus, z, c);
-                    self.select(pos, one, r, c)
-                }
-                UnaryOp::Isnan => {
-                    let m = self.zip(x, x, |b, v, u| b.ins().fcmp(FloatCC::Unordered, v, u));
-                    return Ok(self.mask_to_bool(m));
-                }
-                // Composites are decomposed; bitwise ops do not take floats.
-                _ => return Err(NoVector),
-            };
-            return Ok(self.finish(r, compute));
-        }
+        let float = c.is_float();
+        let boolean = compute.is_bool();
         let signed = compute.is_signed();
         let r = match op {
-            UnaryOp::Neg => self.map(x, |b, v| b.ins().ineg(v)),
-            UnaryOp::Abs if signed => {
+            Neg if float => self.map(x, |b, v| b.ins().fneg(v)),
+            Neg => self.map(x, |b, v| b.ins().ineg(v)),
+            Abs if float => self.map(x, |b, v| b.ins().fabs(v)),
+            Abs if boolean || !signed => x,
+            Abs => {
                 if c.is_wide() {
                     self.scalar_only()?;
                 }
                 self.map(x, |b, v| b.ins().iabs(v))
             }
-            UnaryOp::Relu if signed => {
+            Exp if c == Class::F32 => exp_f32(self, x),
+            Exp => self.call_f64(ctx, Helper::Exp, &[x], c)?,
+            Log => self.call_f64(ctx, Helper::Log, &[x], c)?,
+            Log2 => self.call_f64(ctx, Helper::Log2, &[x], c)?,
+            Sin => self.call_f64(ctx, Helper::Sin, &[x], c)?,
+            Cos => self.call_f64(ctx, Helper::Cos, &[x], c)?,
+            Tanh => self.call_f64(ctx, Helper::Tanh, &[x], c)?,
+            Erf => self.call_f64(ctx, Helper::Erf, &[x], c)?,
+            Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
+            Rsqrt => {
+                let s = self.map(x, |b, v| b.ins().sqrt(v));
+                let one = self.fconst(c, 1.0);
+                self.zip(one, s, |b, o, v| b.ins().fdiv(o, v))
+            }
+            Reciprocal => {
+                let one = self.fconst(c, 1.0);
+                self.zip(one, x, |b, o, v| b.ins().fdiv(o, v))
+            }
+            Relu if float => {
+                let z = self.fconst(c, 0.0);
+                let neg = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::LessThan, v, z));
+                self.select(neg, z, x, c)
+            }
+            Relu if boolean || !signed => x,
+            Relu => {
                 if c.is_wide() {
                     self.scalar_only()?;
                 }
                 let z = self.iconst(c, 0);
                 self.zip(x, z, |b, v, z| b.ins().smax(v, z))
             }
-            UnaryOp::BitwiseNot => self.map(x, |b, v| b.ins().bnot(v)),
-            UnaryOp::Sign => {
+            Floor if float => self.map(x, |b, v| b.ins().floor(v)),
+            Ceil if float => self.map(x, |b, v| b.ins().ceil(v)),
+            Trunc if float => self.map(x, |b, v| b.ins().trunc(v)),
+            Round if float => self.map(x, |b, v| b.ins().nearest(v)),
+            // Integers (and bool) are their own rounding.
+            Floor | Ceil | Trunc | Round => x,
+            Sign if float => {
+                let z = self.fconst(c, 0.0);
+                let one = self.fconst(c, 1.0);
+                let minus = self.fconst(c, -1.0);
+                let pos = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::GreaterThan, v, z));
+                let neg = self.zip(x, z, |b, v, z| b.ins().fcmp(FloatCC::LessThan, v, z));
+                let r = self.select(neg, minus, z, c);
+                self.select(pos, one, r, c)
+            }
+            Sign if boolean => x,
+            Sign => {
                 let z = self.iconst(c, 0);
                 let one = self.iconst(c, 1);
                 let minus = self.iconst(c, -1);
@@ -183,19 +167,27 @@ impl Emit<'_, '_> {
                 };
                 self.select(pos, one, r, c)
             }
-            UnaryOp::Isnan => return Ok(self.iconst(Class::I32, 0)),
-            // abs and relu of unsigned values, and rounding of integers.
-            UnaryOp::Abs
-            | UnaryOp::Relu
-            | UnaryOp::Floor
-            | UnaryOp::Ceil
-            | UnaryOp::Round
-            | UnaryOp::Trunc => x,
-            _ => return Err(NoVector),
+            LogicalNot => {
+                let t = if boolean { x } else { self.truthy(x, compute) };
+                let one = self.iconst(Class::I32, 1);
+                return Ok(self.zip(t, one, |b, v, o| b.ins().bxor(v, o)));
+            }
+            BitwiseNot if boolean => {
+                let one = self.iconst(c, 1);
+                self.zip(x, one, |b, v, o| b.ins().bxor(v, o))
+            }
+            BitwiseNot => self.map(x, |b, v| b.ins().bnot(v)),
+            Isnan if float => {
+                let m = self.zip(x, x, |b, v, u| b.ins().fcmp(FloatCC::Unordered, v, u));
+                return Ok(self.mask_to_bool(m));
+            }
+            Isnan => return Ok(self.iconst(Class::I32, 0)),
         };
-        Ok(self.finish(r, compute))
+        Ok(if boolean { r } else { self.finish(r, compute) })
     }
 
+    /// A primitive binary op on values of its computation dtype (logical
+    /// ops: of their own dtypes, only truthiness counts): one arm per op.
     #[allow(clippy::too_many_arguments)]
     pub fn binary(
         &mut self,
@@ -207,107 +199,59 @@ impl Emit<'_, '_> {
         b_dtype: DType,
         compute: DType,
     ) -> R<Val> {
-        if op.is_logical() {
-            let x = self.truthy(a, a_dtype);
-            let y = self.truthy(b, b_dtype);
-            return Ok(self.zip(x, y, |bl, u, v| match op {
-                BinaryOp::LogicalAnd => bl.ins().band(u, v),
-                BinaryOp::LogicalOr => bl.ins().bor(u, v),
-                _ => bl.ins().bxor(u, v),
-            }));
-        }
+        use BinaryOp::*;
         let c = Class::of(compute);
-        if compute.is_bool() {
-            let one = self.iconst(c, 1);
-            return Ok(match op {
-                BinaryOp::Add | BinaryOp::Maximum | BinaryOp::BitwiseOr => {
-                    self.zip(a, b, |bl, u, v| bl.ins().bor(u, v))
-                }
-                BinaryOp::Mul | BinaryOp::Minimum | BinaryOp::BitwiseAnd => {
-                    self.zip(a, b, |bl, u, v| bl.ins().band(u, v))
-                }
-                BinaryOp::BitwiseXor => self.zip(a, b, |bl, u, v| bl.ins().bxor(u, v)),
-                BinaryOp::Pow => {
-                    let not_b = self.zip(b, one, |bl, v, o| bl.ins().bxor(v, o));
-                    self.zip(a, not_b, |bl, u, v| bl.ins().bor(u, v))
-                }
-                cmp if cmp.is_comparison() => {
-                    let cc = int_cc(cmp, false);
-                    let m = self.zip(a, b, |bl, u, v| bl.ins().icmp(cc, u, v));
-                    self.mask_to_bool(m)
-                }
-                _ => return Err(NoVector),
-            });
-        }
-        if op.is_comparison() {
-            let m = if c.is_float() {
-                let cc = float_cc(op);
-                self.zip(a, b, |bl, u, v| bl.ins().fcmp(cc, u, v))
-            } else {
-                let cc = int_cc(op, compute.is_signed());
-                if c.is_wide() && !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
-                    self.scalar_only()?;
-                }
-                self.zip(a, b, |bl, u, v| bl.ins().icmp(cc, u, v))
-            };
-            return Ok(self.mask_to_bool(m));
-        }
-        if c.is_float() {
-            let r = match op {
-                BinaryOp::Add => self.zip(a, b, |bl, u, v| bl.ins().fadd(u, v)),
-                BinaryOp::Sub => self.zip(a, b, |bl, u, v| bl.ins().fsub(u, v)),
-                BinaryOp::Mul => self.zip(a, b, |bl, u, v| bl.ins().fmul(u, v)),
-                BinaryOp::Div => self.zip(a, b, |bl, u, v| bl.ins().fdiv(u, v)),
-                BinaryOp::DivTrunc => {
-                    let q = self.zip(a, b, |bl, u, v| bl.ins().fdiv(u, v));
-                    self.map(q, |bl, v| bl.ins().trunc(v))
-                }
-                BinaryOp::DivFloor | BinaryOp::Remainder => {
-                    self.scalar_only()?;
-                    let helper = match (op, c) {
-                        (BinaryOp::DivFloor, Class::F32) => Helper::DivFloor32,
-                        (BinaryOp::DivFloor, _) => Helper::DivFloor64,
-                        (_, Class::F32) => Helper::Remainder32,
-                        _ => Helper::Remainder64,
-                    };
-                    let r = ctx
-                        .calls
-                        .call(self.b, ctx.call_conv, helper, &[a.part(0), b.part(0)]);
-                    Val::one(r)
-                }
-                BinaryOp::Pow => self.call_f64(ctx, Helper::Pow, &[a, b], c)?,
-                BinaryOp::Maximum => self.float_extreme(a, b, c, true),
-                BinaryOp::Minimum => self.float_extreme(a, b, c, false),
-                _ => return Err(NoVector),
-            };
-            return Ok(self.finish(r, compute));
-        }
+        let float = c.is_float();
+        let boolean = compute.is_bool();
         let signed = compute.is_signed();
         let r = match op {
-            BinaryOp::Add => self.zip(a, b, |bl, u, v| bl.ins().iadd(u, v)),
-            BinaryOp::Sub => self.zip(a, b, |bl, u, v| bl.ins().isub(u, v)),
-            BinaryOp::Mul => {
+            // Inference refuses bool subtraction.
+            Sub if boolean => return Err(NoVector),
+            Add | Maximum | BitwiseOr if boolean => self.zip(a, b, |bl, u, v| bl.ins().bor(u, v)),
+            Mul | Minimum | BitwiseAnd if boolean => self.zip(a, b, |bl, u, v| bl.ins().band(u, v)),
+            BitwiseXor => self.zip(a, b, |bl, u, v| bl.ins().bxor(u, v)),
+            Add if float => self.zip(a, b, |bl, u, v| bl.ins().fadd(u, v)),
+            Add => self.zip(a, b, |bl, u, v| bl.ins().iadd(u, v)),
+            Sub if float => self.zip(a, b, |bl, u, v| bl.ins().fsub(u, v)),
+            Sub => self.zip(a, b, |bl, u, v| bl.ins().isub(u, v)),
+            Mul if float => self.zip(a, b, |bl, u, v| bl.ins().fmul(u, v)),
+            Mul => {
                 if c.is_wide() {
                     self.scalar_only()?;
                 }
                 self.zip(a, b, |bl, u, v| bl.ins().imul(u, v))
             }
-            BinaryOp::BitwiseAnd => self.zip(a, b, |bl, u, v| bl.ins().band(u, v)),
-            BinaryOp::BitwiseOr => self.zip(a, b, |bl, u, v| bl.ins().bor(u, v)),
-            BinaryOp::BitwiseXor => self.zip(a, b, |bl, u, v| bl.ins().bxor(u, v)),
-            BinaryOp::Maximum | BinaryOp::Minimum => {
-                if c.is_wide() {
-                    self.scalar_only()?;
-                }
-                let max = op == BinaryOp::Maximum;
-                self.zip(a, b, |bl, u, v| match (max, signed) {
-                    (true, true) => bl.ins().smax(u, v),
-                    (true, false) => bl.ins().umax(u, v),
-                    (false, true) => bl.ins().smin(u, v),
-                    (false, false) => bl.ins().umin(u, v),
-                })
+            // Integer true division computes in floats (inference converts).
+            Div => self.zip(a, b, |bl, u, v| bl.ins().fdiv(u, v)),
+            DivTrunc if float => {
+                let q = self.zip(a, b, |bl, u, v| bl.ins().fdiv(u, v));
+                self.map(q, |bl, v| bl.ins().trunc(v))
             }
-            BinaryOp::Pow => {
+            DivFloor | Remainder if float => {
+                self.scalar_only()?;
+                let helper = match (op, c) {
+                    (DivFloor, Class::F32) => Helper::DivFloor32,
+                    (DivFloor, _) => Helper::DivFloor64,
+                    (_, Class::F32) => Helper::Remainder32,
+                    _ => Helper::Remainder64,
+                };
+                let r = ctx
+                    .calls
+                    .call(self.b, ctx.call_conv, helper, &[a.part(0), b.part(0)]);
+                Val::one(r)
+            }
+            DivTrunc | DivFloor | Remainder => {
+                self.scalar_only()?;
+                Val::one(self.int_division(ctx, op, a.part(0), b.part(0), signed))
+            }
+            Pow if boolean => {
+                // x ** 1 == x and x ** 0 == 1.
+                let one = self.iconst(c, 1);
+                let not_b = self.zip(b, one, |bl, v, o| bl.ins().bxor(v, o));
+                self.zip(a, not_b, |bl, u, v| bl.ins().bor(u, v))
+            }
+            Pow if float => self.call_f64(ctx, Helper::Pow, &[a, b], c)?,
+            Pow => {
                 self.scalar_only()?;
                 let (x, y) = if c.is_wide() {
                     (a, b)
@@ -323,13 +267,46 @@ impl Emit<'_, '_> {
                 let r = Val::one(r);
                 if c.is_wide() { r } else { self.truncate_int(r) }
             }
-            BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder => {
-                self.scalar_only()?;
-                Val::one(self.int_division(ctx, op, a.part(0), b.part(0), signed))
+            Maximum if float => self.float_extreme(a, b, c, true),
+            Minimum if float => self.float_extreme(a, b, c, false),
+            Maximum | Minimum => {
+                if c.is_wide() {
+                    self.scalar_only()?;
+                }
+                let max = op == Maximum;
+                self.zip(a, b, |bl, u, v| match (max, signed) {
+                    (true, true) => bl.ins().smax(u, v),
+                    (true, false) => bl.ins().umax(u, v),
+                    (false, true) => bl.ins().smin(u, v),
+                    (false, false) => bl.ins().umin(u, v),
+                })
             }
-            _ => return Err(NoVector),
+            Eq | Ne | Lt | Le | Gt | Ge => {
+                let m = if float {
+                    let cc = float_cc(op);
+                    self.zip(a, b, |bl, u, v| bl.ins().fcmp(cc, u, v))
+                } else {
+                    let cc = int_cc(op, signed && !boolean);
+                    if c.is_wide() && !matches!(op, Eq | Ne) {
+                        self.scalar_only()?;
+                    }
+                    self.zip(a, b, |bl, u, v| bl.ins().icmp(cc, u, v))
+                };
+                return Ok(self.mask_to_bool(m));
+            }
+            LogicalAnd | LogicalOr | LogicalXor => {
+                let x = self.truthy(a, a_dtype);
+                let y = self.truthy(b, b_dtype);
+                return Ok(self.zip(x, y, |bl, u, v| match op {
+                    LogicalAnd => bl.ins().band(u, v),
+                    LogicalOr => bl.ins().bor(u, v),
+                    _ => bl.ins().bxor(u, v),
+                }));
+            }
+            BitwiseAnd => self.zip(a, b, |bl, u, v| bl.ins().band(u, v)),
+            BitwiseOr => self.zip(a, b, |bl, u, v| bl.ins().bor(u, v)),
         };
-        Ok(self.finish(r, compute))
+        Ok(if boolean { r } else { self.finish(r, compute) })
     }
 
     /// PyTorch's `maximum`/`minimum` of floats (and amax/amin folds): `a`

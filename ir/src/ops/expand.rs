@@ -1,0 +1,351 @@
+//! The expansions of composite ops: each composite is defined here by the
+//! primitives it computes, in the dtypes PyTorch's CPU kernels compute in.
+//!
+//! f16 and bf16 inputs are computed in f32 ("opmath") and rounded once at
+//! the end, as PyTorch does for softmax, layer_norm, gelu, silu, sigmoid and
+//! mean. The decomposition pass applies these expansions, and the reference
+//! interpreter runs composites through them, so no backend has code for a
+//! composite op. Because the interpreter shares them, they are checked
+//! independently: against the values PyTorch computes
+//! (`tests/data/torch_values.json`) and against textbook formulas in f64
+//! (`tests/interp_values.rs`).
+
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::{FuncBuilder, Operand, ValueId};
+use crate::scalar::{F64, Scalar};
+use crate::types::TensorType;
+
+use super::{BinaryOp, GeluApproximate, Op, ReduceOp, UnaryOp};
+
+/// Appends ops to a function being built, expanding composite ops as they
+/// are emitted (an expansion may use other composites).
+pub struct Emitter<'b> {
+    b: &'b mut FuncBuilder,
+}
+
+impl<'b> Emitter<'b> {
+    /// An emitter appending to `b`.
+    pub fn new(b: &'b mut FuncBuilder) -> Emitter<'b> {
+        Emitter { b }
+    }
+
+    /// The type of a value built so far.
+    pub fn ty(&self, v: ValueId) -> &TensorType {
+        self.b.ty(v)
+    }
+
+    /// Appends `op` (expanded, if composite) and returns its results.
+    pub fn push_all(&mut self, op: Op, operands: Vec<Operand>) -> Result<Vec<ValueId>> {
+        match expand(self, &op, &operands)? {
+            Some(vs) => Ok(vs),
+            None => self.b.push_multi(op, operands, None),
+        }
+    }
+
+    /// Appends a single-result `op` (expanded, if composite).
+    pub fn push(&mut self, op: Op, operands: Vec<Operand>) -> Result<ValueId> {
+        let name = op.name();
+        let mut results = self.push_all(op, operands)?;
+        match (results.pop(), results.is_empty()) {
+            (Some(v), true) => Ok(v),
+            _ => Err(Error::new(
+                ErrorKind::Arity,
+                format!("{name} does not have exactly one result"),
+            )),
+        }
+    }
+
+    /// A primitive unary op.
+    pub fn unary(&mut self, op: UnaryOp, x: ValueId) -> Result<ValueId> {
+        self.push(Op::Unary { op }, vec![Operand::Value(x)])
+    }
+
+    /// A primitive binary op.
+    pub fn binary(
+        &mut self,
+        op: BinaryOp,
+        x: impl Into<Operand>,
+        y: impl Into<Operand>,
+    ) -> Result<ValueId> {
+        self.push(Op::Binary { op }, vec![x.into(), y.into()])
+    }
+
+    /// `x.to(dtype)`; nothing when `x` has it already.
+    pub fn cast(&mut self, x: ValueId, dtype: DType) -> Result<ValueId> {
+        if self.ty(x).dtype == dtype {
+            Ok(x)
+        } else {
+            self.push(Op::Cast { dtype }, vec![Operand::Value(x)])
+        }
+    }
+
+    /// A primitive reduction over `dims`.
+    pub fn reduce(
+        &mut self,
+        op: ReduceOp,
+        x: ValueId,
+        dims: Vec<i64>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<ValueId> {
+        self.push(
+            Op::Reduce {
+                op,
+                dims: Some(dims),
+                keepdim,
+                dtype,
+            },
+            vec![Operand::Value(x)],
+        )
+    }
+}
+
+/// Expands `op` if it is composite: the values standing for its results,
+/// or `None` (primitive ops, and composites on dtypes their expansion does
+/// not compute, which stay as they are).
+pub fn expand(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    match op.def().rules.expand {
+        Some(f) => f(e, op, operands),
+        None => Ok(None),
+    }
+}
+
+fn f(v: f64) -> Operand {
+    Operand::Scalar(Scalar::Float(v))
+}
+
+fn one(v: ValueId) -> Result<Option<Vec<ValueId>>> {
+    Ok(Some(vec![v]))
+}
+
+/// The first operand, a tensor (inference checked the slots).
+fn input(operands: &[Operand]) -> Result<ValueId> {
+    match operands.first() {
+        Some(Operand::Value(v)) => Ok(*v),
+        _ => Err(Error::new(ErrorKind::Arity, "missing input operand")),
+    }
+}
+
+/// Floats Kiln computes on (not the float8/float4 storage formats).
+fn computable_float(d: DType) -> bool {
+    d.is_floating_point() && !d.is_shell()
+}
+
+/// `softmax` and `log_softmax`: `exp(x - max)` over its sum, in opmath.
+pub fn softmax(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let (dim, dtype, log) = match op {
+        Op::Softmax { dim, dtype } => (*dim, *dtype, false),
+        Op::LogSoftmax { dim, dtype } => (*dim, *dtype, true),
+        _ => return Ok(None),
+    };
+    let x = input(operands)?;
+    let x_ty = e.ty(x).clone();
+    let d = dtype.unwrap_or(x_ty.dtype);
+    if !computable_float(d) || x_ty.numel() == 0 {
+        return Ok(None);
+    }
+    let xd = e.cast(x, d)?;
+    let xf = e.cast(xd, d.opmath())?;
+    let m = e.reduce(ReduceOp::Amax, xf, vec![dim], true, None)?;
+    let shifted = e.binary(BinaryOp::Sub, xf, m)?;
+    let ex = e.unary(UnaryOp::Exp, shifted)?;
+    let s = e.reduce(ReduceOp::Sum, ex, vec![dim], true, None)?;
+    let y = if log {
+        let ls = e.unary(UnaryOp::Log, s)?;
+        e.binary(BinaryOp::Sub, shifted, ls)?
+    } else {
+        e.binary(BinaryOp::Div, ex, s)?
+    };
+    one(e.cast(y, d)?)
+}
+
+/// `layer_norm`: `(x - mean) * rsqrt(var + eps)`, then weight and bias,
+/// over the normalized dims, in opmath.
+pub fn layer_norm(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::LayerNorm {
+        normalized_shape,
+        eps: F64(eps),
+    } = op
+    else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let d = e.ty(x).dtype;
+    if !computable_float(d) {
+        return Ok(None);
+    }
+    let acc = d.opmath();
+    let xf = e.cast(x, acc)?;
+    let n = normalized_shape.len() as i64;
+    let dims: Vec<i64> = (-n..0).collect();
+    let mean = e.push(
+        Op::Mean {
+            dims: Some(dims.clone()),
+            keepdim: true,
+            dtype: None,
+        },
+        vec![Operand::Value(xf)],
+    )?;
+    let centered = e.binary(BinaryOp::Sub, xf, mean)?;
+    let sq = e.binary(BinaryOp::Mul, centered, centered)?;
+    let var = e.push(
+        Op::Mean {
+            dims: Some(dims),
+            keepdim: true,
+            dtype: None,
+        },
+        vec![Operand::Value(sq)],
+    )?;
+    let var_eps = e.binary(BinaryOp::Add, var, f(*eps))?;
+    let rstd = e.unary(UnaryOp::Rsqrt, var_eps)?;
+    let mut y = e.binary(BinaryOp::Mul, centered, rstd)?;
+    for (operand, combine) in operands[1..].iter().zip([BinaryOp::Mul, BinaryOp::Add]) {
+        if let Operand::Value(p) = operand {
+            let pf = e.cast(*p, acc)?;
+            y = e.binary(combine, y, pf)?;
+        }
+    }
+    one(e.cast(y, d)?)
+}
+
+/// Applies a pointwise expansion in opmath and rounds once.
+fn in_opmath(
+    e: &mut Emitter<'_>,
+    operands: &[Operand],
+    body: impl FnOnce(&mut Emitter<'_>, ValueId) -> Result<ValueId>,
+) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let d = e.ty(x).dtype;
+    if !(computable_float(d) || d.is_complex()) {
+        return Ok(None);
+    }
+    let xf = e.cast(x, d.opmath())?;
+    let y = body(e, xf)?;
+    one(e.cast(y, d)?)
+}
+
+/// `gelu`: `0.5·x·(1 + erf(x/√2))`, or with `approximate = "tanh"`
+/// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`, in PyTorch's order.
+pub fn gelu(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Gelu { approximate } = op else {
+        return Ok(None);
+    };
+    let approximate = *approximate;
+    in_opmath(e, operands, |e, xf| match approximate {
+        GeluApproximate::None => {
+            let half = e.binary(BinaryOp::Mul, xf, f(0.5))?;
+            let scaled = e.binary(BinaryOp::Mul, xf, f(std::f64::consts::FRAC_1_SQRT_2))?;
+            let erf = e.unary(UnaryOp::Erf, scaled)?;
+            let one_plus = e.binary(BinaryOp::Add, erf, f(1.0))?;
+            e.binary(BinaryOp::Mul, half, one_plus)
+        }
+        GeluApproximate::Tanh => {
+            let beta = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
+            let x2 = e.binary(BinaryOp::Mul, xf, xf)?;
+            let x3 = e.binary(BinaryOp::Mul, x2, xf)?;
+            let kx3 = e.binary(BinaryOp::Mul, x3, f(0.044715))?;
+            let inner = e.binary(BinaryOp::Add, xf, kx3)?;
+            let scaled = e.binary(BinaryOp::Mul, inner, f(beta))?;
+            let t = e.unary(UnaryOp::Tanh, scaled)?;
+            let one_plus = e.binary(BinaryOp::Add, t, f(1.0))?;
+            let half = e.binary(BinaryOp::Mul, xf, f(0.5))?;
+            e.binary(BinaryOp::Mul, half, one_plus)
+        }
+    })
+}
+
+/// `silu`: `x / (1 + exp(-x))`.
+pub fn silu(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    in_opmath(e, operands, |e, xf| {
+        let neg = e.unary(UnaryOp::Neg, xf)?;
+        let ex = e.unary(UnaryOp::Exp, neg)?;
+        let den = e.binary(BinaryOp::Add, ex, f(1.0))?;
+        e.binary(BinaryOp::Div, xf, den)
+    })
+}
+
+/// `sigmoid`: `1 / (1 + exp(-x))`.
+pub fn sigmoid(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    in_opmath(e, operands, |e, xf| {
+        let neg = e.unary(UnaryOp::Neg, xf)?;
+        let ex = e.unary(UnaryOp::Exp, neg)?;
+        let den = e.binary(BinaryOp::Add, ex, f(1.0))?;
+        e.unary(UnaryOp::Reciprocal, den)
+    })
+}
+
+/// `mean`: PyTorch's CPU mean, a sum (f16/bf16 in f32) divided by the
+/// count and rounded once.
+pub fn mean(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Mean {
+        dims,
+        keepdim,
+        dtype,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let x_ty = e.ty(x).clone();
+    let d = dtype.unwrap_or(x_ty.dtype);
+    if !(computable_float(d) || d.is_complex()) {
+        return Ok(None);
+    }
+    let acc = d.opmath();
+    let xd = e.cast(x, d)?;
+    let reduced = crate::infer::reduced_dims(dims.as_deref(), x_ty.rank())?;
+    let count: i64 = x_ty
+        .shape
+        .iter()
+        .zip(&reduced)
+        .filter(|(_, r)| **r)
+        .map(|(n, _)| *n)
+        .product();
+    let all: Vec<i64> = (0..x_ty.rank() as i64).collect();
+    let dims = match dims {
+        Some(ds) if !ds.is_empty() => ds.clone(),
+        _ => all,
+    };
+    let s = e.reduce(ReduceOp::Sum, xd, dims, *keepdim, Some(acc))?;
+    let m = e.binary(BinaryOp::Div, s, Operand::Scalar(Scalar::Int(count)))?;
+    one(e.cast(m, d)?)
+}
+
+/// `clamp`: `minimum(maximum(x, min), max)`, each bound converted to the
+/// dtype it clamps (a scalar bound saturated into its range).
+pub fn clamp(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Clamp { min, max } = op else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let x_ty = e.ty(x).clone();
+    let d = x_ty.dtype;
+    let mut y = x;
+    let tensor_bounds = [operands.get(1), operands.get(2)];
+    for ((scalar, tensor), combine) in [min, max]
+        .into_iter()
+        .zip(tensor_bounds)
+        .zip([BinaryOp::Maximum, BinaryOp::Minimum])
+    {
+        let other = match (scalar, tensor) {
+            (_, Some(Operand::Value(v))) => e.cast(*v, d)?,
+            (Some(s), _) => e.push(
+                Op::Full {
+                    shape: vec![],
+                    value: crate::infer::clamp_bound(*s, d),
+                    dtype: Some(d),
+                    device: Some(x_ty.device),
+                },
+                vec![],
+            )?,
+            (None, _) => continue,
+        };
+        y = e.binary(combine, y, other)?;
+    }
+    one(y)
+}

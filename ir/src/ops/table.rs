@@ -1,0 +1,420 @@
+//! The op table: every op Kiln has, each declared once.
+//!
+//! The primitive families come first (the pointwise ops and reductions
+//! every backend computes, in exhaustive matches over these enums), then
+//! every op of the IR with its attributes, operand slots and rules. How to
+//! add an op: README, "Adding an op".
+
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::infer;
+use crate::layout::{self, MemoryFormat};
+use crate::scalar::{F64, Scalar};
+use crate::support::{self, AtenKernel, DTypeSet as S};
+
+use super::attrs::{AttrType, AttrValue, Attrs, GeluApproximate};
+use super::def::{Alias, Cost, KernelRule, LayoutRule, OpDef, Rules, Slot, SlotKind, Traits};
+use super::define::{define_kind, define_ops};
+use super::expand;
+use super::prims::{
+    BinaryDef, BinaryKernel, ReduceDef, Refusal, RefuseWhen, ResultDType, ScalarOperands, UnaryDef,
+};
+use super::select_member;
+
+const fn refuse(when: RefuseWhen, message: &'static str) -> Refusal {
+    Refusal { when, message }
+}
+
+/// The primitive unary pointwise ops, as a callback macro: `unary_ops!(m)`
+/// invokes `m!` with the table's rows (the tracing API generates its
+/// methods from them).
+#[macro_export]
+macro_rules! unary_ops {
+    ($callback:ident) => {
+        $callback! {
+            /// Primitive pointwise ops of one operand.
+            UnaryOp: UnaryDef {
+                /// `torch.neg`: `-x`.
+                Neg(neg) => UnaryDef::new("neg_cpu", S::NUMBERS).refuse(&[refuse(
+                    RefuseWhen::InputBool,
+                    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+                )]),
+                /// `torch.abs` (real for complex inputs).
+                Abs(abs) => UnaryDef::new("abs_cpu", S::NUMBERS.union(S::FLOAT8_SIGNED))
+                    .result(ResultDType::Real),
+                /// `torch.exp`.
+                Exp(exp) => UnaryDef::transcendental("exp_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.log`, the natural logarithm.
+                Log(log) => UnaryDef::transcendental("log_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.log2`.
+                Log2(log2) => UnaryDef::transcendental("log2_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.sqrt`.
+                Sqrt(sqrt) => UnaryDef::transcendental("sqrt_vml_cpu"),
+                /// `torch.rsqrt`: `1 / sqrt(x)`, two roundings.
+                Rsqrt(rsqrt) => UnaryDef::transcendental("rsqrt_cpu"),
+                /// `torch.sin`.
+                Sin(sin) => UnaryDef::transcendental("sin_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.cos`.
+                Cos(cos) => UnaryDef::transcendental("cos_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.tanh`.
+                Tanh(tanh) => UnaryDef::transcendental("tanh_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.relu`: `max(x, 0)`, NaN kept, `relu(-0.0) = -0.0`.
+                Relu(relu) => UnaryDef::new("clamp_min_scalar_cpu", S::ROUNDABLE).refuse(&[
+                    refuse(RefuseWhen::InputComplex, "clamp is not supported for complex types"),
+                    refuse(RefuseWhen::InputBool, "Boolean inputs not supported for relu"),
+                ]),
+                /// `torch.erf`.
+                Erf(erf) => UnaryDef {
+                    int_to_float: true,
+                    cost: Cost::Costly,
+                    ..UnaryDef::new("erf_vml_cpu", S::FLOATS)
+                }
+                .traits(Traits::APPROXIMATE),
+                /// `torch.floor`.
+                Floor(floor) => UnaryDef { cost: Cost::Costly, ..UnaryDef::rounding("floor_vml_cpu") }
+                    .traits(Traits::DISCONTINUOUS)
+                    .refuse(&[refuse(RefuseWhen::InputComplex, "floor is not supported for complex inputs")]),
+                /// `torch.ceil`.
+                Ceil(ceil) => UnaryDef { cost: Cost::Costly, ..UnaryDef::rounding("ceil_vml_cpu") }
+                    .traits(Traits::DISCONTINUOUS)
+                    .refuse(&[refuse(RefuseWhen::InputComplex, "ceil is not supported for complex inputs")]),
+                /// `torch.round`: half to even.
+                Round(round) => UnaryDef { cost: Cost::Costly, ..UnaryDef::rounding("round_vml_cpu") }
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.trunc`.
+                Trunc(trunc) => UnaryDef { cost: Cost::Costly, ..UnaryDef::rounding("trunc_vml_cpu") }
+                    .traits(Traits::DISCONTINUOUS)
+                    .refuse(&[refuse(RefuseWhen::InputComplex, "trunc is not supported for complex inputs")]),
+                /// `torch.sign`: -1, 0 or 1 (0 for NaN).
+                Sign(sign) => UnaryDef::new("sign_cpu", S::REAL_NUMBERS.union(S::BOOL)).traits(Traits::DISCONTINUOUS).refuse(&[refuse(
+                    RefuseWhen::InputComplex,
+                    "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
+                )]),
+                /// `torch.reciprocal`: `1 / x`.
+                Reciprocal(reciprocal) => UnaryDef::transcendental("reciprocal_cpu"),
+                /// `torch.logical_not`: `x == 0`.
+                LogicalNot(logical_not) => UnaryDef::new("logical_not_cpu", S::LOGICAL)
+                    .result(ResultDType::Bool)
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.bitwise_not`: `~x`.
+                BitwiseNot(bitwise_not) => UnaryDef::new("bitwise_not_cpu", S::BITWISE),
+                /// `torch.isnan`.
+                Isnan(isnan) => UnaryDef::new("isnan", S::ALL).result(ResultDType::Bool),
+            }
+        }
+    };
+}
+
+/// The primitive binary pointwise ops, as a callback macro (see
+/// [`unary_ops!`]).
+#[macro_export]
+macro_rules! binary_ops {
+    ($callback:ident) => {
+        $callback! {
+            /// Primitive pointwise ops of two operands (tensors or scalar literals).
+            BinaryOp: BinaryDef {
+                /// `torch.add`.
+                Add(add) => BinaryDef::kernel("add_stub", S::NUMBERS.union(S::BOOL)).commutative(),
+                /// `torch.sub`.
+                Sub(sub) => BinaryDef::kernel("add_stub", S::NUMBERS.union(S::BOOL)).refuse(&[
+                    refuse(
+                        RefuseWhen::AllBool,
+                        "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
+                    ),
+                    refuse(
+                        RefuseWhen::AnyBool,
+                        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+                    ),
+                ]),
+                /// `torch.mul`.
+                Mul(mul) => BinaryDef::new(BinaryKernel::Mul).commutative().opmath_scalar(),
+                /// `torch.div`: true division (integers divide as floats).
+                Div(div) => BinaryDef::new(BinaryKernel::Div(None))
+                    .int_to_float()
+                    .opmath_scalar()
+                    .costly(),
+                /// `torch.div(rounding_mode="trunc")`.
+                DivTrunc(div [rounding_mode = "trunc"]) => BinaryDef::new(BinaryKernel::Div(Some("trunc")))
+                    .opmath_scalar()
+                    .costly()
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.div(rounding_mode="floor")`: Python's `//`.
+                DivFloor(div [rounding_mode = "floor"]) => BinaryDef::new(BinaryKernel::Div(Some("floor")))
+                    .opmath_scalar()
+                    .costly()
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.remainder`: Python's `%` (the sign of the divisor).
+                Remainder(remainder) => BinaryDef::kernel("remainder_cpu", S::REAL_NUMBERS)
+                    .costly()
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.pow`.
+                Pow(pow) => BinaryDef::kernel("pow", S::FLOATS_COMPLEX.union(S::INTS))
+                    .costly()
+                    .traits(Traits::APPROXIMATE),
+                /// `torch.maximum`: NaN propagates.
+                Maximum(maximum) => BinaryDef::kernel("maximum_cpu", S::ROUNDABLE.union(S::BOOL))
+                    .commutative()
+                    .scalars(ScalarOperands::Neither)
+                    .refuse(&[refuse(RefuseWhen::AnyComplex, "maximum not implemented for complex tensors.")]),
+                /// `torch.minimum`: NaN propagates.
+                Minimum(minimum) => BinaryDef::kernel("minimum_cpu", S::ROUNDABLE.union(S::BOOL))
+                    .commutative()
+                    .scalars(ScalarOperands::Neither)
+                    .refuse(&[refuse(RefuseWhen::AnyComplex, "minimum not implemented for complex tensors.")]),
+                /// `torch.eq`.
+                Eq(eq) => BinaryDef::comparison("eq_cpu", S::ALL).commutative(),
+                /// `torch.ne`.
+                Ne(ne) => BinaryDef::comparison("eq_cpu", S::ALL).commutative(),
+                /// `torch.lt`.
+                Lt(lt) => BinaryDef::comparison("lt_cpu", S::REAL_NUMBERS.union(S::BOOL)),
+                /// `torch.le`.
+                Le(le) => BinaryDef::comparison("le_cpu", S::REAL_NUMBERS.union(S::BOOL)),
+                /// `torch.gt`.
+                Gt(gt) => BinaryDef::comparison("gt_cpu", S::REAL_NUMBERS.union(S::BOOL)),
+                /// `torch.ge`.
+                Ge(ge) => BinaryDef::comparison("ge_cpu", S::REAL_NUMBERS.union(S::BOOL)),
+                /// `torch.logical_and`.
+                LogicalAnd(logical_and) => BinaryDef::logical("logical_and_cpu"),
+                /// `torch.logical_or`.
+                LogicalOr(logical_or) => BinaryDef::logical("logical_or_cpu"),
+                /// `torch.logical_xor`.
+                LogicalXor(logical_xor) => BinaryDef::logical("logical_xor_cpu"),
+                /// `torch.bitwise_and`.
+                BitwiseAnd(bitwise_and) => BinaryDef::bitwise("bitwise_and_cpu"),
+                /// `torch.bitwise_or`.
+                BitwiseOr(bitwise_or) => BinaryDef::bitwise("bitwise_or_cpu"),
+                /// `torch.bitwise_xor`.
+                BitwiseXor(bitwise_xor) => BinaryDef::bitwise("bitwise_xor_cpu"),
+            }
+        }
+    };
+}
+
+unary_ops!(define_kind);
+binary_ops!(define_kind);
+
+define_kind! {
+    /// Primitive value reductions.
+    ReduceOp: ReduceDef {
+        /// `torch.sum`.
+        Sum(sum) => ReduceDef::new("sum_cpu", S::SUMMABLE),
+        /// `torch.prod`.
+        Prod(prod) => ReduceDef::new("prod_out_cpu", S::SUMMABLE),
+        /// `torch.amax`: NaN propagates.
+        Amax(amax) => ReduceDef::new("max_values_cpu", S::REAL_NUMBERS.union(S::BOOL)),
+        /// `torch.amin`: NaN propagates.
+        Amin(amin) => ReduceDef::new("min_values_cpu", S::REAL_NUMBERS.union(S::BOOL)),
+    }
+}
+
+define_kind! {
+    /// Primitive index reductions: the position of the first extreme.
+    ArgReduceOp: ReduceDef {
+        /// `torch.argmax`.
+        Argmax(argmax) => ReduceDef::new("argmax_cpu", S::REAL_NUMBERS),
+        /// `torch.argmin`.
+        Argmin(argmin) => ReduceDef::new("argmin_cpu", S::REAL_NUMBERS),
+    }
+}
+
+const POINTWISE: Traits = Traits::POINTWISE;
+const VIEW: Traits = Traits::VIEW;
+const REDUCTION: Traits = Traits::REDUCTION;
+const COPY: Traits = Traits::COPY;
+const CREATION: Traits = Traits::CREATION;
+
+/// A pointwise op laid out by TensorIterator.
+const fn pointwise(infer: crate::ops::def::InferFn, cost: Cost) -> Rules {
+    Rules::new(infer, LayoutRule::Pointwise, cost).traits(POINTWISE)
+}
+
+/// A view of its operand (PyTorch's view geometry).
+const fn view() -> Rules {
+    Rules::new(
+        infer::view,
+        LayoutRule::Custom(layout::view_layout),
+        Cost::View,
+    )
+    .traits(VIEW)
+}
+
+/// A reduction-like op: a fresh contiguous result.
+const fn reduction(infer: crate::ops::def::InferFn, cost: Cost) -> Rules {
+    Rules::new(infer, LayoutRule::Contiguous, cost).traits(REDUCTION)
+}
+
+const fn fixed(name: &'static str, dtypes: S) -> KernelRule {
+    KernelRule::Fixed(AtenKernel::new(name, dtypes))
+}
+
+define_ops! {
+    /// A primitive unary pointwise op (`neg`, `exp`, ...).
+    Unary { #[kind] op: UnaryOp } (input: Tensor)
+        => pointwise(infer::unary, Cost::Cheap).kernel(KernelRule::Custom(support::unary_kernel));
+    /// A primitive binary pointwise op (`add`, `div`, `eq`, ...).
+    Binary { #[kind] op: BinaryOp } (input: Any, other: Any)
+        => pointwise(infer::binary, Cost::Cheap).kernel(KernelRule::Custom(support::binary_kernel));
+    /// `torch.where(condition, input, other)`.
+    Where "where" (condition: Tensor, input: Any, other: Any)
+        => pointwise(infer::where_, Cost::Cheap)
+            .traits(Traits::DISCONTINUOUS)
+            .kernel(KernelRule::Custom(support::where_kernel));
+    /// `torch.clamp` with scalar bounds (attributes) or tensor bounds
+    /// (operands), or one of each.
+    Clamp "clamp" { min: Option<Scalar> = None, max: Option<Scalar> = None }
+        (input: Tensor, min: Optional, max: Optional)
+        => pointwise(infer::clamp, Cost::Cheap)
+            .kernel(KernelRule::Custom(support::clamp_kernel))
+            .expand(expand::clamp);
+    /// `Tensor.to(dtype)`: PyTorch's conversion (the promotion pass inserts these).
+    Cast "cast" { dtype: DType } (input: Tensor)
+        => Rules::new(infer::cast, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Cheap)
+            .traits(POINTWISE)
+            .kernel(KernelRule::Custom(support::copy_kernel));
+    /// A primitive value reduction (`sum`, `prod`, `amax`, `amin`).
+    Reduce { #[kind] op: ReduceOp, dims: Option<Vec<i64>> = None, keepdim: bool = false, dtype: Option<DType> = None }
+        (input: Tensor)
+        => reduction(infer::reduce, Cost::Reduction).kernel(KernelRule::Custom(support::reduce_kernel));
+    /// `torch.mean`.
+    Mean "mean" { dims: Option<Vec<i64>> = None, keepdim: bool = false, dtype: Option<DType> = None }
+        (input: Tensor)
+        => reduction(infer::mean, Cost::Reduction)
+            .kernel(fixed("sum_cpu", S::SUMMABLE))
+            .expand(expand::mean);
+    /// A primitive index reduction (`argmax`, `argmin`).
+    ArgReduce { #[kind] op: ArgReduceOp, dim: Option<i64> = None, keepdim: bool = false } (input: Tensor)
+        => reduction(infer::arg_reduce, Cost::Reduction)
+            .traits(Traits::DISCONTINUOUS)
+            .kernel(KernelRule::Custom(support::arg_reduce_kernel));
+    /// `torch.softmax`.
+    Softmax "softmax" { dim: i64, dtype: Option<DType> = None } (input: Tensor)
+        => reduction(infer::softmax, Cost::Rows)
+            .kernel(KernelRule::Custom(support::softmax_kernel))
+            .expand(expand::softmax);
+    /// `torch.log_softmax`.
+    LogSoftmax "log_softmax" { dim: i64, dtype: Option<DType> = None } (input: Tensor)
+        => reduction(infer::softmax, Cost::Rows)
+            .kernel(KernelRule::Custom(support::softmax_kernel))
+            .expand(expand::softmax);
+    /// `torch.nn.functional.layer_norm`.
+    LayerNorm "layer_norm" { normalized_shape: Vec<i64>, #[shown] eps: F64 = F64(1e-5) }
+        (input: Tensor, weight: Optional, bias: Optional)
+        => reduction(infer::layer_norm, Cost::Rows)
+            .kernel(fixed("LayerNormKernelImpl", S::FLOATS))
+            .expand(expand::layer_norm);
+    /// `torch.nn.functional.gelu`.
+    Gelu "gelu" { approximate: GeluApproximate = GeluApproximate::None } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("GeluKernelImpl", S::FLOATS))
+            .expand(expand::gelu);
+    /// `torch.nn.functional.silu`: `x · sigmoid(x)`.
+    Silu "silu" (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("silu_cpu", S::FLOATS_COMPLEX))
+            .expand(expand::silu);
+    /// `torch.sigmoid`.
+    Sigmoid "sigmoid" (input: Tensor)
+        => pointwise(infer::int_to_float, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(KernelRule::Custom(support::sigmoid_kernel))
+            .expand(expand::sigmoid);
+    /// `torch.reshape`: a view where the strides allow one, else a copy.
+    Reshape "reshape" { shape: Vec<i64> } (input: Tensor) => view();
+    /// `Tensor.view`: an error where the strides allow no view.
+    View "view" { shape: Vec<i64> } (input: Tensor) => view();
+    /// `torch.permute`.
+    Permute "permute" { dims: Vec<i64> } (input: Tensor) => view();
+    /// `torch.transpose`.
+    Transpose "transpose" { dim0: i64, dim1: i64 } (input: Tensor) => view();
+    /// `torch.t`.
+    T "t" (input: Tensor) => view();
+    /// `Tensor.expand`.
+    Expand "expand" { shape: Vec<i64> } (input: Tensor) => view();
+    /// `torch.squeeze`: without `dims`, every size-1 dim.
+    Squeeze "squeeze" { dims: Option<Vec<i64>> = None } (input: Tensor) => view();
+    /// `torch.unsqueeze`.
+    Unsqueeze "unsqueeze" { dim: i64 } (input: Tensor) => view();
+    /// `x[start:end:step]` along `dim` (bounds clamped, as PyTorch does).
+    Slice "slice" { #[shown] dim: i64 = 0, start: Option<i64> = None, end: Option<i64> = None, #[shown] step: i64 = 1 }
+        (input: Tensor) => view();
+    /// `torch.select`.
+    Select "select" { dim: i64, index: i64 } (input: Tensor) => view();
+    /// `torch.flatten`: a view where the strides allow one, else a copy.
+    Flatten "flatten" { #[shown] start_dim: i64 = 0, #[shown] end_dim: i64 = -1 } (input: Tensor) => view();
+    /// `Tensor.contiguous`: the operand itself when it already is.
+    Contiguous "contiguous" { memory_format: MemoryFormat = MemoryFormat::Contiguous } (input: Tensor)
+        => Rules::new(infer::copy, LayoutRule::Custom(layout::copy_layout), Cost::Copy).traits(COPY);
+    /// `torch.clone`, or `clone {strides}`: a copy with exactly these
+    /// dense strides (a Kiln extension the decomposition uses to keep a
+    /// composite's layout).
+    Clone "clone" { strides: Option<Vec<i64>> = None, memory_format: MemoryFormat = MemoryFormat::Preserve }
+        (input: Tensor)
+        => Rules::new(infer::copy, LayoutRule::Custom(layout::copy_layout), Cost::Copy).traits(COPY);
+    /// `Tensor.to`: dtype, device and memory format, each optional.
+    To "to" {
+        dtype: Option<DType> = None,
+        device: Option<Device> = None,
+        memory_format: MemoryFormat = MemoryFormat::Preserve,
+        copy: bool = false,
+    } (input: Tensor)
+        => Rules::new(infer::copy, LayoutRule::Custom(layout::copy_layout), Cost::Copy)
+            .traits(COPY)
+            .kernel(KernelRule::Custom(support::copy_kernel));
+    /// `torch.cat`.
+    Cat "cat" { #[shown] dim: i64 = 0 } (tensors: List)
+        => Rules::new(infer::cat, LayoutRule::Custom(layout::cat_layout), Cost::Kernel);
+    /// `torch.matmul`.
+    Matmul "matmul" (input: Tensor, other: Tensor)
+        => Rules::new(infer::matmul, LayoutRule::Contiguous, Cost::Kernel).kernel(fixed(
+            "addmm_impl_cpu_",
+            S::FLOATS_COMPLEX.union(S::FLOAT8_SIGNED).union(S::INTS),
+        ));
+    /// `torch.full` (`zeros` and `ones` are `full` of 0.0 and 1.0).
+    Full "full" { shape: Vec<i64>, value: Scalar, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::full, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(KernelRule::Custom(support::full_kernel))
+            .aliases(&[
+                Alias { name: "zeros", attr: "value", value: 0.0 },
+                Alias { name: "ones", attr: "value", value: 1.0 },
+            ]);
+    /// `torch.arange`.
+    Arange "arange" {
+        #[shown] start: Scalar = Scalar::Int(0),
+        end: Scalar,
+        #[shown] step: Scalar = Scalar::Int(1),
+        dtype: Option<DType> = None,
+        device: Option<Device> = None,
+    } ()
+        => Rules::new(infer::arange, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("arange_cpu", S::REAL_NUMBERS));
+}
+
+/// Checks that the table's rows agree with themselves.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parses_back_to_its_op() {
+        let names = super::super::Op::names();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        // div's rounding modes share its name.
+        assert_eq!(names.len(), unique.len() + 2, "{names:?}");
+        assert!(names.contains(&"zeros") && names.contains(&"neg"));
+    }
+
+    #[test]
+    fn families_cover_their_members() {
+        assert_eq!(UnaryOp::ALL.len(), 21);
+        assert_eq!(BinaryOp::ALL.len(), 22);
+        assert_eq!(UnaryOp::Exp.def().kernel.name, "exp_vml_cpu");
+        let _: Result<()> = Ok(());
+    }
+}
