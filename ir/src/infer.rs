@@ -960,6 +960,263 @@ pub fn cat(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(shape, dtype, vec![Some(dtype); args.len()]))
 }
 
+/// `stack`: the operands, of one shape, along a new dim (promoted as by
+/// `cat`).
+pub fn stack(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Op::Stack { dim } = op else {
+        return Err(wrong_rule("stack"));
+    };
+    let tensors: Vec<&TensorType> = args.iter().filter_map(Arg::tensor).collect();
+    let first = tensors[0];
+    for (i, t) in tensors.iter().enumerate().skip(1) {
+        if t.shape != first.shape {
+            return Err(err(
+                ErrorKind::Shape,
+                format!(
+                    "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
+                    format_shape(&first.shape),
+                    format_shape(&t.shape)
+                ),
+            ));
+        }
+    }
+    let d = wrap_dim(*dim, first.rank() + 1)?;
+    let mut shape = first.shape.clone();
+    shape.insert(d, tensors.len() as i64);
+    let dtype = common_dtype(args, ctx)?;
+    Ok(single(shape, dtype, vec![Some(dtype); args.len()]))
+}
+
+/// The size of `dim` of `x` (a zero-dim tensor counts as size 1 along
+/// dim 0 or -1, as PyTorch's dim-wise ops take it).
+fn dim_size(x: &TensorType, dim: i64) -> Result<(usize, i64)> {
+    if x.rank() == 0 {
+        wrap_dim(dim, 0)?;
+        return Ok((0, 1));
+    }
+    let d = wrap_dim(dim, x.rank())?;
+    Ok((d, x.shape[d]))
+}
+
+/// Two results: values (the input's dtype) and positions (i64), of `shape`.
+fn values_and_indices(shape: Vec<i64>, dtype: DType) -> Inferred {
+    Inferred {
+        results: vec![
+            TensorType::new(shape.clone(), dtype),
+            TensorType::new(shape, DType::I64),
+        ],
+        operand_dtypes: vec![None],
+        natural_dtype: dtype,
+    }
+}
+
+/// `topk`: `k` values along `dim`, and their positions.
+pub fn topk(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Topk { k, dim, .. } = op else {
+        return Err(wrong_rule("topk"));
+    };
+    let x = tensor(args)?;
+    for (refused, kind) in [
+        (x.dtype.is_bool(), "bool"),
+        (x.dtype.is_complex(), "complex"),
+    ] {
+        if refused {
+            return Err(err(
+                ErrorKind::DType,
+                format!("topk does not support {kind} dtypes on CPU"),
+            ));
+        }
+    }
+    let (d, size) = dim_size(x, *dim)?;
+    if *k < 0 || *k > size {
+        return Err(err(ErrorKind::Attribute, "selected index k out of range"));
+    }
+    let mut shape = x.shape.clone();
+    if x.rank() > 0 {
+        shape[d] = *k;
+    }
+    Ok(values_and_indices(shape, x.dtype))
+}
+
+/// `sort`: values along `dim` in order, and their positions.
+pub fn sort(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Sort { dim, .. } = op else {
+        return Err(wrong_rule("sort"));
+    };
+    let x = tensor(args)?;
+    if x.dtype.is_complex() {
+        return Err(err(
+            ErrorKind::DType,
+            "Sort does not support complex dtypes on CPU",
+        ));
+    }
+    dim_size(x, *dim)?;
+    Ok(values_and_indices(x.shape.clone(), x.dtype))
+}
+
+/// `aminmax`: the smallest and largest values, over `dim` or every dim.
+pub fn aminmax(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Aminmax { dim, keepdim } = op else {
+        return Err(wrong_rule("aminmax"));
+    };
+    let x = tensor(args)?;
+    if x.dtype.is_complex() {
+        return Err(err(
+            ErrorKind::DType,
+            format!("aminmax not implemented for {}", x.dtype.scalar_type_name()),
+        ));
+    }
+    let dims: Option<Vec<i64>> = dim.map(|d| vec![d]);
+    if x.numel() == 0 {
+        match dim {
+            None => {
+                return Err(err(
+                    ErrorKind::Shape,
+                    "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.",
+                ));
+            }
+            Some(d) => {
+                if dim_size(x, *d)?.1 == 0 {
+                    return Err(err(
+                        ErrorKind::Shape,
+                        "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.",
+                    ));
+                }
+            }
+        }
+    }
+    let reduced = reduced_dims(dims.as_deref(), x.rank())?;
+    let shape = reduced_shape(&x.shape, &reduced, *keepdim);
+    Ok(Inferred {
+        results: vec![
+            TensorType::new(shape.clone(), x.dtype),
+            TensorType::new(shape, x.dtype),
+        ],
+        operand_dtypes: vec![None],
+        natural_dtype: x.dtype,
+    })
+}
+
+/// `unbind`: one result per position along `dim`, without that dim.
+pub fn unbind(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Unbind { dim } = op else {
+        return Err(wrong_rule("unbind"));
+    };
+    let x = tensor(args)?;
+    if x.rank() == 0 {
+        return Err(err(
+            ErrorKind::Dim,
+            "Dimension specified as 0 but tensor has no dimensions",
+        ));
+    }
+    let d = wrap_dim(*dim, x.rank())?;
+    let mut shape = x.shape.clone();
+    let n = shape.remove(d);
+    pieces(vec![shape; n as usize], x.dtype, "unbind")
+}
+
+/// The results of an op that cuts its input in pieces; an instruction
+/// needs at least one.
+fn pieces(shapes: Vec<Vec<i64>>, dtype: DType, name: &str) -> Result<Inferred> {
+    if shapes.is_empty() {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "{name}: the input gives no pieces, and an instruction needs at least one result"
+            ),
+        ));
+    }
+    Ok(Inferred {
+        results: shapes
+            .into_iter()
+            .map(|s| TensorType::new(s, dtype))
+            .collect(),
+        operand_dtypes: vec![None],
+        natural_dtype: dtype,
+    })
+}
+
+/// The sizes along the split dim of the pieces of `split`,
+/// `split_with_sizes` and `chunk`, and that dim.
+pub fn split_sizes(op: &Op, x: &TensorType) -> Result<(usize, Vec<i64>)> {
+    let (dim, name) = match op {
+        Op::Split { dim, .. } => (*dim, "split"),
+        Op::SplitWithSizes { dim, .. } => (*dim, "split_with_sizes"),
+        Op::Chunk { dim, .. } => (*dim, "chunk"),
+        _ => return Err(wrong_rule("split")),
+    };
+    if x.rank() == 0 {
+        return Err(err(
+            ErrorKind::Dim,
+            format!("{name} expects at least a 1-dimensional tensor"),
+        ));
+    }
+    let d = wrap_dim(dim, x.rank())?;
+    let size = x.shape[d];
+    let by = |step: i64| -> Vec<i64> {
+        if size == 0 {
+            return vec![0];
+        }
+        (0..size)
+            .step_by(step as usize)
+            .map(|start| step.min(size - start))
+            .collect()
+    };
+    let sizes = match op {
+        Op::Split { split_size, .. } => {
+            if *split_size < 0 || (*split_size == 0 && size != 0) {
+                return Err(err(
+                    ErrorKind::Attribute,
+                    format!(
+                        "split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+                    ),
+                ));
+            }
+            by(*split_size)
+        }
+        Op::Chunk { chunks, .. } => {
+            if *chunks <= 0 {
+                return Err(err(
+                    ErrorKind::Attribute,
+                    "chunk expects `chunks` to be greater than 0, got: ".to_string()
+                        + &chunks.to_string(),
+                ));
+            }
+            by(((size + chunks - 1) / chunks).max(1))
+        }
+        Op::SplitWithSizes { split_sizes, .. } => {
+            let total: i64 = split_sizes.iter().sum();
+            if split_sizes.iter().any(|s| *s < 0) || total != size {
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!(
+                        "split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at dimension {d}), but got split_sizes={}",
+                        format_shape(split_sizes)
+                    ),
+                ));
+            }
+            split_sizes.clone()
+        }
+        _ => return Err(wrong_rule("split")),
+    };
+    Ok((d, sizes))
+}
+
+/// `split`, `split_with_sizes`, `chunk`: the pieces along a dim.
+pub fn split(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let (d, sizes) = split_sizes(op, x)?;
+    let shapes = sizes
+        .into_iter()
+        .map(|n| {
+            let mut s = x.shape.clone();
+            s[d] = n;
+            s
+        })
+        .collect();
+    pieces(shapes, x.dtype, op.name())
+}
+
 /// `matmul`: torch.matmul's rules for 1-D, 2-D and batched operands.
 pub fn matmul(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let (a, b) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);

@@ -605,18 +605,21 @@ pub fn view_layout(
     Ok(vec![layout])
 }
 
-/// `cast` is `Tensor.to(dtype)`: a preserve_format copy, which keeps a
-/// dense operand's strides exactly (TensorIterator would not for size-1
-/// dims), so an inserted cast never changes its consumer's layout.
+/// Results laid out as `empty_like(input)` (a preserve_format copy):
+/// `cast` is `Tensor.to(dtype)`, which keeps a dense operand's strides
+/// exactly (TensorIterator would not for size-1 dims), so an inserted cast
+/// never changes its consumer's layout; `sort`'s values and positions.
 pub fn preserve_copy_layout(
     _: &crate::ops::Op,
     args: &[LayoutArg<'_>],
-    _: &[crate::types::TensorType],
+    results: &[crate::types::TensorType],
 ) -> Result<Vec<ResultLayout>> {
     let (g, _) = first_geometry(args)?;
-    Ok(vec![ResultLayout::Fresh(
-        g.clone_as(MemoryFormat::Preserve)?.strides,
-    )])
+    let strides = g.clone_as(MemoryFormat::Preserve)?.strides;
+    Ok(results
+        .iter()
+        .map(|_| ResultLayout::Fresh(strides.clone()))
+        .collect())
 }
 
 /// `contiguous`, `clone` and `to`: the operand itself where PyTorch
@@ -714,4 +717,67 @@ pub fn instruction_layouts(
         })
         .collect();
     result_layouts(op, &args, results)
+}
+
+/// `stack`, as PyTorch computes it: before the last dim, `cat`'s result
+/// along `dim` viewed with that dim split in two; at the end, `cat` of the
+/// inputs with a new last dim.
+pub fn stack_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let crate::ops::Op::Stack { dim } = op else {
+        return Err(Error::new(ErrorKind::Layout, "not a stack"));
+    };
+    let (first, _) = first_geometry(args)?;
+    let rank = first.rank();
+    let d = crate::view::wrap_dim(*dim, rank + 1)?;
+    let inputs: Vec<crate::view::Geometry> = args
+        .iter()
+        .filter_map(|a| match a {
+            LayoutArg::Tensor(g, _) if d < rank => Some(Ok((*g).clone())),
+            LayoutArg::Tensor(g, _) => Some(g.unsqueeze(d as i64)),
+            _ => None,
+        })
+        .collect::<Result<_>>()?;
+    let format = cat_memory_format(inputs.iter().map(|g| (&g.shape[..], &g.strides[..])));
+    results
+        .iter()
+        .map(|r| {
+            if d == rank {
+                return Ok(ResultLayout::Fresh(format.strides(&r.shape)?));
+            }
+            let mut joined = first.shape.clone();
+            joined[d] *= inputs.len() as i64;
+            let cat = crate::view::Geometry::new(joined.clone(), format.strides(&joined)?, 0);
+            Ok(ResultLayout::Fresh(cat.view(&r.shape)?.strides))
+        })
+        .collect()
+}
+
+/// `unbind`, `split`, `split_with_sizes`, `chunk`: views of the input's
+/// pieces.
+pub fn split_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let (g, ty) = first_geometry(args)?;
+    if let crate::ops::Op::Unbind { dim } = op {
+        let n = g.shape[crate::view::wrap_dim(*dim, g.rank())?];
+        return (0..n)
+            .map(|i| Ok(ResultLayout::View(g.select(*dim, i)?)))
+            .collect();
+    }
+    let (d, sizes) = crate::infer::split_sizes(op, ty)?;
+    let mut start = 0;
+    sizes
+        .into_iter()
+        .map(|n| {
+            let piece = g.slice(d as i64, Some(start), Some(start + n), 1)?;
+            start += n;
+            Ok(ResultLayout::View(piece))
+        })
+        .collect()
 }

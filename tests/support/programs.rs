@@ -163,7 +163,7 @@ pub fn sized_recipe_strategy(
             dtype,
             layout,
         });
-    let step = (0u8..35, any::<u8>(), any::<u8>(), any::<u32>())
+    let step = (0u8..39, any::<u8>(), any::<u8>(), any::<u32>())
         .prop_map(|(family, a, b, seed)| Step { family, a, b, seed });
     (
         prop::collection::vec(input, 1..=max_inputs),
@@ -282,8 +282,8 @@ impl Recipe {
                 if !keep(&op) {
                     continue;
                 }
-                if let Ok(v) = b.push(op, operands, None) {
-                    pool.push(v);
+                if let Ok(vs) = b.push_multi(op, operands, None) {
+                    pool.extend(vs);
                     break;
                 }
             }
@@ -567,6 +567,62 @@ fn candidates(
         30 => vec![
             (Op::Matmul, vec![v(x), v(y)]),
             (Op::Matmul, vec![v(x), v(x)]),
+        ],
+        // Several results: values and positions, the two extremes.
+        35 => {
+            let d = dim(s);
+            vec![
+                (
+                    Op::Sort {
+                        dim: d,
+                        descending: s.next(2) == 1,
+                        stable: true,
+                    },
+                    vec![v(x)],
+                ),
+                (
+                    Op::Topk {
+                        k: s.next(3) as i64,
+                        dim: d,
+                        largest: s.next(2) == 1,
+                        sorted: true,
+                    },
+                    vec![v(x)],
+                ),
+                (
+                    Op::Aminmax {
+                        dim: (s.next(2) == 1).then_some(d),
+                        keepdim: s.next(2) == 1,
+                    },
+                    vec![v(x)],
+                ),
+            ]
+        }
+        // As many results as the shapes give.
+        36 => {
+            let d = dim(s);
+            vec![
+                (
+                    Op::Split {
+                        split_size: 1 + s.next(3) as i64,
+                        dim: d,
+                    },
+                    vec![v(x)],
+                ),
+                (
+                    Op::Chunk {
+                        chunks: 1 + s.next(3) as i64,
+                        dim: d,
+                    },
+                    vec![v(x)],
+                ),
+                (Op::Unbind { dim: d }, vec![v(x)]),
+            ]
+        }
+        // A list operand.
+        37 => vec![
+            (Op::Stack { dim: dim(s) }, vec![v(x), v(y)]),
+            (Op::Stack { dim: dim(s) }, vec![v(x), v(x), v(x)]),
         ],
         // Near-identities: what the optimizer's rules (and traps) are about.
         32..=34 => {

@@ -45,7 +45,13 @@ module.exports = grammar({
 
     return: $ => seq('return', optional(commaSep1($.value))),
 
-    _operand: $ => choice($.value, $._literal),
+    _operand: $ => choice($.value, $._literal, $.none, $.operand_list),
+
+    // An absent optional tensor operand.
+    none: _ => 'none',
+
+    // A tensor-list operand: `[%a, %b]`, `[none, %i]`.
+    operand_list: $ => seq('[', optional(commaSep1(choice($.value, $.none))), ']'),
 
     _literal: $ => choice($.integer, $.float, $.boolean, $.complex),
 

@@ -13,7 +13,7 @@ use kiln_ir::{
 };
 
 use crate::defaults::default_device;
-use crate::trace::{Input, record, type_of};
+use crate::trace::{Input, record, record_all, type_of};
 
 /// A lazy tensor: a value of the function being traced.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -439,9 +439,80 @@ impl Tensor {
         )
     }
 
+    /// `torch.matmul`.
     pub fn matmul(&self, other: &Tensor) -> Tensor {
         record(Op::Matmul, vec![t(self), t(other)], None)
     }
+
+    /// `torch.topk(x, k, dim, largest, sorted)`: the values and their
+    /// positions.
+    pub fn topk(&self, k: i64, dim: i64, largest: bool, sorted: bool) -> (Tensor, Tensor) {
+        let op = Op::Topk {
+            k,
+            dim,
+            largest,
+            sorted,
+        };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.sort(x, dim, descending, stable=True)`: the values and their
+    /// positions (Kiln's sort is always stable).
+    pub fn sort(&self, dim: i64, descending: bool) -> (Tensor, Tensor) {
+        let op = Op::Sort {
+            dim,
+            descending,
+            stable: true,
+        };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.aminmax(x, dim=..., keepdim=...)`: the smallest and the
+    /// largest values.
+    pub fn aminmax(&self, dim: Option<i64>, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::Aminmax { dim, keepdim };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.unbind(x, dim)`: one tensor per position along `dim`.
+    pub fn unbind(&self, dim: i64) -> Vec<Tensor> {
+        record_all(Op::Unbind { dim }, vec![t(self)], None, None)
+    }
+
+    /// `torch.split(x, split_size, dim)`.
+    pub fn split(&self, split_size: i64, dim: i64) -> Vec<Tensor> {
+        record_all(Op::Split { split_size, dim }, vec![t(self)], None, None)
+    }
+
+    /// `torch.split(x, [sizes...], dim)` (`split_with_sizes`).
+    pub fn split_with_sizes(&self, split_sizes: &[i64], dim: i64) -> Vec<Tensor> {
+        let op = Op::SplitWithSizes {
+            split_sizes: split_sizes.to_vec(),
+            dim,
+        };
+        record_all(op, vec![t(self)], None, None)
+    }
+
+    /// `torch.chunk(x, chunks, dim)`.
+    pub fn chunk(&self, chunks: i64, dim: i64) -> Vec<Tensor> {
+        record_all(Op::Chunk { chunks, dim }, vec![t(self)], None, None)
+    }
+}
+
+/// The two results of an op that has two.
+fn pair(mut results: Vec<Tensor>) -> (Tensor, Tensor) {
+    let second = results.pop().unwrap_or_else(|| Tensor::poisoned(0));
+    let first = results.pop().unwrap_or_else(|| second.clone());
+    (first, second)
+}
+
+/// `torch.stack(tensors, dim)`.
+pub fn stack(tensors: &[&Tensor], dim: i64) -> Tensor {
+    record(
+        Op::Stack { dim },
+        tensors.iter().map(|x| t(x)).collect(),
+        None,
+    )
 }
 
 /// `torch.where(cond, a, b)`.

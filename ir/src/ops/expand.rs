@@ -349,3 +349,87 @@ pub fn clamp(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
     }
     one(y)
 }
+
+/// `stack`, as PyTorch computes it: before the last dim, `cat` along
+/// `dim` viewed with that dim split in two; at the end, each operand
+/// with a new last dim, then `cat`.
+pub fn stack(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Stack { dim } = op else {
+        return Ok(None);
+    };
+    let first = input(operands)?;
+    let shape = e.ty(first).shape.clone();
+    let d = crate::view::wrap_dim(*dim, shape.len() + 1)?;
+    if d < shape.len() {
+        let joined = e.push(Op::Cat { dim: d as i64 }, operands.to_vec())?;
+        let mut result = shape;
+        result.insert(d, operands.len() as i64);
+        return one(e.push(Op::View { shape: result }, vec![Operand::Value(joined)])?);
+    }
+    let mut parts = Vec::with_capacity(operands.len());
+    for o in operands {
+        parts.push(Operand::Value(
+            e.push(Op::Unsqueeze { dim: d as i64 }, vec![*o])?,
+        ));
+    }
+    one(e.push(Op::Cat { dim: d as i64 }, parts)?)
+}
+
+/// `aminmax`: `amin` and `amax` over the same dims.
+pub fn aminmax(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Aminmax { dim, keepdim } = op else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let dims = dim.map(|d| vec![d]);
+    let mut out = Vec::with_capacity(2);
+    for r in [ReduceOp::Amin, ReduceOp::Amax] {
+        out.push(e.push(
+            Op::Reduce {
+                op: r,
+                dims: dims.clone(),
+                keepdim: *keepdim,
+                dtype: None,
+            },
+            vec![Operand::Value(x)],
+        )?);
+    }
+    Ok(Some(out))
+}
+
+/// `unbind`, `split`, `split_with_sizes`, `chunk`: a `select` or `slice`
+/// view per piece.
+pub fn split(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let x_ty = e.ty(x).clone();
+    let pieces: Vec<Op> = match op {
+        Op::Unbind { dim } => {
+            let d = crate::view::wrap_dim(*dim, x_ty.rank())?;
+            (0..x_ty.shape[d])
+                .map(|index| Op::Select { dim: *dim, index })
+                .collect()
+        }
+        _ => {
+            let (d, sizes) = crate::infer::split_sizes(op, &x_ty)?;
+            let mut start = 0;
+            sizes
+                .into_iter()
+                .map(|n| {
+                    let slice = Op::Slice {
+                        dim: d as i64,
+                        start: Some(start),
+                        end: Some(start + n),
+                        step: 1,
+                    };
+                    start += n;
+                    slice
+                })
+                .collect()
+        }
+    };
+    let mut out = Vec::with_capacity(pieces.len());
+    for p in pieces {
+        out.push(e.push(p, vec![Operand::Value(x)])?);
+    }
+    Ok(Some(out))
+}

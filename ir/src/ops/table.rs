@@ -14,7 +14,9 @@ use crate::scalar::{F64, Scalar};
 use crate::support::{self, AtenKernel, DTypeSet as S};
 
 use super::attrs::{AttrType, AttrValue, Attrs, GeluApproximate};
-use super::def::{Alias, Cost, KernelRule, LayoutRule, OpDef, Rules, Slot, SlotKind, Traits};
+use super::def::{
+    Alias, Cost, KernelRule, LayoutRule, OpDef, Results, Rules, Slot, SlotKind, Traits,
+};
 use super::define::{define_kind, define_ops};
 use super::expand;
 use super::prims::{
@@ -366,6 +368,57 @@ define_ops! {
     /// `torch.cat`.
     Cat "cat" { #[shown] dim: i64 = 0 } (tensors: List)
         => Rules::new(infer::cat, LayoutRule::Custom(layout::cat_layout), Cost::Kernel);
+    /// `torch.stack`: the tensors joined along a new dim.
+    Stack "stack" { #[shown] dim: i64 = 0 } (tensors: List)
+        => Rules::new(infer::stack, LayoutRule::Custom(layout::stack_layout), Cost::Kernel)
+            .expand(expand::stack);
+    /// `torch.topk`: the `k` largest (or smallest) values along `dim`, and
+    /// their positions (NaN counts as the largest).
+    Topk "topk" { k: i64, #[shown] dim: i64 = -1, largest: bool = true, sorted: bool = true }
+        (input: Tensor)
+        => Rules::new(infer::topk, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("topk_cpu", S::REAL_NUMBERS));
+    /// `torch.sort`: values along `dim` in order, and their positions
+    /// (stable: equal values keep their order; NaN counts as the largest).
+    Sort "sort" { #[shown] dim: i64 = -1, descending: bool = false, stable: bool = false }
+        (input: Tensor)
+        => Rules::new(infer::sort, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("sort", S::ROUNDABLE.union(S::BOOL)));
+    /// `torch.aminmax`: the smallest and the largest values, over `dim` or
+    /// every dim.
+    Aminmax "aminmax" { dim: Option<i64> = None, keepdim: bool = false } (input: Tensor)
+        => reduction(infer::aminmax, Cost::Reduction)
+            .results(Results::Fixed(2))
+            .kernel(fixed("aminmax_cpu", S::REAL_NUMBERS.union(S::BOOL)))
+            .expand(expand::aminmax);
+    /// `torch.unbind`: the slices along `dim`, one result each.
+    Unbind "unbind" { #[shown] dim: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::unbind, LayoutRule::Custom(layout::split_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::split);
+    /// `torch.split` into pieces of `split_size` along `dim` (the last may
+    /// be shorter).
+    Split "split" { split_size: i64, #[shown] dim: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::split, LayoutRule::Custom(layout::split_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::split);
+    /// `torch.split_with_sizes`: pieces of these sizes along `dim`.
+    SplitWithSizes "split_with_sizes" { split_sizes: Vec<i64>, #[shown] dim: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::split, LayoutRule::Custom(layout::split_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::split);
+    /// `torch.chunk` into `chunks` pieces of equal size along `dim` (the
+    /// last may be shorter, and there may be fewer).
+    Chunk "chunk" { chunks: i64, #[shown] dim: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::split, LayoutRule::Custom(layout::split_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::split);
     /// `torch.matmul`.
     Matmul "matmul" (input: Tensor, other: Tensor)
         => Rules::new(infer::matmul, LayoutRule::Contiguous, Cost::Kernel).kernel(fixed(

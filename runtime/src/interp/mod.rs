@@ -14,6 +14,7 @@
 
 pub mod elementwise;
 mod reduce;
+mod sort;
 
 use kiln_ir::graph::{Func, FuncBuilder, Operand};
 use kiln_ir::infer::InferCtx;
@@ -144,6 +145,15 @@ fn execute(
                 .map(|(r, (ty, layout))| finish(r, layout.strides(), ty.dtype))
                 .collect();
         }
+    }
+    match &inst.op {
+        Op::Topk {
+            k, dim, largest, ..
+        } => return sort::topk(tensor(&args[0]), *k, *dim, *largest, types, &layouts),
+        Op::Sort {
+            dim, descending, ..
+        } => return sort::sort(tensor(&args[0]), *dim, *descending, types, &layouts),
+        _ => {}
     }
     let [out_ty] = types else {
         return Err(Error::new(

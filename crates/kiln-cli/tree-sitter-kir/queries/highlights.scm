@@ -12,6 +12,7 @@
 (float) @constant.numeric.float
 (boolean) @constant.builtin.boolean
 "complex" @constant.builtin
+(none) @constant.builtin
 (string) @string
 (attribute_name) @attribute
 (constant) @constant
