@@ -266,12 +266,13 @@ fn library_math_is_held_to_torch_tolerances() {
 
 #[test]
 fn split_reductions_leave_their_scratch_zeroed() {
-    use kiln_cuda::execute::Launcher;
+    use kiln_runtime::execute::Launcher;
     if !emulator_here() {
         return;
     }
     let module = load(&kiln_tests::tests_dir().join("programs/split_rows.kir"));
-    let (_, plan, _, emulator) = cuda_emulator::prepare(&module).unwrap();
+    let (checked, emulator) = cuda_emulator::prepare(&module).unwrap();
+    let plan = &checked.plan;
     let mut split = 0;
     for (index, k) in plan.kernels().enumerate() {
         let bytes = kiln_cuda::codegen::scratch_bytes(k);

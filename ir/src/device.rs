@@ -16,25 +16,47 @@ use crate::error::{Error, ErrorKind, Result};
 /// "no backend" error instead of a parse error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DeviceType {
+    /// `cpu`: the host processor.
     Cpu,
+    /// `cuda`: an NVIDIA GPU (PyTorch's ROCm builds call AMD GPUs `cuda` too).
     Cuda,
+    /// `meta`: tensors with a type and no data; a program on it can be
+    /// type-checked but not run.
     Meta,
+    /// `mps`: Apple's Metal Performance Shaders GPUs.
     Mps,
+    /// `xpu`: Intel GPUs.
     Xpu,
+    /// `xla`: devices driven through XLA by torch_xla (TPUs among them).
     Xla,
+    /// `ipu`: Graphcore IPUs.
     Ipu,
+    /// `mkldnn`: PyTorch's legacy oneDNN (MKL-DNN) device type.
     Mkldnn,
+    /// `opengl`: a legacy device type with no PyTorch backend.
     OpenGl,
+    /// `opencl`: a legacy device type with no PyTorch backend.
     OpenCl,
+    /// `ideep`: Caffe2's legacy oneDNN device type.
     Ideep,
+    /// `hip`: AMD's HIP (PyTorch's ROCm builds expose AMD GPUs as `cuda`).
     Hip,
+    /// `ve`: NEC SX-Aurora Vector Engines.
     Ve,
+    /// `fpga`: a legacy device type with no PyTorch backend.
     Fpga,
+    /// `maia`: Microsoft's Maia accelerators.
     Maia,
+    /// `lazy`: PyTorch's lazy tensors, which record ops to compile later.
     Lazy,
+    /// `vulkan`: GPUs through the Vulkan API (PyTorch's mobile backend).
     Vulkan,
+    /// `hpu`: Intel Gaudi (Habana) accelerators.
     Hpu,
+    /// `mtia`: Meta's training and inference accelerators.
     Mtia,
+    /// `privateuseone`: the device type PyTorch reserves for out-of-tree
+    /// backends (`PrivateUse1`).
     PrivateUseOne,
 }
 
@@ -67,6 +89,7 @@ const DEVICE_TYPES: [(&str, DeviceType); 20] = [
 pub const MAX_DEVICE_INDEX: u8 = i8::MAX as u8;
 
 impl DeviceType {
+    /// The name `torch.device` strings use for this type (`cuda`).
     pub fn name(self) -> &'static str {
         DEVICE_TYPES
             .iter()
@@ -112,10 +135,12 @@ pub struct Device {
 }
 
 impl Device {
+    /// `cpu`, without an index: PyTorch's default device.
     pub const CPU: Device = Device {
         ty: DeviceType::Cpu,
         index: None,
     };
+    /// `meta`, without an index.
     pub const META: Device = Device {
         ty: DeviceType::Meta,
         index: None,
@@ -165,22 +190,28 @@ impl Device {
         }
     }
 
+    /// The type, without the index (`cuda` for `cuda:1`).
     pub fn device_type(self) -> DeviceType {
         self.ty
     }
 
+    /// The index, when the device names one (`1` for `cuda:1`, `None` for
+    /// `cuda`); see [`Device::for_tensor`] for the index a tensor reports.
     pub fn index(self) -> Option<u8> {
         self.index
     }
 
+    /// Whether this is a `cpu` device, whatever its index.
     pub fn is_cpu(self) -> bool {
         self.ty == DeviceType::Cpu
     }
 
+    /// Whether this is a `cuda` device, whatever its index.
     pub fn is_cuda(self) -> bool {
         self.ty == DeviceType::Cuda
     }
 
+    /// Whether this is a `meta` device, whatever its index.
     pub fn is_meta(self) -> bool {
         self.ty == DeviceType::Meta
     }
@@ -280,7 +311,9 @@ impl fmt::Debug for Device {
 /// One operand's placement, as the device rule sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Placement {
+    /// The device the operand's tensor lives on.
     pub device: Device,
+    /// The operand's number of dims: a rank-0 CPU tensor joins any device.
     pub rank: usize,
 }
 

@@ -12,36 +12,69 @@ use crate::error::{Error, ErrorKind, Result};
 /// A tensor element type, in the order of the oracle's `dtype_order`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
+    /// `float32` (`torch.float`): IEEE single precision.
     F32,
+    /// `float64` (`torch.double`): IEEE double precision.
     F64,
+    /// `float16` (`torch.half`): IEEE half precision.
     F16,
+    /// `bfloat16`: f32's 8-bit exponent with a 7-bit mantissa.
     BF16,
+    /// `complex32` (`torch.chalf`): a pair of f16.
     C32,
+    /// `complex64` (`torch.cfloat`): a pair of f32.
     C64,
+    /// `complex128` (`torch.cdouble`): a pair of f64.
     C128,
+    /// `float8_e4m3fn`: 4 exponent and 3 mantissa bits, NaN but no
+    /// infinities; a shell dtype.
     F8E4M3FN,
+    /// `float8_e5m2`: 5 exponent and 2 mantissa bits, with infinities; a
+    /// shell dtype.
     F8E5M2,
+    /// `float8_e4m3fnuz`: like `float8_e4m3fn`, with no negative zero (its
+    /// bit pattern is the one NaN) and a shifted exponent; a shell dtype.
     F8E4M3FNUZ,
+    /// `float8_e5m2fnuz`: 5 exponent and 2 mantissa bits, no infinities and
+    /// no negative zero (its bit pattern is the one NaN); a shell dtype.
     F8E5M2FNUZ,
+    /// `float8_e8m0fnu`: an 8-bit exponent and no sign or mantissa, so only
+    /// powers of two (the MX formats' scales); a shell dtype.
     F8E8M0FNU,
+    /// `float4_e2m1fn_x2`: one element is a byte holding two 4-bit floats
+    /// (2 exponent bits and 1 mantissa bit each); a shell dtype.
     F4E2M1FNX2,
+    /// `uint8`: an unsigned byte.
     U8,
+    /// `int8`: a signed byte.
     I8,
+    /// `int16` (`torch.short`).
     I16,
+    /// `int32` (`torch.int`).
     I32,
+    /// `int64` (`torch.long`): the dtype of integer scalars and indices.
     I64,
+    /// `uint16`: barebones unsigned (see [`DType::is_barebones_unsigned`]).
     U16,
+    /// `uint32`: barebones unsigned (see [`DType::is_barebones_unsigned`]).
     U32,
+    /// `uint64`: barebones unsigned (see [`DType::is_barebones_unsigned`]); also
+    /// the dtype of integer scalars beyond int64.
     U64,
+    /// `bool`: `false` or `true`, stored in a byte.
     Bool,
 }
 
 /// PyTorch's dtype categories, ordered as type promotion orders them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Category {
+    /// `bool` alone.
     Bool,
+    /// The signed and unsigned integers.
     Integral,
+    /// The real floating dtypes, float8 and packed float4 included.
     Floating,
+    /// The complex dtypes.
     Complex,
 }
 
@@ -58,8 +91,13 @@ pub struct DTypeInfo {
     pub scalar_type_name: &'static str,
     /// The C++ element type PyTorch's matmul errors print (`float`, `c10::Half`).
     pub cpp_type_name: &'static str,
+    /// Bytes per element (`torch.dtype.itemsize`); a packed float4 pair is
+    /// one element.
     pub itemsize: usize,
+    /// The category, which decides type promotion across dtypes.
     pub category: Category,
+    /// `torch.dtype.is_signed`: true for the signed integers and every
+    /// float and complex dtype except the unsigned `float8_e8m0fnu`.
     pub is_signed: bool,
     /// Float formats: (mantissa bits, exponent bits as an unbiased range) are
     /// summarised by the finfo figures below.
@@ -85,12 +123,20 @@ struct FloatFormat {
 /// `torch.finfo(dtype)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FInfo {
+    /// The number of bits the format occupies.
     pub bits: u32,
+    /// Machine epsilon: the gap between 1.0 and the next larger value.
     pub eps: f64,
+    /// The largest finite value.
     pub max: f64,
+    /// The most negative finite value (for the unsigned `float8_e8m0fnu`,
+    /// the smallest positive one).
     pub min: f64,
+    /// The smallest positive normal value; the same as `smallest_normal`.
     pub tiny: f64,
+    /// The smallest positive normal value (subnormals go below it).
     pub smallest_normal: f64,
+    /// The approximate decimal resolution, `10^-digits10`.
     pub resolution: f64,
     /// The real dtype the figures describe (complex dtypes report their parts).
     pub dtype: DType,
@@ -99,9 +145,13 @@ pub struct FInfo {
 /// `torch.iinfo(dtype)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IInfo {
+    /// The number of bits the type occupies.
     pub bits: u32,
+    /// The smallest value (0 for the unsigned types).
     pub min: i128,
+    /// The largest value.
     pub max: i128,
+    /// The integer dtype the figures describe.
     pub dtype: DType,
 }
 
@@ -442,14 +492,17 @@ impl DType {
         DType::Bool,
     ];
 
+    /// Every static fact about this dtype, from the one table.
     pub fn info(self) -> &'static DTypeInfo {
         &INFOS[self as usize]
     }
 
+    /// IR.md's short name (`f32`), which `.kir` text and `Display` use.
     pub fn short_name(self) -> &'static str {
         self.info().short
     }
 
+    /// PyTorch's canonical name (`float32`), without the `torch.` prefix.
     pub fn torch_name(self) -> &'static str {
         self.info().torch
     }
@@ -459,22 +512,28 @@ impl DType {
         self.info().scalar_type_name
     }
 
+    /// Bytes per element (`torch.dtype.itemsize`).
     pub fn itemsize(self) -> usize {
         self.info().itemsize
     }
 
+    /// Bits per element, `8 * itemsize` (8 for a packed float4 pair).
     pub fn bits(self) -> u32 {
         self.itemsize() as u32 * 8
     }
 
+    /// The dtype's category: bool, integral, floating or complex.
     pub fn category(self) -> Category {
         self.info().category
     }
 
+    /// Real floating, float8 and packed float4 included, complex excluded
+    /// (`torch.is_floating_point`).
     pub fn is_floating_point(self) -> bool {
         self.category() == Category::Floating
     }
 
+    /// One of the complex dtypes (`torch.is_complex`).
     pub fn is_complex(self) -> bool {
         self.category() == Category::Complex
     }
@@ -484,10 +543,13 @@ impl DType {
         self.category() == Category::Integral
     }
 
+    /// `bool`, the only dtype of its category.
     pub fn is_bool(self) -> bool {
         self == DType::Bool
     }
 
+    /// Whether the dtype holds negative values (`torch.dtype.is_signed`):
+    /// complex dtypes are signed; bool and `float8_e8m0fnu` are not.
     pub fn is_signed(self) -> bool {
         self.info().is_signed
     }

@@ -62,8 +62,11 @@ pub enum ErrorKind {
 /// A place in a source text, 1-based.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Location {
+    /// The name the text was given when parsed (usually its path).
     pub file: Arc<str>,
+    /// The line, counting from 1.
     pub line: u32,
+    /// The column, counting from 1 in characters, not bytes.
     pub col: u32,
 }
 
@@ -91,6 +94,7 @@ impl fmt::Display for Error {
 }
 
 impl Error {
+    /// An error of this kind with this message and no location.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
             kind,
@@ -99,6 +103,7 @@ impl Error {
         }
     }
 
+    /// The class of the error, for callers to match on.
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
@@ -108,6 +113,7 @@ impl Error {
         &self.message
     }
 
+    /// Where in the source text the error points, if it comes from text.
     pub fn location(&self) -> Option<&Location> {
         self.location.as_ref()
     }
@@ -133,6 +139,7 @@ impl From<std::io::Error> for Error {
     }
 }
 
+/// `std::result::Result` with Kiln's [`Error`] as the default error type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Shorthand for building an error of a kind from format arguments.

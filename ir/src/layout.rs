@@ -21,22 +21,34 @@ use crate::error::{Error, ErrorKind, Result};
 /// `torch.layout`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Layout {
+    /// `torch.strided`: dense elements addressed by shape, strides and
+    /// offset; the default, and the only layout Kiln computes on.
     #[default]
     Strided,
+    /// `torch.sparse_coo`: a sparse tensor as coordinates and values; no
+    /// Kiln op computes on it.
     SparseCoo,
 }
 
 /// `torch.memory_format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum MemoryFormat {
+    /// `torch.contiguous_format`: row-major, the last dim innermost.
     #[default]
     Contiguous,
+    /// `torch.channels_last`: a 4-d NCHW tensor laid out as NHWC.
     ChannelsLast,
+    /// `torch.channels_last_3d`: a 5-d NCDHW tensor laid out as NDHWC.
     ChannelsLast3d,
+    /// `torch.preserve_format`: keep the input's strides where they are
+    /// non-overlapping and dense, else its dim order. Only ops whose result
+    /// follows an input take it (`clone`, `to`, `empty_like`); it has no
+    /// strides of its own.
     Preserve,
 }
 
 impl MemoryFormat {
+    /// Every memory format, in declaration order.
     pub const ALL: [MemoryFormat; 4] = [
         MemoryFormat::Contiguous,
         MemoryFormat::ChannelsLast,
@@ -44,6 +56,8 @@ impl MemoryFormat {
         MemoryFormat::Preserve,
     ];
 
+    /// The name `.kir` writes (`channels_last`): PyTorch's, without the
+    /// `torch.` prefix and the `_format` suffix.
     pub fn name(self) -> &'static str {
         match self {
             MemoryFormat::Contiguous => "contiguous",
@@ -320,8 +334,11 @@ pub fn infer_dense_strides(shape: &[i64], strides: &[i64]) -> Vec<i64> {
 /// One input of a pointwise op, as TensorIterator sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IterOperand<'a> {
+    /// The input's own shape, which broadcasts to the output's.
     pub shape: &'a [i64],
+    /// The input's strides, in elements.
     pub strides: &'a [i64],
+    /// Bytes per element: TensorIterator compares strides in bytes.
     pub itemsize: usize,
 }
 

@@ -20,6 +20,8 @@
 //! | [`verify`] | the verifier and its invariants |
 //! | [`print`], [`parse`] | the `.kir` text format |
 
+#![warn(missing_docs)]
+
 pub mod device;
 pub mod dtype;
 pub mod error;

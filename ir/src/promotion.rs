@@ -18,12 +18,16 @@ use crate::scalar::ScalarKind;
 /// results such as `div` of integers. PyTorch's default is float32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum DefaultDType {
+    /// float32, PyTorch's default; complex scalars are then complex64.
     #[default]
     F32,
+    /// float64 (`torch.set_default_dtype(torch.float64)`); complex
+    /// scalars are then complex128.
     F64,
 }
 
 impl DefaultDType {
+    /// The default floating dtype itself (`f32` or `f64`).
     pub fn dtype(self) -> DType {
         match self {
             DefaultDType::F32 => DType::F32,

@@ -19,12 +19,15 @@ use crate::promotion::DefaultDType;
 /// e-graph, kernel cache keys); numeric comparison is `to_f64`'s business.
 #[derive(Clone, Copy, Debug)]
 pub enum Scalar {
+    /// A Python `bool`.
     Bool(bool),
     /// An integer that fits int64.
     Int(i64),
     /// An integer in (i64::MAX, u64::MAX]: PyTorch wraps it as uint64.
     UInt(u64),
+    /// A Python `float`: a double, whatever the default dtype.
     Float(f64),
+    /// A Python `complex`: real and imaginary parts, as doubles.
     Complex(f64, f64),
 }
 
@@ -114,10 +117,16 @@ impl fmt::Display for F64 {
 /// The promotion-relevant kind of a scalar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScalarKind {
+    /// A `bool` scalar: promotes as `bool`.
     Bool,
+    /// An integer that fits int64: promotes as `int64`.
     Int,
+    /// An integer beyond int64: promotes as `uint64`.
     UInt64,
+    /// A `float` scalar: promotes as the default dtype.
     Float,
+    /// A `complex` scalar: promotes as the default dtype's complex
+    /// counterpart.
     Complex,
 }
 
@@ -133,6 +142,7 @@ impl Scalar {
         }
     }
 
+    /// The scalar's kind, all that type promotion looks at.
     pub fn kind(self) -> ScalarKind {
         match self {
             Scalar::Bool(_) => ScalarKind::Bool,
@@ -160,6 +170,8 @@ impl Scalar {
         }
     }
 
+    /// The real part as a double (integers convert as C++ would; a complex
+    /// value's imaginary part is dropped).
     pub fn to_f64(self) -> f64 {
         self.to_complex().0
     }
@@ -175,12 +187,15 @@ impl Scalar {
         }
     }
 
+    /// Whether the scalar is a `bool` literal.
     pub fn is_bool(self) -> bool {
         matches!(self, Scalar::Bool(_))
     }
 }
 
 impl ScalarKind {
+    /// The dtype a scalar of this kind promotes as: `bool`, `int64`,
+    /// `uint64`, or the default dtype (complex: its complex counterpart).
     pub fn promotion_dtype(self, default: DefaultDType) -> DType {
         match self {
             ScalarKind::Bool => DType::Bool,

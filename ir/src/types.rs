@@ -23,9 +23,13 @@ pub enum TypeLayout {
 /// The type of an IR value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TensorType {
+    /// The size of each dim, outermost first; empty for a zero-dim tensor.
     pub shape: Vec<i64>,
+    /// The element type.
     pub dtype: DType,
+    /// Where the value lives.
     pub device: Device,
+    /// What the type claims about the value's strides.
     pub layout: TypeLayout,
 }
 
@@ -40,21 +44,27 @@ impl TensorType {
         }
     }
 
+    /// The same type on `device`.
     pub fn on(mut self, device: Device) -> TensorType {
         self.device = device;
         self
     }
 
+    /// The same type with this layout claim.
     pub fn with_layout(mut self, layout: TypeLayout) -> TensorType {
         self.layout = layout;
         self
     }
 
+    /// The same type with dtype `dtype`; the layout is kept, since strides
+    /// count elements, not bytes.
     pub fn with_dtype(mut self, dtype: DType) -> TensorType {
         self.dtype = dtype;
         self
     }
 
+    /// The same type with this shape. The layout claim is kept unchanged,
+    /// so strides claimed for the old shape may not fit the new one.
     pub fn with_shape(mut self, shape: Vec<i64>) -> TensorType {
         self.shape = shape;
         self
@@ -66,10 +76,14 @@ impl TensorType {
         self.with_layout(TypeLayout::Strided(strides))
     }
 
+    /// The number of dims (0 for a zero-dim tensor).
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
 
+    /// The number of elements: the product of the shape (1 for a
+    /// zero-dim tensor). Unchecked: see [`crate::view::numel`] for a
+    /// product that reports overflow.
     pub fn numel(&self) -> i64 {
         self.shape.iter().product()
     }

@@ -17,8 +17,12 @@ use crate::layout::{
 /// Where a tensor's elements are in its storage.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Geometry {
+    /// The size of each dim, outermost first.
     pub shape: Vec<i64>,
+    /// The step in storage, in elements, between neighbours along each dim.
     pub strides: Vec<i64>,
+    /// Where the first element is in storage, in elements
+    /// (`Tensor.storage_offset()`).
     pub offset: i64,
 }
 
@@ -26,17 +30,22 @@ pub struct Geometry {
 /// fresh contiguous copy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reshaped {
+    /// The input itself or a view of its storage, with this geometry.
     View(Geometry),
+    /// A fresh tensor holding a copy, laid out with this geometry (offset
+    /// 0; contiguous for `reshape`/`flatten`).
     Copy(Geometry),
 }
 
 impl Reshaped {
+    /// The result's geometry, view or copy.
     pub fn geometry(&self) -> &Geometry {
         match self {
             Reshaped::View(g) | Reshaped::Copy(g) => g,
         }
     }
 
+    /// Whether the result shares the input's storage.
     pub fn is_view(&self) -> bool {
         matches!(self, Reshaped::View(_))
     }
@@ -214,6 +223,7 @@ impl Geometry {
         }
     }
 
+    /// A geometry from its parts, taken as given (nothing is checked).
     pub fn new(shape: Vec<i64>, strides: Vec<i64>, offset: i64) -> Geometry {
         Geometry {
             shape,
@@ -222,6 +232,7 @@ impl Geometry {
         }
     }
 
+    /// The number of dims.
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
@@ -245,10 +256,14 @@ impl Geometry {
         elements.checked_mul(itemsize).ok_or_else(overflow)
     }
 
+    /// The number of elements: the product of the shape, unchecked (see
+    /// [`numel`] for the checked one).
     pub fn numel(&self) -> i64 {
         self.shape.iter().product()
     }
 
+    /// Whether the strides are row-major for the shape, size-1 dims
+    /// ignored (c10's `compute_contiguous`); the offset does not matter.
     pub fn is_contiguous(&self) -> bool {
         is_contiguous(&self.shape, &self.strides)
     }

@@ -14,7 +14,6 @@
 pub mod cse;
 pub mod dce;
 pub mod decompose;
-pub mod fuse;
 pub mod layout;
 pub mod manager;
 pub mod optimize;

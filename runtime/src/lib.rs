@@ -11,7 +11,8 @@
 //! | [`io`] | safetensors and `.npy` files |
 //! | [`interp`] | the reference interpreter |
 //! | [`compare`] | checking results against the reference, in ulps |
-//! | [`executor`] | running kernel plans on host memory |
+//! | [`execute`] | the run loop of every backend over a [`execute::Launcher`] |
+//! | [`host`] | host memory and compiled kernels as a launcher |
 //! | [`fold`] | constant folding for the optimizer, by the interpreter |
 //! | [`matmul`] | matrix products through `gemm` |
 //! | [`backend`] | the backend interface, and the interpreter as a backend |
@@ -19,8 +20,9 @@
 pub mod backend;
 pub mod compare;
 pub mod convert;
-pub mod executor;
+pub mod execute;
 pub mod fold;
+pub mod host;
 pub mod interp;
 pub mod io;
 pub mod matmul;

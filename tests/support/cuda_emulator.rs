@@ -1,7 +1,7 @@
 //! The CUDA backend without a GPU: a plan's generated CUDA C compiled as
 //! host C++ against `cuda_emulator.h` (threads for a block's threads,
 //! barriers for `__syncthreads` and warp shuffles) and run through the
-//! backend's own run loop ([`kiln_cuda::execute`]) as a [`Launcher`].
+//! runtime's run loop ([`kiln_runtime::execute`]) as a [`Launcher`].
 //!
 //! Everything but the GPU is the backend's: the pipeline, the plan, the
 //! generated kernels, their launch shapes, the buffers and host steps. So
@@ -16,10 +16,9 @@ use std::process::Command;
 use kiln::{BackendKind, Compiler, Error, ErrorKind, Module, Result};
 use kiln_cuda::Cuda;
 use kiln_cuda::codegen::{launch_shape, module_source, scratch_bytes};
-use kiln_cuda::execute::{Launcher, execute, time_steps};
 use kiln_passes::plan::{Kernel, KernelPlan};
 use kiln_runtime::Tensor;
-use kiln_runtime::executor::check_plan;
+use kiln_runtime::execute::{CheckedPlan, Launcher, execute, time_steps};
 
 /// The C++ compiler: `KILN_CXX`, or `g++`.
 pub fn compiler() -> PathBuf {
@@ -35,15 +34,8 @@ pub fn available() -> bool {
 
 /// Runs a module as the CUDA backend would, its kernels emulated.
 pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
-    let (module, plan, islands, emulator) = prepare(module)?;
-    execute(
-        &emulator,
-        module.entry()?,
-        &plan,
-        &islands,
-        module.default_dtype,
-        inputs,
-    )
+    let (checked, emulator) = prepare(module)?;
+    execute(&emulator, &checked, inputs)
 }
 
 /// Times `runs` emulated runs with the inputs resident, as the CUDA
@@ -53,29 +45,21 @@ pub fn device_times(
     inputs: &[Tensor],
     runs: usize,
 ) -> Result<(Vec<std::time::Duration>, Vec<Tensor>)> {
-    let (module, plan, islands, emulator) = prepare(module)?;
-    time_steps(
-        &emulator,
-        module.entry()?,
-        &plan,
-        &islands,
-        module.default_dtype,
-        inputs,
-        runs,
-    )
+    let (checked, emulator) = prepare(module)?;
+    time_steps(&emulator, &checked, inputs, runs)
 }
 
-/// The module after the CUDA pipeline, its plan, its interpreted islands
-/// and its emulated kernels.
-pub fn prepare(module: &Module) -> Result<(Module, KernelPlan, Vec<Option<Module>>, Emulator)> {
+/// The module's plan after the CUDA pipeline, checked, and its emulated
+/// kernels.
+pub fn prepare(module: &Module) -> Result<(CheckedPlan, Emulator)> {
     let mut module = module.clone();
     Compiler::new(BackendKind::Cuda)
         .pipeline_for(module.default_dtype)
         .run(&mut module)?;
     let plan = Cuda::default().plan(&module)?;
-    let islands = check_plan(&plan, module.default_dtype)?;
     let emulator = Emulator::build(&plan)?;
-    Ok((module, plan, islands, emulator))
+    let checked = CheckedPlan::new(module.entry()?.clone(), plan, module.default_dtype)?;
+    Ok((checked, emulator))
 }
 
 /// A plan's kernels compiled for the host.
@@ -234,6 +218,10 @@ impl Launcher for Emulator {
     fn synchronize(&self) -> Result<()> {
         // Launches return when their threads have joined.
         Ok(())
+    }
+
+    fn scratch_bytes(&self, kernel: &Kernel) -> usize {
+        scratch_bytes(kernel)
     }
 
     fn launch(

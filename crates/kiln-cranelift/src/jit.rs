@@ -1,7 +1,7 @@
 //! Compiling kernels to machine code, and the cache of compiled kernels.
 //!
-//! Compiled kernels are kept by their structural key (the kernel without
-//! its name and buffers, [`Kernel::structural_key`]): compiling a graph
+//! Compiled kernels are kept by their key (the kernel without its name and
+//! buffers, [`Kernel::key`], compared by structure): compiling a graph
 //! twice, or two graphs that share a kernel, generates each kernel once.
 
 use std::collections::HashMap;
@@ -12,8 +12,8 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 use kiln_ir::{Error, ErrorKind, Result};
-use kiln_passes::plan::Kernel;
-use kiln_runtime::executor::KernelCode;
+use kiln_passes::plan::{Kernel, KernelKey};
+use kiln_runtime::host::KernelCode;
 
 use crate::codegen::{self, generate};
 
@@ -86,8 +86,12 @@ fn isa() -> Result<OwnedTargetIsa> {
     ISA.clone().map_err(|e| Error::new(ErrorKind::Backend, e))
 }
 
-/// Compiled kernels by structural key.
-static CACHE: LazyLock<Mutex<HashMap<String, Arc<CompiledKernel>>>> =
+/// What a compiled kernel is kept by: the kernel's structure, and whether
+/// vector code was asked for.
+type CacheKey = (KernelKey, bool);
+
+/// Compiled kernels by key.
+static CACHE: LazyLock<Mutex<HashMap<CacheKey, Arc<CompiledKernel>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// Cached kernels beyond this count are dropped (the cache starts over).
@@ -100,10 +104,7 @@ pub fn cached_kernels() -> usize {
 
 /// Compiles kernels (those in the cache cost nothing when `reuse` is set).
 pub fn compile(kernels: &[&Kernel], vector: bool, reuse: bool) -> Result<Vec<Arc<CompiledKernel>>> {
-    let keys: Vec<String> = kernels
-        .iter()
-        .map(|k| format!("{vector}\n{}", k.structural_key()))
-        .collect();
+    let keys: Vec<CacheKey> = kernels.iter().map(|k| (k.key(), vector)).collect();
     let mut out: Vec<Option<Arc<CompiledKernel>>> = {
         let cache = CACHE
             .lock()

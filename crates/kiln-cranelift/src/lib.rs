@@ -1,6 +1,6 @@
 //! `kiln-cranelift`: Kiln's CPU backend.
 //!
-//! A module is planned into fused kernels by [`kiln_passes::fuse`], each
+//! A module is planned into fused kernels by [`kiln_passes::plan`], each
 //! kernel is lowered to Cranelift IR ([`codegen`]) and JIT-compiled
 //! ([`jit`], with a cache by structure), and the plan runs on host memory
 //! through [`kiln_runtime::executor`]: kernels split across threads,
@@ -17,10 +17,10 @@ pub mod jit;
 
 use kiln_ir::graph::{Func, Inst};
 use kiln_ir::{DType, Device, Error, ErrorKind, Module, Result};
-use kiln_passes::fuse::{self, Target};
+use kiln_passes::plan::{self as planner, Target};
 use kiln_passes::plan::{KernelPlan, kernel_dtype};
 use kiln_runtime::backend::check_all_runnable;
-use kiln_runtime::executor::{HostExecutor, KernelCode};
+use kiln_runtime::host::{HostExecutor, KernelCode};
 use kiln_runtime::{Backend, Executable, Listing, ListingLanguage, Tensor};
 
 /// The Cranelift CPU backend.
@@ -85,14 +85,13 @@ fn check_cpu(func: &Func) -> Result<()> {
 
 /// A compiled CPU program.
 struct Program {
-    func: Func,
     executor: HostExecutor,
     listings: Vec<Listing>,
 }
 
 impl Executable for Program {
     fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
-        self.executor.run(&self.func, inputs)
+        self.executor.run(inputs)
     }
 
     fn listings(&self) -> Vec<Listing> {
@@ -104,7 +103,7 @@ impl Cranelift {
     /// The kernel plan for a laid-out module.
     pub fn plan(&self, module: &Module) -> Result<KernelPlan> {
         check_cpu(module.entry()?)?;
-        fuse::plan(module, &CpuTarget)
+        planner::plan(module, &CpuTarget)
     }
 }
 
@@ -148,12 +147,9 @@ impl Backend for Cranelift {
             .into_iter()
             .map(|c| Box::new(Shared(c)) as Box<dyn KernelCode>)
             .collect();
-        let executor = HostExecutor::new(plan, code, module.default_dtype)?;
-        Ok(Box::new(Program {
-            func: module.entry()?.clone(),
-            executor,
-            listings,
-        }))
+        let executor =
+            HostExecutor::new(module.entry()?.clone(), plan, code, module.default_dtype)?;
+        Ok(Box::new(Program { executor, listings }))
     }
 }
 

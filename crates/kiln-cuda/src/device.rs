@@ -16,7 +16,7 @@ use kiln_passes::plan::{Kernel, TensorView};
 
 use crate::blas;
 use crate::codegen::{LaunchShape, launch_shape};
-use crate::execute::Launcher;
+use kiln_runtime::execute::Launcher;
 
 /// Whether the CUDA driver library can be loaded.
 pub fn driver_present() -> bool {
@@ -218,6 +218,10 @@ impl Launcher for Loaded {
             .map_err(|e| Error::new(ErrorKind::Backend, format!("cuBLAS matmul: {e:?}")))?;
         }
         Ok(true)
+    }
+
+    fn scratch_bytes(&self, kernel: &Kernel) -> usize {
+        crate::codegen::scratch_bytes(kernel)
     }
 
     fn synchronize(&self) -> Result<()> {

@@ -1,6 +1,6 @@
 //! `kiln-cuda`: Kiln's CUDA backend.
 //!
-//! A module is planned into fused kernels by [`kiln_passes::fuse`] (the
+//! A module is planned into fused kernels by [`kiln_passes::plan`] (the
 //! same plan the CPU backend runs), each kernel becomes a CUDA C function
 //! ([`codegen`]), NVRTC compiles the translation unit to PTX ([`nvrtc`],
 //! cached by source), and the CUDA driver loads and runs it ([`device`]).
@@ -18,13 +18,11 @@
 //! | [`codegen`] | kernel → CUDA C: grid-stride pointwise loops, block reductions, op semantics |
 //! | [`blas`] | matmul steps as cuBLAS calls (the column-major geometry) |
 //! | [`nvrtc`] | CUDA C → PTX, the module cache |
-//! | [`execute`] | the run loop over a [`execute::Launcher`]: buffers, launches, host steps |
 //! | [`device`] | the CUDA driver as a launcher: contexts, device memory, launches |
 
 pub mod blas;
 pub mod codegen;
 pub mod device;
-pub mod execute;
 pub mod nvrtc;
 
 use std::sync::OnceLock;
@@ -32,10 +30,10 @@ use std::time::Duration;
 
 use kiln_ir::graph::{Func, Inst};
 use kiln_ir::{DType, Device, Error, ErrorKind, Module, Result};
-use kiln_passes::fuse::{self, Target};
 use kiln_passes::plan::KernelPlan;
+use kiln_passes::plan::{self as planner, Target, TargetPolicy};
 use kiln_runtime::backend::check_all_runnable;
-use kiln_runtime::executor::check_plan;
+use kiln_runtime::execute::{CheckedPlan, execute, time_steps};
 use kiln_runtime::{Backend, Executable, Listing, ListingLanguage, Tensor};
 
 use kiln_passes::plan::kernel_dtype;
@@ -73,6 +71,12 @@ impl Target for CudaTarget {
             DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128
         )
     }
+
+    /// Few long rows are split over blocks by the generated code itself
+    /// ([`codegen`]), so the plan does not split reductions.
+    fn policy(&self) -> TargetPolicy {
+        TargetPolicy { split: None }
+    }
 }
 
 /// The GPU a program computes on: its CUDA values' device, `cuda:0` for a
@@ -106,12 +110,9 @@ fn program_gpu(func: &Func) -> Result<Device> {
 
 /// A compiled CUDA program: PTX, loaded on its GPU at the first run.
 struct Program {
-    func: Func,
-    plan: KernelPlan,
-    islands: Vec<Option<Module>>,
+    checked: CheckedPlan,
     ordinal: usize,
     ptx: std::sync::Arc<str>,
-    default_dtype: kiln_ir::DefaultDType,
     loaded: OnceLock<std::result::Result<device::Loaded, Error>>,
     listings: Vec<Listing>,
 }
@@ -120,7 +121,7 @@ impl Program {
     /// The kernels on the GPU, loaded at the first run.
     fn loaded(&self) -> Result<&device::Loaded> {
         let loaded = self.loaded.get_or_init(|| {
-            let kernels: Vec<_> = self.plan.kernels().collect();
+            let kernels: Vec<_> = self.checked.plan.kernels().collect();
             device::load(self.ordinal, &self.ptx, &kernels)
         });
         loaded.as_ref().map_err(Clone::clone)
@@ -129,15 +130,7 @@ impl Program {
 
 impl Executable for Program {
     fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
-        let loaded = self.loaded()?;
-        execute::execute(
-            loaded,
-            &self.func,
-            &self.plan,
-            &self.islands,
-            self.default_dtype,
-            inputs,
-        )
+        execute(self.loaded()?, &self.checked, inputs)
     }
 
     fn listings(&self) -> Vec<Listing> {
@@ -145,18 +138,11 @@ impl Executable for Program {
     }
 
     fn device_times(&self, inputs: &[Tensor], runs: usize) -> Option<Result<Vec<Duration>>> {
-        Some(self.loaded().and_then(|loaded| {
-            execute::time_steps(
-                loaded,
-                &self.func,
-                &self.plan,
-                &self.islands,
-                self.default_dtype,
-                inputs,
-                runs,
-            )
-            .map(|(times, _)| times)
-        }))
+        Some(
+            self.loaded()
+                .and_then(|loaded| time_steps(loaded, &self.checked, inputs, runs))
+                .map(|(times, _)| times),
+        )
     }
 }
 
@@ -164,7 +150,7 @@ impl Cuda {
     /// The kernel plan for a laid-out module.
     pub fn plan(&self, module: &Module) -> Result<KernelPlan> {
         let gpu = program_gpu(module.entry()?)?;
-        fuse::plan(module, &CudaTarget { device: gpu })
+        planner::plan(module, &CudaTarget { device: gpu })
     }
 
     /// The CUDA C of a plan's kernels (one translation unit).
@@ -196,7 +182,6 @@ impl Backend for Cuda {
 
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {
         let plan = self.plan(module)?;
-        let islands = check_plan(&plan, module.default_dtype)?;
         let ordinal = plan.device.index().unwrap_or(0) as usize;
         let source = Cuda::source(&plan);
         let arch = self.arch(ordinal);
@@ -217,12 +202,9 @@ impl Backend for Cuda {
             },
         ];
         Ok(Box::new(Program {
-            func: module.entry()?.clone(),
-            plan,
-            islands,
+            checked: CheckedPlan::new(module.entry()?.clone(), plan, module.default_dtype)?,
             ordinal,
             ptx,
-            default_dtype: module.default_dtype,
             loaded: OnceLock::new(),
             listings,
         }))

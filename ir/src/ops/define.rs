@@ -42,7 +42,12 @@ macro_rules! define_ops {
         pub enum Op {
             $(
                 $(#[doc = $doc])*
-                $variant $({ $( $field: $fty ),* })?,
+                $variant $({ $(
+                    #[doc = $crate::ops::define::__field_doc!(
+                        $variant, $(#[$fmeta])? $field : $fty $(= $fdefault)?
+                    )]
+                    $field: $fty
+                ),* })?,
             )*
         }
 
@@ -193,6 +198,41 @@ macro_rules! __op_matches {
     };
 }
 
+/// The documentation of one field of an op variant: for a family's
+/// `#[kind]` field, which member the op is; for an attribute, its default
+/// or that it is required (what it means is the variant's documentation).
+#[doc(hidden)]
+macro_rules! __field_doc {
+    ($variant:ident, #[kind] $field:ident : $fty:ty) => {
+        concat!(
+            "Which [`",
+            stringify!($fty),
+            "`] this op is; the member's name is ",
+            "the op's `.kir` name."
+        )
+    };
+    ($variant:ident, $(#[$m:ident])? $field:ident : $fty:ty = $default:expr) => {
+        concat!(
+            "The `",
+            stringify!($field),
+            "` attribute of [`Op::",
+            stringify!($variant),
+            "`]; `",
+            stringify!($default),
+            "` when not written."
+        )
+    };
+    ($variant:ident, $(#[$m:ident])? $field:ident : $fty:ty) => {
+        concat!(
+            "The `",
+            stringify!($field),
+            "` attribute of [`Op::",
+            stringify!($variant),
+            "`] (required)."
+        )
+    };
+}
+
 /// Reads one field from the attributes.
 #[doc(hidden)]
 macro_rules! __attr_parse {
@@ -308,6 +348,6 @@ macro_rules! __selector {
 }
 
 pub(crate) use {
-    __attr_parse, __attr_print, __lit_or_empty, __op_matches, __op_name, __op_names, __selector,
-    define_kind, define_ops,
+    __attr_parse, __attr_print, __field_doc, __lit_or_empty, __op_matches, __op_name, __op_names,
+    __selector, define_kind, define_ops,
 };

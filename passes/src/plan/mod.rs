@@ -1,4 +1,13 @@
-//! The kernel plan: what the fuse pass produces and backends compile.
+//! The kernel plan: what the planner makes of a laid-out module and what
+//! backends compile, and the small steps that make it ([`plan`]):
+//!
+//! | step | module | does |
+//! |---|---|---|
+//! | build | [`build`] | fuses instructions into kernels, buffers and library steps |
+//! | normalize | [`normalize`] | orders, drops and merges each kernel's loops |
+//! | reuse | [`reuse`] | stores values a later pass over a row would recompute |
+//! | split | [`split`] | splits long reductions of few rows (the target's policy) |
+//! | slots | [`slots`] | lets temps whose lives do not overlap share memory |
 //!
 //! A plan is a list of [`Step`]s over [`Buffer`]s. A [`Kernel`] is one loop
 //! nest over an iteration space: its leading `outer_rank` dims are
@@ -13,11 +22,32 @@
 //! one row that stays in cache, one pass over memory). [`Kernel::schedule`]
 //! computes each node's phase; every backend uses it.
 
+use std::collections::HashMap;
 use std::fmt::{self, Write};
 
 use kiln_ir::graph::Func;
 use kiln_ir::view::{Geometry, format_shape};
-use kiln_ir::{ArgReduceOp, BinaryOp, DType, Device, ReduceOp, Scalar, UnaryOp};
+use kiln_ir::{ArgReduceOp, BinaryOp, DType, Device, Module, ReduceOp, Result, Scalar, UnaryOp};
+
+pub mod build;
+pub mod normalize;
+pub mod reuse;
+pub mod slots;
+pub mod split;
+pub mod target;
+
+pub use target::{SplitPolicy, Target, TargetPolicy};
+
+/// Plans a laid-out module's entry function for a target: the steps of
+/// the table above, in order.
+pub fn plan(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
+    let mut plan = build::build(module, target)?;
+    normalize::run(&mut plan);
+    reuse::run(&mut plan);
+    split::run(&mut plan, target.policy().split)?;
+    slots::run(&mut plan);
+    Ok(plan)
+}
 
 /// A buffer of the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -112,7 +142,7 @@ impl fmt::Display for NodeId {
 /// the node's computation dtype, except scalar constants (at the op's
 /// scalar precision, [`kiln_ir::Op::scalar_dtype`]) and the operands of
 /// logical ops (any dtype; only truthiness counts).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Expr {
     /// An element of an access.
     Load {
@@ -157,7 +187,7 @@ pub enum Expr {
     },
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Node {
     pub expr: Expr,
     /// The dtype of the node's value (each op's result rounded to it, as
@@ -167,7 +197,32 @@ pub struct Node {
     pub compute: DType,
 }
 
+impl Expr {
+    /// The nodes the expression reads, mutably (to renumber them).
+    pub fn operands_mut(&mut self) -> Vec<&mut NodeId> {
+        match self {
+            Expr::Load { .. } | Expr::Const(_) | Expr::Iota { .. } => vec![],
+            Expr::Unary { x, .. }
+            | Expr::Cast { x }
+            | Expr::Reduce { x, .. }
+            | Expr::ArgReduce { x, .. } => vec![x],
+            Expr::Binary { a, b, .. } => vec![a, b],
+            Expr::Where { cond, a, b } => vec![cond, a, b],
+        }
+    }
+
+    /// Renumbers the operands `remap` names.
+    pub fn remap(&mut self, remap: &HashMap<NodeId, NodeId>) {
+        for id in self.operands_mut() {
+            if let Some(n) = remap.get(id) {
+                *id = *n;
+            }
+        }
+    }
+}
+
 impl Node {
+    /// The nodes it reads.
     pub fn operands(&self) -> Vec<NodeId> {
         match &self.expr {
             Expr::Load { .. } | Expr::Const(_) | Expr::Iota { .. } => vec![],
@@ -342,10 +397,83 @@ impl Kernel {
 
     /// The kernel without its name and buffers: kernels with equal keys
     /// compile to the same code.
-    pub fn structural_key(&self) -> String {
-        let mut text = String::new();
-        self.write_body(&mut text).expect("writing to a String");
-        text
+    pub fn key(&self) -> KernelKey {
+        KernelKey {
+            space: self.space.clone(),
+            outer_rank: self.outer_rank,
+            accesses: self.accesses.clone(),
+            nodes: self.nodes.clone(),
+            stores: self.stores.clone(),
+        }
+    }
+
+    /// Appends a node.
+    pub fn push_node(&mut self, expr: Expr, dtype: DType, compute: DType) -> NodeId {
+        self.nodes.push(Node {
+            expr,
+            dtype,
+            compute,
+        });
+        NodeId(self.nodes.len() as u32 - 1)
+    }
+
+    /// Drops the nodes no store needs, then the accesses and arguments
+    /// nothing uses, renumbering what is left.
+    pub fn prune(&mut self) {
+        let mut live = vec![false; self.nodes.len()];
+        let mut stack: Vec<NodeId> = self.stores.iter().map(|s| s.node).collect();
+        while let Some(n) = stack.pop() {
+            if !std::mem::replace(&mut live[n.index()], true) {
+                stack.extend(self.node(n).operands());
+            }
+        }
+        let mut new_id = vec![NodeId(0); self.nodes.len()];
+        let mut nodes = Vec::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            if live[i] {
+                let mut node = node.clone();
+                let remap: HashMap<NodeId, NodeId> = node
+                    .operands()
+                    .into_iter()
+                    .map(|o| (o, new_id[o.index()]))
+                    .collect();
+                node.expr.remap(&remap);
+                new_id[i] = NodeId(nodes.len() as u32);
+                nodes.push(node);
+            }
+        }
+        self.nodes = nodes;
+        for st in &mut self.stores {
+            st.node = new_id[st.node.index()];
+        }
+        let used: Vec<usize> = (0..self.accesses.len())
+            .filter(|&a| {
+                self.stores.iter().any(|s| s.access == a)
+                    || self
+                        .nodes
+                        .iter()
+                        .any(|n| matches!(n.expr, Expr::Load { access } if access == a))
+            })
+            .collect();
+        let new_access = |a: usize| used.iter().position(|&u| u == a).expect("a used access");
+        for n in &mut self.nodes {
+            if let Expr::Load { access } = &mut n.expr {
+                *access = new_access(*access);
+            }
+        }
+        for st in &mut self.stores {
+            st.access = new_access(st.access);
+        }
+        self.accesses = used.iter().map(|&a| self.accesses[a].clone()).collect();
+        // Drop the arguments no access uses, renumbering the rest.
+        let used: Vec<usize> = (0..self.args.len())
+            .filter(|&i| self.accesses.iter().any(|a| a.arg == i))
+            .collect();
+        let new_index = |i: usize| used.iter().position(|&u| u == i).expect("a used argument");
+        for a in &mut self.accesses {
+            a.arg = new_index(a.arg);
+        }
+        self.args = used.iter().map(|&i| self.args[i]).collect();
     }
 
     fn write_body(&self, f: &mut impl Write) -> fmt::Result {
@@ -404,6 +532,17 @@ impl Kernel {
         }
         Ok(())
     }
+}
+
+/// What makes two kernels compile to the same code: everything but their
+/// name and buffers (floats by their bits).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KernelKey {
+    space: Vec<i64>,
+    outer_rank: usize,
+    accesses: Vec<Access>,
+    nodes: Vec<Node>,
+    stores: Vec<Store>,
 }
 
 /// Dtypes generated kernels compute on, in every backend: bool, the
@@ -526,5 +665,74 @@ impl fmt::Display for KernelPlan {
         }
         let outs: Vec<String> = self.outputs.iter().map(|v| v.to_string()).collect();
         writeln!(f, "return {}", outs.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PassManager;
+    use kiln_ir::graph::Inst;
+
+    struct Everything;
+
+    impl Target for Everything {
+        fn device(&self) -> Device {
+            Device::CPU
+        }
+        fn compiles(&self, _: &Func, _: &Inst) -> bool {
+            true
+        }
+        fn has_matmul(&self, _: DType) -> bool {
+            true
+        }
+    }
+
+    fn plan_of(text: &str) -> KernelPlan {
+        let mut m = kiln_ir::parse_module("t.kir", text, kiln_ir::DefaultDType::F32).unwrap();
+        PassManager::standard().run(&mut m).unwrap();
+        plan(&m, &Everything).unwrap()
+    }
+
+    #[test]
+    fn softmax_is_one_kernel_in_three_phases() {
+        let p = plan_of(
+            "func @main(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {\n  %0 = softmax %x {dim = 1}\n  return %0\n}\n",
+        );
+        let kernels: Vec<_> = p.kernels().collect();
+        assert_eq!(kernels.len(), 1, "{p}");
+        assert_eq!(kernels[0].phase_count(), 3, "{p}");
+        assert_eq!(p.slots.len(), 0, "no temps: {p}");
+    }
+
+    #[test]
+    fn layer_norm_is_one_kernel_in_three_phases() {
+        let p = plan_of(
+            "func @main(%x: tensor<8x32xf16>, %w: tensor<32xf16>, %b: tensor<32xf16>) -> tensor<8x32xf16> {\n  %0 = layer_norm %x, %w, %b {normalized_shape = [32], eps = 1e-5}\n  return %0\n}\n",
+        );
+        let kernels: Vec<_> = p.kernels().collect();
+        assert_eq!(kernels.len(), 1, "{p}");
+        assert_eq!(kernels[0].phase_count(), 3, "{p}");
+    }
+
+    #[test]
+    fn rounding_modes_give_different_kernel_keys() {
+        let div = |mode: &str| {
+            let text = format!(
+                "func @main(%x: tensor<4xi64>, %y: tensor<4xi64>) -> tensor<4xi64> {{\n  %0 = div %x, %y {{rounding_mode = \"{mode}\"}}\n  return %0\n}}\n"
+            );
+            plan_of(&text).kernels().next().unwrap().key()
+        };
+        assert_ne!(div("floor"), div("trunc"));
+    }
+
+    #[test]
+    fn chains_fuse_and_temps_share_slots() {
+        let p = plan_of(
+            "func @main(%x: tensor<64xf32>, %w: tensor<64x8xf32>) -> tensor<8xf32> {\n  %a = relu %x\n  %b = mul %a, 2.0\n  %c = matmul %b, %w\n  %d = exp %c\n  return %d\n}\n",
+        );
+        // relu·mul before the matmul, exp after it: two kernels, one matmul.
+        assert_eq!(p.kernels().count(), 2, "{p}");
+        assert_eq!(p.steps.len(), 3, "{p}");
     }
 }

@@ -1,4 +1,5 @@
-//! The fuse pass: turns a laid-out module into a [`KernelPlan`].
+//! Building the plan: fuses a laid-out module's instructions into kernels,
+//! buffers and library steps (the first step of [`crate::plan::plan`]).
 //!
 //! Every value the program must hold in memory is *materialized* into a
 //! buffer: inputs, results, the operands and results of matmul, cat and of
@@ -17,36 +18,23 @@
 //! reduced dims, recompute a reduction in several kernels, or recompute an
 //! expensive small value at every element of a large broadcast.
 //!
-//! Kernels are then normalized: loops ordered so the innermost one walks
-//! memory contiguously, size-1 dims dropped, and dims that are contiguous
-//! in every access merged into one long loop.
+//! Each kernel comes out with its outer (independent) dims first and its
+//! reduced dims last, in logical order; the later steps order its loops
+//! for memory.
 
 use std::collections::{BTreeSet, HashMap};
 
 use kiln_ir::graph::{Func, FuncBuilder, Inst, NewInst, Operand, ValueId};
 use kiln_ir::infer::InferCtx;
 use kiln_ir::layout::contiguous_strides;
+use kiln_ir::layout::{LayoutArg, ResultLayout, result_layouts};
 use kiln_ir::view::{Geometry, wrap_dim};
 use kiln_ir::{BinaryOp, DType, Device, Error, ErrorKind, Module, Op, Result, Scalar};
 
-use crate::plan::{
+use super::{
     Access, Buffer, BufferId, BufferRole, Expr, Kernel, KernelPlan, Node, NodeId, Step, Store,
-    TensorView,
+    Target, TensorView,
 };
-use kiln_ir::layout::{LayoutArg, ResultLayout, result_layouts};
-
-/// What a backend can compile, which decides what the plan asks of it.
-pub trait Target {
-    /// The device the plan's kernels run on.
-    fn device(&self) -> Device;
-
-    /// Whether kernels can compute this instruction (its op on its dtypes);
-    /// others run on the reference interpreter.
-    fn compiles(&self, func: &Func, inst: &Inst) -> bool;
-
-    /// Whether a matmul on this dtype runs as a library call.
-    fn has_matmul(&self, dtype: DType) -> bool;
-}
 
 /// How an instruction takes part in fusion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,7 +126,7 @@ fn not_laid_out() -> Error {
 }
 
 /// Builds the kernel plan of a module's entry function.
-pub fn plan(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
+pub fn build(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
     let func = module.entry()?;
     let ctx = module.ctx();
     let kinds = func
@@ -228,7 +216,6 @@ struct KernelBuilder {
     nodes: Vec<Node>,
     memo: HashMap<(ValueId, DimMap), NodeId>,
     const_memo: HashMap<(String, DType), NodeId>,
-    has_arg_reduce: bool,
 }
 
 impl KernelBuilder {
@@ -241,7 +228,6 @@ impl KernelBuilder {
             nodes: Vec::new(),
             memo: HashMap::new(),
             const_memo: HashMap::new(),
-            has_arg_reduce: false,
         }
     }
 
@@ -351,26 +337,20 @@ fn expensive(op: &Op) -> bool {
     op.cost().is_expensive()
 }
 
-/// Which dims of a rank-`rank` input a reduction folds.
+/// Which dims of a rank-`rank` input a reduction folds (the rule of
+/// inference, [`kiln_ir::infer::reduced_dims`]).
 fn reduced_dims(op: &Op, rank: usize) -> Result<Vec<bool>> {
-    let dims: Vec<i64> = match op {
-        Op::Reduce { dims, .. } => match dims {
-            Some(d) if !d.is_empty() => d.clone(),
-            _ => (0..rank as i64).collect(),
-        },
-        Op::ArgReduce { dim, .. } => match dim {
-            Some(d) => vec![*d],
-            None => (0..rank as i64).collect(),
-        },
-        _ => unreachable!("only reductions reduce"),
-    };
-    let mut r = vec![false; rank];
-    for d in dims {
-        if rank > 0 {
-            r[wrap_dim(d, rank)?] = true;
+    let dims: Option<Vec<i64>> = match op {
+        Op::Reduce { dims, .. } => dims.clone(),
+        Op::ArgReduce { dim, .. } => dim.map(|d| vec![d]),
+        other => {
+            return Err(Error::new(
+                ErrorKind::Backend,
+                format!("fuse: {} is not a reduction", other.name()),
+            ));
         }
-    }
-    Ok(r)
+    };
+    kiln_ir::infer::reduced_dims(dims.as_deref(), rank)
 }
 
 fn keepdim(op: &Op) -> bool {
@@ -551,12 +531,11 @@ impl<'a> PlanBuilder<'a> {
                 self.buffers[o.buffer.index()].role = BufferRole::Output;
             }
         }
-        let slots = assign_slots(&mut self.buffers, &self.steps);
         Ok(Some(KernelPlan {
             name: self.func.name.clone(),
             device: self.device,
             buffers: std::mem::take(&mut self.buffers),
-            slots,
+            slots: Vec::new(),
             steps: std::mem::take(&mut self.steps),
             outputs,
         }))
@@ -813,7 +792,6 @@ impl<'a> PlanBuilder<'a> {
                         k.node(Expr::Reduce { op: *op, x: xn }, natural, compute)
                     }
                     Op::ArgReduce { op, .. } => {
-                        k.has_arg_reduce = true;
                         let compute = k.nodes[xn.index()].dtype;
                         k.node(Expr::ArgReduce { op: *op, x: xn }, DType::I64, compute)
                     }
@@ -878,7 +856,8 @@ impl<'a> PlanBuilder<'a> {
         }
     }
 
-    /// Normalizes a kernel and adds it to the plan with its stores.
+    /// Adds a kernel to the plan with its stores, its outer dims first and
+    /// its reduced dims last (each in logical order).
     fn finish_kernel(
         &mut self,
         k: KernelBuilder,
@@ -891,402 +870,33 @@ impl<'a> PlanBuilder<'a> {
             let access = k.access(&view, &map);
             store_list.push(Store { node, access });
         }
-        let reduced = k
-            .reduced
-            .clone()
-            .unwrap_or_else(|| vec![false; k.space.len()]);
+        let rank = k.space.len();
+        let reduced = k.reduced.clone().unwrap_or_else(|| vec![false; rank]);
+        let order: Vec<usize> = (0..rank)
+            .filter(|&d| !reduced[d])
+            .chain((0..rank).filter(|&d| reduced[d]))
+            .collect();
+        let permute = |v: &[i64]| -> Vec<i64> { order.iter().map(|&d| v[d]).collect() };
         let mut kernel = Kernel {
             name: format!("k{}", self.steps.len()),
-            space: k.space,
-            outer_rank: 0,
+            space: permute(&k.space),
+            outer_rank: reduced.iter().filter(|r| !**r).count(),
             args: k.args,
             accesses: k.accesses,
             nodes: k.nodes,
             stores: store_list,
         };
-        normalize(&mut kernel, &reduced, k.has_arg_reduce);
-        reuse_stored_values(&mut kernel);
-        check_reductions(&kernel)?;
-        match self.split_reduction(&kernel)? {
-            Some((partial, last)) => {
-                self.steps.push(Step::Kernel(partial));
-                let mut last = last;
-                last.name = format!("k{}", self.steps.len());
-                self.steps.push(Step::Kernel(last));
-            }
-            None => self.steps.push(Step::Kernel(kernel)),
+        for a in &mut kernel.accesses {
+            a.strides = permute(&a.strides);
         }
-        Ok(())
-    }
-
-    /// A reduction with few outer iterations and a long reduced dim (the
-    /// sum of a whole tensor) would run on one thread. Split in two: the
-    /// first kernel folds `SPLIT` slices of the reduced dim in parallel
-    /// into partial results (kept at accumulation precision), the second
-    /// folds the partials and computes what follows the reduction.
-    fn split_reduction(&mut self, k: &Kernel) -> Result<Option<(Kernel, Kernel)>> {
-        const SPLIT: i64 = 64;
-        let o = k.outer_rank;
-        let sched = k.schedule();
-        let reductions: Vec<NodeId> = (0..k.nodes.len())
-            .map(|i| NodeId(i as u32))
-            .filter(|&n| k.node(n).is_reduction())
-            .collect();
-        let splittable = o < k.rank()
-            && k.outer_count() < 16
-            && k.inner_count() >= 1 << 18
-            && k.space[o] % SPLIT == 0
-            && k.phase_count() == 1
-            && !reductions.is_empty()
-            && reductions
-                .iter()
-                .all(|&n| matches!(k.node(n).expr, Expr::Reduce { .. }))
-            && k.stores
-                .iter()
-                .all(|st| k.store_phase(st, &sched).is_none());
-        if !splittable {
-            return Ok(None);
-        }
-        let slice = k.space[o] / SPLIT;
-        // The partial kernel: the split dim joins the outer dims.
-        let mut partial = k.clone();
-        partial.name = format!("k{}", self.steps.len());
-        partial.space.splice(o..=o, [SPLIT, slice]);
-        partial.outer_rank = o + 1;
-        let split_strides = |strides: &mut Vec<i64>| {
-            let s0 = strides[o];
-            strides.splice(o..=o, [s0 * slice, s0]);
-        };
-        for a in &mut partial.accesses {
-            split_strides(&mut a.strides);
-        }
-        for n in &mut partial.nodes {
+        for n in &mut kernel.nodes {
             if let Expr::Iota { strides, .. } = &mut n.expr {
-                split_strides(strides);
+                *strides = permute(strides);
             }
         }
-        partial.stores.clear();
-        // The final kernel: the split dim is its reduced dim.
-        let mut last = Kernel {
-            name: String::new(),
-            space: k.space[..o].iter().copied().chain([SPLIT]).collect(),
-            outer_rank: o,
-            args: k.args.clone(),
-            accesses: Vec::new(),
-            nodes: Vec::new(),
-            stores: Vec::new(),
-        };
-        // Outer accesses keep their strides along the outer dims.
-        let mut last_access: HashMap<usize, usize> = HashMap::new();
-        let mut remap: HashMap<NodeId, NodeId> = HashMap::new();
-        let outer_shape: Vec<i64> = k.space[..o].to_vec();
-        let partial_strides = {
-            let mut st = contiguous_strides(
-                &outer_shape
-                    .iter()
-                    .copied()
-                    .chain([SPLIT])
-                    .collect::<Vec<_>>(),
-            );
-            st.truncate(o + 1);
-            st
-        };
-        for (i, node) in k.nodes.iter().enumerate() {
-            let id = NodeId(i as u32);
-            let s = sched[i];
-            if node.is_reduction() {
-                let Expr::Reduce { op, .. } = node.expr else {
-                    unreachable!("checked above")
-                };
-                // Float sums and products accumulate in f64.
-                let acc = if node.compute.is_floating_point()
-                    && matches!(op, kiln_ir::ReduceOp::Sum | kiln_ir::ReduceOp::Prod)
-                {
-                    DType::F64
-                } else {
-                    node.compute
-                };
-                let geometry = Geometry::new(
-                    outer_shape.iter().copied().chain([SPLIT]).collect(),
-                    partial_strides.clone(),
-                    0,
-                );
-                let bytes = geometry.storage_bytes(acc.itemsize())?;
-                self.buffers.push(Buffer {
-                    role: BufferRole::Temp { slot: 0 },
-                    bytes,
-                    dtype: acc,
-                });
-                let buffer = BufferId(self.buffers.len() as u32 - 1);
-                // Partial: the reduction at accumulation precision, stored.
-                let pn = &mut partial.nodes[i];
-                pn.dtype = acc;
-                let mut strides = partial_strides.clone();
-                strides.extend(std::iter::repeat_n(0, partial.rank() - o - 1));
-                partial.args.push(buffer);
-                partial.accesses.push(Access {
-                    arg: partial.args.len() - 1,
-                    dtype: acc,
-                    offset: 0,
-                    strides,
-                });
-                partial.stores.push(Store {
-                    node: id,
-                    access: partial.accesses.len() - 1,
-                });
-                // Last: fold the partials.
-                last.args.push(buffer);
-                last.accesses.push(Access {
-                    arg: last.args.len() - 1,
-                    dtype: acc,
-                    offset: 0,
-                    strides: partial_strides.clone(),
-                });
-                let access = last.accesses.len() - 1;
-                let load = push_node(&mut last, Expr::Load { access }, acc, acc);
-                let folded = push_node(&mut last, Expr::Reduce { op, x: load }, node.dtype, acc);
-                remap.insert(id, folded);
-                continue;
-            }
-            if s.inner {
-                continue;
-            }
-            // Outer nodes: copied, with outer accesses re-created.
-            let mut expr = node.expr.clone();
-            match &mut expr {
-                Expr::Load { access } => {
-                    let a = &k.accesses[*access];
-                    let new = *last_access.entry(*access).or_insert_with(|| {
-                        let mut strides = a.strides[..o].to_vec();
-                        strides.push(0);
-                        last.accesses.push(Access {
-                            strides,
-                            ..a.clone()
-                        });
-                        last.accesses.len() - 1
-                    });
-                    *access = new;
-                }
-                Expr::Iota { strides, .. } => {
-                    strides.truncate(o);
-                    strides.push(0);
-                }
-                other => remap_operands(other, &remap),
-            }
-            let n = push_node(&mut last, expr, node.dtype, node.compute);
-            remap.insert(id, n);
-        }
-        for st in &k.stores {
-            let a = &k.accesses[st.access];
-            let mut strides = a.strides[..o].to_vec();
-            strides.push(0);
-            last.accesses.push(Access {
-                strides,
-                ..a.clone()
-            });
-            last.stores.push(Store {
-                node: remap[&st.node],
-                access: last.accesses.len() - 1,
-            });
-        }
-        prune(&mut partial);
-        prune(&mut last);
-        Ok(Some((partial, last)))
-    }
-}
-
-fn push_node(k: &mut Kernel, expr: Expr, dtype: DType, compute: DType) -> NodeId {
-    k.nodes.push(Node {
-        expr,
-        dtype,
-        compute,
-    });
-    NodeId(k.nodes.len() as u32 - 1)
-}
-
-fn remap_operands(expr: &mut Expr, remap: &HashMap<NodeId, NodeId>) {
-    let m = |id: &mut NodeId| {
-        if let Some(n) = remap.get(id) {
-            *id = *n;
-        }
-    };
-    match expr {
-        Expr::Load { .. } | Expr::Const(_) | Expr::Iota { .. } => {}
-        Expr::Unary { x, .. }
-        | Expr::Cast { x }
-        | Expr::Reduce { x, .. }
-        | Expr::ArgReduce { x, .. } => m(x),
-        Expr::Binary { a, b, .. } => {
-            m(a);
-            m(b);
-        }
-        Expr::Where { cond, a, b } => {
-            m(cond);
-            m(a);
-            m(b);
-        }
-    }
-}
-
-/// Drops the nodes no store needs, then the accesses and arguments nothing
-/// uses, renumbering what is left.
-fn prune(k: &mut Kernel) {
-    let mut live = vec![false; k.nodes.len()];
-    let mut stack: Vec<NodeId> = k.stores.iter().map(|s| s.node).collect();
-    while let Some(n) = stack.pop() {
-        if !std::mem::replace(&mut live[n.index()], true) {
-            stack.extend(k.node(n).operands());
-        }
-    }
-    let mut new_id = vec![NodeId(0); k.nodes.len()];
-    let mut nodes = Vec::new();
-    for (i, node) in k.nodes.iter().enumerate() {
-        if live[i] {
-            let mut node = node.clone();
-            let remap: HashMap<NodeId, NodeId> = node
-                .operands()
-                .into_iter()
-                .map(|o| (o, new_id[o.index()]))
-                .collect();
-            remap_operands(&mut node.expr, &remap);
-            new_id[i] = NodeId(nodes.len() as u32);
-            nodes.push(node);
-        }
-    }
-    k.nodes = nodes;
-    for st in &mut k.stores {
-        st.node = new_id[st.node.index()];
-    }
-    let used: Vec<usize> = (0..k.accesses.len())
-        .filter(|&a| {
-            k.stores.iter().any(|s| s.access == a)
-                || k.nodes
-                    .iter()
-                    .any(|n| matches!(n.expr, Expr::Load { access } if access == a))
-        })
-        .collect();
-    let new_access = |a: usize| used.iter().position(|&u| u == a).expect("a used access");
-    for n in &mut k.nodes {
-        if let Expr::Load { access } = &mut n.expr {
-            *access = new_access(*access);
-        }
-    }
-    for st in &mut k.stores {
-        st.access = new_access(st.access);
-    }
-    k.accesses = used.iter().map(|&a| k.accesses[a].clone()).collect();
-    compact_args(k);
-}
-
-/// Drops the arguments no access uses, renumbering the rest.
-fn compact_args(k: &mut Kernel) {
-    let used: Vec<usize> = (0..k.args.len())
-        .filter(|&i| k.accesses.iter().any(|a| a.arg == i))
-        .collect();
-    let new_index = |i: usize| used.iter().position(|&u| u == i).expect("a used argument");
-    for a in &mut k.accesses {
-        a.arg = new_index(a.arg);
-    }
-    k.args = used.iter().map(|&i| k.args[i]).collect();
-}
-
-/// A transcendental computed in one pass over the reduced dims and needed
-/// again in a later pass (softmax's `exp`, by the sum and then the
-/// quotient) is stored into the output in the first pass and loaded back in
-/// the later one, instead of computed twice: the row is still in cache.
-/// Only where the output holds the value exactly (same dtype) and is
-/// written by that later pass at every element.
-fn reuse_stored_values(k: &mut Kernel) {
-    if k.outer_rank == k.rank() {
-        return;
-    }
-    let sched = k.schedule();
-    let mut used_outputs: Vec<usize> = Vec::new();
-    let mut reuses: Vec<(NodeId, usize, usize)> = Vec::new();
-    for store in &k.stores {
-        let Some(q) = k.store_phase(store, &sched) else {
-            continue;
-        };
-        if used_outputs.contains(&store.access) {
-            continue;
-        }
-        let access = &k.accesses[store.access];
-        let candidate = (0..k.nodes.len()).map(|i| NodeId(i as u32)).find(|&n| {
-            let node = k.node(n);
-            let s = sched[n.index()];
-            let transcendental = matches!(
-                node.expr,
-                Expr::Unary {
-                    op: kiln_ir::UnaryOp::Exp
-                        | kiln_ir::UnaryOp::Log
-                        | kiln_ir::UnaryOp::Tanh
-                        | kiln_ir::UnaryOp::Erf,
-                    ..
-                }
-            );
-            transcendental
-                && s.inner
-                && s.phase < q
-                && node.dtype == access.dtype
-                && k.nodes.iter().enumerate().any(|(c, user)| {
-                    user.operands().contains(&n) && sched[c].inner && sched[c].phase > s.phase
-                })
-        });
-        if let Some(n) = candidate {
-            used_outputs.push(store.access);
-            reuses.push((n, store.access, sched[n.index()].phase));
-        }
-    }
-    for (n, access, phase) in reuses {
-        // The reload goes right after `n` (nodes stay in dependency order).
-        let at = n.index() + 1;
-        let shift = |id: NodeId| {
-            if id.index() >= at {
-                NodeId(id.0 + 1)
-            } else {
-                id
-            }
-        };
-        let dtype = k.accesses[access].dtype;
-        let sched = k.schedule();
-        for (c, node) in k.nodes.iter_mut().enumerate() {
-            let later = sched[c].inner && sched[c].phase > phase;
-            let remap = |id: &mut NodeId| {
-                *id = if *id == n && later {
-                    NodeId(at as u32)
-                } else {
-                    shift(*id)
-                }
-            };
-            match &mut node.expr {
-                Expr::Load { .. } | Expr::Const(_) | Expr::Iota { .. } => {}
-                Expr::Unary { x, .. }
-                | Expr::Cast { x }
-                | Expr::Reduce { x, .. }
-                | Expr::ArgReduce { x, .. } => remap(x),
-                Expr::Binary { a, b, .. } => {
-                    remap(a);
-                    remap(b);
-                }
-                Expr::Where { cond, a, b } => {
-                    remap(cond);
-                    remap(a);
-                    remap(b);
-                }
-            }
-        }
-        for st in &mut k.stores {
-            st.node = shift(st.node);
-        }
-        k.nodes.insert(
-            at,
-            Node {
-                expr: Expr::Load { access },
-                dtype,
-                compute: dtype,
-            },
-        );
-        k.stores.insert(0, Store { node: n, access });
+        check_reductions(&kernel)?;
+        self.steps.push(Step::Kernel(kernel));
+        Ok(())
     }
 }
 
@@ -1308,224 +918,4 @@ fn check_reductions(k: &Kernel) -> Result<()> {
         return Err(Error::new(ErrorKind::Shape, message));
     }
     Ok(())
-}
-
-/// Every stride vector of a kernel: its accesses' and its iotas'.
-fn for_each_strides(k: &mut Kernel, mut f: impl FnMut(&mut Vec<i64>)) {
-    for a in &mut k.accesses {
-        f(&mut a.strides);
-    }
-    for n in &mut k.nodes {
-        if let Expr::Iota { strides, .. } = &mut n.expr {
-            f(strides);
-        }
-    }
-}
-
-fn all_strides(k: &Kernel) -> Vec<&Vec<i64>> {
-    let mut out: Vec<&Vec<i64>> = k.accesses.iter().map(|a| &a.strides).collect();
-    for n in &k.nodes {
-        if let Expr::Iota { strides, .. } = &n.expr {
-            out.push(strides);
-        }
-    }
-    out
-}
-
-/// Orders loops (outer dims first; within each group, the dim the primary
-/// access walks contiguously innermost), drops size-1 dims, and merges dims
-/// that are contiguous in every access.
-fn normalize(k: &mut Kernel, reduced: &[bool], keep_inner_order: bool) {
-    let rank = k.space.len();
-    // The primary accesses: the first store for outer dims, the first load
-    // varying along reduced dims for inner ones.
-    let store_strides = k
-        .stores
-        .first()
-        .map(|s| k.accesses[s.access].strides.clone())
-        .unwrap_or_else(|| vec![0; rank]);
-    let inner_load = k
-        .nodes
-        .iter()
-        .filter_map(|n| match n.expr {
-            Expr::Load { access } => Some(&k.accesses[access].strides),
-            _ => None,
-        })
-        .find(|s| (0..rank).any(|d| reduced[d] && s[d] != 0))
-        .cloned()
-        .unwrap_or_else(|| vec![0; rank]);
-    let order = |dims: Vec<usize>, strides: &[i64], keep: bool| -> Vec<usize> {
-        let mut dims = dims;
-        if !keep {
-            // Stable: equal strides keep logical order.
-            dims.sort_by_key(|&d| std::cmp::Reverse(strides[d].abs()));
-        }
-        dims
-    };
-    let outer: Vec<usize> = order(
-        (0..rank).filter(|&d| !reduced[d]).collect(),
-        &store_strides,
-        false,
-    );
-    let inner: Vec<usize> = order(
-        (0..rank).filter(|&d| reduced[d]).collect(),
-        &inner_load,
-        keep_inner_order,
-    );
-    let perm: Vec<usize> = outer.iter().chain(&inner).copied().collect();
-    let space = k.space.clone();
-    // Drop size-1 dims (their index is always 0), unless the space is empty.
-    let empty = space.contains(&0);
-    let keep: Vec<usize> = perm
-        .iter()
-        .copied()
-        .filter(|&d| space[d] != 1 || empty)
-        .collect();
-    let outer_kept = keep.iter().filter(|&&d| !reduced[d]).count();
-    k.space = keep.iter().map(|&d| space[d]).collect();
-    for_each_strides(k, |s| *s = keep.iter().map(|&d| s[d]).collect());
-    k.outer_rank = outer_kept;
-    // Merge dim i into dim i+1 when every stride vector allows it.
-    let mut i = 0;
-    while i + 1 < k.space.len() {
-        let same_group = (i + 1 < k.outer_rank) || (i >= k.outer_rank);
-        let mergeable = same_group
-            && all_strides(k)
-                .iter()
-                .all(|s| s[i] == s[i + 1] * k.space[i + 1]);
-        if mergeable {
-            let size = k.space[i] * k.space[i + 1];
-            k.space[i + 1] = size;
-            k.space.remove(i);
-            for_each_strides(k, |s| {
-                s.remove(i);
-            });
-            if i < k.outer_rank {
-                k.outer_rank -= 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-}
-
-/// Gives temps memory slots by liveness: a temp's slot is free again after
-/// the last step that reads it.
-fn assign_slots(buffers: &mut [Buffer], steps: &[Step]) -> Vec<usize> {
-    let mut first = vec![usize::MAX; buffers.len()];
-    let mut last = vec![0usize; buffers.len()];
-    let mut touch = |b: BufferId, step: usize| {
-        first[b.index()] = first[b.index()].min(step);
-        last[b.index()] = last[b.index()].max(step);
-    };
-    for (i, step) in steps.iter().enumerate() {
-        match step {
-            Step::Kernel(k) => k.args.iter().for_each(|&b| touch(b, i)),
-            Step::Matmul { a, b, out } => {
-                touch(a.buffer, i);
-                touch(b.buffer, i);
-                touch(out.buffer, i);
-            }
-            Step::Interpret {
-                inputs, outputs, ..
-            } => inputs
-                .iter()
-                .chain(outputs)
-                .for_each(|v| touch(v.buffer, i)),
-        }
-    }
-    let mut slots: Vec<usize> = Vec::new();
-    // Which step each slot is busy until.
-    let mut busy_until: Vec<usize> = Vec::new();
-    let mut order: Vec<usize> = (0..buffers.len())
-        .filter(|&b| matches!(buffers[b].role, BufferRole::Temp { .. }))
-        .collect();
-    order.sort_by_key(|&b| first[b]);
-    for b in order {
-        let free = (0..slots.len())
-            .filter(|&s| busy_until[s] < first[b])
-            .min_by_key(|&s| slots[s].abs_diff(buffers[b].bytes));
-        let slot = match free {
-            Some(s) => {
-                slots[s] = slots[s].max(buffers[b].bytes);
-                s
-            }
-            None => {
-                slots.push(buffers[b].bytes);
-                busy_until.push(0);
-                slots.len() - 1
-            }
-        };
-        busy_until[slot] = last[b];
-        buffers[b].role = BufferRole::Temp { slot };
-    }
-    slots
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::PassManager;
-
-    struct Everything;
-
-    impl Target for Everything {
-        fn device(&self) -> Device {
-            Device::CPU
-        }
-        fn compiles(&self, _: &Func, _: &Inst) -> bool {
-            true
-        }
-        fn has_matmul(&self, _: DType) -> bool {
-            true
-        }
-    }
-
-    fn plan_of(text: &str) -> KernelPlan {
-        let mut m = kiln_ir::parse_module("t.kir", text, kiln_ir::DefaultDType::F32).unwrap();
-        PassManager::standard().run(&mut m).unwrap();
-        plan(&m, &Everything).unwrap()
-    }
-
-    #[test]
-    fn softmax_is_one_kernel_in_three_phases() {
-        let p = plan_of(
-            "func @main(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {\n  %0 = softmax %x {dim = 1}\n  return %0\n}\n",
-        );
-        let kernels: Vec<_> = p.kernels().collect();
-        assert_eq!(kernels.len(), 1, "{p}");
-        assert_eq!(kernels[0].phase_count(), 3, "{p}");
-        assert_eq!(p.slots.len(), 0, "no temps: {p}");
-    }
-
-    #[test]
-    fn layer_norm_is_one_kernel_in_three_phases() {
-        let p = plan_of(
-            "func @main(%x: tensor<8x32xf16>, %w: tensor<32xf16>, %b: tensor<32xf16>) -> tensor<8x32xf16> {\n  %0 = layer_norm %x, %w, %b {normalized_shape = [32], eps = 1e-5}\n  return %0\n}\n",
-        );
-        let kernels: Vec<_> = p.kernels().collect();
-        assert_eq!(kernels.len(), 1, "{p}");
-        assert_eq!(kernels[0].phase_count(), 3, "{p}");
-    }
-
-    #[test]
-    fn rounding_modes_give_different_kernel_keys() {
-        let div = |mode: &str| {
-            let text = format!(
-                "func @main(%x: tensor<4xi64>, %y: tensor<4xi64>) -> tensor<4xi64> {{\n  %0 = div %x, %y {{rounding_mode = \"{mode}\"}}\n  return %0\n}}\n"
-            );
-            plan_of(&text).kernels().next().unwrap().structural_key()
-        };
-        assert_ne!(div("floor"), div("trunc"));
-    }
-
-    #[test]
-    fn chains_fuse_and_temps_share_slots() {
-        let p = plan_of(
-            "func @main(%x: tensor<64xf32>, %w: tensor<64x8xf32>) -> tensor<8xf32> {\n  %a = relu %x\n  %b = mul %a, 2.0\n  %c = matmul %b, %w\n  %d = exp %c\n  return %d\n}\n",
-        );
-        // relu·mul before the matmul, exp after it: two kernels, one matmul.
-        assert_eq!(p.kernels().count(), 2, "{p}");
-        assert_eq!(p.steps.len(), 3, "{p}");
-    }
 }

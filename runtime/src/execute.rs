@@ -1,0 +1,515 @@
+//! Running a kernel plan: the one run loop of every backend.
+//!
+//! A [`Launcher`] is where a plan's buffers live and its kernels run: host
+//! memory and JIT-compiled code ([`crate::host`]), a GPU's memory and
+//! launches (the CUDA backend), or the CUDA C emulated on the host (the
+//! test suite). [`execute`] walks the plan's steps in order against one:
+//! buffers for inputs, results and temp slots, kernels launched in plan
+//! order, the status word kernels set on integer division by zero, library
+//! matmuls where the launcher has them, and the steps that run on the host
+//! (other matmuls through `gemm`, interpreted islands) over host copies of
+//! their buffers (for host memory, the buffers themselves).
+//!
+//! Before anything runs, [`CheckedPlan::new`] checks that every access of
+//! every kernel, and every view of a library or interpreted step, stays
+//! inside its buffer for the whole iteration space: generated code does no
+//! bounds checks and cannot need them.
+
+use std::time::{Duration, Instant};
+
+use kiln_ir::graph::Func;
+use kiln_ir::infer::InferCtx;
+use kiln_ir::view::Geometry;
+use kiln_ir::{DefaultDType, Device, Error, ErrorKind, Module, Result};
+use kiln_passes::plan::{Access, BufferId, BufferRole, Kernel, KernelPlan, Step, TensorView};
+
+use crate::backend::bind_inputs;
+use crate::matmul::{MatrixArg, matmul};
+use crate::storage::Storage;
+use crate::tensor::Tensor;
+
+/// Where a plan's buffers live and its kernels run.
+///
+/// The methods with defaults describe device memory reached by copies;
+/// host memory overrides them to share and reuse storage instead.
+pub trait Launcher {
+    /// One buffer.
+    type Buffer;
+
+    /// A buffer holding a copy of `bytes`.
+    fn upload(&self, bytes: &[u8]) -> Result<Self::Buffer>;
+
+    /// A buffer of `len` zero bytes (`len` ≥ 1).
+    fn zeroed(&self, len: usize) -> Result<Self::Buffer>;
+
+    /// A host copy of a buffer.
+    fn download(&self, buffer: &Self::Buffer) -> Result<Vec<u8>>;
+
+    /// Overwrites a buffer with `bytes` (of its length).
+    fn overwrite(&self, buffer: &mut Self::Buffer, bytes: &[u8]) -> Result<()>;
+
+    /// Waits until everything launched so far has finished.
+    fn synchronize(&self) -> Result<()>;
+
+    /// Launches kernel number `index` of the plan (in plan order) with one
+    /// buffer per kernel argument, the 4-byte status word (set to nonzero
+    /// on integer division by zero) and, for a kernel that needs one
+    /// ([`Launcher::scratch_bytes`]), its scratch memory.
+    fn launch(
+        &self,
+        index: usize,
+        kernel: &Kernel,
+        args: &[&Self::Buffer],
+        status: &Self::Buffer,
+        scratch: Option<&Self::Buffer>,
+    ) -> Result<()>;
+
+    /// Computes a matmul step (`out = a @ b`, each with its buffer) if the
+    /// launcher can; `Ok(false)` leaves it to the host.
+    fn matmul(&self, _operands: [(&Self::Buffer, &TensorView); 3]) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Bytes of scratch memory a kernel needs (zero: none).
+    fn scratch_bytes(&self, _kernel: &Kernel) -> usize {
+        0
+    }
+
+    /// The buffer of an input (by default a copy of its bytes).
+    fn input(&self, tensor: &Tensor) -> Result<Self::Buffer> {
+        self.upload(tensor.storage().bytes())
+    }
+
+    /// A buffer for a result (by default zeroed).
+    fn output(&self, bytes: usize) -> Result<Self::Buffer> {
+        self.zeroed(bytes.max(1))
+    }
+
+    /// The temp slots of one run, of these sizes (by default new ones).
+    fn slots(&self, sizes: &[usize]) -> Result<Vec<Self::Buffer>> {
+        sizes.iter().map(|&b| self.zeroed(b.max(1))).collect()
+    }
+
+    /// Takes the slots back after a run (by default they are freed).
+    fn keep_slots(&self, _slots: Vec<Self::Buffer>) {}
+
+    /// A buffer's bytes as host storage (by default a copy).
+    fn to_host(&self, buffer: &Self::Buffer) -> Result<Storage> {
+        let bytes = self.download(buffer)?;
+        let mut storage = Storage::for_overwrite(bytes.len())?;
+        storage
+            .bytes_mut()
+            .expect("a new storage is not shared")
+            .copy_from_slice(&bytes);
+        Ok(storage)
+    }
+
+    /// Writes host storage (from [`Launcher::to_host`], changed by a host
+    /// step) back into its buffer (by default a copy).
+    fn from_host(&self, buffer: &mut Self::Buffer, storage: &Storage) -> Result<()> {
+        self.overwrite(buffer, storage.bytes())
+    }
+}
+
+/// A plan checked against its buffers, with what running it needs: the
+/// function it was planned from (its parameters bind the inputs) and the
+/// interpreted islands as modules.
+pub struct CheckedPlan {
+    /// The planned function.
+    pub func: Func,
+    /// The plan.
+    pub plan: KernelPlan,
+    islands: Vec<Option<Module>>,
+    default_dtype: DefaultDType,
+}
+
+impl CheckedPlan {
+    /// Checks every access and view of `plan` against its buffers.
+    pub fn new(func: Func, plan: KernelPlan, default_dtype: DefaultDType) -> Result<CheckedPlan> {
+        let islands = check_plan(&plan, default_dtype)?;
+        Ok(CheckedPlan {
+            func,
+            plan,
+            islands,
+            default_dtype,
+        })
+    }
+}
+
+/// The extent an access covers: its smallest and largest element offsets.
+fn extent(space: &[i64], offset: i64, strides: &[i64]) -> (i64, i64) {
+    let mut lo = offset;
+    let mut hi = offset;
+    for (&n, &s) in space.iter().zip(strides) {
+        if n > 1 {
+            let span = s * (n - 1);
+            if span < 0 {
+                lo += span;
+            } else {
+                hi += span;
+            }
+        }
+    }
+    (lo, hi)
+}
+
+fn check_access(plan: &KernelPlan, k: &Kernel, a: &Access) -> Result<()> {
+    // Nothing runs without outer iterations; an access that moves along an
+    // empty reduced dim is only used inside loops that never run.
+    let never_used = k.outer_count() == 0
+        || k.space[k.outer_rank..]
+            .iter()
+            .zip(&a.strides[k.outer_rank..])
+            .any(|(&n, &s)| n == 0 && s != 0);
+    if never_used {
+        return Ok(());
+    }
+    let buffer = &plan.buffers[k.args[a.arg].index()];
+    let (lo, hi) = extent(&k.space, a.offset, &a.strides);
+    let end = (hi + 1).checked_mul(a.dtype.itemsize() as i64);
+    if lo < 0 || end.is_none_or(|e| e as u128 > buffer.bytes as u128) {
+        return Err(Error::new(
+            ErrorKind::Backend,
+            format!(
+                "kernel {}: an access of {} reaches elements {lo}..={hi}, outside its {}-byte buffer",
+                k.name, k.args[a.arg], buffer.bytes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_view(plan: &KernelPlan, v: &TensorView) -> Result<()> {
+    let g = &v.geometry;
+    if g.shape.contains(&0) {
+        return Ok(());
+    }
+    let (lo, hi) = extent(&g.shape, g.offset, &g.strides);
+    let bytes = plan.buffers[v.buffer.index()].bytes as i64;
+    if lo < 0 || (hi + 1) * v.dtype.itemsize() as i64 > bytes {
+        return Err(Error::new(
+            ErrorKind::Backend,
+            format!("a view of {} reaches outside its buffer", v.buffer),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that every access of every kernel, and every view of a library
+/// or interpreted step, stays inside its buffer for the whole iteration
+/// space; returns each interpreted island as a module.
+pub fn check_plan(plan: &KernelPlan, default_dtype: DefaultDType) -> Result<Vec<Option<Module>>> {
+    let mut islands = Vec::with_capacity(plan.steps.len());
+    for step in &plan.steps {
+        let island = match step {
+            Step::Kernel(k) => {
+                for a in &k.accesses {
+                    check_access(plan, k, a)?;
+                }
+                None
+            }
+            Step::Matmul { a, b, out } => {
+                for v in [a, b, out] {
+                    check_view(plan, v)?;
+                }
+                None
+            }
+            Step::Interpret {
+                func,
+                inputs,
+                outputs,
+            } => {
+                for v in inputs.iter().chain(outputs) {
+                    check_view(plan, v)?;
+                }
+                Some(Module::single(func.clone(), default_dtype))
+            }
+        };
+        islands.push(island);
+    }
+    for v in &plan.outputs {
+        check_view(plan, v)?;
+    }
+    Ok(islands)
+}
+
+/// Runs a checked plan: inputs in parameter order, results in return
+/// order, labelled with the devices the program declares.
+pub fn execute<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    inputs: &[Tensor],
+) -> Result<Vec<Tensor>> {
+    // One run and no timed ones.
+    time_steps(launcher, checked, inputs, 0).map(|(_, results)| results)
+}
+
+/// Times `runs` runs of a checked plan with its inputs already in the
+/// launcher's memory and its results left there (after one first run):
+/// what the launcher takes, without the copies [`execute`] makes each run.
+/// The results of the last run come with the times.
+pub fn time_steps<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    inputs: &[Tensor],
+    runs: usize,
+) -> Result<(Vec<Duration>, Vec<Tensor>)> {
+    let inputs = bind_inputs(&checked.func, inputs)?;
+    let mut memory = Memory::new(launcher, &checked.plan, &inputs)?;
+    let status = launcher.zeroed(4)?;
+    let outcome = (|| {
+        run_steps(launcher, checked, &mut memory, &status)?;
+        launcher.synchronize()?;
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let start = Instant::now();
+            run_steps(launcher, checked, &mut memory, &status)?;
+            launcher.synchronize()?;
+            times.push(start.elapsed());
+        }
+        if launcher.download(&status)?.iter().any(|&b| b != 0) {
+            return Err(Error::new(ErrorKind::Runtime, "ZeroDivisionError"));
+        }
+        Ok(times)
+    })();
+    let results = outcome.and_then(|times| Ok((times, results(launcher, checked, &memory)?)));
+    launcher.keep_slots(std::mem::take(&mut memory.slots));
+    results
+}
+
+/// The results of the last run, in host memory.
+fn results<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    memory: &Memory<L::Buffer>,
+) -> Result<Vec<Tensor>> {
+    let func = &checked.func;
+    checked
+        .plan
+        .outputs
+        .iter()
+        .zip(&func.returns)
+        .map(|(v, r)| {
+            let storage = launcher.to_host(memory.get(v.buffer))?;
+            Tensor::from_storage(storage, v.geometry.clone(), v.dtype, func.ty(*r).device)
+        })
+        .collect()
+}
+
+/// The plan's steps in order.
+fn run_steps<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    buffers: &mut Memory<L::Buffer>,
+    status: &L::Buffer,
+) -> Result<()> {
+    let mut kernel_index = 0;
+    for (step, island) in checked.plan.steps.iter().zip(&checked.islands) {
+        match step {
+            Step::Kernel(k) => {
+                let index = kernel_index;
+                kernel_index += 1;
+                if k.outer_count() == 0 {
+                    continue;
+                }
+                let args: Vec<&L::Buffer> = k.args.iter().map(|&b| buffers.get(b)).collect();
+                launcher
+                    .launch(index, k, &args, status, buffers.scratch[index].as_ref())
+                    .map_err(|e| match e.kind() {
+                        // Errors of the program itself (ZeroDivisionError)
+                        // read as the interpreter's; others name the kernel.
+                        ErrorKind::Runtime => e,
+                        _ => e.context(format!("kernel {}", k.name)),
+                    })?;
+            }
+            Step::Matmul { a, b, out } => {
+                let on_device = [a, b, out].map(|v| (buffers.get(v.buffer), v));
+                if launcher.matmul(on_device)? {
+                    continue;
+                }
+                let host = HostCopies::download(launcher, buffers, [a, b, out])?;
+                fn arg<'v>(v: &'v TensorView, host: &HostCopies) -> MatrixArg<'v> {
+                    MatrixArg {
+                        ptr: host.ptr(v.buffer),
+                        dtype: v.dtype,
+                        geometry: &v.geometry,
+                    }
+                }
+                // SAFETY: the views were checked against their buffers, of
+                // which these are the host storages.
+                unsafe { matmul(arg(a, &host), arg(b, &host), arg(out, &host))? };
+                host.upload(launcher, buffers, [out])?;
+            }
+            Step::Interpret {
+                inputs: views,
+                outputs,
+                ..
+            } => {
+                let module = island.as_ref().expect("check_plan keeps every island");
+                let host = HostCopies::download(launcher, buffers, views.iter().chain(outputs))?;
+                let tensors = views
+                    .iter()
+                    .map(|v| host.tensor(v))
+                    .collect::<Result<Vec<_>>>()?;
+                let ctx = InferCtx {
+                    default_dtype: checked.default_dtype,
+                };
+                let results = crate::interp::run_func(module.entry()?, &ctx, &tensors)?;
+                for (r, v) in results.iter().zip(outputs) {
+                    // SAFETY: the view was checked against its buffer, of
+                    // which this is the host storage.
+                    unsafe { write_view(r, v, host.ptr(v.buffer)) };
+                }
+                host.upload(launcher, buffers, outputs)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The memory of a plan's buffers: inputs and outputs their own, temps
+/// their slot's (temps whose lives do not overlap share a slot; steps run
+/// in plan order), and each kernel's scratch.
+struct Memory<B> {
+    own: Vec<Option<B>>,
+    slots: Vec<B>,
+    slot_of: Vec<Option<usize>>,
+    scratch: Vec<Option<B>>,
+}
+
+impl<B> Memory<B> {
+    fn new<L: Launcher<Buffer = B>>(
+        launcher: &L,
+        plan: &KernelPlan,
+        inputs: &[Tensor],
+    ) -> Result<Memory<B>> {
+        let slots = launcher.slots(&plan.slots)?;
+        let mut own = Vec::with_capacity(plan.buffers.len());
+        let mut slot_of = Vec::with_capacity(plan.buffers.len());
+        for b in &plan.buffers {
+            let (memory, slot) = match b.role {
+                BufferRole::Input(i) => (Some(launcher.input(&inputs[i])?), None),
+                BufferRole::Output => (Some(launcher.output(b.bytes)?), None),
+                BufferRole::Temp { slot } => (None, Some(slot)),
+            };
+            own.push(memory);
+            slot_of.push(slot);
+        }
+        let scratch = plan
+            .kernels()
+            .map(|k| match launcher.scratch_bytes(k) {
+                0 => Ok(None),
+                bytes => launcher.zeroed(bytes).map(Some),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Memory {
+            own,
+            slots,
+            slot_of,
+            scratch,
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.own.len()
+    }
+
+    fn get(&self, id: BufferId) -> &B {
+        match self.slot_of[id.index()] {
+            Some(slot) => &self.slots[slot],
+            None => self.own[id.index()]
+                .as_ref()
+                .expect("inputs and outputs have memory"),
+        }
+    }
+
+    fn get_mut(&mut self, id: BufferId) -> &mut B {
+        match self.slot_of[id.index()] {
+            Some(slot) => &mut self.slots[slot],
+            None => self.own[id.index()]
+                .as_mut()
+                .expect("inputs and outputs have memory"),
+        }
+    }
+}
+
+/// Host storage of the buffers a host step reads or writes, by buffer.
+struct HostCopies(Vec<Option<Storage>>);
+
+impl HostCopies {
+    fn download<'v, L: Launcher>(
+        launcher: &L,
+        buffers: &Memory<L::Buffer>,
+        views: impl IntoIterator<Item = &'v TensorView>,
+    ) -> Result<HostCopies> {
+        let mut copies: Vec<Option<Storage>> = vec![None; buffers.len()];
+        for v in views {
+            let i = v.buffer.index();
+            if copies[i].is_none() {
+                copies[i] = Some(launcher.to_host(buffers.get(v.buffer))?);
+            }
+        }
+        Ok(HostCopies(copies))
+    }
+
+    fn storage(&self, buffer: BufferId) -> &Storage {
+        self.0[buffer.index()]
+            .as_ref()
+            .expect("a host step's views are downloaded")
+    }
+
+    /// Where a host step writes a buffer's bytes. Host storage is plain
+    /// memory; whoever writes through the pointer holds no reference to it.
+    fn ptr(&self, buffer: BufferId) -> *mut u8 {
+        self.storage(buffer).as_ptr() as *mut u8
+    }
+
+    fn tensor(&self, v: &TensorView) -> Result<Tensor> {
+        Tensor::from_storage(
+            self.storage(v.buffer).clone(),
+            v.geometry.clone(),
+            v.dtype,
+            Device::CPU,
+        )
+    }
+
+    fn upload<'v, L: Launcher>(
+        &self,
+        launcher: &L,
+        buffers: &mut Memory<L::Buffer>,
+        views: impl IntoIterator<Item = &'v TensorView>,
+    ) -> Result<()> {
+        for v in views {
+            launcher.from_host(buffers.get_mut(v.buffer), self.storage(v.buffer))?;
+        }
+        Ok(())
+    }
+}
+
+/// Copies a tensor's values into a view of a buffer (same dtype and shape).
+///
+/// # Safety
+/// `base` must point at the view's buffer, which [`check_plan`] checked
+/// the view against.
+pub unsafe fn write_view(t: &Tensor, v: &TensorView, base: *mut u8) {
+    let size = v.dtype.itemsize();
+    let bytes = t.storage().bytes();
+    let src = t.geometry();
+    let dst: &Geometry = &v.geometry;
+    for index in crate::tensor::Indices::new(&dst.shape) {
+        let at = |g: &Geometry| {
+            g.offset
+                + index
+                    .iter()
+                    .zip(&g.strides)
+                    .map(|(i, s)| i * s)
+                    .sum::<i64>()
+        };
+        let (from, to) = (at(src) as usize * size, at(dst) as usize * size);
+        // SAFETY: the view was checked against its buffer; the source is a
+        // tensor of the same shape and dtype.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes[from..from + size].as_ptr(), base.add(to), size);
+        }
+    }
+}

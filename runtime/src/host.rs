@@ -1,0 +1,232 @@
+//! Host memory as a [`Launcher`]: buffers are storage in this process,
+//! kernels are compiled code split across threads, and matmuls go to
+//! `gemm`. Inputs are used in place, results are handed out without a
+//! copy, and temp slots are kept from one run to the next.
+
+use std::sync::Mutex;
+
+use kiln_ir::{DefaultDType, Error, ErrorKind, Result};
+use kiln_passes::plan::{Kernel, KernelPlan, TensorView};
+use rayon::prelude::*;
+
+use crate::execute::{CheckedPlan, Launcher, execute};
+use crate::matmul::{MatrixArg, matmul};
+use crate::storage::Storage;
+use crate::tensor::Tensor;
+
+/// A compiled kernel.
+pub trait KernelCode: Send + Sync {
+    /// Runs iterations `begin..end` of the kernel's first dim (the whole
+    /// kernel when it has no outer dims: `0..1`).
+    ///
+    /// # Safety
+    /// `args[i]` must point at the plan buffer of the kernel's argument `i`,
+    /// and calls running at once must cover disjoint ranges.
+    unsafe fn run(&self, args: &[*mut u8], begin: i64, end: i64) -> Result<()>;
+}
+
+/// Kernels smaller than this many elements run on one thread.
+const PARALLEL_ELEMENTS: i64 = 1 << 15;
+
+/// Host memory and compiled kernels, one per kernel step of a plan.
+pub struct HostLauncher {
+    kernels: Vec<Box<dyn KernelCode>>,
+    /// Temp slots kept between runs (a run in progress takes them; a run
+    /// at the same time gets new ones).
+    slots: Mutex<Vec<Storage>>,
+}
+
+/// Where a kernel reads and writes a host buffer. The plan check proved
+/// every access inside it, and only results and temps (fresh storage no
+/// one else holds a reference into) are written.
+fn ptr(buffer: &Storage) -> *mut u8 {
+    buffer.as_ptr() as *mut u8
+}
+
+impl Launcher for HostLauncher {
+    type Buffer = Storage;
+
+    fn upload(&self, bytes: &[u8]) -> Result<Storage> {
+        let mut storage = Storage::for_overwrite(bytes.len())?;
+        storage
+            .bytes_mut()
+            .expect("a new storage is not shared")
+            .copy_from_slice(bytes);
+        Ok(storage)
+    }
+
+    fn zeroed(&self, len: usize) -> Result<Storage> {
+        Storage::zeroed(len)
+    }
+
+    fn download(&self, buffer: &Storage) -> Result<Vec<u8>> {
+        Ok(buffer.bytes().to_vec())
+    }
+
+    fn overwrite(&self, buffer: &mut Storage, bytes: &[u8]) -> Result<()> {
+        // SAFETY: `buffer` holds `bytes.len()` bytes, and no reference into
+        // it is alive while a step writes it.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr(buffer), bytes.len()) };
+        Ok(())
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        // Kernels return when their threads have joined.
+        Ok(())
+    }
+
+    fn launch(
+        &self,
+        index: usize,
+        kernel: &Kernel,
+        args: &[&Storage],
+        _status: &Storage,
+        _scratch: Option<&Storage>,
+    ) -> Result<()> {
+        let code = self.kernels.get(index).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Backend,
+                "the plan and its compiled kernels do not match",
+            )
+        })?;
+        let args: Vec<*mut u8> = args.iter().map(|s| ptr(s)).collect();
+        run_kernel(kernel, code.as_ref(), &args)
+    }
+
+    fn matmul(&self, [a, b, out]: [(&Storage, &TensorView); 3]) -> Result<bool> {
+        fn arg<'v>((s, v): (&Storage, &'v TensorView)) -> MatrixArg<'v> {
+            MatrixArg {
+                ptr: ptr(s),
+                dtype: v.dtype,
+                geometry: &v.geometry,
+            }
+        }
+        // SAFETY: the views were checked against their buffers, and a
+        // product's output is a fresh buffer.
+        unsafe { matmul(arg(a), arg(b), arg(out))? };
+        Ok(true)
+    }
+
+    fn input(&self, tensor: &Tensor) -> Result<Storage> {
+        // Kernels only read inputs.
+        Ok(tensor.storage().clone())
+    }
+
+    fn output(&self, bytes: usize) -> Result<Storage> {
+        Storage::for_overwrite(bytes)
+    }
+
+    fn slots(&self, sizes: &[usize]) -> Result<Vec<Storage>> {
+        let mut slots = match self.slots.try_lock() {
+            Ok(mut kept) => std::mem::take(&mut *kept),
+            Err(_) => Vec::new(),
+        };
+        slots.truncate(sizes.len());
+        for (i, &bytes) in sizes.iter().enumerate() {
+            match slots.get(i) {
+                Some(s) if s.len() >= bytes => {}
+                Some(_) => slots[i] = Storage::for_overwrite(bytes)?,
+                None => slots.push(Storage::for_overwrite(bytes)?),
+            }
+        }
+        Ok(slots)
+    }
+
+    fn keep_slots(&self, slots: Vec<Storage>) {
+        if let Ok(mut kept) = self.slots.try_lock() {
+            *kept = slots;
+        }
+    }
+
+    fn to_host(&self, buffer: &Storage) -> Result<Storage> {
+        Ok(buffer.clone())
+    }
+
+    fn from_host(&self, buffer: &mut Storage, storage: &Storage) -> Result<()> {
+        if buffer.same(storage) {
+            Ok(())
+        } else {
+            self.overwrite(buffer, storage.bytes())
+        }
+    }
+}
+
+/// Runs a kernel, splitting its first dim across threads when it is big.
+fn run_kernel(k: &Kernel, code: &dyn KernelCode, args: &[*mut u8]) -> Result<()> {
+    let extent = if k.outer_rank > 0 { k.space[0] } else { 1 };
+    let elements: i64 = k.space.iter().product();
+    let threads = rayon::current_num_threads() as i64;
+    if elements < PARALLEL_ELEMENTS || extent < 2 || threads < 2 {
+        // SAFETY: one call covers the whole range.
+        return unsafe { code.run(args, 0, extent) };
+    }
+    // Several chunks per thread balance uneven progress.
+    let chunks = (threads * 4).min(extent);
+    let step = (extent + chunks - 1) / chunks;
+    let args = SendPointers(args);
+    (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let (begin, end) = (c * step, ((c + 1) * step).min(extent));
+            if begin >= end {
+                return Ok(());
+            }
+            let args = &args;
+            // SAFETY: the chunks are disjoint ranges of the first dim, which
+            // is an outer (independent) dim.
+            unsafe { code.run(args.0, begin, end) }
+        })
+        .collect::<Result<Vec<()>>>()
+        .map(|_| ())
+}
+
+/// Buffer pointers shared by the threads of one kernel (each writes its
+/// own disjoint range).
+struct SendPointers<'a>(&'a [*mut u8]);
+
+// SAFETY: the pointed-to buffers outlive the parallel loop, and threads
+// write disjoint elements.
+unsafe impl Sync for SendPointers<'_> {}
+unsafe impl Send for SendPointers<'_> {}
+
+/// A checked plan with compiled code for each of its kernel steps, run in
+/// host memory.
+pub struct HostExecutor {
+    checked: CheckedPlan,
+    launcher: HostLauncher,
+}
+
+impl HostExecutor {
+    /// Checks the plan ([`crate::execute::check_plan`]) and pairs its
+    /// kernel steps with code.
+    pub fn new(
+        func: kiln_ir::graph::Func,
+        plan: KernelPlan,
+        kernels: Vec<Box<dyn KernelCode>>,
+        default_dtype: DefaultDType,
+    ) -> Result<HostExecutor> {
+        if plan.kernels().count() != kernels.len() {
+            return Err(Error::new(
+                ErrorKind::Backend,
+                "the plan and its compiled kernels do not match",
+            ));
+        }
+        Ok(HostExecutor {
+            checked: CheckedPlan::new(func, plan, default_dtype)?,
+            launcher: HostLauncher {
+                kernels,
+                slots: Mutex::new(Vec::new()),
+            },
+        })
+    }
+
+    /// The plan it runs.
+    pub fn plan(&self) -> &KernelPlan {
+        &self.checked.plan
+    }
+
+    /// Runs the plan on inputs in parameter order.
+    pub fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        execute(&self.launcher, &self.checked, inputs)
+    }
+}
