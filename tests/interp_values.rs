@@ -17,24 +17,24 @@ use kiln::infer::InferCtx;
 use kiln::ops::{AttrValue, Attrs};
 use kiln::{DType, DefaultDType, Module, Op, Scalar};
 use kiln_runtime::Tensor;
-use kiln_runtime::convert::V;
+use kiln_runtime::convert::Elem;
 use kiln_tests::{Mismatches, dtype, int_list, oracle, parse_float, scalar};
 use serde_json::Value;
 
-fn decode_values(spec: &Value) -> Vec<V> {
+fn decode_values(spec: &Value) -> Vec<Elem> {
     let d = dtype(&spec["dtype"]).unwrap();
     spec["values"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| match v {
-            Value::Bool(b) => V::B(*b),
-            Value::Array(c) => V::C(
+            Value::Bool(b) => Elem::B(*b),
+            Value::Array(c) => Elem::C(
                 parse_float(c[0].as_str().unwrap()),
                 parse_float(c[1].as_str().unwrap()),
             ),
-            Value::String(s) if d.is_floating_point() => V::F(parse_float(s)),
-            Value::String(s) => V::I(s.parse().unwrap()),
+            Value::String(s) if d.is_floating_point() => Elem::F(parse_float(s)),
+            Value::String(s) => Elem::I(s.parse().unwrap()),
             other => panic!("bad value {other}"),
         })
         .collect()
@@ -101,10 +101,10 @@ fn program(case: &Value) -> Module {
         }
         ops.insert(slot, v);
     }
-    let v = b
-        .push(op, ops, None)
+    let results = b
+        .push_multi(op, ops, None)
         .unwrap_or_else(|e| panic!("{case}: {e}"));
-    Module::single(b.finish(vec![v], None).unwrap(), DefaultDType::F32)
+    Module::single(b.finish(results, None).unwrap(), DefaultDType::F32)
 }
 
 fn rtol(d: DType) -> f64 {
@@ -134,6 +134,59 @@ fn sums(op: &str) -> bool {
     )
 }
 
+/// Compares one result of a case with PyTorch's.
+fn check_result(m: &mut Mismatches, case: &Value, index: usize, out: &Tensor, expected: &Value) {
+    {
+        let d = dtype(&expected["dtype"]).unwrap();
+        if out.dtype() != d || out.shape() != int_list(&expected["shape"]) {
+            m.check(false, || {
+                format!("{case}: result {index}: Kiln gives {out:?}")
+            });
+            return;
+        }
+        let exp_values = decode_values(expected);
+        let op = case["op"].as_str().unwrap();
+        let scale = exp_values
+            .iter()
+            .map(|v| v.f64().abs())
+            .filter(|x| x.is_finite())
+            .fold(0.0, f64::max);
+        let r = rtol(d);
+        let atol = if sums(op) {
+            r * (1.0 + scale) * 4.0
+        } else {
+            r * 1e-3
+        };
+        let ok = out
+            .values()
+            .iter()
+            .zip(&exp_values)
+            .all(|(g, e)| match (g, e) {
+                (Elem::B(a), Elem::B(b)) => a == b,
+                (Elem::I(a), Elem::I(b)) => a == b,
+                (Elem::F(a), Elem::F(b)) => close(*a, *b, r, atol),
+                // Complex values compare norm-wise: each part within rtol·|z|.
+                (Elem::C(ar, ai), Elem::C(br, bi)) => {
+                    let norm = br.hypot(*bi);
+                    let atol = atol + if norm.is_finite() { r * norm } else { 0.0 };
+                    close(*ar, *br, r, atol) && close(*ai, *bi, r, atol)
+                }
+                _ => false,
+            });
+        m.check(ok, || {
+            let g: Vec<String> = out.values().iter().map(|v| format!("{v:?}")).collect();
+            format!(
+                "{} (result {index})  attrs {}  operands {}\n     expected {}\n     Kiln     [{}]",
+                op,
+                case["attrs"],
+                case["operands"],
+                expected["values"],
+                g.join(", ")
+            )
+        });
+    }
+}
+
 #[test]
 fn interpreter_matches_pytorch_values() {
     let cases = oracle("torch_values.json")["cases"].as_array().unwrap();
@@ -154,53 +207,20 @@ fn interpreter_matches_pytorch_values() {
                 continue;
             }
         };
-        let expected = &case["results"][0];
-        let d = dtype(&expected["dtype"]).unwrap();
-        let out = &got[0];
-        if out.dtype() != d || out.shape() != int_list(&expected["shape"]) {
-            m.check(false, || format!("{case}: Kiln gives {out:?}"));
+        let results = case["results"].as_array().unwrap();
+        if got.len() != results.len() {
+            m.check(false, || {
+                format!(
+                    "{case}: Kiln gives {} results, not {}",
+                    got.len(),
+                    results.len()
+                )
+            });
             continue;
         }
-        let exp_values = decode_values(expected);
-        let op = case["op"].as_str().unwrap();
-        let scale = exp_values
-            .iter()
-            .map(|v| v.f64().abs())
-            .filter(|x| x.is_finite())
-            .fold(0.0, f64::max);
-        let r = rtol(d);
-        let atol = if sums(op) {
-            r * (1.0 + scale) * 4.0
-        } else {
-            r * 1e-3
-        };
-        let ok = out
-            .values()
-            .iter()
-            .zip(&exp_values)
-            .all(|(g, e)| match (g, e) {
-                (V::B(a), V::B(b)) => a == b,
-                (V::I(a), V::I(b)) => a == b,
-                (V::F(a), V::F(b)) => close(*a, *b, r, atol),
-                // Complex values compare norm-wise: each part within rtol·|z|.
-                (V::C(ar, ai), V::C(br, bi)) => {
-                    let norm = br.hypot(*bi);
-                    let atol = atol + if norm.is_finite() { r * norm } else { 0.0 };
-                    close(*ar, *br, r, atol) && close(*ai, *bi, r, atol)
-                }
-                _ => false,
-            });
-        m.check(ok, || {
-            let g: Vec<String> = out.values().iter().map(|v| format!("{v:?}")).collect();
-            format!(
-                "{}  attrs {}  operands {}\n     expected {}\n     Kiln     [{}]",
-                op,
-                case["attrs"],
-                case["operands"],
-                expected["values"],
-                g.join(", ")
-            )
-        });
+        for (i, (out, expected)) in got.iter().zip(results).enumerate() {
+            check_result(&mut m, case, i, out, expected);
+        }
     }
     m.finish("torch_values.json");
 }
@@ -217,16 +237,16 @@ fn casts_match_pytorch_bits() {
     for case in cases {
         let from = dtype(&case["from"]).unwrap();
         let to = dtype(&case["to"]).unwrap();
-        let inputs: Vec<V> = case["in"]
+        let inputs: Vec<Elem> = case["in"]
             .as_array()
             .unwrap()
             .iter()
             .map(|v| match (v, from) {
-                (Value::String(s), DType::Bool) => V::B(s == "True" || s == "true"),
-                (Value::Bool(b), _) => V::B(*b),
-                (Value::String(s), d) if d.is_floating_point() => V::F(parse_float(s)),
+                (Value::String(s), DType::Bool) => Elem::B(s == "True" || s == "true"),
+                (Value::Bool(b), _) => Elem::B(*b),
+                (Value::String(s), d) if d.is_floating_point() => Elem::F(parse_float(s)),
                 (Value::String(s), d) if d.is_complex() => complex_value(s),
-                (Value::String(s), _) => V::I(s.parse().unwrap()),
+                (Value::String(s), _) => Elem::I(s.parse().unwrap()),
                 (other, _) => panic!("input {other}"),
             })
             .collect();
@@ -277,13 +297,13 @@ fn casts_match_pytorch_bits() {
                         .enumerate()
                     {
                         let ok = match (v, e.as_str().unwrap()) {
-                            (V::B(b), s) => (s == "True" || s == "true") == *b,
-                            (V::I(i), s) => s.parse::<i128>().map(|x| x == *i).unwrap_or(false),
-                            (V::C(re, im), s) => match complex_value(s) {
-                                V::C(er, ei) => same_float(*re, er) && same_float(*im, ei),
+                            (Elem::B(b), s) => (s == "True" || s == "true") == *b,
+                            (Elem::I(i), s) => s.parse::<i128>().map(|x| x == *i).unwrap_or(false),
+                            (Elem::C(re, im), s) => match complex_value(s) {
+                                Elem::C(er, ei) => same_float(*re, er) && same_float(*im, ei),
                                 _ => false,
                             },
-                            (V::F(f), s) => same_float(*f, parse_float(s)),
+                            (Elem::F(f), s) => same_float(*f, parse_float(s)),
                         };
                         m.check(ok, || {
                             format!(
@@ -300,10 +320,10 @@ fn casts_match_pytorch_bits() {
     m.finish("cast_values");
 }
 
-fn complex_value(s: &str) -> V {
+fn complex_value(s: &str) -> Elem {
     let spec = serde_json::json!({"scalar": "complex", "value": s});
     let (re, im) = scalar(&spec).unwrap().to_complex();
-    V::C(re, im)
+    Elem::C(re, im)
 }
 
 fn same_float(a: f64, b: f64) -> bool {

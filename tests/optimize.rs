@@ -9,7 +9,7 @@ use kiln::{DType, DefaultDType, Module};
 use kiln_passes::PassManager;
 use kiln_passes::dce::DcePass;
 use kiln_passes::optimize::{OptimizeConfig, OptimizePass};
-use kiln_runtime::convert::{V, convert};
+use kiln_runtime::convert::{Elem, convert};
 use kiln_runtime::fold::InterpreterFold;
 use kiln_runtime::{Tensor, interp};
 use kiln_tests::inputs_for;
@@ -42,11 +42,11 @@ fn before_and_after(module: &Module) -> Result<(Module, Module), String> {
 }
 
 /// Same bits, except that any NaN equals any NaN.
-fn same_bits(a: V, b: V) -> bool {
+fn same_bits(a: Elem, b: Elem) -> bool {
     let float = |x: f64, y: f64| (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits();
     match (a, b) {
-        (V::F(x), V::F(y)) => float(x, y),
-        (V::C(xr, xi), V::C(yr, yi)) => float(xr, yr) && float(xi, yi),
+        (Elem::F(x), Elem::F(y)) => float(x, y),
+        (Elem::C(xr, xi), Elem::C(yr, yi)) => float(xr, yr) && float(xi, yi),
         (a, b) => a == b,
     }
 }
@@ -145,7 +145,7 @@ fn constants_fold_with_the_interpreters_arithmetic() {
 }
 
 /// Values of each dtype that witness every way a cast can lose something.
-fn samples(dtype: DType) -> Vec<V> {
+fn samples(dtype: DType) -> Vec<Elem> {
     let floats = [
         0.0,
         -0.0,
@@ -185,17 +185,17 @@ fn samples(dtype: DType) -> Vec<V> {
         i64::MAX as i128,
         u64::MAX as i128,
     ];
-    let raw: Vec<V> = if dtype.is_complex() {
+    let raw: Vec<Elem> = if dtype.is_complex() {
         floats
             .iter()
-            .flat_map(|&re| [V::C(re, 0.0), V::C(re, 1.0 / 3.0)])
+            .flat_map(|&re| [Elem::C(re, 0.0), Elem::C(re, 1.0 / 3.0)])
             .collect()
     } else if dtype.is_floating_point() {
-        floats.iter().map(|&f| V::F(f)).collect()
+        floats.iter().map(|&f| Elem::F(f)).collect()
     } else if dtype == DType::Bool {
-        vec![V::B(false), V::B(true)]
+        vec![Elem::B(false), Elem::B(true)]
     } else {
-        ints.iter().map(|&i| V::I(i)).collect()
+        ints.iter().map(|&i| Elem::I(i)).collect()
     };
     raw.into_iter().map(|v| convert(v, dtype)).collect()
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use kiln::DType;
-use kiln_runtime::convert::V;
+use kiln_runtime::convert::Elem;
 use kiln_runtime::random::Stream;
 use kiln_runtime::{Tensor, io};
 use kiln_tests::{parse_float, tests_dir};
@@ -20,15 +20,15 @@ fn manifest() -> Value {
         .unwrap()
 }
 
-fn expected_value(v: &Value) -> V {
+fn expected_value(v: &Value) -> Elem {
     match v {
-        Value::Array(parts) => V::C(
+        Value::Array(parts) => Elem::C(
             parse_float(parts[0].as_str().unwrap()),
             parse_float(parts[1].as_str().unwrap()),
         ),
-        Value::String(s) if s == "true" || s == "false" => V::B(s == "true"),
-        Value::String(s) if s.parse::<i128>().is_ok() => V::I(s.parse().unwrap()),
-        Value::String(s) => V::F(parse_float(s)),
+        Value::String(s) if s == "true" || s == "false" => Elem::B(s == "true"),
+        Value::String(s) if s.parse::<i128>().is_ok() => Elem::I(s.parse().unwrap()),
+        Value::String(s) => Elem::F(parse_float(s)),
         other => panic!("unexpected manifest value {other}"),
     }
 }
@@ -43,7 +43,7 @@ fn check_against(tensor: &Tensor, entry: &Value, what: &str) {
         .map(|d| d.as_i64().unwrap())
         .collect();
     assert_eq!(tensor.shape(), shape.as_slice(), "{what}");
-    let expected: Vec<V> = entry["values"]
+    let expected: Vec<Elem> = entry["values"]
         .as_array()
         .unwrap()
         .iter()

@@ -704,6 +704,28 @@ pub fn reduce(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     ))
 }
 
+/// `any` and `all`: bool results (uint8 for uint8 input, as PyTorch keeps
+/// it), over the truthiness of every element.
+pub fn any_all(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (Op::Any { dims, keepdim } | Op::All { dims, keepdim }) = op else {
+        return Err(wrong_rule("any_all"));
+    };
+    let x = tensor(args)?;
+    let reduced = reduced_dims(dims.as_deref(), x.rank())?;
+    let result = if x.dtype == DType::U8 {
+        DType::U8
+    } else {
+        DType::Bool
+    };
+    // PyTorch converts the input to bool first: packed float4 has no copy.
+    check_copy(x.dtype, DType::Bool)?;
+    Ok(single(
+        reduced_shape(&x.shape, &reduced, *keepdim),
+        result,
+        vec![None],
+    ))
+}
+
 /// `mean`: floats and complex only.
 pub fn mean(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let Op::Mean {

@@ -433,64 +433,6 @@ pub fn cat_memory_format<'a>(
     format.unwrap_or(MemoryFormat::Contiguous)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn format_strides() {
-        assert_eq!(contiguous_strides(&[2, 3, 4, 5]), vec![60, 20, 5, 1]);
-        assert_eq!(
-            MemoryFormat::ChannelsLast.strides(&[2, 3, 4, 5]).unwrap(),
-            vec![60, 1, 15, 3]
-        );
-        assert_eq!(
-            MemoryFormat::ChannelsLast.strides(&[2, 0, 4, 5]).unwrap(),
-            vec![0, 1, 0, 0]
-        );
-        assert_eq!(
-            MemoryFormat::ChannelsLast
-                .strides(&[2, 3])
-                .unwrap_err()
-                .message(),
-            "required rank 4 tensor to use channels_last format"
-        );
-    }
-
-    #[test]
-    fn channels_last_input_gives_channels_last_output() {
-        let cl = [60, 1, 15, 3];
-        let ct = [60, 20, 5, 1];
-        let shape = [2, 3, 4, 5];
-        let op = |s: &'static [i64]| IterOperand {
-            shape: &[2, 3, 4, 5],
-            strides: s,
-            itemsize: 4,
-        };
-        let cl: &'static [i64] = Box::leak(Box::new(cl));
-        let ct: &'static [i64] = Box::leak(Box::new(ct));
-        assert_eq!(
-            pointwise_output_strides(&shape, &[op(cl), op(ct)]),
-            cl.to_vec()
-        );
-        assert_eq!(
-            pointwise_output_strides(&shape, &[op(ct), op(cl)]),
-            ct.to_vec()
-        );
-    }
-
-    #[test]
-    fn dense_and_contiguity() {
-        assert!(is_non_overlapping_and_dense(&[3, 2], &[1, 3]));
-        assert!(!is_non_overlapping_and_dense(&[3, 2], &[2, 2]));
-        assert!(is_contiguous(&[2, 0], &[7, 7]));
-        assert_eq!(
-            suggest_memory_format(&[2, 3, 4, 5], &[60, 1, 15, 3]),
-            MemoryFormat::ChannelsLast
-        );
-    }
-}
-
 /// How one result of an op is laid out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResultLayout {
@@ -797,4 +739,62 @@ pub fn split_layout(
             Ok(ResultLayout::View(piece))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_strides() {
+        assert_eq!(contiguous_strides(&[2, 3, 4, 5]), vec![60, 20, 5, 1]);
+        assert_eq!(
+            MemoryFormat::ChannelsLast.strides(&[2, 3, 4, 5]).unwrap(),
+            vec![60, 1, 15, 3]
+        );
+        assert_eq!(
+            MemoryFormat::ChannelsLast.strides(&[2, 0, 4, 5]).unwrap(),
+            vec![0, 1, 0, 0]
+        );
+        assert_eq!(
+            MemoryFormat::ChannelsLast
+                .strides(&[2, 3])
+                .unwrap_err()
+                .message(),
+            "required rank 4 tensor to use channels_last format"
+        );
+    }
+
+    #[test]
+    fn channels_last_input_gives_channels_last_output() {
+        let cl = [60, 1, 15, 3];
+        let ct = [60, 20, 5, 1];
+        let shape = [2, 3, 4, 5];
+        let op = |s: &'static [i64]| IterOperand {
+            shape: &[2, 3, 4, 5],
+            strides: s,
+            itemsize: 4,
+        };
+        let cl: &'static [i64] = Box::leak(Box::new(cl));
+        let ct: &'static [i64] = Box::leak(Box::new(ct));
+        assert_eq!(
+            pointwise_output_strides(&shape, &[op(cl), op(ct)]),
+            cl.to_vec()
+        );
+        assert_eq!(
+            pointwise_output_strides(&shape, &[op(ct), op(cl)]),
+            ct.to_vec()
+        );
+    }
+
+    #[test]
+    fn dense_and_contiguity() {
+        assert!(is_non_overlapping_and_dense(&[3, 2], &[1, 3]));
+        assert!(!is_non_overlapping_and_dense(&[3, 2], &[2, 2]));
+        assert!(is_contiguous(&[2, 0], &[7, 7]));
+        assert_eq!(
+            suggest_memory_format(&[2, 3, 4, 5], &[60, 1, 15, 3]),
+            MemoryFormat::ChannelsLast
+        );
+    }
 }

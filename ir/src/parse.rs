@@ -374,21 +374,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect_punct("->")?;
-        let declared = if self.eat_punct("(")? {
-            let mut types = Vec::new();
-            if !self.eat_punct(")")? {
-                loop {
-                    types.push(self.tensor_type(false)?);
-                    if self.eat_punct(")")? {
-                        break;
-                    }
-                    self.expect_punct(",")?;
-                }
-            }
-            types
-        } else {
-            vec![self.tensor_type(false)?]
-        };
+        let declared = self.result_types()?;
         self.expect_punct("{")?;
         loop {
             let (tok, loc) = self.next()?;
@@ -521,19 +507,7 @@ impl<'a> Parser<'a> {
             }
         }
         let written = if self.eat_punct(":")? {
-            if self.eat_punct("(")? {
-                let mut types = Vec::new();
-                loop {
-                    types.push(self.tensor_type(false)?);
-                    if self.eat_punct(")")? {
-                        break;
-                    }
-                    self.expect_punct(",")?;
-                }
-                types
-            } else {
-                vec![self.tensor_type(false)?]
-            }
+            self.result_types()?
         } else {
             Vec::new()
         };
@@ -590,6 +564,24 @@ impl<'a> Parser<'a> {
             scope.insert(name, id);
         }
         Ok(())
+    }
+
+    /// Result types: one type, or `(T1, T2, ...)`.
+    fn result_types(&mut self) -> Result<Vec<TensorType>> {
+        if !self.eat_punct("(")? {
+            return Ok(vec![self.tensor_type(false)?]);
+        }
+        let mut types = Vec::new();
+        if !self.eat_punct(")")? {
+            loop {
+                types.push(self.tensor_type(false)?);
+                if self.eat_punct(")")? {
+                    break;
+                }
+                self.expect_punct(",")?;
+            }
+        }
+        Ok(types)
     }
 
     fn operand(&mut self, scope: &HashMap<String, ValueId>) -> Result<Operand> {

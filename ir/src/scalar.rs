@@ -176,7 +176,9 @@ impl Scalar {
         self.to_complex().0
     }
 
-    /// The value as a wrapping 64-bit integer (the bits PyTorch's int scalar holds).
+    /// The value as a 64-bit integer: integers wrap (the bits PyTorch's
+    /// int scalar holds); floats convert as Rust's `as` does (saturating,
+    /// NaN to 0).
     pub fn to_i64_wrapping(self) -> i64 {
         match self {
             Scalar::Bool(b) => b as i64,

@@ -152,7 +152,9 @@ pub fn infer_size(shape: &[i64], numel: i64) -> Result<Vec<i64>> {
 pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>> {
     let rank = a.len().max(b.len());
     let mut out = vec![0; rank];
-    for i in 0..rank {
+    // PyTorch's infer_size walks from the last dim: with several
+    // mismatches, the error names the innermost.
+    for i in (0..rank).rev() {
         let da = (i + a.len()).checked_sub(rank).map_or(1, |j| a[j]);
         let db = (i + b.len()).checked_sub(rank).map_or(1, |j| b[j]);
         out[i] = if da == db || db == 1 {

@@ -68,8 +68,12 @@ pub enum ListingLanguage {
 pub struct Listing {
     /// The stage (one of [`Backend::stages`]) that produced it.
     pub stage: &'static str,
+    /// What the code is, as `kiln dump` heads it (e.g. `kernel plan of
+    /// @main`, `CUDA C of @main`).
     pub title: String,
+    /// The language of `text`, which decides how it is coloured.
     pub language: ListingLanguage,
+    /// The code itself.
     pub text: String,
 }
 

@@ -9,7 +9,7 @@
 
 use kiln_ir::{DType, Error, ErrorKind, Result};
 
-use crate::convert::V;
+use crate::convert::Elem;
 use crate::tensor::Tensor;
 
 /// How far a float result may be from the reference.
@@ -25,10 +25,12 @@ impl Tolerance {
     /// Bit-identical results.
     pub const EXACT: Tolerance = Tolerance { ulps: 0, abs: 0.0 };
 
+    /// Within `ulps` units in the last place, with no absolute allowance.
     pub fn ulps(ulps: u64) -> Tolerance {
         Tolerance { ulps, abs: 0.0 }
     }
 
+    /// The same tolerance, also accepting any difference of at most `abs`.
     pub fn with_abs(mut self, abs: f64) -> Tolerance {
         self.abs = abs;
         self
@@ -94,7 +96,7 @@ fn float_close(got: f64, expected: f64, dtype: DType, tol: Tolerance) -> bool {
     (got - expected).abs() <= tol.abs || ulp_distance(got, expected, dtype) <= tol.ulps
 }
 
-fn element_close(got: V, expected: V, dtype: DType, tol: Tolerance) -> bool {
+fn element_close(got: Elem, expected: Elem, dtype: DType, tol: Tolerance) -> bool {
     let part = match dtype {
         DType::C32 => DType::F16,
         DType::C64 => DType::F32,
@@ -102,8 +104,8 @@ fn element_close(got: V, expected: V, dtype: DType, tol: Tolerance) -> bool {
         d => d,
     };
     match (got, expected) {
-        (V::F(a), V::F(b)) => float_close(a, b, part, tol),
-        (V::C(ar, ai), V::C(br, bi)) => {
+        (Elem::F(a), Elem::F(b)) => float_close(a, b, part, tol),
+        (Elem::C(ar, ai), Elem::C(br, bi)) => {
             // Complex infinities have no portable bits: implementations
             // (C99 Annex G, BLAS) disagree on NaN against inf parts.
             let infinite = |r: f64, i: f64| !r.is_finite() || !i.is_finite();

@@ -1,6 +1,6 @@
 //! Element values and PyTorch's conversions between dtypes.
 //!
-//! An element is read as a [`V`] (bool, integer, float or complex, wide
+//! An element is read as an [`Elem`] (bool, integer, float or complex, wide
 //! enough for every dtype), computed on, and written back by converting to
 //! the destination dtype exactly as PyTorch's CPU `copy_`/`to` does on
 //! x86-64: floats round to nearest even (via f32 for the 16- and 8-bit
@@ -13,71 +13,79 @@ use kiln_ir::{DType, Scalar};
 
 /// An element value. Integers of every width fit i128 (u64 included).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum V {
+pub enum Elem {
+    /// A bool.
     B(bool),
+    /// An integer of any integer dtype (and float4_e2m1fn_x2's packed byte).
     I(i128),
+    /// A real float of any float dtype (every one is exact in f64).
     F(f64),
+    /// A complex value: real and imaginary parts.
     C(f64, f64),
 }
 
-impl V {
+impl Elem {
     /// The value of a scalar literal.
-    pub fn from_scalar(s: Scalar) -> V {
+    pub fn from_scalar(s: Scalar) -> Elem {
         match s {
-            Scalar::Bool(b) => V::B(b),
-            Scalar::Int(i) => V::I(i as i128),
-            Scalar::UInt(u) => V::I(u as i128),
-            Scalar::Float(f) => V::F(f),
-            Scalar::Complex(re, im) => V::C(re, im),
+            Scalar::Bool(b) => Elem::B(b),
+            Scalar::Int(i) => Elem::I(i as i128),
+            Scalar::UInt(u) => Elem::I(u as i128),
+            Scalar::Float(f) => Elem::F(f),
+            Scalar::Complex(re, im) => Elem::C(re, im),
         }
     }
 
     /// The scalar literal this value is.
     pub fn to_scalar(self) -> Scalar {
         match self {
-            V::B(b) => Scalar::Bool(b),
-            V::I(i) => match i64::try_from(i) {
+            Elem::B(b) => Scalar::Bool(b),
+            Elem::I(i) => match i64::try_from(i) {
                 Ok(i) => Scalar::Int(i),
                 Err(_) => Scalar::UInt(i as u64),
             },
-            V::F(f) => Scalar::Float(f),
-            V::C(re, im) => Scalar::Complex(re, im),
+            Elem::F(f) => Scalar::Float(f),
+            Elem::C(re, im) => Scalar::Complex(re, im),
         }
     }
 
     /// The value as a float (complex: its real part; bool: 0 or 1).
     pub fn f64(self) -> f64 {
         match self {
-            V::B(b) => b as u8 as f64,
-            V::I(i) => i as f64,
-            V::F(x) => x,
-            V::C(re, _) => re,
+            Elem::B(b) => b as u8 as f64,
+            Elem::I(i) => i as f64,
+            Elem::F(x) => x,
+            Elem::C(re, _) => re,
         }
     }
 
+    /// The value as `(re, im)` (a real value has imaginary part 0).
     pub fn complex(self) -> (f64, f64) {
         match self {
-            V::C(re, im) => (re, im),
+            Elem::C(re, im) => (re, im),
             other => (other.f64(), 0.0),
         }
     }
 
+    /// The value as an integer (floats and complex real parts truncate
+    /// with Rust's saturating `as`, NaN giving 0; bool: 0 or 1). Not
+    /// PyTorch's cast: that is [`convert`].
     pub fn int(self) -> i128 {
         match self {
-            V::B(b) => b as i128,
-            V::I(i) => i,
-            V::F(x) => x as i128,
-            V::C(re, _) => re as i128,
+            Elem::B(b) => b as i128,
+            Elem::I(i) => i,
+            Elem::F(x) => x as i128,
+            Elem::C(re, _) => re as i128,
         }
     }
 
     /// Truthiness: non-zero (NaN is true, as in C++).
     pub fn truthy(self) -> bool {
         match self {
-            V::B(b) => b,
-            V::I(i) => i != 0,
-            V::F(x) => x != 0.0,
-            V::C(re, im) => re != 0.0 || im != 0.0,
+            Elem::B(b) => b,
+            Elem::I(i) => i != 0,
+            Elem::F(x) => x != 0.0,
+            Elem::C(re, im) => re != 0.0 || im != 0.0,
         }
     }
 }
@@ -314,109 +322,109 @@ fn round_small_float(x: f64, d: DType) -> f64 {
 }
 
 /// Converts a value to what a `d` element holds after PyTorch's cast.
-pub fn convert(v: V, d: DType) -> V {
+pub fn convert(v: Elem, d: DType) -> Elem {
     use DType::*;
     match d {
-        Bool => V::B(v.truthy()),
-        F64 => V::F(v.f64()),
+        Bool => Elem::B(v.truthy()),
+        F64 => Elem::F(v.f64()),
         // One rounding, as C++'s static_cast<float> of an integer.
-        F32 => V::F(match v {
-            V::I(i) => i as f32 as f64,
+        F32 => Elem::F(match v {
+            Elem::I(i) => i as f32 as f64,
             other => other.f64() as f32 as f64,
         }),
         F16 | BF16 | F8E4M3FN | F8E5M2 | F8E4M3FNUZ | F8E5M2FNUZ | F8E8M0FNU => {
             let x = match v {
                 // Integers reach the small formats through f32.
-                V::I(i) => i as f32 as f64,
+                Elem::I(i) => i as f32 as f64,
                 other => other.f64(),
             };
-            V::F(round_small_float(x, d))
+            Elem::F(round_small_float(x, d))
         }
         C128 => {
             let (re, im) = v.complex();
-            V::C(re, im)
+            Elem::C(re, im)
         }
         C64 => {
             let (re, im) = v.complex();
-            V::C(re as f32 as f64, im as f32 as f64)
+            Elem::C(re as f32 as f64, im as f32 as f64)
         }
         C32 => {
             let (re, im) = v.complex();
-            V::C(round_small_float(re, F16), round_small_float(im, F16))
+            Elem::C(round_small_float(re, F16), round_small_float(im, F16))
         }
         U8 | I8 | I16 | I32 | I64 | U16 | U32 | U64 => match v {
-            V::B(b) => V::I(b as i128),
-            V::I(i) => V::I(wrap_int(i, d)),
-            V::F(x) => V::I(float_to_int(x, d)),
+            Elem::B(b) => Elem::I(b as i128),
+            Elem::I(i) => Elem::I(wrap_int(i, d)),
+            Elem::F(x) => Elem::I(float_to_int(x, d)),
             // PyTorch converts complex values elementwise (not vectorised):
             // uint32 then comes from a 64-bit truncation.
-            V::C(re, _) if d == U32 => V::I(wrap_int(x86_truncate(re, 64), d)),
-            V::C(re, _) => V::I(float_to_int(re, d)),
+            Elem::C(re, _) if d == U32 => Elem::I(wrap_int(x86_truncate(re, 64), d)),
+            Elem::C(re, _) => Elem::I(float_to_int(re, d)),
         },
-        F4E2M1FNX2 => V::I(v.int() & 0xff),
+        F4E2M1FNX2 => Elem::I(v.int() & 0xff),
     }
 }
 
 /// Reads one element of dtype `d` from its little-endian bytes.
-pub fn load(d: DType, b: &[u8]) -> V {
+pub fn load(d: DType, b: &[u8]) -> Elem {
     use DType::*;
     let u16le = || u16::from_le_bytes([b[0], b[1]]);
     let f32le = |o: usize| f32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]) as f64;
     let f64le = |o: usize| f64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
     match d {
-        F32 => V::F(f32le(0)),
-        F64 => V::F(f64le(0)),
-        F16 => V::F(f16::from_bits(u16le()).to_f64()),
-        BF16 => V::F(bf16::from_bits(u16le()).to_f64()),
-        C32 => V::C(
+        F32 => Elem::F(f32le(0)),
+        F64 => Elem::F(f64le(0)),
+        F16 => Elem::F(f16::from_bits(u16le()).to_f64()),
+        BF16 => Elem::F(bf16::from_bits(u16le()).to_f64()),
+        C32 => Elem::C(
             f16::from_bits(u16le()).to_f64(),
             f16::from_bits(u16::from_le_bytes([b[2], b[3]])).to_f64(),
         ),
-        C64 => V::C(f32le(0), f32le(4)),
-        C128 => V::C(f64le(0), f64le(8)),
-        F8E8M0FNU => V::F(e8m0_decode(b[0]) as f64),
+        C64 => Elem::C(f32le(0), f32le(4)),
+        C128 => Elem::C(f64le(0), f64le(8)),
+        F8E8M0FNU => Elem::F(e8m0_decode(b[0]) as f64),
         F8E4M3FN | F8E5M2 | F8E4M3FNUZ | F8E5M2FNUZ => {
-            V::F(minifloat(d).expect("a float8 format").decode(b[0]) as f64)
+            Elem::F(minifloat(d).expect("a float8 format").decode(b[0]) as f64)
         }
-        F4E2M1FNX2 | U8 => V::I(b[0] as i128),
-        I8 => V::I(b[0] as i8 as i128),
-        I16 => V::I(i16::from_le_bytes([b[0], b[1]]) as i128),
-        U16 => V::I(u16le() as i128),
-        I32 => V::I(i32::from_le_bytes(b[..4].try_into().expect("4 bytes")) as i128),
-        U32 => V::I(u32::from_le_bytes(b[..4].try_into().expect("4 bytes")) as i128),
-        I64 => V::I(i64::from_le_bytes(b[..8].try_into().expect("8 bytes")) as i128),
-        U64 => V::I(u64::from_le_bytes(b[..8].try_into().expect("8 bytes")) as i128),
-        Bool => V::B(b[0] != 0),
+        F4E2M1FNX2 | U8 => Elem::I(b[0] as i128),
+        I8 => Elem::I(b[0] as i8 as i128),
+        I16 => Elem::I(i16::from_le_bytes([b[0], b[1]]) as i128),
+        U16 => Elem::I(u16le() as i128),
+        I32 => Elem::I(i32::from_le_bytes(b[..4].try_into().expect("4 bytes")) as i128),
+        U32 => Elem::I(u32::from_le_bytes(b[..4].try_into().expect("4 bytes")) as i128),
+        I64 => Elem::I(i64::from_le_bytes(b[..8].try_into().expect("8 bytes")) as i128),
+        U64 => Elem::I(u64::from_le_bytes(b[..8].try_into().expect("8 bytes")) as i128),
+        Bool => Elem::B(b[0] != 0),
     }
 }
 
 /// Writes a value (converted to `d` first) as `d`'s little-endian bytes.
-pub fn store(d: DType, v: V, out: &mut [u8]) {
+pub fn store(d: DType, v: Elem, out: &mut [u8]) {
     use DType::*;
     let v = convert(v, d);
     match (d, v) {
-        (F32, V::F(x)) => out[..4].copy_from_slice(&(x as f32).to_le_bytes()),
-        (F64, V::F(x)) => out[..8].copy_from_slice(&x.to_le_bytes()),
-        (F16, V::F(x)) => out[..2].copy_from_slice(&f16::from_f64(x).to_bits().to_le_bytes()),
-        (BF16, V::F(x)) => out[..2].copy_from_slice(&bf16::from_f64(x).to_bits().to_le_bytes()),
-        (C32, V::C(re, im)) => {
+        (F32, Elem::F(x)) => out[..4].copy_from_slice(&(x as f32).to_le_bytes()),
+        (F64, Elem::F(x)) => out[..8].copy_from_slice(&x.to_le_bytes()),
+        (F16, Elem::F(x)) => out[..2].copy_from_slice(&f16::from_f64(x).to_bits().to_le_bytes()),
+        (BF16, Elem::F(x)) => out[..2].copy_from_slice(&bf16::from_f64(x).to_bits().to_le_bytes()),
+        (C32, Elem::C(re, im)) => {
             out[..2].copy_from_slice(&f16::from_f64(re).to_bits().to_le_bytes());
             out[2..4].copy_from_slice(&f16::from_f64(im).to_bits().to_le_bytes());
         }
-        (C64, V::C(re, im)) => {
+        (C64, Elem::C(re, im)) => {
             out[..4].copy_from_slice(&(re as f32).to_le_bytes());
             out[4..8].copy_from_slice(&(im as f32).to_le_bytes());
         }
-        (C128, V::C(re, im)) => {
+        (C128, Elem::C(re, im)) => {
             out[..8].copy_from_slice(&re.to_le_bytes());
             out[8..16].copy_from_slice(&im.to_le_bytes());
         }
-        (F8E8M0FNU, V::F(x)) => out[0] = e8m0_encode(x as f32),
-        (F8E4M3FN | F8E5M2 | F8E4M3FNUZ | F8E5M2FNUZ, V::F(x)) => {
+        (F8E8M0FNU, Elem::F(x)) => out[0] = e8m0_encode(x as f32),
+        (F8E4M3FN | F8E5M2 | F8E4M3FNUZ | F8E5M2FNUZ, Elem::F(x)) => {
             out[0] = minifloat(d).expect("a float8 format").encode(x as f32)
         }
-        (Bool, V::B(b)) => out[0] = b as u8,
-        (_, V::I(i)) => {
+        (Bool, Elem::B(b)) => out[0] = b as u8,
+        (_, Elem::I(i)) => {
             let bytes = i.to_le_bytes();
             out[..d.itemsize()].copy_from_slice(&bytes[..d.itemsize()]);
         }
@@ -430,7 +438,7 @@ mod tests {
 
     fn round_trip(d: DType, x: f64) -> f64 {
         let mut b = [0u8; 16];
-        store(d, V::F(x), &mut b);
+        store(d, Elem::F(x), &mut b);
         load(d, &b).f64()
     }
 
@@ -446,9 +454,12 @@ mod tests {
 
     #[test]
     fn float_to_int_matches_x86() {
-        assert_eq!(convert(V::F(300.0), DType::U8), V::I(44));
-        assert_eq!(convert(V::F(1e10), DType::I32), V::I(i32::MIN as i128));
-        assert_eq!(convert(V::F(-1e10), DType::U32), V::I(2147483648));
-        assert_eq!(convert(V::F(f64::NAN), DType::U64), V::I(1 << 63));
+        assert_eq!(convert(Elem::F(300.0), DType::U8), Elem::I(44));
+        assert_eq!(
+            convert(Elem::F(1e10), DType::I32),
+            Elem::I(i32::MIN as i128)
+        );
+        assert_eq!(convert(Elem::F(-1e10), DType::U32), Elem::I(2147483648));
+        assert_eq!(convert(Elem::F(f64::NAN), DType::U64), Elem::I(1 << 63));
     }
 }

@@ -491,7 +491,7 @@ impl HostCopies {
 /// # Safety
 /// `base` must point at the view's buffer, which [`check_plan`] checked
 /// the view against.
-pub unsafe fn write_view(t: &Tensor, v: &TensorView, base: *mut u8) {
+pub(crate) unsafe fn write_view(t: &Tensor, v: &TensorView, base: *mut u8) {
     let size = v.dtype.itemsize();
     let bytes = t.storage().bytes();
     let src = t.geometry();

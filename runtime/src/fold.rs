@@ -8,11 +8,13 @@ use kiln_ir::infer::InferCtx;
 use kiln_ir::{DefaultDType, Module, Op, Scalar, TensorType};
 use kiln_passes::optimize::{ConstantFolder, FoldArg};
 
-use crate::convert::{V, convert};
+use crate::convert::{Elem, convert};
 use crate::tensor::Tensor;
 
 /// Folds with the interpreter.
 pub struct InterpreterFold {
+    /// The default dtype of the module being optimized: the one-op
+    /// functions the folder runs are typed under it, as the module is.
     pub default_dtype: DefaultDType,
 }
 
@@ -31,7 +33,7 @@ impl ConstantFolder for InterpreterFold {
                     let shape = vec![1; rank];
                     let p = b.param(None, TensorType::new(shape.clone(), dtype)).ok()?;
                     operands.push(Operand::Value(p));
-                    let v = convert(V::from_scalar(s), dtype);
+                    let v = convert(Elem::from_scalar(s), dtype);
                     inputs.push(Tensor::from_values([v], &shape, dtype).ok()?);
                 }
             }

@@ -29,7 +29,7 @@ pub trait KernelCode: Send + Sync {
 const PARALLEL_ELEMENTS: i64 = 1 << 15;
 
 /// Host memory and compiled kernels, one per kernel step of a plan.
-pub struct HostLauncher {
+pub(crate) struct HostLauncher {
     kernels: Vec<Box<dyn KernelCode>>,
     /// Temp slots kept between runs (a run in progress takes them; a run
     /// at the same time gets new ones).

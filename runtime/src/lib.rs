@@ -6,7 +6,7 @@
 //! | [`storage`] | aligned, shared byte buffers |
 //! | [`tensor`] | concrete tensors, views, conversion to and from Rust data |
 //! | [`convert`] | element values and PyTorch's dtype conversions |
-//! | [`print`] | PyTorch-style tensor printing |
+//! | [`print`](mod@print) | PyTorch-style tensor printing |
 //! | [`random`] | deterministic inputs for tests and benchmarks |
 //! | [`io`] | safetensors and `.npy` files |
 //! | [`interp`] | the reference interpreter |
@@ -16,6 +16,8 @@
 //! | [`fold`] | constant folding for the optimizer, by the interpreter |
 //! | [`matmul`] | matrix products through `gemm` |
 //! | [`backend`] | the backend interface, and the interpreter as a backend |
+
+#![warn(missing_docs)]
 
 pub mod backend;
 pub mod compare;

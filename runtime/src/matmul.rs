@@ -13,8 +13,12 @@ use crate::tensor::Indices;
 
 /// One operand of a product: base pointer, dtype and geometry (in elements).
 pub struct MatrixArg<'a> {
+    /// The start of the operand's buffer; the geometry counts from here.
     pub ptr: *mut u8,
+    /// The element dtype (the three operands of a product share it).
     pub dtype: DType,
+    /// Shape, strides and offset in elements: a vector, a matrix, or a
+    /// batch of matrices.
     pub geometry: &'a Geometry,
 }
 

@@ -7,7 +7,7 @@ use std::fmt::{self, Write};
 
 use kiln_ir::DType;
 
-use crate::convert::V;
+use crate::convert::Elem;
 use crate::tensor::Tensor;
 
 const THRESHOLD: i64 = 1000;
@@ -81,12 +81,12 @@ fn format_real(x: f64, style: &Style) -> String {
     }
 }
 
-fn format_value(v: V, style: &Style) -> String {
+fn format_value(v: Elem, style: &Style) -> String {
     match v {
-        V::B(b) => (if b { "True" } else { "False" }).into(),
-        V::I(i) => i.to_string(),
-        V::F(x) => format_real(x, style),
-        V::C(re, im) => {
+        Elem::B(b) => (if b { "True" } else { "False" }).into(),
+        Elem::I(i) => i.to_string(),
+        Elem::F(x) => format_real(x, style),
+        Elem::C(re, im) => {
             let sign = if im.is_sign_negative() && !im.is_nan() {
                 "-"
             } else {
@@ -113,7 +113,7 @@ fn kept(size: i64, summarize: bool) -> Vec<Option<i64>> {
     }
 }
 
-fn collect(t: &Tensor, prefix: &mut Vec<i64>, summarize: bool, out: &mut Vec<V>) {
+fn collect(t: &Tensor, prefix: &mut Vec<i64>, summarize: bool, out: &mut Vec<Elem>) {
     let d = prefix.len();
     if d == t.shape().len() {
         out.push(t.get(prefix));
@@ -176,7 +176,7 @@ pub fn write_tensor(f: &mut dyn Write, t: &Tensor) -> fmt::Result {
     let reals: Vec<f64> = values
         .iter()
         .flat_map(|v| match v {
-            V::C(re, im) => vec![*re, *im],
+            Elem::C(re, im) => vec![*re, *im],
             other => vec![other.f64()],
         })
         .collect();

@@ -3,17 +3,20 @@
 
 use kiln_ir::{DType, Result, TensorType};
 
-use crate::convert::V;
+use crate::convert::Elem;
 use crate::tensor::Tensor;
 
 /// A xorshift64* stream: small, fast and reproducible (not cryptographic).
 pub struct Stream(u64);
 
 impl Stream {
+    /// The stream of `seed` (any seed, 0 included: the state is made odd,
+    /// so never the zero state xorshift cannot leave).
     pub fn new(seed: u64) -> Stream {
         Stream(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -28,14 +31,14 @@ impl Stream {
 
     /// A value of `dtype`: floats in about [-4, 4], integers in a small
     /// signed (or unsigned) range, so arithmetic rarely overflows.
-    pub fn value(&mut self, dtype: DType) -> V {
+    pub fn value(&mut self, dtype: DType) -> Elem {
         let x = self.unit() * 4.0;
         match dtype {
-            DType::Bool => V::B(self.next_u64() & 1 == 1),
-            d if d.is_complex() => V::C(x, self.unit() * 4.0),
-            d if d.is_floating_point() => V::F(x),
-            d if d.is_signed() => V::I((self.next_u64() % 19) as i128 - 9),
-            _ => V::I((self.next_u64() % 19) as i128),
+            DType::Bool => Elem::B(self.next_u64() & 1 == 1),
+            d if d.is_complex() => Elem::C(x, self.unit() * 4.0),
+            d if d.is_floating_point() => Elem::F(x),
+            d if d.is_signed() => Elem::I((self.next_u64() % 19) as i128 - 9),
+            _ => Elem::I((self.next_u64() % 19) as i128),
         }
     }
 }

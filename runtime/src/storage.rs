@@ -115,7 +115,8 @@ pub fn cached_bytes() -> usize {
     CACHE.lock().map(|c| c.bytes).unwrap_or(0)
 }
 
-/// An owned, aligned, zeroed allocation.
+/// An owned, aligned allocation: zeroed when fresh, old bytes when it
+/// comes from the cache ([`Buffer::for_overwrite`]).
 pub struct Buffer {
     ptr: NonNull<u8>,
     len: usize,
@@ -137,6 +138,8 @@ impl Buffer {
         }
     }
 
+    /// A fresh buffer of `len` zero bytes; a resource error past
+    /// [`allocation_limit`] or when the allocator fails.
     pub fn zeroed(len: usize) -> Result<Buffer> {
         let limit = allocation_limit();
         if len > limit {
@@ -169,27 +172,33 @@ impl Buffer {
         Ok(Buffer { ptr, len })
     }
 
+    /// Its size in bytes.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether it has no bytes (then it owns no allocation).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The first byte (dangling, but not null, when empty).
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr.as_ptr()
     }
 
+    /// The first byte, for writing.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
 
+    /// Its bytes.
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: ptr is valid for len bytes (or dangling with len 0).
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
+    /// Its bytes, for writing.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: as above, and `&mut self` makes the access unique.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
@@ -229,6 +238,7 @@ fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 pub struct Storage(Arc<Buffer>);
 
 impl Storage {
+    /// Storage of `len` zero bytes (see [`Buffer::zeroed`]).
     pub fn zeroed(len: usize) -> Result<Storage> {
         Ok(Storage(Arc::new(Buffer::zeroed(len)?)))
     }
@@ -238,18 +248,22 @@ impl Storage {
         Ok(Storage(Arc::new(Buffer::for_overwrite(len)?)))
     }
 
+    /// Storage owning `buffer`, not yet shared.
     pub fn from_buffer(buffer: Buffer) -> Storage {
         Storage(Arc::new(buffer))
     }
 
+    /// Its size in bytes.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether it has no bytes.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// Its bytes.
     pub fn bytes(&self) -> &[u8] {
         self.0.bytes()
     }
@@ -259,6 +273,7 @@ impl Storage {
         Arc::get_mut(&mut self.0).map(Buffer::bytes_mut)
     }
 
+    /// The first byte.
     pub fn as_ptr(&self) -> *const u8 {
         self.0.as_ptr()
     }

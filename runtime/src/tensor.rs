@@ -9,22 +9,26 @@ use kiln_ir::view::Geometry;
 use kiln_ir::{DType, Device, Error, ErrorKind, Result, TensorType, TypeLayout};
 use num_complex::Complex;
 
-use crate::convert::{V, load, store};
+use crate::convert::{Elem, load, store};
 use crate::storage::Storage;
 
 /// A Rust type that is the element type of a dtype.
 pub trait Element: Copy {
+    /// The dtype whose elements are this type.
     const DTYPE: DType;
-    fn to_v(self) -> V;
-    fn from_v(v: V) -> Self;
+    /// This element as a value.
+    fn to_elem(self) -> Elem;
+    /// A value of [`Element::DTYPE`] as this type (any other value is cast
+    /// with Rust's `as`, not PyTorch's rules).
+    fn from_elem(v: Elem) -> Self;
 }
 
 macro_rules! int_element {
     ($($t:ty => $d:ident),*) => {$(
         impl Element for $t {
             const DTYPE: DType = DType::$d;
-            fn to_v(self) -> V { V::I(self as i128) }
-            fn from_v(v: V) -> Self { v.int() as $t }
+            fn to_elem(self) -> Elem { Elem::I(self as i128) }
+            fn from_elem(v: Elem) -> Self { v.int() as $t }
         }
     )*};
 }
@@ -32,60 +36,60 @@ int_element!(u8 => U8, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u16 => U16,
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
-    fn to_v(self) -> V {
-        V::B(self)
+    fn to_elem(self) -> Elem {
+        Elem::B(self)
     }
-    fn from_v(v: V) -> Self {
+    fn from_elem(v: Elem) -> Self {
         v.truthy()
     }
 }
 
 impl Element for f32 {
     const DTYPE: DType = DType::F32;
-    fn to_v(self) -> V {
-        V::F(self as f64)
+    fn to_elem(self) -> Elem {
+        Elem::F(self as f64)
     }
-    fn from_v(v: V) -> Self {
+    fn from_elem(v: Elem) -> Self {
         v.f64() as f32
     }
 }
 
 impl Element for f64 {
     const DTYPE: DType = DType::F64;
-    fn to_v(self) -> V {
-        V::F(self)
+    fn to_elem(self) -> Elem {
+        Elem::F(self)
     }
-    fn from_v(v: V) -> Self {
+    fn from_elem(v: Elem) -> Self {
         v.f64()
     }
 }
 
 impl Element for f16 {
     const DTYPE: DType = DType::F16;
-    fn to_v(self) -> V {
-        V::F(self.to_f64())
+    fn to_elem(self) -> Elem {
+        Elem::F(self.to_f64())
     }
-    fn from_v(v: V) -> Self {
+    fn from_elem(v: Elem) -> Self {
         f16::from_f64(v.f64())
     }
 }
 
 impl Element for bf16 {
     const DTYPE: DType = DType::BF16;
-    fn to_v(self) -> V {
-        V::F(self.to_f64())
+    fn to_elem(self) -> Elem {
+        Elem::F(self.to_f64())
     }
-    fn from_v(v: V) -> Self {
+    fn from_elem(v: Elem) -> Self {
         bf16::from_f64(v.f64())
     }
 }
 
 impl Element for Complex<f32> {
     const DTYPE: DType = DType::C64;
-    fn to_v(self) -> V {
-        V::C(self.re as f64, self.im as f64)
+    fn to_elem(self) -> Elem {
+        Elem::C(self.re as f64, self.im as f64)
     }
-    fn from_v(v: V) -> Self {
+    fn from_elem(v: Elem) -> Self {
         let (re, im) = v.complex();
         Complex::new(re as f32, im as f32)
     }
@@ -93,10 +97,10 @@ impl Element for Complex<f32> {
 
 impl Element for Complex<f64> {
     const DTYPE: DType = DType::C128;
-    fn to_v(self) -> V {
-        V::C(self.re, self.im)
+    fn to_elem(self) -> Elem {
+        Elem::C(self.re, self.im)
     }
-    fn from_v(v: V) -> Self {
+    fn from_elem(v: Elem) -> Self {
         let (re, im) = v.complex();
         Complex::new(re, im)
     }
@@ -119,6 +123,8 @@ pub struct Indices {
 }
 
 impl Indices {
+    /// The indices of `shape`: none when a dim is 0, one (empty) for a
+    /// 0-dim shape.
     pub fn new(shape: &[i64]) -> Indices {
         Indices {
             shape: shape.to_vec(),
@@ -175,6 +181,7 @@ impl Tensor {
         })
     }
 
+    /// A zero-filled contiguous tensor on the CPU.
     pub fn zeros(shape: &[i64], dtype: DType) -> Result<Tensor> {
         Tensor::zeros_strided(shape, None, dtype, Device::CPU)
     }
@@ -190,16 +197,17 @@ impl Tensor {
 
     /// A contiguous tensor from values in row-major order.
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[i64]) -> Result<Tensor> {
-        Tensor::from_values(data.into_iter().map(Element::to_v), shape, T::DTYPE)
+        Tensor::from_values(data.into_iter().map(Element::to_elem), shape, T::DTYPE)
     }
 
+    /// A contiguous tensor from a slice of values in row-major order.
     pub fn from_slice<T: Element>(data: &[T], shape: &[i64]) -> Result<Tensor> {
-        Tensor::from_values(data.iter().map(|x| x.to_v()), shape, T::DTYPE)
+        Tensor::from_values(data.iter().map(|x| x.to_elem()), shape, T::DTYPE)
     }
 
     /// A contiguous tensor of `dtype` from values in row-major order.
     pub fn from_values(
-        values: impl IntoIterator<Item = V>,
+        values: impl IntoIterator<Item = Elem>,
         shape: &[i64],
         dtype: DType,
     ) -> Result<Tensor> {
@@ -277,34 +285,42 @@ impl Tensor {
         })
     }
 
+    /// Its dtype.
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
+    /// The device it is labelled with (its data is in host memory).
     pub fn device(&self) -> Device {
         self.device
     }
 
+    /// Its shape.
     pub fn shape(&self) -> &[i64] {
         &self.geometry.shape
     }
 
+    /// Its strides, in elements.
     pub fn strides(&self) -> &[i64] {
         &self.geometry.strides
     }
 
+    /// Its storage offset, in elements.
     pub fn offset(&self) -> i64 {
         self.geometry.offset
     }
 
+    /// Its shape, strides and storage offset.
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
     }
 
+    /// The storage it views (shared with every view of it).
     pub fn storage(&self) -> &Storage {
         &self.storage
     }
 
+    /// Its number of elements.
     pub fn numel(&self) -> i64 {
         self.geometry.numel()
     }
@@ -338,7 +354,7 @@ impl Tensor {
     }
 
     /// The element at a multi-index.
-    pub fn get(&self, index: &[i64]) -> V {
+    pub fn get(&self, index: &[i64]) -> Elem {
         let o = self.byte_offset(index);
         load(
             self.dtype,
@@ -347,7 +363,7 @@ impl Tensor {
     }
 
     /// Every element in row-major (logical) order.
-    pub fn values(&self) -> Vec<V> {
+    pub fn values(&self) -> Vec<Elem> {
         Indices::new(self.shape()).map(|i| self.get(&i)).collect()
     }
 
@@ -359,7 +375,7 @@ impl Tensor {
                 format!("the tensor holds {}, not {}", self.dtype, T::DTYPE),
             ));
         }
-        Ok(self.values().into_iter().map(T::from_v).collect())
+        Ok(self.values().into_iter().map(T::from_elem).collect())
     }
 
     /// The raw bytes of the elements in logical order.
@@ -419,7 +435,7 @@ impl Tensor {
     }
 
     /// Writes `v` at a multi-index (the storage must not be shared).
-    pub fn set(&mut self, index: &[i64], v: V) -> Result<()> {
+    pub fn set(&mut self, index: &[i64], v: Elem) -> Result<()> {
         let o = self.byte_offset(index);
         let d = self.dtype;
         let bytes = self

@@ -116,7 +116,7 @@ def record(op, attrs, operands, fn):
         "attrs": attrs,
         "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else scalar_spec(o) for o in operands],
     }
-    outs = out if isinstance(out, tuple) else (out,)
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     case["results"] = [tensor_spec(o) for o in outs]
     CASES.append(case)
 
@@ -128,6 +128,7 @@ UNARY = {
     "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "trunc": torch.trunc,
     "sign": torch.sign, "reciprocal": torch.reciprocal, "logical_not": torch.logical_not,
     "bitwise_not": torch.bitwise_not, "isnan": torch.isnan,
+    "log1p": torch.log1p, "expm1": torch.expm1, "hardswish": F.hardswish, "softplus": F.softplus,
 }
 
 BINARY = {
@@ -148,6 +149,10 @@ def gen_unary():
         record("gelu", {"approximate": "tanh"}, [x], lambda: F.gelu(x, approximate="tanh"))
         xh = make(torch.float16, [3, 4])
         record("gelu", {"approximate": "tanh"}, [xh], lambda: F.gelu(xh, approximate="tanh"))
+    for dt in (torch.float32, torch.float64, torch.bfloat16):
+        x = make(dt, [3, 4])
+        attrs = {"beta": scalar_spec(2), "threshold": scalar_spec(1.5)}
+        record("softplus", attrs, [x], lambda: F.softplus(x, beta=2, threshold=1.5))
 
 
 def gen_binary():
@@ -218,6 +223,15 @@ def gen_reductions():
             record(op, {}, [xs], lambda: fn(xs))
             record(op, {"dim": 1}, [xs], lambda: fn(xs, dim=1))
             record(op, {"dim": 0, "keepdim": True}, [xs], lambda: fn(xs, dim=0, keepdim=True))
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        for op, fn in (("any", torch.any), ("all", torch.all)):
+            record(op, {}, [x], lambda: fn(x))
+            record(op, {"dims": [1]}, [x], lambda: fn(x, dim=1))
+            record(op, {"dims": [0], "keepdim": True}, [x], lambda: fn(x, dim=0, keepdim=True))
+        # Zeros make all() false on some rows and not others.
+        z = x * make(dt, [4], reverse=True).ne(0).to(dt) if dt != torch.bool else x
+        record("all", {"dims": [1]}, [z], lambda: torch.all(z, dim=1))
     # Specials propagate through amax/sum.
     for dt in (torch.float32, torch.float16):
         x = make(dt, [3, 4])
@@ -240,6 +254,25 @@ def gen_composites():
         x = make(dt, [3, 4], special=False)
         w = make(torch.float32, [4], special=False)
         record("layer_norm", {"normalized_shape": [4], "eps": 1e-5}, [x, w], lambda: F.layer_norm(x, (4,), w))
+
+
+def gen_several_results():
+    """Ops with several results; sort with stable=True where ties exist, as
+    the order of equal elements is otherwise PyTorch's choice."""
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        record("sort", {"stable": True}, [x], lambda: torch.sort(x, stable=True))
+        record("sort", {"dim": 0, "descending": True, "stable": True}, [x],
+               lambda: torch.sort(x, dim=0, descending=True, stable=True))
+        xs = make(dt, [3, 4], special=False)
+        record("topk", {"k": 2}, [xs], lambda: torch.topk(xs, 2))
+        record("topk", {"k": 1, "dim": 0, "largest": False}, [xs], lambda: torch.topk(xs, 1, dim=0, largest=False))
+        record("aminmax", {}, [xs], lambda: torch.aminmax(xs))
+        record("aminmax", {"dim": 1, "keepdim": True}, [xs], lambda: torch.aminmax(xs, dim=1, keepdim=True))
+        record("unbind", {"dim": 1}, [x], lambda: torch.unbind(x, 1))
+        record("split", {"split_size": 3, "dim": 1}, [x], lambda: torch.split(x, 3, dim=1))
+        record("split_with_sizes", {"split_sizes": [1, 2]}, [x], lambda: torch.split(x, [1, 2]))
+        record("chunk", {"chunks": 3, "dim": 1}, [x], lambda: torch.chunk(x, 3, dim=1))
 
 
 def gen_movement():
@@ -302,6 +335,7 @@ def main():
     gen_where_clamp_cast()
     gen_reductions()
     gen_composites()
+    gen_several_results()
     gen_movement()
     gen_matmul()
     gen_creation()

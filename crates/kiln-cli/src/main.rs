@@ -133,6 +133,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Output piped into a reader that stops early (`kiln dump x | head`)
+    // ends the process quietly, as Unix tools do, instead of a panic.
+    #[cfg(unix)]
+    // SAFETY: restoring SIGPIPE's default action before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check {

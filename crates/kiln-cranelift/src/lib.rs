@@ -3,7 +3,7 @@
 //! A module is planned into fused kernels by [`kiln_passes::plan`], each
 //! kernel is lowered to Cranelift IR ([`codegen`]) and JIT-compiled
 //! ([`jit`], with a cache by structure), and the plan runs on host memory
-//! through [`kiln_runtime::executor`]: kernels split across threads,
+//! through [`kiln_runtime::execute`] (host memory, [`kiln_runtime::host`]): kernels split across threads,
 //! matmuls through `gemm`, and anything the JIT does not compile (complex
 //! and float8 arithmetic, integer matmul) on the reference interpreter.
 //!

@@ -28,7 +28,7 @@ use std::fmt::Write;
 use kiln_ir::ops::Fold;
 use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, Scalar, UnaryOp};
 use kiln_passes::plan::{Access, Expr, Kernel, NodeId, NodeSchedule};
-use kiln_runtime::convert::{V, convert};
+use kiln_runtime::convert::{Elem, convert};
 use kiln_runtime::interp::elementwise::{
     EXP_F32_HI, EXP_F32_LN2_HI, EXP_F32_LN2_LO, EXP_F32_LO, EXP_F32_POLY,
 };
@@ -434,14 +434,14 @@ fn finish(x: String, d: DType) -> String {
 }
 
 /// A C literal of value `v` in `d`'s register type.
-fn literal(v: V, d: DType) -> String {
+fn literal(v: Elem, d: DType) -> String {
     match convert(v, d) {
-        V::B(b) => b.to_string(),
-        V::F(x) if d == DType::F64 => format!("__longlong_as_double(0x{:016x}LL)", x.to_bits()),
-        V::F(x) => format!("__int_as_float(0x{:08x})", (x as f32).to_bits()),
-        V::I(i) if matches!(d, DType::U64 | DType::U32) => format!("(({})({i}ULL))", ctype(d)),
-        V::I(i) => format!("(({})({i}LL))", ctype(d)),
-        V::C(..) => unreachable!("complex kernels are interpreted"),
+        Elem::B(b) => b.to_string(),
+        Elem::F(x) if d == DType::F64 => format!("__longlong_as_double(0x{:016x}LL)", x.to_bits()),
+        Elem::F(x) => format!("__int_as_float(0x{:08x})", (x as f32).to_bits()),
+        Elem::I(i) if matches!(d, DType::U64 | DType::U32) => format!("(({})({i}ULL))", ctype(d)),
+        Elem::I(i) => format!("(({})({i}LL))", ctype(d)),
+        Elem::C(..) => unreachable!("complex kernels are interpreted"),
     }
 }
 
@@ -473,7 +473,7 @@ fn acc_type(op: Fold, compute: DType) -> AccType {
     let identity = match (op, op.identity(holds)) {
         // 0 and 1 convert to every accumulator type.
         (Fold::Sum | Fold::Prod | Fold::Or | Fold::And, s) => (s.to_f64() as i64).to_string(),
-        (_, Scalar::Float(v)) => literal(V::F(v), holds),
+        (_, Scalar::Float(v)) => literal(Elem::F(v), holds),
         (_, Scalar::Int(v)) if holds.is_signed() => format!("((long long)({}ULL))", v as u64),
         (_, s) => format!("({}ULL)", s.to_i64_wrapping() as u64),
     };
@@ -1192,7 +1192,7 @@ impl Gen<'_> {
                 };
                 convert_expr(&decoded, a.dtype, d)
             }
-            Expr::Const(s) => literal(V::from_scalar(*s), d),
+            Expr::Const(s) => literal(Elem::from_scalar(*s), d),
             Expr::Iota { offset, strides } => convert_expr(
                 &format!("({})", self.offset(*offset, strides, 0..k.rank())),
                 DType::I64,
@@ -1313,6 +1313,8 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         Exp => format!("exp({x})"),
         Log => wide("log"),
         Log2 => wide("log2"),
+        Log1p => wide("log1p"),
+        Expm1 => wide("expm1"),
         Sin => wide("sin"),
         Cos => wide("cos"),
         Tanh => wide("tanh"),
@@ -1414,7 +1416,7 @@ fn pow_const(x: &str, s: kiln_ir::Scalar, c: DType, d: DType) -> String {
     let mul = |p: &str, q: &str| binary(BinaryOp::Mul, p, q, m).0;
     match Op::pow_scalar_form(s, c.is_floating_point()) {
         PowForm::Identity => convert_expr(x, c, d),
-        PowForm::One => convert_expr(&literal(V::I(1), c), c, d),
+        PowForm::One => convert_expr(&literal(Elem::I(1), c), c, d),
         PowForm::Square => convert_expr(&mul(x, x), m, d),
         PowForm::Cube => convert_expr(&mul(&mul(x, x), x), m, d),
         PowForm::Sqrt => convert_expr(&unary(UnaryOp::Sqrt, x, c).0, c, d),
@@ -1425,7 +1427,7 @@ fn pow_const(x: &str, s: kiln_ir::Scalar, c: DType, d: DType) -> String {
             convert_expr(&unary(UnaryOp::Reciprocal, &mul(x, x), c).0, c, d)
         }
         PowForm::General => {
-            let e = literal(V::from_scalar(s), c);
+            let e = literal(Elem::from_scalar(s), c);
             let (r, produced) = binary(BinaryOp::Pow, x, &e, c);
             convert_expr(&r, produced, d)
         }

@@ -31,12 +31,14 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    /// Every backend (in the order an unknown name's error lists them).
     pub const ALL: [BackendKind; 3] = [
         BackendKind::Cranelift,
         BackendKind::Interp,
         BackendKind::Cuda,
     ];
 
+    /// The name `--backend` takes (and `Display` prints).
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Cranelift => "cranelift",
@@ -130,6 +132,8 @@ impl Default for Compiler {
 }
 
 impl Compiler {
+    /// Compiles for `backend`, verifying after each pass and caching
+    /// programs, without explanations.
     pub fn new(backend: BackendKind) -> Compiler {
         Compiler {
             backend,
@@ -160,6 +164,7 @@ impl Compiler {
         self
     }
 
+    /// The backend it compiles for.
     pub fn backend(&self) -> BackendKind {
         self.backend
     }
@@ -258,6 +263,7 @@ impl Compiled {
         &self.module
     }
 
+    /// The backend that compiled it.
     pub fn backend(&self) -> BackendKind {
         self.backend
     }

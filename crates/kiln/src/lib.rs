@@ -23,6 +23,8 @@
 //!
 //! The semantic core and the IR are re-exported from `kiln-ir`.
 
+#![warn(missing_docs)]
+
 pub mod compile;
 pub mod defaults;
 pub mod tensor;

@@ -37,14 +37,17 @@ impl Tensor {
         type_of(self)
     }
 
+    /// The inferred shape, when the tensor is valid in the running trace.
     pub fn shape(&self) -> Option<Vec<i64>> {
         self.tensor_type().map(|t| t.shape)
     }
 
+    /// The inferred dtype, when the tensor is valid in the running trace.
     pub fn dtype(&self) -> Option<DType> {
         self.tensor_type().map(|t| t.dtype)
     }
 
+    /// The inferred device, when the tensor is valid in the running trace.
     pub fn device(&self) -> Option<Device> {
         self.tensor_type().map(|t| t.device)
     }
@@ -168,14 +171,18 @@ impl Tensor {
         self.binary_in_place(BinaryOp::Add, other)
     }
 
+    /// `a.sub_(b)`: subtract, written into `a`'s dtype.
     pub fn sub_(&self, other: impl Into<Input>) -> Tensor {
         self.binary_in_place(BinaryOp::Sub, other)
     }
 
+    /// `a.mul_(b)`: multiply, written into `a`'s dtype.
     pub fn mul_(&self, other: impl Into<Input>) -> Tensor {
         self.binary_in_place(BinaryOp::Mul, other)
     }
 
+    /// `a.div_(b)`: true division, written into `a`'s dtype (an error for
+    /// an integral or bool `a`, as in PyTorch).
     pub fn div_(&self, other: impl Into<Input>) -> Tensor {
         self.binary_in_place(BinaryOp::Div, other)
     }
@@ -235,6 +242,7 @@ impl Tensor {
         self.reduce(ReduceOp::Sum, dims, keepdim, Some(dtype))
     }
 
+    /// `x.prod(dims, keepdim)`; empty `dims` reduces every dim.
     pub fn prod(&self, dims: &[i64], keepdim: bool) -> Tensor {
         self.reduce(ReduceOp::Prod, dims, keepdim, None)
     }
@@ -262,10 +270,14 @@ impl Tensor {
         )
     }
 
+    /// `x.amax(dims, keepdim)`; empty `dims` reduces every dim. NaN
+    /// propagates.
     pub fn amax(&self, dims: &[i64], keepdim: bool) -> Tensor {
         self.reduce(ReduceOp::Amax, dims, keepdim, None)
     }
 
+    /// `x.amin(dims, keepdim)`; empty `dims` reduces every dim. NaN
+    /// propagates.
     pub fn amin(&self, dims: &[i64], keepdim: bool) -> Tensor {
         self.reduce(ReduceOp::Amin, dims, keepdim, None)
     }
@@ -283,6 +295,7 @@ impl Tensor {
         )
     }
 
+    /// `x.argmin(dim, keepdim)`; `None` flattens.
     pub fn argmin(&self, dim: Option<i64>, keepdim: bool) -> Tensor {
         record(
             Op::ArgReduce {
@@ -333,6 +346,8 @@ impl Tensor {
         record(op, operands, None)
     }
 
+    /// `x.reshape(shape)`: a view where the strides allow one, else a
+    /// copy; one dim may be `-1`.
     pub fn reshape(&self, shape: &[i64]) -> Tensor {
         record(
             Op::Reshape {
@@ -343,6 +358,8 @@ impl Tensor {
         )
     }
 
+    /// `x.view(shape)`: an error where the strides allow no view; one dim
+    /// may be `-1`.
     pub fn view(&self, shape: &[i64]) -> Tensor {
         record(
             Op::View {
@@ -353,6 +370,7 @@ impl Tensor {
         )
     }
 
+    /// `x.permute(dims)`: a view with its dims in the order `dims` lists.
     pub fn permute(&self, dims: &[i64]) -> Tensor {
         record(
             Op::Permute {
@@ -363,15 +381,19 @@ impl Tensor {
         )
     }
 
+    /// `x.transpose(dim0, dim1)`: a view with two dims swapped.
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Tensor {
         record(Op::Transpose { dim0, dim1 }, vec![t(self)], None)
     }
 
-    #[allow(non_snake_case)]
+    /// `x.t()`: a matrix transposed (a view); 0-d and 1-d tensors as they
+    /// are, more dims an error.
     pub fn t(&self) -> Tensor {
         record(Op::T, vec![t(self)], None)
     }
 
+    /// `x.expand(shape)`: a view that broadcasts size-1 dims (stride 0)
+    /// and adds leading dims; `-1` keeps a size.
     pub fn expand(&self, shape: &[i64]) -> Tensor {
         record(
             Op::Expand {
@@ -393,6 +415,7 @@ impl Tensor {
         )
     }
 
+    /// `x.unsqueeze(dim)`: a view with a size-1 dim inserted at `dim`.
     pub fn unsqueeze(&self, dim: i64) -> Tensor {
         record(Op::Unsqueeze { dim }, vec![t(self)], None)
     }
@@ -411,18 +434,27 @@ impl Tensor {
         )
     }
 
+    /// `x.select(dim, index)`: the slice at `index` along `dim`, as a view
+    /// without that dim (a negative `index` counts from the end).
     pub fn select(&self, dim: i64, index: i64) -> Tensor {
         record(Op::Select { dim, index }, vec![t(self)], None)
     }
 
+    /// `x.flatten(start_dim, end_dim)`: the dims from `start_dim` to
+    /// `end_dim` (inclusive) as one; a view where the strides allow one,
+    /// else a copy.
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Tensor {
         record(Op::Flatten { start_dim, end_dim }, vec![t(self)], None)
     }
 
+    /// `x.contiguous()`: the tensor itself when it is row-major, else a
+    /// row-major copy.
     pub fn contiguous(&self) -> Tensor {
         self.contiguous_in(MemoryFormat::Contiguous)
     }
 
+    /// `x.contiguous(memory_format=...)`: the tensor itself when it is
+    /// already laid out in that format, else a copy laid out in it.
     pub fn contiguous_in(&self, memory_format: MemoryFormat) -> Tensor {
         record(Op::Contiguous { memory_format }, vec![t(self)], None)
     }
@@ -499,11 +531,15 @@ impl Tensor {
     }
 }
 
-/// The two results of an op that has two.
-fn pair(mut results: Vec<Tensor>) -> (Tensor, Tensor) {
-    let second = results.pop().unwrap_or_else(|| Tensor::poisoned(0));
-    let first = results.pop().unwrap_or_else(|| second.clone());
-    (first, second)
+/// The two results of an op that has two (`record_all` gives as many as
+/// it is asked for, poisoned when the op failed).
+fn pair(results: Vec<Tensor>) -> (Tensor, Tensor) {
+    let mut results = results.into_iter();
+    match (results.next(), results.next()) {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) => (a.clone(), a),
+        _ => (Tensor::poisoned(0), Tensor::poisoned(0)),
+    }
 }
 
 /// `torch.stack(tensors, dim)`.

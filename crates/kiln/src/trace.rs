@@ -47,16 +47,22 @@ impl TensorSpec {
         }
     }
 
+    /// Puts the input on `device` (otherwise: the default device in effect
+    /// when the spec is traced).
     pub fn device(mut self, device: Device) -> TensorSpec {
         self.device = Some(device);
         self
     }
 
+    /// Lays the input out in a memory format (contiguous unless set),
+    /// replacing strides given before.
     pub fn memory_format(mut self, format: MemoryFormat) -> TensorSpec {
         self.layout = SpecLayout::Format(format);
         self
     }
 
+    /// Lays the input out with explicit strides, in elements (one per dim),
+    /// replacing a memory format given before.
     pub fn strides(mut self, strides: impl Into<Vec<i64>>) -> TensorSpec {
         self.layout = SpecLayout::Strides(strides.into());
         self
@@ -289,6 +295,7 @@ impl From<kiln_ir::Scalar> for Input {
 
 /// What a traced closure returns: one tensor or several.
 pub trait IntoOutputs {
+    /// The tensors, in return order.
     fn into_outputs(self) -> Vec<Tensor>;
 }
 
@@ -333,10 +340,12 @@ pub struct Traced {
 }
 
 impl Traced {
+    /// The traced module (no passes have run on it).
     pub fn module(&self) -> &Module {
         &self.module
     }
 
+    /// The traced module, by value.
     pub fn into_module(self) -> Module {
         self.module
     }

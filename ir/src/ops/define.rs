@@ -279,8 +279,10 @@ macro_rules! __attr_print {
 /// Declares the enum of a family's members: each member's `.kir` name (the
 /// lower-case identifier in parentheses, with the value of a selector
 /// attribute where several members share a name) and its const
-/// definition. The table macro is exported as `$table!` so that other
-/// crates can generate code from the same rows (the tracing API's methods).
+/// definition. The table writes the rows of the primitive pointwise
+/// families inside exported callback macros (`unary_ops!`, `binary_ops!`)
+/// that invoke this one, so that other crates generate code from the same
+/// rows (the tracing API's methods).
 macro_rules! define_kind {
     (
         $(#[doc = $edoc:literal])*

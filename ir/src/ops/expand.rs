@@ -269,6 +269,54 @@ pub fn silu(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<
     })
 }
 
+/// `softplus`: `x·beta > threshold ? x : log1p(exp(x·beta)) / beta`, in
+/// opmath (PyTorch's CPU kernel).
+pub fn softplus(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::Softplus { beta, threshold } = op else {
+        return Ok(None);
+    };
+    let (beta, threshold) = (Operand::Scalar(*beta), Operand::Scalar(*threshold));
+    in_opmath(e, operands, |e, xf| {
+        let scaled = e.binary(BinaryOp::Mul, xf, beta)?;
+        let linear = e.binary(BinaryOp::Gt, scaled, threshold)?;
+        let ex = e.unary(UnaryOp::Exp, scaled)?;
+        let soft = e.unary(UnaryOp::Log1p, ex)?;
+        let soft = e.binary(BinaryOp::Div, soft, beta)?;
+        e.push(
+            Op::Where,
+            vec![
+                Operand::Value(linear),
+                Operand::Value(xf),
+                Operand::Value(soft),
+            ],
+        )
+    })
+}
+
+/// `hardswish`: `x · min(max(x + 3, 0), 6) / 6`, in opmath.
+pub fn hardswish(
+    e: &mut Emitter<'_>,
+    _: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    in_opmath(e, operands, |e, xf| {
+        let shifted = e.binary(BinaryOp::Add, xf, f(3.0))?;
+        let clamped = e.push(
+            Op::Clamp {
+                min: Some(Scalar::Float(0.0)),
+                max: Some(Scalar::Float(6.0)),
+            },
+            vec![Operand::Value(shifted)],
+        )?;
+        let scaled = e.binary(BinaryOp::Mul, xf, clamped)?;
+        e.binary(BinaryOp::Div, scaled, f(6.0))
+    })
+}
+
 /// `sigmoid`: `1 / (1 + exp(-x))`.
 pub fn sigmoid(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
     in_opmath(e, operands, |e, xf| {
@@ -314,6 +362,40 @@ pub fn mean(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option
     let s = e.reduce(ReduceOp::Sum, xd, dims, *keepdim, Some(acc))?;
     let m = e.binary(BinaryOp::Div, s, Operand::Scalar(Scalar::Int(count)))?;
     one(e.cast(m, d)?)
+}
+
+/// `any`: a sum of the input as bool, in bool (the or of its truth
+/// values: false for no elements); `all`: not any of not; uint8 results
+/// for uint8 inputs.
+pub fn any_all(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let (all, dims, keepdim) = match op {
+        Op::Any { dims, keepdim } => (false, dims, *keepdim),
+        Op::All { dims, keepdim } => (true, dims, *keepdim),
+        _ => return Ok(None),
+    };
+    let x = input(operands)?;
+    let result = if e.ty(x).dtype == DType::U8 {
+        DType::U8
+    } else {
+        DType::Bool
+    };
+    let mut truth = e.cast(x, DType::Bool)?;
+    if all {
+        truth = e.unary(UnaryOp::LogicalNot, truth)?;
+    }
+    let mut folded = e.push(
+        Op::Reduce {
+            op: ReduceOp::Sum,
+            dims: dims.clone(),
+            keepdim,
+            dtype: Some(DType::Bool),
+        },
+        vec![Operand::Value(truth)],
+    )?;
+    if all {
+        folded = e.unary(UnaryOp::LogicalNot, folded)?;
+    }
+    one(e.cast(folded, result)?)
 }
 
 /// `clamp`: `minimum(maximum(x, min), max)`, each bound converted to the

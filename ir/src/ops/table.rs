@@ -51,6 +51,10 @@ macro_rules! unary_ops {
                 Log(log) => UnaryDef::transcendental("log_vml_cpu").traits(Traits::APPROXIMATE),
                 /// `torch.log2`.
                 Log2(log2) => UnaryDef::transcendental("log2_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.log1p`: `log(1 + x)`, accurate near 0.
+                Log1p(log1p) => UnaryDef::transcendental("log1p_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.expm1`: `exp(x) - 1`, accurate near 0.
+                Expm1(expm1) => UnaryDef::transcendental("expm1_vml_cpu").traits(Traits::APPROXIMATE),
                 /// `torch.sqrt`.
                 Sqrt(sqrt) => UnaryDef::transcendental("sqrt_vml_cpu"),
                 /// `torch.rsqrt`: `1 / sqrt(x)`, two roundings.
@@ -167,7 +171,7 @@ macro_rules! binary_ops {
                 /// `torch.eq`.
                 Eq(eq) => BinaryDef::comparison("eq_cpu", S::ALL).commutative(),
                 /// `torch.ne`.
-                Ne(ne) => BinaryDef::comparison("eq_cpu", S::ALL).commutative(),
+                Ne(ne) => BinaryDef::comparison("ne_cpu", S::ALL).commutative(),
                 /// `torch.lt`.
                 Lt(lt) => BinaryDef::comparison("lt_cpu", S::REAL_NUMBERS.union(S::BOOL)),
                 /// `torch.le`.
@@ -284,6 +288,12 @@ define_ops! {
         => reduction(infer::mean, Cost::Reduction)
             .kernel(fixed("sum_cpu", S::SUMMABLE))
             .expand(expand::mean);
+    /// `torch.any`: whether some element is nonzero (NaN is).
+    Any "any" { dims: Option<Vec<i64>> = None, keepdim: bool = false } (input: Tensor)
+        => reduction(infer::any_all, Cost::Reduction).expand(expand::any_all);
+    /// `torch.all`: whether every element is nonzero.
+    All "all" { dims: Option<Vec<i64>> = None, keepdim: bool = false } (input: Tensor)
+        => reduction(infer::any_all, Cost::Reduction).expand(expand::any_all);
     /// A primitive index reduction (`argmax`, `argmin`).
     ArgReduce { #[kind] op: ArgReduceOp, dim: Option<i64> = None, keepdim: bool = false } (input: Tensor)
         => reduction(infer::arg_reduce, Cost::Reduction)
@@ -317,6 +327,18 @@ define_ops! {
             .traits(Traits::APPROXIMATE)
             .kernel(fixed("silu_cpu", S::FLOATS_COMPLEX))
             .expand(expand::silu);
+    /// `torch.nn.functional.softplus`: `log(1 + exp(beta·x)) / beta`, or `x`
+    /// where `beta·x > threshold`.
+    Softplus "softplus" { beta: Scalar = Scalar::Int(1), threshold: Scalar = Scalar::Int(20) } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("softplus_cpu", S::FLOATS))
+            .expand(expand::softplus);
+    /// `torch.nn.functional.hardswish`: `x · relu6(x + 3) / 6`.
+    Hardswish "hardswish" (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Cheap)
+            .kernel(fixed("hardswish_cpu", S::FLOATS))
+            .expand(expand::hardswish);
     /// `torch.sigmoid`.
     Sigmoid "sigmoid" (input: Tensor)
         => pointwise(infer::int_to_float, Cost::Costly)
@@ -465,7 +487,7 @@ mod tests {
 
     #[test]
     fn families_cover_their_members() {
-        assert_eq!(UnaryOp::ALL.len(), 21);
+        assert_eq!(UnaryOp::ALL.len(), 23);
         assert_eq!(BinaryOp::ALL.len(), 22);
         assert_eq!(UnaryOp::Exp.def().kernel.name, "exp_vml_cpu");
         let _: Result<()> = Ok(());

@@ -13,7 +13,7 @@
 use kiln_ir::{BinaryOp, DType, Error, ErrorKind, PowForm, Result, Scalar, UnaryOp};
 use num_traits::Float;
 
-use crate::convert::{V, wrap_int};
+use crate::convert::{Elem, wrap_int};
 
 fn zero_division() -> Error {
     Error::new(ErrorKind::Runtime, "ZeroDivisionError")
@@ -81,6 +81,8 @@ fn float_min(a: f64, b: f64) -> f64 {
     }
 }
 
+/// PyTorch's integer power, wrapping: `base ** exp` by squaring, and for a
+/// negative exponent `1 / base^|exp|` truncated (0 unless |base| is 1).
 pub fn int_pow(base: i128, exp: i128) -> i128 {
     if exp < 0 {
         // PyTorch's integer power: 1/b^|e| truncated.
@@ -110,13 +112,13 @@ pub fn int_pow(base: i128, exp: i128) -> i128 {
 }
 
 // Complex helpers on (re, im).
-type C = (f64, f64);
+type Complex = (f64, f64);
 
-fn c_mul(a: C, b: C) -> C {
+fn c_mul(a: Complex, b: Complex) -> Complex {
     (a.0 * b.0 - a.1 * b.1, a.0 * b.1 + a.1 * b.0)
 }
 
-fn c_div(a: C, b: C) -> C {
+fn c_div(a: Complex, b: Complex) -> Complex {
     // Smith's algorithm, as std::complex division.
     if b.1.abs() <= b.0.abs() {
         let r = b.1 / b.0;
@@ -129,16 +131,16 @@ fn c_div(a: C, b: C) -> C {
     }
 }
 
-fn c_exp(a: C) -> C {
+fn c_exp(a: Complex) -> Complex {
     let e = a.0.exp();
     (e * a.1.cos(), e * a.1.sin())
 }
 
-fn c_log(a: C) -> C {
+fn c_log(a: Complex) -> Complex {
     (a.0.hypot(a.1).ln(), a.1.atan2(a.0))
 }
 
-fn c_sqrt(a: C) -> C {
+fn c_sqrt(a: Complex) -> Complex {
     // Without cancellation: take the root of the larger part first.
     let (re, im) = a;
     if re == 0.0 && im == 0.0 {
@@ -152,7 +154,7 @@ fn c_sqrt(a: C) -> C {
     }
 }
 
-fn c_pow(a: C, b: C) -> C {
+fn c_pow(a: Complex, b: Complex) -> Complex {
     // A zero base follows glibc's cpow (what PyTorch calls): exp(b·log 0).
     if a.0 == 0.0 && a.1 == 0.0 {
         return match b.0.partial_cmp(&0.0) {
@@ -191,11 +193,13 @@ pub fn exp_f32(x: f32) -> f32 {
     p * pow2(n1) * pow2(n2)
 }
 
-/// Beyond these, e^x is inf or 0 in f32 (clamping keeps 2^n finite).
+/// Above this, e^x is inf in f32 (clamping keeps 2^n finite).
 pub const EXP_F32_HI: f32 = 89.0;
+/// Below this, e^x is 0 in f32.
 pub const EXP_F32_LO: f32 = -104.0;
-/// ln 2 split so that n·`EXP_F32_LN2_HI` is exact.
+/// ln 2's leading bits, so that n·`EXP_F32_LN2_HI` is exact.
 pub const EXP_F32_LN2_HI: f32 = 0.693_359_4;
+/// ln 2 minus [`EXP_F32_LN2_HI`].
 pub const EXP_F32_LN2_LO: f32 = -2.121_944_4e-4;
 /// Coefficients of r^5 .. r^2 and the r^2 term's constant (Cephes `expf`).
 pub const EXP_F32_POLY: [f32; 6] = [
@@ -210,49 +214,49 @@ pub const EXP_F32_POLY: [f32; 6] = [
 /// A float function of floats and complex numbers (`None`: not defined
 /// for complex).
 fn analytic(
-    x: V,
+    x: Elem,
     op: UnaryOp,
     real: impl Fn(f64) -> f64,
-    complex: Option<fn(C) -> C>,
-) -> Result<V> {
+    complex: Option<fn(Complex) -> Complex>,
+) -> Result<Elem> {
     match (x, complex) {
-        (V::F(f), _) => Ok(V::F(real(f))),
-        (V::C(re, im), Some(c)) => {
+        (Elem::F(f), _) => Ok(Elem::F(real(f))),
+        (Elem::C(re, im), Some(c)) => {
             let (r, i) = c((re, im));
-            Ok(V::C(r, i))
+            Ok(Elem::C(r, i))
         }
         (other, _) => Err(unsupported_value(op.name(), other)),
     }
 }
 
-fn unsupported_value(op: &str, x: V) -> Error {
+fn unsupported_value(op: &str, x: Elem) -> Error {
     let dtype = match x {
-        V::B(_) => DType::Bool,
-        V::I(_) => DType::I64,
-        V::F(_) => DType::F64,
-        V::C(..) => DType::C128,
+        Elem::B(_) => DType::Bool,
+        Elem::I(_) => DType::I64,
+        Elem::F(_) => DType::F64,
+        Elem::C(..) => DType::C128,
     };
     unsupported(op, dtype)
 }
 
 /// A unary op on a value already converted to the computation dtype: the
 /// reference semantics of every primitive unary op, one arm each.
-pub fn unary(op: UnaryOp, x: V, compute: DType) -> Result<V> {
+pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
     use UnaryOp::*;
     // Ops that round several times do so in the opmath precision.
     let single = compute.opmath() == DType::F32;
     let r = match op {
         Neg => match x {
-            V::F(f) => V::F(-f),
-            V::I(i) => V::I(-i),
-            V::C(re, im) => V::C(-re, -im),
-            V::B(_) => return Err(unsupported_value(op.name(), x)),
+            Elem::F(f) => Elem::F(-f),
+            Elem::I(i) => Elem::I(-i),
+            Elem::C(re, im) => Elem::C(-re, -im),
+            Elem::B(_) => return Err(unsupported_value(op.name(), x)),
         },
         Abs => match x {
-            V::F(f) => V::F(f.abs()),
-            V::I(i) => V::I(i.abs()),
-            V::C(re, im) => V::F(re.hypot(im)),
-            V::B(b) => V::B(b),
+            Elem::F(f) => Elem::F(f.abs()),
+            Elem::I(i) => Elem::I(i.abs()),
+            Elem::C(re, im) => Elem::F(re.hypot(im)),
+            Elem::B(b) => Elem::B(b),
         },
         Exp if single => analytic(x, op, |f| exp_f32(f as f32) as f64, None)?,
         Exp => analytic(x, op, f64::exp, Some(c_exp))?,
@@ -264,6 +268,16 @@ pub fn unary(op: UnaryOp, x: V, compute: DType) -> Result<V> {
             Some(|c| {
                 let (r, i) = c_log(c);
                 (r / std::f64::consts::LN_2, i / std::f64::consts::LN_2)
+            }),
+        )?,
+        Log1p => analytic(x, op, f64::ln_1p, Some(|(re, im)| c_log((1.0 + re, im))))?,
+        Expm1 => analytic(
+            x,
+            op,
+            f64::exp_m1,
+            Some(|c| {
+                let (re, im) = c_exp(c);
+                (re - 1.0, im)
             }),
         )?,
         Sqrt => analytic(x, op, f64::sqrt, Some(c_sqrt))?,
@@ -298,63 +312,63 @@ pub fn unary(op: UnaryOp, x: V, compute: DType) -> Result<V> {
             }),
         )?,
         Relu => match x {
-            V::F(f) => V::F(if f.is_nan() || f >= 0.0 { f } else { 0.0 }),
-            V::I(i) => V::I(i.max(0)),
-            V::B(b) => V::B(b),
-            V::C(..) => return Err(unsupported_value(op.name(), x)),
+            Elem::F(f) => Elem::F(if f.is_nan() || f >= 0.0 { f } else { 0.0 }),
+            Elem::I(i) => Elem::I(i.max(0)),
+            Elem::B(b) => Elem::B(b),
+            Elem::C(..) => return Err(unsupported_value(op.name(), x)),
         },
         Erf => analytic(x, op, libm::erf, None)?,
         Floor | Ceil | Round | Trunc => match x {
-            V::F(f) => V::F(match op {
+            Elem::F(f) => Elem::F(match op {
                 Floor => f.floor(),
                 Ceil => f.ceil(),
                 Round => f.round_ties_even(),
                 _ => f.trunc(),
             }),
             // Integers (and bool) are their own rounding.
-            V::I(_) | V::B(_) => x,
-            V::C(..) => return Err(unsupported_value(op.name(), x)),
+            Elem::I(_) | Elem::B(_) => x,
+            Elem::C(..) => return Err(unsupported_value(op.name(), x)),
         },
         Sign => match x {
-            V::F(f) => V::F(((0.0 < f) as i32 - (f < 0.0) as i32) as f64),
-            V::I(i) => V::I(i.signum()),
-            V::B(b) => V::B(b),
-            V::C(..) => return Err(unsupported_value(op.name(), x)),
+            Elem::F(f) => Elem::F(((0.0 < f) as i32 - (f < 0.0) as i32) as f64),
+            Elem::I(i) => Elem::I(i.signum()),
+            Elem::B(b) => Elem::B(b),
+            Elem::C(..) => return Err(unsupported_value(op.name(), x)),
         },
         Reciprocal => analytic(x, op, |f| 1.0 / f, Some(|c| c_div((1.0, 0.0), c)))?,
-        LogicalNot => V::B(!x.truthy()),
+        LogicalNot => Elem::B(!x.truthy()),
         BitwiseNot => match x {
-            V::I(i) => V::I(!i),
-            V::B(b) => V::B(!b),
+            Elem::I(i) => Elem::I(!i),
+            Elem::B(b) => Elem::B(!b),
             _ => return Err(unsupported_value(op.name(), x)),
         },
-        Isnan => V::B(match x {
-            V::F(f) => f.is_nan(),
-            V::C(re, im) => re.is_nan() || im.is_nan(),
-            V::I(_) | V::B(_) => false,
+        Isnan => Elem::B(match x {
+            Elem::F(f) => f.is_nan(),
+            Elem::C(re, im) => re.is_nan() || im.is_nan(),
+            Elem::I(_) | Elem::B(_) => false,
         }),
     };
     Ok(match r {
-        V::I(i) => V::I(wrap_int(i, compute)),
+        Elem::I(i) => Elem::I(wrap_int(i, compute)),
         other => other,
     })
 }
 
 /// `pow(tensor, scalar)` in the form [`kiln_ir::Op::pow_scalar_form`] picks.
-pub fn pow_scalar(x: V, e: V, exponent: Scalar, compute: DType) -> Result<V> {
-    let is_float = matches!(x, V::F(_) | V::C(..));
+pub fn pow_scalar(x: Elem, e: Elem, exponent: Scalar, compute: DType) -> Result<Elem> {
+    let is_float = matches!(x, Elem::F(_) | Elem::C(..));
     // Each product rounds to the opmath precision, as PyTorch's kernel
     // computes `x * x * x` in opmath_t.
-    let mul = |a: V, b: V| {
+    let mul = |a: Elem, b: Elem| {
         binary(BinaryOp::Mul, a, b, compute).map(|p| crate::convert::convert(p, compute.opmath()))
     };
     match kiln_ir::Op::pow_scalar_form(exponent, is_float) {
         PowForm::Identity => Ok(x),
         PowForm::One => Ok(match x {
-            V::C(..) => V::C(1.0, 0.0),
-            V::F(_) => V::F(1.0),
-            V::B(_) => V::B(true),
-            V::I(_) => V::I(1),
+            Elem::C(..) => Elem::C(1.0, 0.0),
+            Elem::F(_) => Elem::F(1.0),
+            Elem::B(_) => Elem::B(true),
+            Elem::I(_) => Elem::I(1),
         }),
         PowForm::Square => mul(x, x),
         PowForm::Cube => mul(mul(x, x)?, x),
@@ -372,25 +386,25 @@ struct Arith {
     float: fn(f64, f64) -> f64,
     int: fn(i128, i128) -> Option<i128>,
     bool: Option<fn(bool, bool) -> bool>,
-    complex: Option<fn(C, C) -> C>,
+    complex: Option<fn(Complex, Complex) -> Complex>,
 }
 
 impl Arith {
-    fn apply(&self, op: BinaryOp, a: V, b: V, compute: DType) -> Result<V> {
+    fn apply(&self, op: BinaryOp, a: Elem, b: Elem, compute: DType) -> Result<Elem> {
         match (a, b) {
-            (V::F(x), V::F(y)) => Ok(V::F((self.float)(x, y))),
-            (V::I(x), V::I(y)) => match (self.int)(x, y) {
-                Some(r) => Ok(V::I(wrap_int(r, compute))),
+            (Elem::F(x), Elem::F(y)) => Ok(Elem::F((self.float)(x, y))),
+            (Elem::I(x), Elem::I(y)) => match (self.int)(x, y) {
+                Some(r) => Ok(Elem::I(wrap_int(r, compute))),
                 None => Err(zero_division()),
             },
-            (V::B(x), V::B(y)) => match self.bool {
-                Some(f) => Ok(V::B(f(x, y))),
+            (Elem::B(x), Elem::B(y)) => match self.bool {
+                Some(f) => Ok(Elem::B(f(x, y))),
                 None => Err(unsupported(op.name(), compute)),
             },
-            (V::C(ar, ai), V::C(br, bi)) => match self.complex {
+            (Elem::C(ar, ai), Elem::C(br, bi)) => match self.complex {
                 Some(f) => {
                     let (r, i) = f((ar, ai), (br, bi));
-                    Ok(V::C(r, i))
+                    Ok(Elem::C(r, i))
                 }
                 None => Err(unsupported(op.name(), compute)),
             },
@@ -405,12 +419,14 @@ impl Arith {
     }
 }
 
-fn ordering(a: V, b: V) -> Option<std::cmp::Ordering> {
+fn ordering(a: Elem, b: Elem) -> Option<std::cmp::Ordering> {
     match (a, b) {
-        (V::F(x), V::F(y)) => x.partial_cmp(&y),
-        (V::I(x), V::I(y)) => Some(x.cmp(&y)),
-        (V::B(x), V::B(y)) => Some(x.cmp(&y)),
-        (V::C(ar, ai), V::C(br, bi)) => (ar == br && ai == bi).then_some(std::cmp::Ordering::Equal),
+        (Elem::F(x), Elem::F(y)) => x.partial_cmp(&y),
+        (Elem::I(x), Elem::I(y)) => Some(x.cmp(&y)),
+        (Elem::B(x), Elem::B(y)) => Some(x.cmp(&y)),
+        (Elem::C(ar, ai), Elem::C(br, bi)) => {
+            (ar == br && ai == bi).then_some(std::cmp::Ordering::Equal)
+        }
         _ => None,
     }
 }
@@ -418,7 +434,7 @@ fn ordering(a: V, b: V) -> Option<std::cmp::Ordering> {
 /// A binary op on values already converted to the computation dtype (the
 /// operands of logical ops keep theirs: only truthiness counts): the
 /// reference semantics of every primitive binary op, one arm each.
-pub fn binary(op: BinaryOp, a: V, b: V, compute: DType) -> Result<V> {
+pub fn binary(op: BinaryOp, a: Elem, b: Elem, compute: DType) -> Result<Elem> {
     use BinaryOp::*;
     use std::cmp::Ordering::*;
     // Ops that round several times do so in the opmath precision.
@@ -447,7 +463,7 @@ pub fn binary(op: BinaryOp, a: V, b: V, compute: DType) -> Result<V> {
         }
         .apply(op, a, b, compute),
         Div => match (a, b) {
-            (V::I(x), V::I(y)) => Ok(V::F(x as f64 / y as f64)),
+            (Elem::I(x), Elem::I(y)) => Ok(Elem::F(x as f64 / y as f64)),
             _ => Arith {
                 float: |x, y| x / y,
                 int: |_, _| None,
@@ -523,16 +539,16 @@ pub fn binary(op: BinaryOp, a: V, b: V, compute: DType) -> Result<V> {
             complex: None,
         }
         .apply(op, a, b, compute),
-        Eq => Ok(V::B(ordering(a, b) == Some(Equal))),
-        Ne => Ok(V::B(ordering(a, b) != Some(Equal))),
-        Lt | Le | Gt | Ge if matches!(a, V::C(..)) => complex_order(),
-        Lt => Ok(V::B(ordering(a, b) == Some(Less))),
-        Le => Ok(V::B(matches!(ordering(a, b), Some(Less | Equal)))),
-        Gt => Ok(V::B(ordering(a, b) == Some(Greater))),
-        Ge => Ok(V::B(matches!(ordering(a, b), Some(Greater | Equal)))),
-        LogicalAnd => Ok(V::B(a.truthy() && b.truthy())),
-        LogicalOr => Ok(V::B(a.truthy() || b.truthy())),
-        LogicalXor => Ok(V::B(a.truthy() != b.truthy())),
+        Eq => Ok(Elem::B(ordering(a, b) == Some(Equal))),
+        Ne => Ok(Elem::B(ordering(a, b) != Some(Equal))),
+        Lt | Le | Gt | Ge if matches!(a, Elem::C(..)) => complex_order(),
+        Lt => Ok(Elem::B(ordering(a, b) == Some(Less))),
+        Le => Ok(Elem::B(matches!(ordering(a, b), Some(Less | Equal)))),
+        Gt => Ok(Elem::B(ordering(a, b) == Some(Greater))),
+        Ge => Ok(Elem::B(matches!(ordering(a, b), Some(Greater | Equal)))),
+        LogicalAnd => Ok(Elem::B(a.truthy() && b.truthy())),
+        LogicalOr => Ok(Elem::B(a.truthy() || b.truthy())),
+        LogicalXor => Ok(Elem::B(a.truthy() != b.truthy())),
         BitwiseAnd => bitwise(op, a, b, compute, |x, y| x & y),
         BitwiseOr => bitwise(op, a, b, compute, |x, y| x | y),
         BitwiseXor => bitwise(op, a, b, compute, |x, y| x ^ y),
@@ -540,10 +556,16 @@ pub fn binary(op: BinaryOp, a: V, b: V, compute: DType) -> Result<V> {
 }
 
 /// A bitwise op on integers (wrapped) or bools.
-fn bitwise(op: BinaryOp, a: V, b: V, compute: DType, f: fn(i128, i128) -> i128) -> Result<V> {
+fn bitwise(
+    op: BinaryOp,
+    a: Elem,
+    b: Elem,
+    compute: DType,
+    f: fn(i128, i128) -> i128,
+) -> Result<Elem> {
     match (a, b) {
-        (V::I(x), V::I(y)) => Ok(V::I(wrap_int(f(x, y), compute))),
-        (V::B(x), V::B(y)) => Ok(V::B(f(x as i128, y as i128) != 0)),
+        (Elem::I(x), Elem::I(y)) => Ok(Elem::I(wrap_int(f(x, y), compute))),
+        (Elem::B(x), Elem::B(y)) => Ok(Elem::B(f(x as i128, y as i128) != 0)),
         _ => Err(unsupported(op.name(), compute)),
     }
 }
@@ -593,21 +615,21 @@ mod tests {
         assert_eq!(int_pow(2, -1), 0);
         assert_eq!(int_pow(-1, -3), -1);
         assert_eq!(
-            binary(BinaryOp::DivFloor, V::I(-7), V::I(2), DType::I64).unwrap(),
-            V::I(-4)
+            binary(BinaryOp::DivFloor, Elem::I(-7), Elem::I(2), DType::I64).unwrap(),
+            Elem::I(-4)
         );
         assert_eq!(
-            binary(BinaryOp::Remainder, V::I(3), V::I(-2), DType::I64).unwrap(),
-            V::I(-1)
+            binary(BinaryOp::Remainder, Elem::I(3), Elem::I(-2), DType::I64).unwrap(),
+            Elem::I(-1)
         );
-        assert!(binary(BinaryOp::DivTrunc, V::I(1), V::I(0), DType::I64).is_err());
+        assert!(binary(BinaryOp::DivTrunc, Elem::I(1), Elem::I(0), DType::I64).is_err());
         assert_eq!(
-            unary(UnaryOp::Sign, V::F(f64::NAN), DType::F32).unwrap(),
-            V::F(0.0)
+            unary(UnaryOp::Sign, Elem::F(f64::NAN), DType::F32).unwrap(),
+            Elem::F(0.0)
         );
         assert_eq!(
-            unary(UnaryOp::Abs, V::I(-128), DType::I8).unwrap(),
-            V::I(-128)
+            unary(UnaryOp::Abs, Elem::I(-128), DType::I8).unwrap(),
+            Elem::I(-128)
         );
     }
 }

@@ -23,10 +23,10 @@ use kiln_ir::ops::expand::{Emitter, expand};
 use kiln_ir::{DType, Error, ErrorKind, Module, Op, Result, TensorType};
 
 use crate::backend::{bind_inputs, check_runnable};
-use crate::convert::{V, convert, load, store};
+use crate::convert::{Elem, convert, load, store};
 use crate::tensor::Tensor;
 
-pub use reduce::{arg_reduce, matmul, reduce};
+use reduce::{arg_reduce, matmul, reduce};
 
 /// Runs the entry function of `module` (`@main`, or the only one).
 pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
@@ -35,7 +35,7 @@ pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
 
 /// Rounds an exact result as PyTorch's kernels do: to the opmath precision
 /// of the result dtype, then (on store) to the result dtype.
-pub fn round_result(v: V, dtype: DType) -> V {
+pub(crate) fn round_result(v: Elem, dtype: DType) -> Elem {
     convert(convert(v, dtype.opmath()), dtype)
 }
 
@@ -81,7 +81,7 @@ pub fn run_func(func: &Func, ctx: &InferCtx, inputs: &[Tensor]) -> Result<Vec<Te
 /// One operand of an instruction at run time.
 enum Arg<'a> {
     Tensor(&'a Tensor),
-    Scalar(V),
+    Scalar(Elem),
     None,
 }
 
@@ -127,7 +127,7 @@ fn execute(
         .iter()
         .zip(tensors)
         .map(|(o, t)| match (o, t) {
-            (Operand::Scalar(s), _) => Arg::Scalar(V::from_scalar(*s)),
+            (Operand::Scalar(s), _) => Arg::Scalar(Elem::from_scalar(*s)),
             (Operand::None, _) => Arg::None,
             (_, Some(t)) => Arg::Tensor(t),
             _ => unreachable!("value operands have tensors"),
@@ -195,14 +195,14 @@ fn execute(
         Op::Matmul => matmul(tensor(&args[0]), tensor(&args[1]), out_ty, &strides)?,
         Op::Cat { dim } => cat(&args, *dim, out_ty, &strides)?,
         Op::Full { value, .. } => fill(out_ty, &strides, |_| {
-            convert(V::from_scalar(*value), out_ty.dtype)
+            convert(Elem::from_scalar(*value), out_ty.dtype)
         })?,
         Op::Arange { start, step, .. } => {
-            let (s, st) = (V::from_scalar(*start), V::from_scalar(*step));
+            let (s, st) = (Elem::from_scalar(*start), Elem::from_scalar(*step));
             fill(out_ty, &strides, |i| {
                 match (s, st, out_ty.dtype.is_floating_point()) {
-                    (V::I(a), V::I(b), false) => V::I(a + i as i128 * b),
-                    _ => V::F(s.f64() + i as f64 * st.f64()),
+                    (Elem::I(a), Elem::I(b), false) => Elem::I(a + i as i128 * b),
+                    _ => Elem::F(s.f64() + i as f64 * st.f64()),
                 }
             })?
         }
@@ -262,7 +262,7 @@ fn finish(result: Tensor, strides: &[i64], dtype: DType) -> Result<Tensor> {
 }
 
 /// Writes values in logical order into a fresh tensor.
-fn write_values(out: &mut Tensor, values: impl Iterator<Item = V>) -> Result<()> {
+fn write_values(out: &mut Tensor, values: impl Iterator<Item = Elem>) -> Result<()> {
     let shape = out.shape().to_vec();
     for (index, v) in crate::tensor::Indices::new(&shape).zip(values) {
         out.set(&index, v)?;
@@ -270,7 +270,7 @@ fn write_values(out: &mut Tensor, values: impl Iterator<Item = V>) -> Result<()>
     Ok(())
 }
 
-fn fill(out_ty: &TensorType, strides: &[i64], f: impl Fn(i64) -> V) -> Result<Tensor> {
+fn fill(out_ty: &TensorType, strides: &[i64], f: impl Fn(i64) -> Elem) -> Result<Tensor> {
     let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
     let n = out.numel();
     write_values(&mut out, (0..n).map(f))?;
@@ -351,7 +351,7 @@ fn pointwise(
         .collect();
     starts.push(0);
     // Scalars are converted once, to the precision their op takes them in.
-    let scalars: Vec<Option<V>> = args
+    let scalars: Vec<Option<Elem>> = args
         .iter()
         .zip(operand_dtypes.iter().chain(std::iter::repeat(&None)))
         .map(|(a, d)| match (a, d) {
@@ -362,13 +362,13 @@ fn pointwise(
         .collect();
     let storages: Vec<&[u8]> = tensors.iter().map(|t| t.storage().bytes()).collect();
     let out_bytes = out.bytes_mut()?;
-    let mut operands: Vec<V> = Vec::with_capacity(args.len());
+    let mut operands: Vec<Elem> = Vec::with_capacity(args.len());
     walk(shape, &all_strides, &starts, |offsets| {
         operands.clear();
         let mut next_tensor = 0;
         for (k, a) in args.iter().enumerate() {
             let v = match a {
-                Arg::Scalar(_) | Arg::None => scalars[k].unwrap_or(V::B(false)),
+                Arg::Scalar(_) | Arg::None => scalars[k].unwrap_or(Elem::B(false)),
                 Arg::Tensor(t) => {
                     let o = offsets[next_tensor] as usize;
                     next_tensor += 1;

@@ -10,7 +10,7 @@ use kiln_ir::view::{broadcast_shapes, wrap_dim};
 use kiln_ir::{ArgReduceOp, DType, Error, ErrorKind, ReduceOp, Result, TensorType};
 
 use super::round_result;
-use crate::convert::{V, convert, wrap_int};
+use crate::convert::{Elem, convert, wrap_int};
 use crate::tensor::{Indices, Tensor};
 
 /// The output index an input index reduces into.
@@ -29,7 +29,7 @@ fn out_index(index: &[i64], reduced: &[bool], keepdim: bool) -> Vec<i64> {
 /// The reference arithmetic of every fold, one arm each: floats exactly
 /// in f64 (rounded once at the end), integers wrapping in the computation
 /// dtype, NaN propagating through max and min.
-fn fold(f: Fold, acc: V, x: V, compute: DType) -> V {
+fn fold(f: Fold, acc: Elem, x: Elem, compute: DType) -> Elem {
     let nan_or = |a: f64, b: f64, pick: fn(f64, f64) -> f64| {
         if a.is_nan() || b.is_nan() {
             f64::NAN
@@ -38,18 +38,20 @@ fn fold(f: Fold, acc: V, x: V, compute: DType) -> V {
         }
     };
     match (f, acc, x) {
-        (Fold::Sum, V::F(a), V::F(b)) => V::F(a + b),
-        (Fold::Sum, V::C(ar, ai), V::C(br, bi)) => V::C(ar + br, ai + bi),
-        (Fold::Sum, V::I(a), V::I(b)) => V::I(wrap_int(a.wrapping_add(b), compute)),
-        (Fold::Prod, V::F(a), V::F(b)) => V::F(a * b),
-        (Fold::Prod, V::C(ar, ai), V::C(br, bi)) => V::C(ar * br - ai * bi, ar * bi + ai * br),
-        (Fold::Prod, V::I(a), V::I(b)) => V::I(wrap_int(a.wrapping_mul(b), compute)),
-        (Fold::Max, V::F(a), V::F(b)) => V::F(nan_or(a, b, f64::max)),
-        (Fold::Max, V::I(a), V::I(b)) => V::I(a.max(b)),
-        (Fold::Min, V::F(a), V::F(b)) => V::F(nan_or(a, b, f64::min)),
-        (Fold::Min, V::I(a), V::I(b)) => V::I(a.min(b)),
-        (Fold::Or, a, b) => V::B(a.truthy() || b.truthy()),
-        (Fold::And, a, b) => V::B(a.truthy() && b.truthy()),
+        (Fold::Sum, Elem::F(a), Elem::F(b)) => Elem::F(a + b),
+        (Fold::Sum, Elem::C(ar, ai), Elem::C(br, bi)) => Elem::C(ar + br, ai + bi),
+        (Fold::Sum, Elem::I(a), Elem::I(b)) => Elem::I(wrap_int(a.wrapping_add(b), compute)),
+        (Fold::Prod, Elem::F(a), Elem::F(b)) => Elem::F(a * b),
+        (Fold::Prod, Elem::C(ar, ai), Elem::C(br, bi)) => {
+            Elem::C(ar * br - ai * bi, ar * bi + ai * br)
+        }
+        (Fold::Prod, Elem::I(a), Elem::I(b)) => Elem::I(wrap_int(a.wrapping_mul(b), compute)),
+        (Fold::Max, Elem::F(a), Elem::F(b)) => Elem::F(nan_or(a, b, f64::max)),
+        (Fold::Max, Elem::I(a), Elem::I(b)) => Elem::I(a.max(b)),
+        (Fold::Min, Elem::F(a), Elem::F(b)) => Elem::F(nan_or(a, b, f64::min)),
+        (Fold::Min, Elem::I(a), Elem::I(b)) => Elem::I(a.min(b)),
+        (Fold::Or, a, b) => Elem::B(a.truthy() || b.truthy()),
+        (Fold::And, a, b) => Elem::B(a.truthy() && b.truthy()),
         // Inference admits no other pairing.
         (_, a, _) => a,
     }
@@ -71,8 +73,8 @@ pub fn reduce(
     let f = Fold::of(op, compute);
     let out_shape = &out_ty.shape;
     let n_out: i64 = out_shape.iter().product();
-    let identity = convert(V::from_scalar(f.identity(compute)), compute);
-    let mut acc: Vec<V> = vec![identity; n_out as usize];
+    let identity = convert(Elem::from_scalar(f.identity(compute)), compute);
+    let mut acc: Vec<Elem> = vec![identity; n_out as usize];
     let out_strides_c = kiln_ir::layout::contiguous_strides(out_shape);
     let shape = x.shape().to_vec();
     for (index, v) in Indices::new(&shape).zip(x.values()) {
@@ -99,7 +101,7 @@ pub fn arg_reduce(
     out_ty: &TensorType,
     strides: &[i64],
 ) -> Result<Tensor> {
-    let better = |a: V, b: V| -> bool {
+    let better = |a: Elem, b: Elem| -> bool {
         let (a, b) = (a.f64(), b.f64());
         if b.is_nan() {
             return false;
@@ -112,8 +114,8 @@ pub fn arg_reduce(
             ArgReduceOp::Argmin => a < b,
         }
     };
-    let int_better = |a: V, b: V| match (a, b) {
-        (V::I(a), V::I(b)) => match op {
+    let int_better = |a: Elem, b: Elem| match (a, b) {
+        (Elem::I(a), Elem::I(b)) => match op {
             ArgReduceOp::Argmax => a > b,
             ArgReduceOp::Argmin => a < b,
         },
@@ -133,7 +135,7 @@ pub fn arg_reduce(
     let out_shape = &out_ty.shape;
     let out_c = kiln_ir::layout::contiguous_strides(out_shape);
     let n_out: i64 = out_shape.iter().product();
-    let mut best: Vec<Option<(V, i64)>> = vec![None; n_out as usize];
+    let mut best: Vec<Option<(Elem, i64)>> = vec![None; n_out as usize];
     let shape = x.shape().to_vec();
     for (index, v) in Indices::new(&shape).zip(x.values()) {
         let o = out_index(&index, &r, keep);
@@ -155,7 +157,7 @@ pub fn arg_reduce(
     for (index, b) in Indices::new(out_shape).zip(best) {
         let (_, pos) =
             b.ok_or_else(|| Error::new(ErrorKind::Shape, format!("{}: empty input", op.name())))?;
-        out.set(&index, V::I(pos as i128))?;
+        out.set(&index, Elem::I(pos as i128))?;
     }
     Ok(out)
 }
@@ -181,43 +183,44 @@ pub fn matmul(a: &Tensor, b: &Tensor, out_ty: &TensorType, strides: &[i64]) -> R
     let a_batch = &a2[..a2.len() - 2];
     let b_batch = &b2[..b2.len() - 2];
     let compute = dtype.opmath();
-    let read = |t: &Tensor, shape2: &[i64], bidx: &[i64], own_batch: &[i64], i: i64, j: i64| -> V {
-        let off = bidx.len() - own_batch.len();
-        let mut index: Vec<i64> = own_batch
-            .iter()
-            .enumerate()
-            .map(|(d, s)| if *s == 1 { 0 } else { bidx[off + d] })
-            .collect();
-        index.push(i);
-        index.push(j);
-        // Undo the 1-D promotion.
-        let index = if t.shape().len() == 1 {
-            vec![if shape2[0] == 1 { j } else { i }]
-        } else {
-            index
+    let read =
+        |t: &Tensor, shape2: &[i64], bidx: &[i64], own_batch: &[i64], i: i64, j: i64| -> Elem {
+            let off = bidx.len() - own_batch.len();
+            let mut index: Vec<i64> = own_batch
+                .iter()
+                .enumerate()
+                .map(|(d, s)| if *s == 1 { 0 } else { bidx[off + d] })
+                .collect();
+            index.push(i);
+            index.push(j);
+            // Undo the 1-D promotion.
+            let index = if t.shape().len() == 1 {
+                vec![if shape2[0] == 1 { j } else { i }]
+            } else {
+                index
+            };
+            convert(t.get(&index), compute)
         };
-        convert(t.get(&index), compute)
-    };
     let mut values = Vec::new();
     for bidx in Indices::new(&batch) {
         for i in 0..m {
             for j in 0..n {
                 let mut acc = if dtype.is_complex() {
-                    V::C(0.0, 0.0)
+                    Elem::C(0.0, 0.0)
                 } else if dtype.is_integral() || dtype.is_bool() {
-                    V::I(0)
+                    Elem::I(0)
                 } else {
-                    V::F(0.0)
+                    Elem::F(0.0)
                 };
                 for p in 0..k {
                     let x = read(a, &a2, &bidx, a_batch, i, p);
                     let y = read(b, &b2, &bidx, b_batch, p, j);
                     acc = match (acc, x, y) {
-                        (V::F(s), V::F(x), V::F(y)) => V::F(s + x * y),
-                        (V::C(sr, si), V::C(xr, xi), V::C(yr, yi)) => {
-                            V::C(sr + xr * yr - xi * yi, si + xr * yi + xi * yr)
+                        (Elem::F(s), Elem::F(x), Elem::F(y)) => Elem::F(s + x * y),
+                        (Elem::C(sr, si), Elem::C(xr, xi), Elem::C(yr, yi)) => {
+                            Elem::C(sr + xr * yr - xi * yi, si + xr * yi + xi * yr)
                         }
-                        (V::I(s), x, y) => V::I(wrap_int(
+                        (Elem::I(s), x, y) => Elem::I(wrap_int(
                             s.wrapping_add(x.int().wrapping_mul(y.int())),
                             dtype,
                         )),

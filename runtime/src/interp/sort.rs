@@ -8,20 +8,20 @@ use kiln_ir::layout::ResultLayout;
 use kiln_ir::view::wrap_dim;
 use kiln_ir::{Result, TensorType};
 
-use crate::convert::V;
+use crate::convert::Elem;
 use crate::tensor::{Indices, Tensor};
 
 /// The order `sort` and `topk` use: NaN above everything, `-0.0 == 0.0`.
-fn order(a: V, b: V) -> Ordering {
+fn order(a: Elem, b: Elem) -> Ordering {
     match (a, b) {
-        (V::F(x), V::F(y)) => match (x.is_nan(), y.is_nan()) {
+        (Elem::F(x), Elem::F(y)) => match (x.is_nan(), y.is_nan()) {
             (true, true) => Ordering::Equal,
             (true, false) => Ordering::Greater,
             (false, true) => Ordering::Less,
             _ => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
         },
-        (V::I(x), V::I(y)) => x.cmp(&y),
-        (V::B(x), V::B(y)) => x.cmp(&y),
+        (Elem::I(x), Elem::I(y)) => x.cmp(&y),
+        (Elem::B(x), Elem::B(y)) => x.cmp(&y),
         _ => Ordering::Equal,
     }
 }
@@ -46,7 +46,7 @@ fn sorted_rows(
         // A zero-dim tensor is one row of one element.
         if keep != Some(0) {
             outs[0].set(&[], x.get(&[]))?;
-            outs[1].set(&[], V::I(0))?;
+            outs[1].set(&[], Elem::I(0))?;
         }
         return Ok(outs);
     }
@@ -55,7 +55,7 @@ fn sorted_rows(
     let keep = keep.unwrap_or(n);
     let mut row_shape = shape.clone();
     row_shape[d] = 1;
-    let mut row: Vec<(V, i64)> = Vec::with_capacity(n as usize);
+    let mut row: Vec<(Elem, i64)> = Vec::with_capacity(n as usize);
     for start in Indices::new(&row_shape) {
         row.clear();
         let mut index = start.clone();
@@ -72,7 +72,7 @@ fn sorted_rows(
         for (j, (v, i)) in row.iter().take(keep as usize).enumerate() {
             index[d] = j as i64;
             outs[0].set(&index, *v)?;
-            outs[1].set(&index, V::I(*i as i128))?;
+            outs[1].set(&index, Elem::I(*i as i128))?;
         }
     }
     Ok(outs)

@@ -1,9 +1,10 @@
 //! Math that kernels call out for, and the inline f32 exponential.
 //!
 //! Functions without a cheap exact inline form (sin, log, tanh, erf, pow,
-//! floor division, ...) are calls to the very functions the reference
-//! interpreter uses, computed in f64 for f16/bf16/f32 inputs and rounded
-//! once: bit-identical to the interpreter. The f32 exponential is inline
+//! floor division, ...) are calls to the reference interpreter's own
+//! element semantics, computed in f64 for f16/bf16/f32 inputs and rounded
+//! once: bit-identical to the interpreter. Any float unary or binary op
+//! can be computed this way ([`Helper::Unary`], [`Helper::Binary`]). The f32 exponential is inline
 //! (it is what softmax spends its time in): the interpreter's own algorithm,
 //! step for step, in scalar and vector code alike.
 
@@ -11,8 +12,10 @@ use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{AbiParam, InstBuilder, SigRef, Signature, Value, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilder;
+use kiln_ir::{BinaryOp, DType, UnaryOp};
+use kiln_runtime::convert::Elem;
 use kiln_runtime::interp::elementwise::{
-    EXP_F32_HI, EXP_F32_LN2_HI, EXP_F32_LN2_LO, EXP_F32_LO, EXP_F32_POLY, float_div_floor,
+    self, EXP_F32_HI, EXP_F32_LN2_HI, EXP_F32_LN2_LO, EXP_F32_LO, EXP_F32_POLY, float_div_floor,
     float_remainder, int_pow,
 };
 
@@ -21,14 +24,10 @@ use super::values::{Class, Emit, Val, Width};
 /// A function kernels call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Helper {
-    Exp,
-    Log,
-    Log2,
-    Sin,
-    Cos,
-    Tanh,
-    Erf,
-    Pow,
+    /// A float unary op by the interpreter's own function, in f64.
+    Unary(UnaryOp),
+    /// A float binary op by the interpreter's own function, in f64.
+    Binary(BinaryOp),
     DivFloor32,
     DivFloor64,
     Remainder32,
@@ -36,30 +35,30 @@ pub enum Helper {
     IntPow,
 }
 
-extern "C" fn exp(x: f64) -> f64 {
-    x.exp()
+/// The interpreter's value of a float unary op (the op by its index in
+/// [`UnaryOp::ALL`]), for ops without inline code.
+extern "C" fn unary_f64(op: u32, x: f64) -> f64 {
+    let Some(&op) = UnaryOp::ALL.get(op as usize) else {
+        return f64::NAN;
+    };
+    match elementwise::unary(op, Elem::F(x), DType::F64) {
+        Ok(Elem::F(r)) => r,
+        _ => f64::NAN,
+    }
 }
-extern "C" fn log(x: f64) -> f64 {
-    x.ln()
+
+/// The interpreter's value of a float binary op (by its index in
+/// [`BinaryOp::ALL`]).
+extern "C" fn binary_f64(op: u32, x: f64, y: f64) -> f64 {
+    let Some(&op) = BinaryOp::ALL.get(op as usize) else {
+        return f64::NAN;
+    };
+    match elementwise::binary(op, Elem::F(x), Elem::F(y), DType::F64) {
+        Ok(Elem::F(r)) => r,
+        _ => f64::NAN,
+    }
 }
-extern "C" fn log2(x: f64) -> f64 {
-    x.log2()
-}
-extern "C" fn sin(x: f64) -> f64 {
-    x.sin()
-}
-extern "C" fn cos(x: f64) -> f64 {
-    x.cos()
-}
-extern "C" fn tanh(x: f64) -> f64 {
-    x.tanh()
-}
-extern "C" fn erf(x: f64) -> f64 {
-    libm::erf(x)
-}
-extern "C" fn pow(x: f64, y: f64) -> f64 {
-    x.powf(y)
-}
+
 extern "C" fn div_floor32(x: f32, y: f32) -> f32 {
     float_div_floor(x, y)
 }
@@ -79,14 +78,8 @@ extern "C" fn ipow(x: i64, y: i64) -> i64 {
 impl Helper {
     fn address(self) -> usize {
         match self {
-            Helper::Exp => exp as extern "C" fn(f64) -> f64 as usize,
-            Helper::Log => log as extern "C" fn(f64) -> f64 as usize,
-            Helper::Log2 => log2 as extern "C" fn(f64) -> f64 as usize,
-            Helper::Sin => sin as extern "C" fn(f64) -> f64 as usize,
-            Helper::Cos => cos as extern "C" fn(f64) -> f64 as usize,
-            Helper::Tanh => tanh as extern "C" fn(f64) -> f64 as usize,
-            Helper::Erf => erf as extern "C" fn(f64) -> f64 as usize,
-            Helper::Pow => pow as extern "C" fn(f64, f64) -> f64 as usize,
+            Helper::Unary(_) => unary_f64 as extern "C" fn(u32, f64) -> f64 as usize,
+            Helper::Binary(_) => binary_f64 as extern "C" fn(u32, f64, f64) -> f64 as usize,
             Helper::DivFloor32 => div_floor32 as extern "C" fn(f32, f32) -> f32 as usize,
             Helper::DivFloor64 => div_floor64 as extern "C" fn(f64, f64) -> f64 as usize,
             Helper::Remainder32 => remainder32 as extern "C" fn(f32, f32) -> f32 as usize,
@@ -95,19 +88,25 @@ impl Helper {
         }
     }
 
-    /// (argument count, type).
-    fn signature(self) -> (usize, types::Type) {
+    /// The op index passed first, for the op-generic helpers.
+    fn op_index(self) -> Option<u32> {
         match self {
-            Helper::Exp
-            | Helper::Log
-            | Helper::Log2
-            | Helper::Sin
-            | Helper::Cos
-            | Helper::Tanh
-            | Helper::Erf => (1, types::F64),
-            Helper::Pow | Helper::DivFloor64 | Helper::Remainder64 => (2, types::F64),
-            Helper::DivFloor32 | Helper::Remainder32 => (2, types::F32),
-            Helper::IntPow => (2, types::I64),
+            Helper::Unary(op) => UnaryOp::ALL.iter().position(|o| *o == op),
+            Helper::Binary(op) => BinaryOp::ALL.iter().position(|o| *o == op),
+            _ => None,
+        }
+        .map(|i| i as u32)
+    }
+
+    /// The parameter types (the op index first where there is one) and
+    /// the result type.
+    fn signature(self) -> (Vec<types::Type>, types::Type) {
+        match self {
+            Helper::Unary(_) => (vec![types::I32, types::F64], types::F64),
+            Helper::Binary(_) => (vec![types::I32, types::F64, types::F64], types::F64),
+            Helper::DivFloor64 | Helper::Remainder64 => (vec![types::F64; 2], types::F64),
+            Helper::DivFloor32 | Helper::Remainder32 => (vec![types::F32; 2], types::F32),
+            Helper::IntPow => (vec![types::I64; 2], types::I64),
         }
     }
 }
@@ -115,7 +114,7 @@ impl Helper {
 /// The signatures a function has imported, by helper shape.
 #[derive(Default)]
 pub struct Calls {
-    sigs: Vec<((usize, types::Type), SigRef)>,
+    sigs: Vec<((Vec<types::Type>, types::Type), SigRef)>,
 }
 
 impl Calls {
@@ -132,8 +131,8 @@ impl Calls {
             Some((_, r)) => *r,
             None => {
                 let mut sig = Signature::new(call_conv);
-                for _ in 0..shape.0 {
-                    sig.params.push(AbiParam::new(shape.1));
+                for &t in &shape.0 {
+                    sig.params.push(AbiParam::new(t));
                 }
                 sig.returns.push(AbiParam::new(shape.1));
                 let r = b.import_signature(sig);
@@ -141,8 +140,13 @@ impl Calls {
                 r
             }
         };
+        let mut all = Vec::with_capacity(args.len() + 1);
+        if let Some(index) = helper.op_index() {
+            all.push(b.ins().iconst(types::I32, index as i64));
+        }
+        all.extend_from_slice(args);
         let callee = b.ins().iconst(types::I64, helper.address() as i64);
-        let call = b.ins().call_indirect(sig, callee, args);
+        let call = b.ins().call_indirect(sig, callee, &all);
         b.inst_results(call)[0]
     }
 }

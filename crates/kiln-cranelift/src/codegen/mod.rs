@@ -26,10 +26,10 @@ use kiln_ir::ops::Fold;
 use kiln_ir::ops::prims::ResultDType;
 use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, Scalar, UnaryOp};
 use kiln_passes::plan::{Expr, Kernel, NodeId, NodeSchedule};
-use kiln_runtime::convert::{V, convert};
+use kiln_runtime::convert::{Elem, convert};
 
 use math::Calls;
-use ops::{Ctx, NoVector, R};
+use ops::{Ctx, Emitted, NoVector};
 use values::{Class, Consts, Emit, LANES, Stride, Val, Width};
 
 /// Side of the square tiles of transposing kernels.
@@ -304,7 +304,13 @@ impl<'b> Gen<'_, 'b> {
 
     /// The loops over the outer dims (for pointwise kernels, all but the
     /// row dim), then the outer body.
-    fn outer_loops(&mut self, d: usize, offsets: &[Value], begin: Value, end: Value) -> R<()> {
+    fn outer_loops(
+        &mut self,
+        d: usize,
+        offsets: &[Value],
+        begin: Value,
+        end: Value,
+    ) -> Emitted<()> {
         let k = self.k;
         let pointwise = k.outer_rank == k.rank();
         let loops_end = if pointwise {
@@ -346,7 +352,13 @@ impl<'b> Gen<'_, 'b> {
     /// The last two dims of a pointwise kernel in `TILE`×`TILE` blocks, so
     /// an operand that walks memory along dim `d` (a transpose) reuses each
     /// cache line it loads across the block instead of once per row.
-    fn tiled_loops(&mut self, d: usize, offsets: &[Value], start: Value, stop: Value) -> R<()> {
+    fn tiled_loops(
+        &mut self,
+        d: usize,
+        offsets: &[Value],
+        start: Value,
+        stop: Value,
+    ) -> Emitted<()> {
         let row = d + 1;
         let z = self.b.ins().iconst(types::I64, 0);
         let n_row = self.b.ins().iconst(types::I64, self.k.space[row]);
@@ -368,7 +380,7 @@ impl<'b> Gen<'_, 'b> {
     /// One outer iteration: outer nodes, the phases of the reduced dims,
     /// and the stores of outer values. (For rank-0 pointwise kernels, the
     /// whole kernel.)
-    fn outer_body(&mut self, offsets: &[Value], _: Option<()>) -> R<()> {
+    fn outer_body(&mut self, offsets: &[Value], _: Option<()>) -> Emitted<()> {
         let k = self.k;
         self.outer.clear();
         let phases = k.phase_count();
@@ -417,7 +429,7 @@ impl<'b> Gen<'_, 'b> {
     }
 
     /// Phase `p` of a reduction kernel: the loops over the reduced dims.
-    fn phase(&mut self, p: usize, offsets: &[Value]) -> R<()> {
+    fn phase(&mut self, p: usize, offsets: &[Value]) -> Emitted<()> {
         let k = self.k;
         let reductions: Vec<NodeId> = (0..k.nodes.len())
             .map(|i| NodeId(i as u32))
@@ -435,7 +447,7 @@ impl<'b> Gen<'_, 'b> {
         Ok(())
     }
 
-    fn inner_loops(&mut self, d: usize, offsets: &[Value], p: usize, accs: &[Acc]) -> R<()> {
+    fn inner_loops(&mut self, d: usize, offsets: &[Value], p: usize, accs: &[Acc]) -> Emitted<()> {
         let k = self.k;
         let z = self.b.ins().iconst(types::I64, 0);
         let n = self.b.ins().iconst(types::I64, k.space[d]);
@@ -498,7 +510,7 @@ impl<'b> Gen<'_, 'b> {
         start: Value,
         end: Value,
         phase: Option<(usize, &[Acc])>,
-    ) -> R<()> {
+    ) -> Emitted<()> {
         let k = self.k;
         let stores: Vec<usize> = (0..k.stores.len())
             .filter(|&s| match phase {
@@ -583,7 +595,7 @@ impl<'b> Gen<'_, 'b> {
         d: usize,
         stores: &[usize],
         accs: &[Acc],
-    ) -> R<()> {
+    ) -> Emitted<()> {
         let k = self.k;
         for &s in stores {
             let store = &k.stores[s];
@@ -635,7 +647,7 @@ impl<'b> Gen<'_, 'b> {
         body: &mut Body,
         offsets: &[Value],
         row_dim: Option<usize>,
-    ) -> R<Val> {
+    ) -> Emitted<Val> {
         if let Some(v) = body.memo.get(&n) {
             return Ok(*v);
         }
@@ -663,14 +675,14 @@ impl<'b> Gen<'_, 'b> {
                 self.emit(w).load(a.dtype, addr, kind)
             }
             Expr::Const(s) => {
-                let v = convert(V::from_scalar(*s), node.dtype);
+                let v = convert(Elem::from_scalar(*s), node.dtype);
                 let c = Class::of(node.dtype);
                 let mut e = self.emit(w);
                 match v {
-                    V::B(b) => e.iconst(c, b as i64),
-                    V::I(i) => e.iconst(c, i as i64),
-                    V::F(f) => e.fconst(c, f),
-                    V::C(..) => return Err(NoVector),
+                    Elem::B(b) => e.iconst(c, b as i64),
+                    Elem::I(i) => e.iconst(c, i as i64),
+                    Elem::F(f) => e.fconst(c, f),
+                    Elem::C(..) => return Err(NoVector),
                 }
             }
             Expr::Iota { .. } => {
@@ -746,7 +758,7 @@ impl<'b> Gen<'_, 'b> {
         body: &mut Body,
         offsets: &[Value],
         row_dim: Option<usize>,
-    ) -> R<Val> {
+    ) -> Emitted<Val> {
         let k = self.k;
         let node = k.node(n);
         let w = body.w;

@@ -20,7 +20,7 @@ use super::values::{Class, Emit, Val, Width};
 #[derive(Debug)]
 pub struct NoVector;
 
-pub type R<T> = Result<T, NoVector>;
+pub type Emitted<T> = Result<T, NoVector>;
 
 /// What an op emitter needs beyond the instruction builder.
 pub struct Ctx<'c> {
@@ -31,7 +31,7 @@ pub struct Ctx<'c> {
 }
 
 impl Emit<'_, '_> {
-    fn scalar_only(&self) -> R<()> {
+    fn scalar_only(&self) -> Emitted<()> {
         if self.w == Width::Vector {
             Err(NoVector)
         } else {
@@ -40,7 +40,7 @@ impl Emit<'_, '_> {
     }
 
     /// A helper call on each (scalar) value, in f64 for f32-class values.
-    fn call_f64(&mut self, ctx: &mut Ctx, helper: Helper, args: &[Val], c: Class) -> R<Val> {
+    fn call_f64(&mut self, ctx: &mut Ctx, helper: Helper, args: &[Val], c: Class) -> Emitted<Val> {
         self.scalar_only()?;
         let mut wide: Vec<Value> = Vec::with_capacity(args.len());
         for a in args {
@@ -85,7 +85,7 @@ impl Emit<'_, '_> {
     /// A primitive unary op on a value of its computation dtype: one arm
     /// per op (values of every class: bool and integers, f32 for
     /// f16/bf16/f32, f64).
-    pub fn unary(&mut self, ctx: &mut Ctx, op: UnaryOp, x: Val, compute: DType) -> R<Val> {
+    pub fn unary(&mut self, ctx: &mut Ctx, op: UnaryOp, x: Val, compute: DType) -> Emitted<Val> {
         use UnaryOp::*;
         let c = Class::of(compute);
         let float = c.is_float();
@@ -103,13 +103,10 @@ impl Emit<'_, '_> {
                 self.map(x, |b, v| b.ins().iabs(v))
             }
             Exp if c == Class::F32 => exp_f32(self, x),
-            Exp => self.call_f64(ctx, Helper::Exp, &[x], c)?,
-            Log => self.call_f64(ctx, Helper::Log, &[x], c)?,
-            Log2 => self.call_f64(ctx, Helper::Log2, &[x], c)?,
-            Sin => self.call_f64(ctx, Helper::Sin, &[x], c)?,
-            Cos => self.call_f64(ctx, Helper::Cos, &[x], c)?,
-            Tanh => self.call_f64(ctx, Helper::Tanh, &[x], c)?,
-            Erf => self.call_f64(ctx, Helper::Erf, &[x], c)?,
+            // The interpreter's function, in f64.
+            Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf => {
+                self.call_f64(ctx, Helper::Unary(op), &[x], c)?
+            }
             Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
             Rsqrt => {
                 let s = self.map(x, |b, v| b.ins().sqrt(v));
@@ -198,7 +195,7 @@ impl Emit<'_, '_> {
         b: Val,
         b_dtype: DType,
         compute: DType,
-    ) -> R<Val> {
+    ) -> Emitted<Val> {
         use BinaryOp::*;
         let c = Class::of(compute);
         let float = c.is_float();
@@ -250,7 +247,7 @@ impl Emit<'_, '_> {
                 let not_b = self.zip(b, one, |bl, v, o| bl.ins().bxor(v, o));
                 self.zip(a, not_b, |bl, u, v| bl.ins().bor(u, v))
             }
-            Pow if float => self.call_f64(ctx, Helper::Pow, &[a, b], c)?,
+            Pow if float => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
             Pow => {
                 self.scalar_only()?;
                 let (x, y) = if c.is_wide() {
@@ -386,7 +383,7 @@ impl Emit<'_, '_> {
 
     /// PyTorch's conversion from `from` to `to` (x86-64 semantics for
     /// floats out of an integer's range).
-    pub fn cast(&mut self, x: Val, from: DType, to: DType) -> R<Val> {
+    pub fn cast(&mut self, x: Val, from: DType, to: DType) -> Emitted<Val> {
         if from == to {
             return Ok(x);
         }
@@ -442,7 +439,7 @@ impl Emit<'_, '_> {
     /// x86-64's truncation of floats to integers as PyTorch's build does it:
     /// out-of-range and NaN give the "integer indefinite" value, narrow types
     /// go through 32 bits, u32/u64 through the 2^(n-1) bias.
-    fn float_to_int(&mut self, x: Val, fc: Class, to: DType) -> R<Val> {
+    fn float_to_int(&mut self, x: Val, fc: Class, to: DType) -> Emitted<Val> {
         if self.w == Width::Vector {
             // Only the 32-bit path has a vector instruction with the x86
             // semantics (cvttps2dq).
