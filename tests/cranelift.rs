@@ -118,6 +118,7 @@ fn split_reductions_match_the_interpreter() {
         .unwrap();
     let plan = compiled
         .listings()
+        .unwrap()
         .into_iter()
         .find(|l| l.stage == "fuse")
         .unwrap()
@@ -145,6 +146,7 @@ fn tiled_transposes_match_the_interpreter() {
         .unwrap();
     let clif: Vec<String> = compiled
         .listings()
+        .unwrap()
         .into_iter()
         .filter(|l| l.stage == "codegen")
         .map(|l| l.text)

@@ -264,6 +264,39 @@ fn library_math_is_held_to_torch_tolerances() {
     assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
 }
 
+/// Device memory is pooled as the CUDA backend pools it: the second and
+/// later runs of a program take every buffer from the pool, nothing stays
+/// live after a run, and `release` empties it.
+#[test]
+fn emulated_device_memory_is_pooled() {
+    use kiln_runtime::pool::Pool;
+    if !emulator_here() {
+        return;
+    }
+    let module = load(&kiln_tests::tests_dir().join("programs/softmax_layernorm.kir"));
+    let inputs = kiln_tests::inputs_for(&module);
+    let (checked, emulator) = cuda_emulator::prepare(&module).unwrap();
+    let pool = std::sync::Arc::new(Pool::new(cuda_emulator::EmulatedMemory, 1 << 30));
+    let emulator = emulator.with_pool(pool.clone());
+    let first = kiln_runtime::execute::execute(&emulator, &checked, &inputs).unwrap();
+    let after_first = pool.stats();
+    for _ in 0..3 {
+        let again = kiln_runtime::execute::execute(&emulator, &checked, &inputs).unwrap();
+        for (a, b) in first.iter().zip(&again) {
+            assert_eq!(a.to_bytes(), b.to_bytes());
+        }
+    }
+    let s = pool.stats();
+    assert!(after_first.misses > 0);
+    assert_eq!(s.misses, after_first.misses, "{s:?}");
+    let per_run = after_first.misses + after_first.hits;
+    assert_eq!(s.hits, after_first.hits + 3 * per_run, "{s:?}");
+    assert_eq!(s.live_bytes, 0);
+    assert!(s.pooled_bytes <= s.bound_bytes);
+    assert_eq!(pool.release(), s.pooled_bytes);
+    assert_eq!(pool.stats().pooled_bytes, 0);
+}
+
 #[test]
 fn split_reductions_leave_their_scratch_zeroed() {
     use kiln_runtime::execute::Launcher;

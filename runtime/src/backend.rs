@@ -34,9 +34,17 @@ pub trait Executable: Send + Sync {
     /// is laid out as its parameter declares). Results come in return order.
     fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>>;
 
-    /// The backend's own code, for `kiln dump --after all`.
-    fn listings(&self) -> Vec<Listing> {
-        Vec::new()
+    /// The backend's own code, for `kiln dump --after all`: made when
+    /// asked (programs keep no text), so it can fail as compiling can.
+    fn listings(&self) -> Result<Vec<Listing>> {
+        Ok(Vec::new())
+    }
+
+    /// Bytes of generated code (machine code, PTX) this program keeps
+    /// alive: what caching it costs. Code shared with other programs is
+    /// counted in each.
+    fn code_bytes(&self) -> usize {
+        0
     }
 
     /// For a backend whose memory is not the host's: the times of `runs`

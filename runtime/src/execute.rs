@@ -90,9 +90,6 @@ pub trait Launcher {
         sizes.iter().map(|&b| self.zeroed(b.max(1))).collect()
     }
 
-    /// Takes the slots back after a run (by default they are freed).
-    fn keep_slots(&self, _slots: Vec<Self::Buffer>) {}
-
     /// A buffer's bytes as host storage (by default a copy).
     fn to_host(&self, buffer: &Self::Buffer) -> Result<Storage> {
         let bytes = self.download(buffer)?;
@@ -272,9 +269,7 @@ pub fn time_steps<L: Launcher>(
         }
         Ok(times)
     })();
-    let results = outcome.and_then(|times| Ok((times, results(launcher, checked, &memory)?)));
-    launcher.keep_slots(std::mem::take(&mut memory.slots));
-    results
+    outcome.and_then(|times| Ok((times, results(launcher, checked, &memory)?)))
 }
 
 /// The results of the last run, in host memory.

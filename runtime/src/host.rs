@@ -1,9 +1,7 @@
 //! Host memory as a [`Launcher`]: buffers are storage in this process,
 //! kernels are compiled code split across threads, and matmuls go to
 //! `gemm`. Inputs are used in place, results are handed out without a
-//! copy, and temp slots are kept from one run to the next.
-
-use std::sync::Mutex;
+//! copy, and temp slots come from the memory pool each run.
 
 use kiln_ir::{DefaultDType, Error, ErrorKind, Result};
 use kiln_passes::plan::{Kernel, KernelPlan, TensorView};
@@ -31,9 +29,6 @@ const PARALLEL_ELEMENTS: i64 = 1 << 15;
 /// Host memory and compiled kernels, one per kernel step of a plan.
 pub(crate) struct HostLauncher {
     kernels: Vec<Box<dyn KernelCode>>,
-    /// Temp slots kept between runs (a run in progress takes them; a run
-    /// at the same time gets new ones).
-    slots: Mutex<Vec<Storage>>,
 }
 
 /// Where a kernel reads and writes a host buffer. The plan check proved
@@ -117,25 +112,10 @@ impl Launcher for HostLauncher {
     }
 
     fn slots(&self, sizes: &[usize]) -> Result<Vec<Storage>> {
-        let mut slots = match self.slots.try_lock() {
-            Ok(mut kept) => std::mem::take(&mut *kept),
-            Err(_) => Vec::new(),
-        };
-        slots.truncate(sizes.len());
-        for (i, &bytes) in sizes.iter().enumerate() {
-            match slots.get(i) {
-                Some(s) if s.len() >= bytes => {}
-                Some(_) => slots[i] = Storage::for_overwrite(bytes)?,
-                None => slots.push(Storage::for_overwrite(bytes)?),
-            }
-        }
-        Ok(slots)
-    }
-
-    fn keep_slots(&self, slots: Vec<Storage>) {
-        if let Ok(mut kept) = self.slots.try_lock() {
-            *kept = slots;
-        }
+        // Temps are written before they are read. Between runs they are in
+        // the memory pool, not kept by the program: a run takes them back
+        // without faulting a page, and an idle program holds nothing.
+        sizes.iter().map(|&b| Storage::for_overwrite(b)).collect()
     }
 
     fn to_host(&self, buffer: &Storage) -> Result<Storage> {
@@ -213,10 +193,7 @@ impl HostExecutor {
         }
         Ok(HostExecutor {
             checked: CheckedPlan::new(func, plan, default_dtype)?,
-            launcher: HostLauncher {
-                kernels,
-                slots: Mutex::new(Vec::new()),
-            },
+            launcher: HostLauncher { kernels },
         })
     }
 

@@ -3,7 +3,9 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`storage`] | aligned, shared byte buffers |
+//! | [`storage`] | aligned, shared byte buffers and the host memory pool |
+//! | [`cache`] | caches bounded by bytes and entries (least recently used evicted) |
+//! | [`pool`] | pools of freed memory by size class, bounded by what is in use |
 //! | [`tensor`] | concrete tensors, views, conversion to and from Rust data |
 //! | [`convert`] | element values and PyTorch's dtype conversions |
 //! | [`print`](mod@print) | PyTorch-style tensor printing |
@@ -20,6 +22,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod cache;
 pub mod compare;
 pub mod convert;
 pub mod execute;
@@ -28,6 +31,7 @@ pub mod host;
 pub mod interp;
 pub mod io;
 pub mod matmul;
+pub mod pool;
 pub mod print;
 pub mod random;
 pub mod storage;

@@ -1,22 +1,36 @@
-//! Aligned byte storage shared by tensors and their views, and the caching
-//! allocator behind it.
+//! Aligned byte storage shared by tensors and their views, and the host
+//! memory pool behind it.
 //!
 //! Buffers are 64-byte aligned (a cache line, and enough for any SIMD load
 //! Kiln's kernels issue) and shared behind an `Arc` so a view costs nothing.
-//! Large buffers ask the kernel for transparent huge pages, which makes
-//! first touches of big outputs several times cheaper.
 //!
 //! Touching a fresh page costs about a microsecond (the kernel zeroes and
-//! maps it), so a new 64 MiB output costs more than computing it. Dropped
-//! large buffers therefore go to a cache, by exact size, and a later request
-//! for that size ([`Buffer::for_overwrite`]) gets the already-mapped memory
-//! back: steady-state runs of a compiled program fault no pages.
+//! maps it), so a new 64 MiB output costs more than computing it. Buffers
+//! of [`POOLED_BYTES`] or more are therefore whole pages mapped from the
+//! system (large ones advised to use transparent huge pages) and, when
+//! dropped, go to the host [`Pool`]: a later buffer of a nearby size
+//! ([`crate::pool::size_class`]) gets the already-mapped memory back, so
+//! steady-state runs of a compiled program fault no pages. Every buffer
+//! takes that path, whoever asked for it: results and temps of a run,
+//! tensors made from Rust data (`Tensor::from_vec`), tensor files read
+//! from disk. Smaller buffers come from the system allocator, whose own
+//! free lists reuse them without faults.
+//!
+//! The pool keeps at most twice the recent high-water mark of live bytes,
+//! and never more than its limit: `KILN_CACHE_LIMIT` (bytes, or a number
+//! with a `K`, `M` or `G` suffix, binary) when set, else 2 GiB or a quarter
+//! of the machine's memory, whichever is less; [`set_cache_limit`] changes
+//! it and [`release_cached`] frees everything pooled. [`memory_stats`]
+//! counts live and pooled bytes exactly.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use kiln_ir::{Error, ErrorKind, Result};
+
+use crate::pool::{Allocator, Pool, PoolStats};
 
 /// Alignment of every buffer.
 pub const ALIGN: usize = 64;
@@ -24,102 +38,229 @@ pub const ALIGN: usize = 64;
 /// Buffers at least this large are advised to use huge pages.
 const HUGE_PAGE_THRESHOLD: usize = 2 << 20;
 
+/// Buffers at least this large are pooled (whole pages of their class).
+pub const POOLED_BYTES: usize = 64 << 10;
+
 /// The largest buffer Kiln allocates on any machine (a clear error
 /// instead of an abort).
 pub const MAX_BYTES: usize = 1 << 40;
+
+/// The machine's physical memory in bytes, if it says.
+fn physical_memory() -> Option<usize> {
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages > 0 && page > 0).then(|| (pages as usize).saturating_mul(page as usize))
+}
 
 /// The largest buffer Kiln allocates here: [`MAX_BYTES`], or the machine's
 /// physical memory if that is less. Large allocations are mapped lazily, so
 /// one the machine cannot hold would otherwise succeed and then be killed
 /// by the kernel while it is written.
 pub fn allocation_limit() -> usize {
-    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        // SAFETY: sysconf only reads system configuration.
-        let (pages, page) = unsafe {
-            (
-                libc::sysconf(libc::_SC_PHYS_PAGES),
-                libc::sysconf(libc::_SC_PAGESIZE),
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| physical_memory().map_or(MAX_BYTES, |m| m.min(MAX_BYTES)))
+}
+
+/// The pool's limit when `KILN_CACHE_LIMIT` is not set: 2 GiB, or a
+/// quarter of the machine's memory if that is less.
+fn default_cache_limit() -> usize {
+    physical_memory().map_or(2 << 30, |m| (m / 4).min(2 << 30))
+}
+
+/// Parses a size: bytes, or a number with a binary `K`, `M`, `G` or `T`
+/// suffix (`KiB`, `MB`... are read the same way).
+pub fn parse_size(text: &str) -> Option<usize> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, suffix) = t.split_at(digits);
+    let number: usize = number.parse().ok()?;
+    let shift = match suffix.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return None,
+    };
+    number.checked_mul(1usize << shift)
+}
+
+/// The limit `KILN_CACHE_LIMIT` sets, read once; an error if it is not a
+/// size.
+fn env_cache_limit() -> Result<usize> {
+    static LIMIT: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
+    LIMIT
+        .get_or_init(|| match std::env::var("KILN_CACHE_LIMIT") {
+            Ok(text) => parse_size(&text).ok_or_else(|| {
+                format!(
+                    "KILN_CACHE_LIMIT={text:?} is not a size (expected bytes, or a number with K, M or G)"
+                )
+            }),
+            Err(_) => Ok(default_cache_limit()),
+        })
+        .clone()
+        .map_err(|e| Error::new(ErrorKind::Resource, e))
+}
+
+/// Whole pages from the system, zero-filled until written.
+pub struct HostPages;
+
+/// Pages mapped by [`HostPages`].
+pub struct Pages(NonNull<u8>);
+
+// SAFETY: the pages are plain memory owned by this value.
+unsafe impl Send for Pages {}
+
+impl Allocator for HostPages {
+    type Block = Pages;
+
+    fn allocate(&self, bytes: usize) -> Result<Pages> {
+        let limit = allocation_limit();
+        if bytes > limit {
+            return Err(too_large(bytes, limit));
+        }
+        let ptr = map_pages(bytes).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Resource,
+                format!("out of memory allocating {bytes} bytes"),
             )
-        };
-        if pages > 0 && page > 0 {
-            (pages as usize)
-                .saturating_mul(page as usize)
-                .min(MAX_BYTES)
-        } else {
-            MAX_BYTES
+        })?;
+        if bytes >= HUGE_PAGE_THRESHOLD {
+            advise_huge_pages(ptr.as_ptr(), bytes);
         }
-    })
-}
-
-/// Buffers at least this large are cached when dropped.
-const CACHE_THRESHOLD: usize = 64 << 10;
-
-/// The most bytes the cache keeps (beyond this, dropped buffers are freed).
-const CACHE_LIMIT: usize = 2 << 30;
-
-/// Freed large buffers by size, for reuse.
-struct Cache {
-    free: std::collections::BTreeMap<usize, Vec<NonNull<u8>>>,
-    bytes: usize,
-}
-
-// SAFETY: the cache owns the allocations it holds; access is behind a mutex.
-unsafe impl Send for Cache {}
-
-static CACHE: std::sync::Mutex<Cache> = std::sync::Mutex::new(Cache {
-    free: std::collections::BTreeMap::new(),
-    bytes: 0,
-});
-
-fn take_cached(len: usize) -> Option<NonNull<u8>> {
-    let mut cache = CACHE.lock().ok()?;
-    let ptr = cache.free.get_mut(&len)?.pop()?;
-    cache.bytes -= len;
-    Some(ptr)
-}
-
-/// Keeps a buffer for reuse; gives it back when the cache is full.
-fn give_to_cache(ptr: NonNull<u8>, len: usize) -> Option<NonNull<u8>> {
-    let Ok(mut cache) = CACHE.lock() else {
-        return Some(ptr);
-    };
-    if len < CACHE_THRESHOLD || cache.bytes + len > CACHE_LIMIT {
-        return Some(ptr);
+        Ok(Pages(ptr))
     }
-    cache.bytes += len;
-    cache.free.entry(len).or_default().push(ptr);
-    None
-}
 
-/// Frees every cached buffer (memory the process no longer needs).
-pub fn release_cached() {
-    let drained: Vec<(usize, Vec<NonNull<u8>>)> = match CACHE.lock() {
-        Ok(mut cache) => {
-            cache.bytes = 0;
-            std::mem::take(&mut cache.free).into_iter().collect()
-        }
-        Err(_) => return,
-    };
-    for (len, ptrs) in drained {
-        let layout = Layout::from_size_align(len, ALIGN).expect("checked at allocation");
-        for p in ptrs {
-            // SAFETY: cached pointers were allocated with this layout.
-            unsafe { dealloc(p.as_ptr(), layout) };
-        }
+    fn free(&self, block: Pages, bytes: usize) {
+        // SAFETY: the pool gives back each block once, with its class.
+        unsafe { unmap_pages(block.0, bytes) };
     }
 }
 
-/// Bytes the cache holds now.
-pub fn cached_bytes() -> usize {
-    CACHE.lock().map(|c| c.bytes).unwrap_or(0)
+#[cfg(unix)]
+fn map_pages(bytes: usize) -> Option<NonNull<u8>> {
+    // SAFETY: an anonymous private mapping touches nothing of ours.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        None
+    } else {
+        NonNull::new(p.cast())
+    }
+}
+
+/// # Safety
+/// `ptr` and `bytes` must be a mapping of [`map_pages`], not used after.
+#[cfg(unix)]
+unsafe fn unmap_pages(ptr: NonNull<u8>, bytes: usize) {
+    // SAFETY: per the contract.
+    unsafe { libc::munmap(ptr.as_ptr().cast(), bytes) };
+}
+
+#[cfg(not(unix))]
+fn map_pages(bytes: usize) -> Option<NonNull<u8>> {
+    let layout = Layout::from_size_align(bytes, 4096).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    NonNull::new(unsafe { alloc_zeroed(layout) })
+}
+
+#[cfg(not(unix))]
+unsafe fn unmap_pages(ptr: NonNull<u8>, bytes: usize) {
+    if let Ok(layout) = Layout::from_size_align(bytes, 4096) {
+        // SAFETY: allocated with this layout in `map_pages`.
+        unsafe { dealloc(ptr.as_ptr(), layout) };
+    }
+}
+
+/// The host memory pool.
+static POOL: Pool<HostPages> = Pool::new(HostPages, usize::MAX);
+
+/// Bytes of live buffers of every size (pooled ones by their class).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The most bytes live at once since the start (or [`reset_peak`]).
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn count_live(bytes: usize) {
+    let live = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    PEAK.fetch_max(live, Ordering::Relaxed);
+}
+
+/// The pool, with its limit read from the environment on first use.
+fn pool() -> Result<&'static Pool<HostPages>> {
+    static CONFIGURED: OnceLock<()> = OnceLock::new();
+    if CONFIGURED.get().is_none() {
+        // A limit the program set itself wins over the environment's.
+        if POOL.limit() == usize::MAX {
+            POOL.set_limit(env_cache_limit()?);
+        }
+        let _ = CONFIGURED.set(());
+    }
+    Ok(&POOL)
+}
+
+/// Frees every pooled host buffer (memory the process no longer needs), as
+/// PyTorch's `torch.cuda.empty_cache` does for its pool; returns the bytes
+/// given back.
+pub fn release_cached() -> usize {
+    POOL.release()
+}
+
+/// Sets how many bytes of freed buffers the host pool may keep (overriding
+/// `KILN_CACHE_LIMIT`); what is over it is freed now.
+pub fn set_cache_limit(bytes: usize) {
+    POOL.set_limit(bytes);
+}
+
+/// Starts the host pool's peak of live bytes over from its live bytes now.
+pub fn reset_peak() {
+    POOL.reset_peak();
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// Host memory now: the pool's counters, with buffers too small to pool
+/// counted in `live_bytes` and `peak_live_bytes`.
+pub fn memory_stats() -> PoolStats {
+    let mut stats = POOL.stats();
+    if stats.limit_bytes == usize::MAX {
+        stats.limit_bytes = env_cache_limit().unwrap_or(0);
+        stats.bound_bytes = stats.bound_bytes.min(stats.limit_bytes);
+    }
+    stats.live_bytes = LIVE.load(Ordering::Relaxed);
+    stats.peak_live_bytes = PEAK.load(Ordering::Relaxed);
+    stats
+}
+
+fn too_large(len: usize, limit: usize) -> Error {
+    Error::new(
+        ErrorKind::Resource,
+        format!(
+            "refusing to allocate {len} bytes: the limit is {limit} bytes (the machine's memory, at most {MAX_BYTES})"
+        ),
+    )
 }
 
 /// An owned, aligned allocation: zeroed when fresh, old bytes when it
-/// comes from the cache ([`Buffer::for_overwrite`]).
+/// comes from the pool ([`Buffer::for_overwrite`]).
 pub struct Buffer {
     ptr: NonNull<u8>,
     len: usize,
+    /// The pool's size class of the block; 0 for a buffer from the system
+    /// allocator (and for an empty one, which owns nothing).
+    class: usize,
 }
 
 // SAFETY: the buffer is plain bytes owned by this value; synchronisation of
@@ -129,32 +270,42 @@ unsafe impl Sync for Buffer {}
 
 impl Buffer {
     /// A buffer whose every byte the caller will write before reading: a
-    /// cached one of this size when there is one (holding old bytes),
+    /// pooled one of its class when there is one (holding old bytes),
     /// otherwise a fresh zeroed one.
     pub fn for_overwrite(len: usize) -> Result<Buffer> {
-        match take_cached(len) {
-            Some(ptr) => Ok(Buffer { ptr, len }),
-            None => Buffer::zeroed(len),
-        }
+        Buffer::new(len, false)
     }
 
-    /// A fresh buffer of `len` zero bytes; a resource error past
-    /// [`allocation_limit`] or when the allocator fails.
+    /// A buffer of `len` zero bytes; a resource error past
+    /// [`allocation_limit`] or when the system has no memory.
     pub fn zeroed(len: usize) -> Result<Buffer> {
+        Buffer::new(len, true)
+    }
+
+    fn new(len: usize, zero: bool) -> Result<Buffer> {
         let limit = allocation_limit();
         if len > limit {
-            return Err(Error::new(
-                ErrorKind::Resource,
-                format!(
-                    "refusing to allocate {len} bytes: the limit is {limit} bytes (the machine's memory, at most {MAX_BYTES})"
-                ),
-            ));
+            return Err(too_large(len, limit));
         }
         if len == 0 {
             return Ok(Buffer {
                 ptr: NonNull::<u64>::dangling().cast(),
                 len: 0,
+                class: 0,
             });
+        }
+        if len >= POOLED_BYTES {
+            let taken = pool()?.take(len)?;
+            let mut buffer = Buffer {
+                ptr: taken.block.0,
+                len,
+                class: taken.class,
+            };
+            if zero && taken.reused {
+                buffer.bytes_mut().fill(0);
+            }
+            count_live(taken.class);
+            return Ok(buffer);
         }
         let layout = Layout::from_size_align(len, ALIGN)
             .map_err(|e| Error::new(ErrorKind::Resource, e.to_string()))?;
@@ -166,10 +317,8 @@ impl Buffer {
                 format!("out of memory allocating {len} bytes"),
             )
         })?;
-        if len >= HUGE_PAGE_THRESHOLD {
-            advise_huge_pages(ptr.as_ptr(), len);
-        }
-        Ok(Buffer { ptr, len })
+        count_live(len);
+        Ok(Buffer { ptr, len, class: 0 })
     }
 
     /// Its size in bytes.
@@ -207,14 +356,18 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        if self.len > 0 {
-            let Some(ptr) = give_to_cache(self.ptr, self.len) else {
-                return;
-            };
-            let layout = Layout::from_size_align(self.len, ALIGN).expect("checked at allocation");
-            // SAFETY: allocated with this layout in `zeroed`.
-            unsafe { dealloc(ptr.as_ptr(), layout) };
+        if self.len == 0 {
+            return;
         }
+        if self.class > 0 {
+            LIVE.fetch_sub(self.class, Ordering::Relaxed);
+            POOL.give(Pages(self.ptr), self.class);
+            return;
+        }
+        LIVE.fetch_sub(self.len, Ordering::Relaxed);
+        let layout = Layout::from_size_align(self.len, ALIGN).expect("checked at allocation");
+        // SAFETY: allocated with this layout in `Buffer::new`.
+        unsafe { dealloc(self.ptr.as_ptr(), layout) };
     }
 }
 

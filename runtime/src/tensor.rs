@@ -162,6 +162,22 @@ impl Tensor {
         dtype: DType,
         device: Device,
     ) -> Result<Tensor> {
+        Tensor::new_strided(shape, strides, dtype, device, true)
+    }
+
+    /// A contiguous tensor whose every byte the caller writes: from the
+    /// memory pool without zeroing when it can be.
+    fn for_overwrite(shape: &[i64], dtype: DType) -> Result<Tensor> {
+        Tensor::new_strided(shape, None, dtype, Device::CPU, false)
+    }
+
+    fn new_strided(
+        shape: &[i64],
+        strides: Option<&[i64]>,
+        dtype: DType,
+        device: Device,
+        zero: bool,
+    ) -> Result<Tensor> {
         if let Some(d) = shape.iter().find(|d| **d < 0) {
             return Err(Error::new(
                 ErrorKind::Shape,
@@ -172,7 +188,12 @@ impl Tensor {
             Some(s) => Geometry::new(shape.to_vec(), s.to_vec(), 0),
             None => Geometry::contiguous(shape),
         };
-        let storage = Storage::zeroed(geometry.storage_bytes(dtype.itemsize())?)?;
+        let bytes = geometry.storage_bytes(dtype.itemsize())?;
+        let storage = if zero {
+            Storage::zeroed(bytes)?
+        } else {
+            Storage::for_overwrite(bytes)?
+        };
         Ok(Tensor {
             storage,
             geometry,
@@ -211,7 +232,7 @@ impl Tensor {
         shape: &[i64],
         dtype: DType,
     ) -> Result<Tensor> {
-        let mut t = Tensor::zeros(shape, dtype)?;
+        let mut t = Tensor::for_overwrite(shape, dtype)?;
         let n = t.numel() as usize;
         let size = dtype.itemsize();
         let bytes = t
@@ -241,7 +262,7 @@ impl Tensor {
 
     /// A contiguous tensor over raw little-endian bytes of `dtype`.
     pub fn from_bytes(bytes: &[u8], shape: &[i64], dtype: DType) -> Result<Tensor> {
-        let mut t = Tensor::zeros(shape, dtype)?;
+        let mut t = Tensor::for_overwrite(shape, dtype)?;
         let expected = t.storage.len();
         if bytes.len() != expected {
             return Err(Error::new(

@@ -12,6 +12,7 @@ use std::cell::UnsafeCell;
 use std::fmt::Write;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::{Arc, LazyLock};
 
 use kiln::{BackendKind, Compiler, Error, ErrorKind, Module, Result};
 use kiln_cuda::Cuda;
@@ -19,6 +20,7 @@ use kiln_cuda::codegen::{launch_shape, module_source, scratch_bytes};
 use kiln_passes::plan::{Kernel, KernelPlan};
 use kiln_runtime::Tensor;
 use kiln_runtime::execute::{CheckedPlan, Launcher, execute, time_steps};
+use kiln_runtime::pool::{Allocator, Pool, Pooled};
 
 /// The C++ compiler: `KILN_CXX`, or `g++`.
 pub fn compiler() -> PathBuf {
@@ -66,6 +68,8 @@ pub fn prepare(module: &Module) -> Result<(CheckedPlan, Emulator)> {
 pub struct Emulator {
     library: libloading::Library,
     _dir: tempfile::TempDir,
+    /// Its "device memory" ([`device_pool`] unless given another).
+    pool: Arc<Pool<EmulatedMemory>>,
 }
 
 /// One kernel's entry: argument buffers, status word, scratch (or null),
@@ -130,38 +134,50 @@ impl Emulator {
         // SAFETY: the library is the one just compiled; its initializers
         // only set up the emulator's statics.
         let library = unsafe { libloading::Library::new(&so) }.map_err(failed)?;
-        Ok(Emulator { library, _dir: dir })
+        Ok(Emulator {
+            library,
+            _dir: dir,
+            pool: device_pool().clone(),
+        })
+    }
+
+    /// The emulator with its own device memory pool.
+    pub fn with_pool(self, pool: Arc<Pool<EmulatedMemory>>) -> Emulator {
+        Emulator { pool, ..self }
     }
 }
 
-/// A buffer in "device memory": 16-byte aligned, as the vector loads
+/// A block of "device memory": 16-byte aligned, as the vector loads
 /// need, between guard zones that every launch checks, so a kernel that
 /// writes outside its buffers fails the test that runs it.
-pub struct HostBuffer {
+pub struct HostBlock {
     words: Box<[UnsafeCell<u128>]>,
-    len: usize,
+    capacity: usize,
 }
 
-/// 16-byte words of guard before and after each buffer.
+// SAFETY: the words are plain memory owned by the block; kernels write
+// them only during a launch, which the run loop does not overlap with
+// other uses of the buffer.
+unsafe impl Send for HostBlock {}
+unsafe impl Sync for HostBlock {}
+
+/// 16-byte words of guard before and after each block.
 const GUARD_WORDS: usize = 4;
-/// What the guard zones (and the bytes that pad a buffer to whole words)
-/// hold.
+/// What the guard zones (and the bytes that pad a buffer to its block's
+/// size) hold.
 const GUARD_BYTE: u8 = 0xa5;
 
-impl HostBuffer {
-    fn new(len: usize) -> HostBuffer {
+impl HostBlock {
+    fn new(capacity: usize) -> HostBlock {
         let guard = u128::from_ne_bytes([GUARD_BYTE; 16]);
-        let data = len.div_ceil(16);
+        let data = capacity.div_ceil(16);
         let words = (0..GUARD_WORDS + data + GUARD_WORDS)
             .map(|w| {
                 let inside = (GUARD_WORDS..GUARD_WORDS + data).contains(&w);
                 UnsafeCell::new(if inside { 0 } else { guard })
             })
             .collect();
-        let b = HostBuffer { words, len };
-        // SAFETY: the padding bytes after `len` are inside the data words.
-        unsafe { std::ptr::write_bytes(b.ptr().add(len), GUARD_BYTE, data * 16 - len) };
-        b
+        HostBlock { words, capacity }
     }
 
     fn ptr(&self) -> *mut u8 {
@@ -169,49 +185,94 @@ impl HostBuffer {
         unsafe { UnsafeCell::raw_get(self.words.as_ptr().add(GUARD_WORDS)).cast() }
     }
 
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: `len` bytes of the words, read while no kernel runs.
-        unsafe { std::slice::from_raw_parts(self.ptr(), self.len) }
-    }
-
-    /// Whether nothing was written outside the buffer's `len` bytes.
-    fn guards_intact(&self) -> bool {
+    /// Whether nothing was written outside the first `len` bytes.
+    fn guards_intact(&self, len: usize) -> bool {
         let all = UnsafeCell::raw_get(self.words.as_ptr()).cast::<u8>();
         // SAFETY: the whole allocation, read while no kernel runs.
         let all = unsafe { std::slice::from_raw_parts(all, self.words.len() * 16) };
         let start = GUARD_WORDS * 16;
         all[..start]
             .iter()
-            .chain(&all[start + self.len..])
+            .chain(&all[start + len..])
             .all(|&b| b == GUARD_BYTE)
     }
+}
+
+/// Emulated device memory: blocks with guard zones.
+pub struct EmulatedMemory;
+
+impl Allocator for EmulatedMemory {
+    type Block = HostBlock;
+
+    fn allocate(&self, bytes: usize) -> Result<HostBlock> {
+        Ok(HostBlock::new(bytes))
+    }
+
+    fn free(&self, block: HostBlock, _bytes: usize) {
+        drop(block);
+    }
+}
+
+/// The emulated GPU's memory pool: the same pool the CUDA backend keeps
+/// per GPU (size classes, bounds, release), over [`EmulatedMemory`].
+pub fn device_pool() -> &'static Arc<Pool<EmulatedMemory>> {
+    static POOL: LazyLock<Arc<Pool<EmulatedMemory>>> =
+        LazyLock::new(|| Arc::new(Pool::new(EmulatedMemory, 1 << 30)));
+    &POOL
+}
+
+/// A buffer in emulated device memory: a pooled block whose bytes past the
+/// buffer's length are guard bytes too.
+pub type HostBuffer = Pooled<EmulatedMemory>;
+
+fn ptr(b: &HostBuffer) -> *mut u8 {
+    b.block().ptr()
+}
+
+/// A buffer of `len` bytes from a pool: zero-filled, with guard bytes
+/// from `len` to the end of its block (a reused block held another
+/// buffer's bytes there).
+fn take(pool: &Arc<Pool<EmulatedMemory>>, len: usize) -> Result<HostBuffer> {
+    let (b, _) = Pooled::take(pool, len)?;
+    let capacity = b.block().capacity;
+    // SAFETY: the block holds `capacity` bytes and no kernel runs.
+    unsafe {
+        std::ptr::write_bytes(ptr(&b), 0, len);
+        std::ptr::write_bytes(
+            ptr(&b).add(len),
+            GUARD_BYTE,
+            capacity.div_ceil(16) * 16 - len,
+        );
+    }
+    Ok(b)
 }
 
 impl Launcher for Emulator {
     type Buffer = HostBuffer;
 
     fn upload(&self, bytes: &[u8]) -> Result<HostBuffer> {
-        let mut b = HostBuffer::new(bytes.len());
+        let mut b = take(&self.pool, bytes.len())?;
         self.overwrite(&mut b, bytes)?;
         Ok(b)
     }
 
     fn zeroed(&self, len: usize) -> Result<HostBuffer> {
-        Ok(HostBuffer::new(len))
+        take(&self.pool, len)
     }
 
     fn download(&self, buffer: &HostBuffer) -> Result<Vec<u8>> {
-        Ok(buffer.bytes().to_vec())
+        // SAFETY: `len` bytes of the block, read while no kernel runs.
+        Ok(unsafe { std::slice::from_raw_parts(ptr(buffer), buffer.len()) }.to_vec())
     }
 
     fn overwrite(&self, buffer: &mut HostBuffer, bytes: &[u8]) -> Result<()> {
         assert_eq!(
             bytes.len(),
-            buffer.len,
+            buffer.len(),
             "an overwrite keeps the buffer's length"
         );
         // SAFETY: the buffer holds `len` bytes and is borrowed mutably.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.ptr(), bytes.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr(buffer), bytes.len()) };
         Ok(())
     }
 
@@ -232,7 +293,7 @@ impl Launcher for Emulator {
         status: &HostBuffer,
         scratch: Option<&HostBuffer>,
     ) -> Result<()> {
-        let pointers: Vec<*mut u8> = args.iter().map(|b| b.ptr()).collect();
+        let pointers: Vec<*mut u8> = args.iter().map(|b| ptr(b)).collect();
         let shape = launch_shape(kernel);
         // SAFETY: the entry was generated for this kernel with one buffer
         // per argument; check_plan proved its accesses inside them.
@@ -241,17 +302,20 @@ impl Launcher for Emulator {
                 .library
                 .get::<Entry>(format!("kiln_emu_entry_{index}").as_bytes())
                 .map_err(failed)?;
-            let scratch = scratch.map_or(std::ptr::null_mut(), HostBuffer::ptr);
+            let scratch = scratch.map_or(std::ptr::null_mut(), ptr);
             entry(
                 pointers.as_ptr(),
-                status.ptr(),
+                ptr(status),
                 scratch,
                 shape.blocks,
                 shape.threads,
             );
         }
         let touched = args.iter().copied().chain([status]).chain(scratch);
-        if touched.into_iter().any(|b| !b.guards_intact()) {
+        if touched
+            .into_iter()
+            .any(|b| !b.block().guards_intact(b.len()))
+        {
             return Err(failed(format!(
                 "kernel {} wrote outside its buffers",
                 kernel.name

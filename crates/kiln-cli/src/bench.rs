@@ -3,6 +3,9 @@
 //!
 //! Bytes are the inputs read once plus the results written once: the
 //! least traffic any implementation needs, so GB/s compares with STREAM.
+//! Memory: the process's peak resident set, and Kiln's own counters
+//! (peak live and pooled host bytes, machine code) from
+//! `kiln::memory_stats`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -78,6 +81,7 @@ pub fn bench(
         None => None,
     };
     let device_gbps = device.map(|d| bytes as f64 / d.as_secs_f64() / 1e9);
+    let memory = kiln::memory_stats();
     if json {
         let device_json = match (device, device_gbps) {
             (Some(d), Some(g)) => format!(
@@ -86,13 +90,17 @@ pub fn bench(
             ),
             _ => String::new(),
         };
+        let rss = peak_rss().map_or("null".to_string(), |b| b.to_string());
         println!(
-            "{{\"compile_ms\": {:.3}, \"cached_compile_ms\": {:.4}, \"run_ms_median\": {:.3}, \"run_ms_min\": {:.3}, \"bytes\": {bytes}, \"gbps\": {gbps:.2}, \"runs\": {}{device_json}}}",
+            "{{\"compile_ms\": {:.3}, \"cached_compile_ms\": {:.4}, \"run_ms_median\": {:.3}, \"run_ms_min\": {:.3}, \"bytes\": {bytes}, \"gbps\": {gbps:.2}, \"runs\": {}{device_json}, \"peak_rss_bytes\": {rss}, \"peak_live_bytes\": {}, \"pooled_bytes\": {}, \"code_bytes\": {}}}",
             ms(compile),
             ms(cached),
             ms(median),
             ms(min),
-            times.len()
+            times.len(),
+            memory.host.peak_live_bytes,
+            memory.host.pooled_bytes,
+            memory.code_bytes
         );
     } else {
         println!("{} on {}", path.display(), compiled.backend());
@@ -114,12 +122,19 @@ pub fn bench(
                 ms(d)
             );
         }
+        let mib = |b: usize| b as f64 / (1 << 20) as f64;
         if let Some(peak) = peak_rss() {
             println!(
                 "  peak memory  {:>10.1} MiB (resident, the whole process)",
-                peak as f64 / (1 << 20) as f64
+                mib(peak as usize)
             );
         }
+        println!(
+            "  kiln memory  {:>10.1} MiB peak live, {:.1} MiB pooled, {:.2} MiB of machine code",
+            mib(memory.host.peak_live_bytes),
+            mib(memory.host.pooled_bytes),
+            mib(memory.code_bytes)
+        );
     }
     Ok(())
 }

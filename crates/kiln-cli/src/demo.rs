@@ -32,7 +32,7 @@ pub fn demo(backend_name: &str, color: Color) -> Result<()> {
         "{}",
         render(&compiled.module().to_string(), color, Source::Kir)
     );
-    for listing in compiled.listings() {
+    for listing in compiled.listings()? {
         match listing.stage {
             "fuse" => {
                 println!("// after fuse: {}", listing.title);

@@ -67,9 +67,10 @@ pub fn dump(
         let start = std::time::Instant::now();
         let compiled = compiler.compile_lowered(module)?;
         times.push(("backend", start.elapsed()));
+        let listings = compiled.listings()?;
         for stage in stages.iter().filter(|s| wanted(s)) {
             out.push_str(&format!("// after {stage}\n"));
-            for listing in compiled.listings().iter().filter(|l| l.stage == *stage) {
+            for listing in listings.iter().filter(|l| l.stage == *stage) {
                 out.push_str(&format!("// {}\n", listing.title));
                 let source = match listing.language {
                     ListingLanguage::CudaC => Some(Source::C),

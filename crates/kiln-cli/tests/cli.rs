@@ -342,3 +342,29 @@ fn meta_programs_check_but_do_not_run() {
         "error: %x: tensors on the meta device have no data: the program can be checked but not run",
     );
 }
+
+#[test]
+fn bench_json_reports_time_and_memory() {
+    let o = kiln(&["bench", "--json", &repo("tests/programs/block.kir")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = stdout(&o);
+    let field = |name: &str| -> f64 {
+        let key = format!("\"{name}\": ");
+        let at = line
+            .find(&key)
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+            + key.len();
+        let value: String = line[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        value.parse().unwrap_or_else(|_| panic!("{name} in {line}"))
+    };
+    assert!(field("run_ms_median") > 0.0);
+    assert!(field("peak_rss_bytes") > 1e6, "a process takes megabytes");
+    // block.kir's buffers are below the pooled size: nothing is pooled,
+    // but its code is counted.
+    assert!(field("pooled_bytes") >= 0.0);
+    assert!(field("code_bytes") >= 4096.0);
+    assert!(field("peak_live_bytes") > 0.0);
+}

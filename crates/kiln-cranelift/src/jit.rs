@@ -1,16 +1,24 @@
-//! Compiling kernels to machine code, and the cache of compiled kernels.
+//! Compiling kernels to machine code, and the table of compiled kernels.
 //!
-//! Compiled kernels are kept by their key (the kernel without its name and
-//! buffers, [`Kernel::key`], compared by structure): compiling a graph
-//! twice, or two graphs that share a kernel, generates each kernel once.
+//! Kernels compiled together share one Cranelift `JITModule`, whose memory
+//! is freed when the last kernel using it is dropped: a compiled program
+//! holds its kernels, so dropping the last handle to a program frees its
+//! machine code. Live kernels are found again by their key (the kernel
+//! without its name and buffers, [`Kernel::key`], compared by structure):
+//! compiling two programs that share a kernel generates it once. The
+//! table holds kernels weakly; keeping programs alive is the job of the
+//! program cache above (bounded, least recently used evicted).
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, Module, default_libcall_names};
+use cranelift_jit::{
+    BranchProtection, JITBuilder, JITMemoryKind, JITMemoryProvider, JITModule, SystemMemoryProvider,
+};
+use cranelift_module::{Linkage, Module, ModuleResult, default_libcall_names};
 use kiln_ir::{Error, ErrorKind, Result};
 use kiln_passes::plan::{Kernel, KernelKey};
 use kiln_runtime::host::KernelCode;
@@ -19,31 +27,127 @@ use crate::codegen::{self, generate};
 
 type KernelFn = unsafe extern "C" fn(*const *mut u8, i64, i64) -> i32;
 
+/// Bytes of machine code and constants held by live modules.
+static CODE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Live modules.
+static MODULES: AtomicUsize = AtomicUsize::new(0);
+
+/// The system's JIT memory, counting what it maps: each kind of memory
+/// (code, read-only, writable) in whole pages.
+struct CountedMemory {
+    inner: SystemMemoryProvider,
+    /// Bytes asked for, by kind.
+    asked: [usize; 3],
+    counted: Arc<AtomicUsize>,
+}
+
+const PAGE: usize = 4096;
+
+impl JITMemoryProvider for CountedMemory {
+    fn allocate(
+        &mut self,
+        size: usize,
+        align: u64,
+        kind: JITMemoryKind,
+    ) -> std::io::Result<*mut u8> {
+        let k = match kind {
+            JITMemoryKind::Executable => 0,
+            JITMemoryKind::ReadOnly => 1,
+            JITMemoryKind::Writable => 2,
+        };
+        self.asked[k] += size + align as usize;
+        let pages: usize = self.asked.iter().map(|b| b.next_multiple_of(PAGE)).sum();
+        self.counted.store(pages, Ordering::Relaxed);
+        self.inner.allocate(size, align, kind)
+    }
+
+    unsafe fn free_memory(&mut self) {
+        // SAFETY: forwarded; the caller guarantees nothing uses the memory.
+        unsafe { self.inner.free_memory() }
+    }
+
+    fn finalize(&mut self, branch_protection: BranchProtection) -> ModuleResult<()> {
+        self.inner.finalize(branch_protection)
+    }
+}
+
 /// Machine code of one compilation, freed when no kernel uses it.
-struct Code(Mutex<Option<JITModule>>);
+struct Code {
+    module: Mutex<Option<JITModule>>,
+    bytes: usize,
+}
 
 impl Drop for Code {
     fn drop(&mut self) {
-        if let Ok(mut m) = self.0.lock() {
-            if let Some(module) = m.take() {
-                // SAFETY: every kernel pointing into this module holds an
-                // `Arc<Code>`; the last one is gone.
-                unsafe { module.free_memory() };
-            }
+        let module = match self.module.get_mut() {
+            Ok(m) => m.take(),
+            Err(e) => e.into_inner().take(),
+        };
+        if let Some(module) = module {
+            // SAFETY: every kernel pointing into this module holds an
+            // `Arc<Code>`; the last one is gone.
+            unsafe { module.free_memory() };
         }
+        CODE_BYTES.fetch_sub(self.bytes, Ordering::Relaxed);
+        MODULES.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 /// A kernel compiled to machine code.
 pub struct CompiledKernel {
     entry: KernelFn,
+    /// Whether it runs 4-lane vector code.
+    pub vectorized: bool,
+    code: Arc<Code>,
+}
+
+impl CompiledKernel {
+    /// Bytes of the module its code lives in (shared with the kernels
+    /// compiled with it).
+    pub fn module_bytes(&self) -> usize {
+        self.code.bytes
+    }
+
+    /// Whether two kernels live in one module.
+    pub fn same_module(&self, other: &CompiledKernel) -> bool {
+        Arc::ptr_eq(&self.code, &other.code)
+    }
+}
+
+/// The text of a kernel compiled for a listing.
+pub struct KernelText {
     /// The Cranelift IR it was compiled from.
     pub clif: String,
     /// The machine instructions Cranelift chose (before register names are
-    /// final), for `kiln dump`.
+    /// final).
     pub machine: String,
+    /// Whether it runs 4-lane vector code.
     pub vectorized: bool,
-    _code: Arc<Code>,
+}
+
+/// What the JIT holds now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JitStats {
+    /// Bytes of machine code and constants of live modules (whole pages).
+    pub code_bytes: usize,
+    /// Live modules (one per compilation that generated code).
+    pub modules: usize,
+    /// Live kernels that later compilations can share.
+    pub kernels: usize,
+}
+
+/// What the JIT holds now.
+pub fn stats() -> JitStats {
+    let kernels = KERNELS
+        .lock()
+        .map(|t| t.map.values().filter(|k| k.strong_count() > 0).count())
+        .unwrap_or(0);
+    JitStats {
+        code_bytes: CODE_BYTES.load(Ordering::Relaxed),
+        modules: MODULES.load(Ordering::Relaxed),
+        kernels,
+    }
 }
 
 impl KernelCode for CompiledKernel {
@@ -86,43 +190,90 @@ fn isa() -> Result<OwnedTargetIsa> {
     ISA.clone().map_err(|e| Error::new(ErrorKind::Backend, e))
 }
 
-/// What a compiled kernel is kept by: the kernel's structure, and whether
+/// What a compiled kernel is found by: the kernel's structure, and whether
 /// vector code was asked for.
-type CacheKey = (KernelKey, bool);
+type TableKey = (KernelKey, bool);
 
-/// Compiled kernels by key.
-static CACHE: LazyLock<Mutex<HashMap<CacheKey, Arc<CompiledKernel>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
-
-/// Cached kernels beyond this count are dropped (the cache starts over).
-const CACHE_CAPACITY: usize = 4096;
-
-/// How many kernels the cache holds.
-pub fn cached_kernels() -> usize {
-    CACHE.lock().map(|c| c.len()).unwrap_or(0)
+/// Live compiled kernels by key, held weakly; entries of dropped kernels
+/// are swept when the table has doubled since the last sweep.
+struct Table {
+    map: HashMap<TableKey, Weak<CompiledKernel>>,
+    sweep_at: usize,
 }
 
-/// Compiles kernels (those in the cache cost nothing when `reuse` is set).
+static KERNELS: LazyLock<Mutex<Table>> = LazyLock::new(|| {
+    Mutex::new(Table {
+        map: HashMap::new(),
+        sweep_at: 256,
+    })
+});
+
+fn table() -> std::sync::MutexGuard<'static, Table> {
+    // Inserting and sweeping leave the table consistent at every step.
+    KERNELS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Compiles kernels (those alive elsewhere cost nothing when `reuse` is
+/// set).
 pub fn compile(kernels: &[&Kernel], vector: bool, reuse: bool) -> Result<Vec<Arc<CompiledKernel>>> {
-    let keys: Vec<CacheKey> = kernels.iter().map(|k| (k.key(), vector)).collect();
+    let keys: Vec<TableKey> = kernels.iter().map(|k| (k.key(), vector)).collect();
     let mut out: Vec<Option<Arc<CompiledKernel>>> = {
-        let cache = CACHE
-            .lock()
-            .map_err(|_| Error::new(ErrorKind::Backend, "the kernel cache is poisoned"))?;
+        let t = table();
         keys.iter()
-            .map(|k| if reuse { cache.get(k).cloned() } else { None })
+            .map(|k| {
+                if reuse {
+                    t.map.get(k).and_then(Weak::upgrade)
+                } else {
+                    None
+                }
+            })
             .collect()
     };
     let missing: Vec<usize> = (0..kernels.len()).filter(|&i| out[i].is_none()).collect();
     if missing.is_empty() {
-        return Ok(out.into_iter().map(|k| k.expect("cached")).collect());
+        return Ok(out.into_iter().map(|k| k.expect("found")).collect());
     }
+    let to_compile: Vec<&Kernel> = missing.iter().map(|&i| kernels[i]).collect();
+    let compiled = compile_module(&to_compile, vector, false)?;
+    let mut t = table();
+    for (&i, (kernel, _)) in missing.iter().zip(compiled) {
+        t.map.insert(keys[i].clone(), Arc::downgrade(&kernel));
+        out[i] = Some(kernel);
+    }
+    if t.map.len() >= t.sweep_at {
+        t.map.retain(|_, k| k.strong_count() > 0);
+        t.sweep_at = (2 * t.map.len()).max(256);
+    }
+    Ok(out.into_iter().map(|k| k.expect("compiled")).collect())
+}
+
+/// Compiles kernels afresh for a listing: their Cranelift IR and machine
+/// instructions (nothing is kept; programs keep no text).
+pub fn listings(kernels: &[&Kernel], vector: bool) -> Result<Vec<KernelText>> {
+    Ok(compile_module(kernels, vector, true)?
+        .into_iter()
+        .map(|(_, text)| text.expect("asked for"))
+        .collect())
+}
+
+/// Compiles kernels into one new module.
+fn compile_module(
+    kernels: &[&Kernel],
+    vector: bool,
+    with_text: bool,
+) -> Result<Vec<(Arc<CompiledKernel>, Option<KernelText>)>> {
     let isa = isa()?;
-    let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
+    let counted = Arc::new(AtomicUsize::new(0));
+    let mut builder = JITBuilder::with_isa(isa.clone(), default_libcall_names());
+    builder.memory_provider(Box::new(CountedMemory {
+        inner: SystemMemoryProvider::new(),
+        asked: [0; 3],
+        counted: counted.clone(),
+    }));
+    let mut module = JITModule::new(builder);
     let mut ctx = module.make_context();
     let mut defined = Vec::new();
-    for &i in &missing {
-        let kernel = kernels[i];
+    for (i, kernel) in kernels.iter().enumerate() {
         // Vector code first; if Cranelift cannot lower it, scalar code.
         let mut attempt = vector;
         loop {
@@ -135,8 +286,8 @@ pub fn compile(kernels: &[&Kernel], vector: bool, reuse: bool) -> Result<Vec<Arc
                     ),
                 )
             })?;
-            let clif = generated.func.display().to_string();
-            let name = format!("kiln_{}_{}_{}", kernel.name, i, defined.len());
+            let clif = with_text.then(|| generated.func.display().to_string());
+            let name = format!("kiln_{}_{i}", kernel.name);
             let id = module
                 .declare_function(
                     &name,
@@ -145,16 +296,22 @@ pub fn compile(kernels: &[&Kernel], vector: bool, reuse: bool) -> Result<Vec<Arc
                 )
                 .map_err(|e| Error::new(ErrorKind::Backend, format!("cranelift: {e}")))?;
             ctx.func = generated.func;
-            ctx.set_disasm(true);
+            ctx.set_disasm(with_text);
             let result = module.define_function(id, &mut ctx);
-            let machine = ctx
-                .compiled_code()
-                .and_then(|c| c.vcode.clone())
-                .unwrap_or_default();
+            let machine = with_text.then(|| {
+                ctx.compiled_code()
+                    .and_then(|c| c.vcode.clone())
+                    .unwrap_or_default()
+            });
             module.clear_context(&mut ctx);
             match result {
                 Ok(()) => {
-                    defined.push((i, id, clif, machine, generated.vectorized));
+                    let text = clif.zip(machine).map(|(clif, machine)| KernelText {
+                        clif,
+                        machine,
+                        vectorized: generated.vectorized,
+                    });
+                    defined.push((id, generated.vectorized, text));
                     break;
                 }
                 Err(_) if generated.vectorized => attempt = false,
@@ -172,27 +329,27 @@ pub fn compile(kernels: &[&Kernel], vector: bool, reuse: bool) -> Result<Vec<Arc
         .map_err(|e| Error::new(ErrorKind::Backend, format!("cranelift: {e}")))?;
     let pointers: Vec<_> = defined
         .iter()
-        .map(|(_, id, _, _, _)| module.get_finalized_function(*id))
+        .map(|(id, _, _)| module.get_finalized_function(*id))
         .collect();
-    let code = Arc::new(Code(Mutex::new(Some(module))));
-    let mut cache = CACHE
-        .lock()
-        .map_err(|_| Error::new(ErrorKind::Backend, "the kernel cache is poisoned"))?;
-    if cache.len() + defined.len() > CACHE_CAPACITY {
-        cache.clear();
-    }
-    for ((i, _, clif, machine, vectorized), ptr) in defined.into_iter().zip(pointers) {
-        // SAFETY: the function was compiled with the kernel signature.
-        let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) };
-        let compiled = Arc::new(CompiledKernel {
-            entry,
-            clif,
-            machine,
-            vectorized,
-            _code: code.clone(),
-        });
-        cache.insert(keys[i].clone(), compiled.clone());
-        out[i] = Some(compiled);
-    }
-    Ok(out.into_iter().map(|k| k.expect("compiled")).collect())
+    let bytes = counted.load(Ordering::Relaxed);
+    CODE_BYTES.fetch_add(bytes, Ordering::Relaxed);
+    MODULES.fetch_add(1, Ordering::Relaxed);
+    let code = Arc::new(Code {
+        module: Mutex::new(Some(module)),
+        bytes,
+    });
+    Ok(defined
+        .into_iter()
+        .zip(pointers)
+        .map(|((_, vectorized, text), ptr)| {
+            // SAFETY: the function was compiled with the kernel signature.
+            let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) };
+            let kernel = Arc::new(CompiledKernel {
+                entry,
+                vectorized,
+                code: code.clone(),
+            });
+            (kernel, text)
+        })
+        .collect())
 }

@@ -15,6 +15,8 @@
 pub mod codegen;
 pub mod jit;
 
+use std::sync::Arc;
+
 use kiln_ir::graph::{Func, Inst};
 use kiln_ir::{DType, Device, Error, ErrorKind, Module, Result};
 use kiln_passes::plan::{self as planner, Target};
@@ -86,7 +88,9 @@ fn check_cpu(func: &Func) -> Result<()> {
 /// A compiled CPU program.
 struct Program {
     executor: HostExecutor,
-    listings: Vec<Listing>,
+    /// Its kernels (which the executor runs too), for the code they hold.
+    kernels: Vec<Arc<jit::CompiledKernel>>,
+    vectorize: bool,
 }
 
 impl Executable for Program {
@@ -94,8 +98,42 @@ impl Executable for Program {
         self.executor.run(inputs)
     }
 
-    fn listings(&self) -> Vec<Listing> {
-        self.listings.clone()
+    fn listings(&self) -> Result<Vec<Listing>> {
+        let plan = self.executor.plan();
+        let kernels: Vec<_> = plan.kernels().collect();
+        let texts = jit::listings(&kernels, self.vectorize)?;
+        let mut listings = vec![Listing::plan(plan)];
+        for (k, text) in kernels.iter().zip(texts) {
+            let lanes = if text.vectorized {
+                "4-lane vectors"
+            } else {
+                "scalar"
+            };
+            listings.push(Listing {
+                stage: "codegen",
+                title: format!("kernel {} ({lanes})", k.name),
+                language: ListingLanguage::Clif,
+                text: text.clif,
+            });
+            listings.push(Listing {
+                stage: "machine",
+                title: format!("kernel {} machine code", k.name),
+                language: ListingLanguage::Machine,
+                text: text.machine,
+            });
+        }
+        Ok(listings)
+    }
+
+    fn code_bytes(&self) -> usize {
+        // Each module once, however many of its kernels this program runs.
+        let mut seen: Vec<&jit::CompiledKernel> = Vec::new();
+        for k in &self.kernels {
+            if !seen.iter().any(|s| s.same_module(k)) {
+                seen.push(k);
+            }
+        }
+        seen.iter().map(|k| k.module_bytes()).sum()
     }
 }
 
@@ -120,41 +158,22 @@ impl Backend for Cranelift {
         let plan = self.plan(module)?;
         let kernels: Vec<_> = plan.kernels().collect();
         let compiled = jit::compile(&kernels, self.vectorize, self.reuse_kernels)?;
-        let mut listings = vec![Listing::plan(&plan)];
-        for (k, c) in kernels.iter().zip(&compiled) {
-            listings.push(Listing {
-                stage: "codegen",
-                title: format!(
-                    "kernel {} ({})",
-                    k.name,
-                    if c.vectorized {
-                        "4-lane vectors"
-                    } else {
-                        "scalar"
-                    }
-                ),
-                language: ListingLanguage::Clif,
-                text: c.clif.clone(),
-            });
-            listings.push(Listing {
-                stage: "machine",
-                title: format!("kernel {} machine code", k.name),
-                language: ListingLanguage::Machine,
-                text: c.machine.clone(),
-            });
-        }
         let code: Vec<Box<dyn KernelCode>> = compiled
-            .into_iter()
-            .map(|c| Box::new(Shared(c)) as Box<dyn KernelCode>)
+            .iter()
+            .map(|c| Box::new(Shared(c.clone())) as Box<dyn KernelCode>)
             .collect();
         let executor =
             HostExecutor::new(module.entry()?.clone(), plan, code, module.default_dtype)?;
-        Ok(Box::new(Program { executor, listings }))
+        Ok(Box::new(Program {
+            executor,
+            kernels: compiled,
+            vectorize: self.vectorize,
+        }))
     }
 }
 
 /// A cached kernel shared by every program that uses it.
-struct Shared(std::sync::Arc<jit::CompiledKernel>);
+struct Shared(Arc<jit::CompiledKernel>);
 
 impl KernelCode for Shared {
     unsafe fn run(&self, args: &[*mut u8], begin: i64, end: i64) -> Result<()> {

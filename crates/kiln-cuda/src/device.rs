@@ -4,6 +4,12 @@
 //! The driver library is loaded when the first program runs; its absence,
 //! or a machine without a GPU, is an error, never a panic. cuBLAS is
 //! loaded at the first matmul; without it matmuls run on the host.
+//!
+//! Device memory is pooled per GPU by the runtime's [`Pool`] (size
+//! classes, bounded by twice the recent high-water mark of live bytes and
+//! by [`set_cache_limit`], released by [`release_cached`]), as host memory
+//! is: a freed device buffer serves the next request of its class without
+//! a driver allocation.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -17,6 +23,91 @@ use kiln_passes::plan::{Kernel, TensorView};
 use crate::blas;
 use crate::codegen::{LaunchShape, launch_shape};
 use kiln_runtime::execute::Launcher;
+use kiln_runtime::pool::{Allocator, Pool, PoolStats, Pooled};
+
+/// Device memory of one GPU, allocated on its default stream.
+pub struct DeviceMemory {
+    stream: Arc<CudaStream>,
+}
+
+impl Allocator for DeviceMemory {
+    type Block = CudaSlice<u8>;
+
+    fn allocate(&self, bytes: usize) -> Result<CudaSlice<u8>> {
+        self.stream
+            .alloc_zeros::<u8>(bytes)
+            .map_err(|e| driver_error(format!("allocating {bytes} bytes of device memory"), e))
+    }
+
+    fn free(&self, block: CudaSlice<u8>, _bytes: usize) {
+        // cudarc frees it on its stream, after the work queued there.
+        drop(block);
+    }
+}
+
+/// A device buffer: a pooled block of its class, of which the first
+/// `len()` bytes are the buffer.
+pub type DeviceBuffer = Pooled<DeviceMemory>;
+
+/// The most device memory a GPU's pool keeps when no limit is set.
+const DEFAULT_DEVICE_CACHE_LIMIT: usize = 4 << 30;
+
+/// Each GPU's pool, made with its context.
+static POOLS: Mutex<Vec<Option<Arc<Pool<DeviceMemory>>>>> = Mutex::new(Vec::new());
+
+/// The device memory pool of GPU `ordinal`.
+fn pool(ordinal: usize) -> Result<Arc<Pool<DeviceMemory>>> {
+    let ctx = context(ordinal)?;
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if pools.len() <= ordinal {
+        pools.resize(ordinal + 1, None);
+    }
+    Ok(pools[ordinal]
+        .get_or_insert_with(|| {
+            Arc::new(Pool::new(
+                DeviceMemory {
+                    stream: ctx.default_stream(),
+                },
+                DEFAULT_DEVICE_CACHE_LIMIT,
+            ))
+        })
+        .clone())
+}
+
+/// Frees every pooled device buffer of every GPU; returns the bytes.
+pub fn release_cached() -> usize {
+    let pools: Vec<_> = POOLS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .flatten()
+        .cloned()
+        .collect();
+    pools.iter().map(|p| p.release()).sum()
+}
+
+/// Sets how many bytes of freed device memory each GPU's pool keeps.
+pub fn set_cache_limit(bytes: usize) {
+    for p in POOLS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .flatten()
+    {
+        p.set_limit(bytes);
+    }
+}
+
+/// Each GPU's pool counters, by ordinal (GPUs that ran nothing are absent).
+pub fn memory_stats() -> Vec<(usize, PoolStats)> {
+    POOLS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.as_ref().map(|p| (i, p.stats())))
+        .collect()
+}
 
 /// Whether the CUDA driver library can be loaded.
 pub fn driver_present() -> bool {
@@ -64,6 +155,7 @@ pub fn compute_capability(ordinal: usize) -> Result<u32> {
 /// A plan's kernels loaded on a GPU, launched on its default stream.
 pub struct Loaded {
     stream: Arc<CudaStream>,
+    pool: Arc<Pool<DeviceMemory>>,
     functions: Vec<CudaFunction>,
     /// Each kernel's launch shape, derived once at load.
     shapes: Vec<LaunchShape>,
@@ -121,6 +213,7 @@ pub fn load(ordinal: usize, ptx: &str, kernels: &[&Kernel]) -> Result<Loaded> {
         .collect::<Result<Vec<_>>>()?;
     Ok(Loaded {
         stream: ctx.default_stream(),
+        pool: pool(ordinal)?,
         functions,
         shapes: kernels.iter().map(|k| launch_shape(k)).collect(),
         blas: OnceLock::new(),
@@ -129,33 +222,38 @@ pub fn load(ordinal: usize, ptx: &str, kernels: &[&Kernel]) -> Result<Loaded> {
 }
 
 impl Launcher for Loaded {
-    type Buffer = CudaSlice<u8>;
+    type Buffer = DeviceBuffer;
 
-    fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
-        self.stream
-            .clone_htod(bytes)
-            .map_err(|e| self.sync_error("copying to the device", e))
+    fn upload(&self, bytes: &[u8]) -> Result<DeviceBuffer> {
+        let (mut buffer, _) = Pooled::take(&self.pool, bytes.len())?;
+        self.overwrite(&mut buffer, bytes)?;
+        Ok(buffer)
     }
 
-    fn zeroed(&self, len: usize) -> Result<CudaSlice<u8>> {
-        self.stream
-            .alloc_zeros::<u8>(len)
-            .map_err(|e| driver_error("allocating device memory", e))
+    fn zeroed(&self, len: usize) -> Result<DeviceBuffer> {
+        let (mut buffer, reused) = Pooled::take(&self.pool, len)?;
+        if reused {
+            self.stream
+                .memset_zeros(&mut buffer.block_mut().slice_mut(..len))
+                .map_err(|e| driver_error("zeroing device memory", e))?;
+        }
+        Ok(buffer)
     }
 
-    fn download(&self, buffer: &CudaSlice<u8>) -> Result<Vec<u8>> {
+    fn download(&self, buffer: &DeviceBuffer) -> Result<Vec<u8>> {
         self.stream
-            .clone_dtoh(buffer)
+            .clone_dtoh(&buffer.block().slice(..buffer.len()))
             .map_err(|e| self.sync_error("copying to the host", e))
     }
 
-    fn overwrite(&self, buffer: &mut CudaSlice<u8>, bytes: &[u8]) -> Result<()> {
+    fn overwrite(&self, buffer: &mut DeviceBuffer, bytes: &[u8]) -> Result<()> {
+        let len = buffer.len();
         self.stream
-            .memcpy_htod(bytes, buffer)
+            .memcpy_htod(bytes, &mut buffer.block_mut().slice_mut(..len))
             .map_err(|e| self.sync_error("copying to the device", e))
     }
 
-    fn matmul(&self, [a, b, out]: [(&CudaSlice<u8>, &TensorView); 3]) -> Result<bool> {
+    fn matmul(&self, [a, b, out]: [(&DeviceBuffer, &TensorView); 3]) -> Result<bool> {
         use cudarc::cublas::sys::{
             cublasComputeType_t as Compute, cublasOperation_t as Op, cudaDataType as Data,
         };
@@ -182,7 +280,7 @@ impl Launcher for Loaded {
         let op = |t: bool| if t { Op::CUBLAS_OP_T } else { Op::CUBLAS_OP_N };
         let size = gemm.dtype.itemsize() as u64;
         // cuBLAS's A is Kiln's b, its B is Kiln's a.
-        let base = [b.0, a.0, out.0].map(|s| s.device_ptr(&self.stream).0);
+        let base = [b.0, a.0, out.0].map(|s| s.block().device_ptr(&self.stream).0);
         let at = |o: usize, offset: i64| (base[o] + offset as u64 * size) as *mut std::ffi::c_void;
         for run in &gemm.runs {
             // SAFETY: blas::gemm derived every argument from views that
@@ -234,14 +332,15 @@ impl Launcher for Loaded {
         &self,
         index: usize,
         kernel: &Kernel,
-        args: &[&CudaSlice<u8>],
-        status: &CudaSlice<u8>,
-        scratch: Option<&CudaSlice<u8>>,
+        args: &[&DeviceBuffer],
+        status: &DeviceBuffer,
+        scratch: Option<&DeviceBuffer>,
     ) -> Result<()> {
         // Device addresses as 64-bit values: a buffer may be several arguments.
-        let pointers: Vec<u64> = args.iter().map(|b| b.device_ptr(&self.stream).0).collect();
-        let status_ptr: u64 = status.device_ptr(&self.stream).0;
-        let scratch_ptr: Option<u64> = scratch.map(|s| s.device_ptr(&self.stream).0);
+        let address = |b: &DeviceBuffer| b.block().device_ptr(&self.stream).0;
+        let pointers: Vec<u64> = args.iter().map(|b| address(b)).collect();
+        let status_ptr: u64 = address(status);
+        let scratch_ptr: Option<u64> = scratch.map(address);
         let mut builder = self.stream.launch_builder(&self.functions[index]);
         for p in &pointers {
             builder.arg(p);

@@ -113,8 +113,9 @@ struct Program {
     checked: CheckedPlan,
     ordinal: usize,
     ptx: std::sync::Arc<str>,
+    /// The architecture the PTX is for.
+    arch: u32,
     loaded: OnceLock<std::result::Result<device::Loaded, Error>>,
-    listings: Vec<Listing>,
 }
 
 impl Program {
@@ -133,8 +134,27 @@ impl Executable for Program {
         execute(self.loaded()?, &self.checked, inputs)
     }
 
-    fn listings(&self) -> Vec<Listing> {
-        self.listings.clone()
+    fn listings(&self) -> Result<Vec<Listing>> {
+        let plan = &self.checked.plan;
+        Ok(vec![
+            Listing::plan(plan),
+            Listing {
+                stage: "cuda",
+                title: format!("CUDA C of @{}", plan.name),
+                language: ListingLanguage::CudaC,
+                text: Cuda::source(plan),
+            },
+            Listing {
+                stage: "ptx",
+                title: format!("PTX of @{} for compute_{}", plan.name, self.arch),
+                language: ListingLanguage::Ptx,
+                text: self.ptx.to_string(),
+            },
+        ])
+    }
+
+    fn code_bytes(&self) -> usize {
+        self.ptx.len()
     }
 
     fn device_times(&self, inputs: &[Tensor], runs: usize) -> Option<Result<Vec<Duration>>> {
@@ -186,27 +206,12 @@ impl Backend for Cuda {
         let source = Cuda::source(&plan);
         let arch = self.arch(ordinal);
         let ptx = nvrtc::compile(&source, arch)?;
-        let listings = vec![
-            Listing::plan(&plan),
-            Listing {
-                stage: "cuda",
-                title: format!("CUDA C of @{}", plan.name),
-                language: ListingLanguage::CudaC,
-                text: source,
-            },
-            Listing {
-                stage: "ptx",
-                title: format!("PTX of @{} for compute_{arch}", plan.name),
-                language: ListingLanguage::Ptx,
-                text: ptx.to_string(),
-            },
-        ];
         Ok(Box::new(Program {
             checked: CheckedPlan::new(module.entry()?.clone(), plan, module.default_dtype)?,
             ordinal,
             ptx,
+            arch,
             loaded: OnceLock::new(),
-            listings,
         }))
     }
 }

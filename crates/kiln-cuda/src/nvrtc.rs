@@ -1,16 +1,17 @@
 //! CUDA C → PTX with NVRTC (loaded at run time through cudarc), and the
-//! cache of compiled modules.
+//! cache of compiled modules (bounded: [`CACHE_ENTRIES`] translation units
+//! and [`CACHE_BYTES`] of source and PTX, least recently used evicted).
 //!
 //! NVRTC needs no GPU: `libnvrtc.so.12` alone compiles (the PyPI wheel
 //! `nvidia-cuda-nvrtc-cu12` has it; its folder must be on
 //! `LD_LIBRARY_PATH`). cudarc panics when the library is missing, so its
 //! presence is checked first and its absence is an error.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 use cudarc::nvrtc::{CompileError, CompileOptions};
 use kiln_ir::{Error, ErrorKind, Result};
+use kiln_runtime::cache::{BoundedCache, CacheStats};
 
 /// The architecture PTX is generated for when none is given and no GPU
 /// says otherwise: the H100's (PTX for `compute_90` runs on sm_90 and later).
@@ -31,16 +32,32 @@ fn missing() -> Error {
     )
 }
 
+/// The most translation units the PTX cache keeps.
+pub const CACHE_ENTRIES: usize = 1024;
+
+/// The most bytes (source and PTX) the PTX cache keeps.
+pub const CACHE_BYTES: usize = 64 << 20;
+
 /// The PTX of a translation unit, by (source, architecture).
-static CACHE: LazyLock<Mutex<HashMap<(String, u32), Arc<str>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+static CACHE: LazyLock<BoundedCache<(String, u32), Arc<str>>> =
+    LazyLock::new(|| BoundedCache::new(CACHE_ENTRIES, CACHE_BYTES));
+
+/// What the PTX cache holds.
+pub fn cache_stats() -> CacheStats {
+    CACHE.stats()
+}
+
+/// Empties the PTX cache.
+pub fn clear_cache() {
+    CACHE.clear();
+}
 
 /// Compiles CUDA C to PTX for `compute_{arch}`, or returns the PTX
 /// compiled before for the same source (the source is a function of the
 /// kernels' structure, so equal kernels share their PTX).
 pub fn compile(source: &str, arch: u32) -> Result<Arc<str>> {
     let key = (source.to_string(), arch);
-    if let Some(ptx) = CACHE.lock().ok().and_then(|c| c.get(&key).cloned()) {
+    if let Some(ptx) = CACHE.get(&key) {
         return Ok(ptx);
     }
     if !nvrtc_present() {
@@ -84,8 +101,7 @@ pub fn compile(source: &str, arch: u32) -> Result<Arc<str>> {
         other => Error::new(ErrorKind::Backend, format!("NVRTC: {other:?}")),
     })?;
     let ptx: Arc<str> = ptx.to_src().into();
-    if let Ok(mut cache) = CACHE.lock() {
-        cache.insert(key, ptx.clone());
-    }
+    let bytes = source.len() + ptx.len();
+    CACHE.insert(key, ptx.clone(), bytes);
     Ok(ptx)
 }

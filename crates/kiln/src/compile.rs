@@ -7,15 +7,19 @@
 //!
 //! Compiled programs are cached by their text (and backend and default
 //! dtype): compiling the same program again costs a print and a lookup.
+//! The cache is bounded ([`PROGRAM_CACHE_ENTRIES`] programs and
+//! [`PROGRAM_CACHE_BYTES`] of code and text by default, least recently used
+//! evicted; [`crate::memory`] changes and reports it), and a program it
+//! evicts frees its machine code once the user holds no handle to it.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 use kiln_ir::{Device, DeviceType, Error, ErrorKind, Module, Result};
 use kiln_passes::PassManager;
 use kiln_passes::optimize::OptimizeConfig;
+use kiln_runtime::cache::BoundedCache;
 use kiln_runtime::fold::InterpreterFold;
 use kiln_runtime::{Executable, Interpreter, Listing, Tensor};
 
@@ -117,13 +121,20 @@ pub struct Compiler {
     explain: bool,
 }
 
-/// Compiled programs by (backend, default dtype, program text).
-type ProgramCache = HashMap<(BackendKind, String), (Arc<Module>, Arc<dyn Executable>)>;
+/// The most programs the program cache keeps by default.
+pub const PROGRAM_CACHE_ENTRIES: usize = 256;
 
-static PROGRAMS: LazyLock<Mutex<ProgramCache>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+/// The most bytes (generated code, and the text of the program and of its
+/// compiled module) the program cache keeps by default.
+pub const PROGRAM_CACHE_BYTES: usize = 64 << 20;
 
-/// Programs beyond this count are dropped from the cache (it starts over).
-const PROGRAM_CACHE_CAPACITY: usize = 256;
+/// A cached program: the module after the passes and the backend's code.
+type CachedProgram = (Arc<Module>, Arc<dyn Executable>);
+
+/// Compiled programs by (backend, program text with the settings that
+/// change the result).
+pub(crate) static PROGRAMS: LazyLock<BoundedCache<(BackendKind, String), CachedProgram>> =
+    LazyLock::new(|| BoundedCache::new(PROGRAM_CACHE_ENTRIES, PROGRAM_CACHE_BYTES));
 
 impl Default for Compiler {
     fn default() -> Self {
@@ -196,9 +207,7 @@ impl Compiler {
             ),
         );
         if self.cache {
-            if let Some((module, executable)) =
-                PROGRAMS.lock().ok().and_then(|c| c.get(&key).cloned())
-            {
+            if let Some((module, executable)) = PROGRAMS.get(&key) {
                 return Ok(Compiled {
                     module,
                     executable,
@@ -210,12 +219,14 @@ impl Compiler {
         self.pipeline_for(module.default_dtype).run(&mut module)?;
         let compiled = self.compile_lowered(module)?;
         if self.cache {
-            if let Ok(mut cache) = PROGRAMS.lock() {
-                if cache.len() >= PROGRAM_CACHE_CAPACITY {
-                    cache.clear();
-                }
-                cache.insert(key, (compiled.module.clone(), compiled.executable.clone()));
-            }
+            // What keeping it costs: its code, and about twice its text (the
+            // key, and the compiled module, which prints to about as much).
+            let bytes = compiled.executable.code_bytes() + 2 * key.1.len();
+            PROGRAMS.insert(
+                key,
+                (compiled.module.clone(), compiled.executable.clone()),
+                bytes,
+            );
         }
         Ok(compiled)
     }
@@ -268,9 +279,15 @@ impl Compiled {
         self.backend
     }
 
-    /// The backend's generated code.
-    pub fn listings(&self) -> Vec<Listing> {
+    /// The backend's generated code (made when asked: compiled programs
+    /// keep no text).
+    pub fn listings(&self) -> Result<Vec<Listing>> {
         self.executable.listings()
+    }
+
+    /// Bytes of generated code this program keeps alive.
+    pub fn code_bytes(&self) -> usize {
+        self.executable.code_bytes()
     }
 }
 

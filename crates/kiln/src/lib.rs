@@ -20,6 +20,7 @@
 //! | [`trace`](mod@trace) | [`trace`](fn@trace), [`TensorSpec`], [`Traced`] |
 //! | [`defaults`] | the scoped default dtype and device |
 //! | [`compile`](mod@compile) | [`Compiler`], [`Compiled`], the backends |
+//! | [`memory`] | [`memory_stats`], [`release_cached`] and the bounds of pools and caches |
 //!
 //! The semantic core and the IR are re-exported from `kiln-ir`.
 
@@ -27,6 +28,7 @@
 
 pub mod compile;
 pub mod defaults;
+pub mod memory;
 pub mod tensor;
 pub mod trace;
 
@@ -39,6 +41,9 @@ pub use kiln_passes as passes;
 pub use kiln_runtime as runtime;
 
 pub use compile::{BackendKind, Compiled, Compiler};
+pub use memory::{
+    MemoryStats, memory_stats, release_cached, set_cache_limit, set_program_cache_limits,
+};
 
 pub use defaults::{
     default_device, default_dtype, set_default_device, set_default_dtype, with_default_device,
