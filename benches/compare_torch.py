@@ -1,15 +1,27 @@
 #!/usr/bin/env python3
-"""Kiln against PyTorch eager and torch.compile on the benchmark workloads.
+"""Kiln against PyTorch eager, torch.compile, ONNX Runtime and OpenVINO.
 
 Runs `kiln bench --json` on each program of `benches/programs/` and the same
 computation in PyTorch (when torch is installed), with the method of the
 project's performance anchors: 2 threads, median of 15 timed calls after 3
-warm-up calls, every call allocating its output. Prints a table of times
-and ratios (a ratio above 1 means Kiln is faster).
+warm-up calls, every call allocating its output. With `--rounds N` every
+workload is measured N times, the engines interleaved, their order
+alternating from round to round, and each figure is the median over the
+rounds. The load average is read before and after each workload. Prints a
+table of times and ratios (a ratio above 1 means Kiln is faster).
+
+The transformer blocks (`mlp`, `gpt2_block`, `llama_block`; weights are
+inputs, f32, batch 1) are also exported with `torch.onnx.export` and run
+with ONNX Runtime (CPUExecutionProvider, intra_op_num_threads=2) and
+OpenVINO (CPU, INFERENCE_PRECISION_HINT f32, 2 threads) when those are
+installed (`pip install onnx onnxscript onnxruntime openvino`); otherwise
+their columns read n/a. Kiln runs on the same input values as the others
+for the blocks (`kiln bench --inputs`, needs `safetensors`).
 
     cargo build --release -p kiln-cli
     python3 benches/compare_torch.py            # add --no-compile to skip Inductor
     python3 benches/compare_torch.py --markdown # the table for BENCHMARKS.md
+    python3 benches/compare_torch.py --only mlp,gpt2_block,llama_block --rounds 3 --markdown
 """
 
 import argparse
@@ -22,6 +34,65 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 N = 16 * 1024 * 1024
+NAMES = [
+    "chain", "chain_mixed", "softmax", "layer_norm", "sum_all", "sum_rows",
+    "matmul_1024", "matmul_4096", "channels_last", "transposed_add",
+    "mlp", "gpt2_block", "llama_block"]
+# Workloads that ONNX Runtime and OpenVINO also run.
+BLOCKS = ("mlp", "gpt2_block", "llama_block")
+
+
+def block_arg_names(torch, name):
+    """The program's argument names, in order (the ONNX inputs' names)."""
+    sys.path.insert(0, HERE)
+    import check_blocks as cb
+    return list(cb.BLOCKS[name][0](torch.Generator().manual_seed(0)))
+
+
+def block_workloads(torch):
+    """The transformer blocks: name -> (program, input factory, function, bytes, flops).
+
+    The inputs are `check_blocks.py`'s (x first, then the weights, in the
+    program's argument order); the functions are the blocks in plain torch,
+    with the causal mask (and Llama's rotary cos/sin) built inside, as the
+    programs do.
+    """
+    sys.path.insert(0, HERE)
+    import check_blocks as cb
+    F = torch.nn.functional
+
+    def mask(x):
+        idx = torch.arange(x.shape[1])
+        return idx, torch.where(idx[None, :] <= idx[:, None], torch.zeros((), dtype=x.dtype), torch.finfo(x.dtype).min)
+
+    def mlp(x, w1, b1, w2, b2):
+        return F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)
+
+    def gpt2(x, *w):
+        return cb.gpt2_block_torch(x, mask(x)[1], *w)
+
+    def llama(x, *w):
+        idx, m = mask(x)
+        return cb.llama_block_torch(x, m, idx.unsqueeze(0), *w)
+
+    def factory(params):
+        def make():
+            gen = torch.Generator().manual_seed(0)
+            return tuple(v.float().contiguous() for v in params(gen).values())
+        return make
+
+    def nbytes(params):  # inputs read once, the result (x's shape) written once
+        p = params(torch.Generator().manual_seed(0))
+        return 4 * (sum(v.numel() for v in p.values()) + p["x"].numel())
+
+    g, l = cb.GPT2, cb.LLAMA
+    gpt2_flops = 2 * g["tokens"] * g["n_embd"] * (4 * g["n_embd"] + 2 * g["n_inner"]) + 4 * g["n_embd"] * g["tokens"] ** 2
+    llama_flops = 2 * l["tokens"] * l["hidden"] * (4 * l["hidden"] + 3 * l["inter"]) + 4 * l["hidden"] * l["tokens"] ** 2
+    return {
+        "mlp": ("mlp.kir", factory(cb.mlp_params), mlp, nbytes(cb.mlp_params), 2 * 2 * 64 * 1024 * 4096),
+        "gpt2_block": ("gpt2_block.kir", factory(cb.gpt2_params), gpt2, nbytes(cb.gpt2_params), gpt2_flops),
+        "llama_block": ("llama_block.kir", factory(cb.llama_params), llama, nbytes(cb.llama_params), llama_flops),
+    }
 
 
 def workloads(torch):
@@ -67,6 +138,7 @@ def workloads(torch):
             0,
         ),
         "transposed_add": ("transposed_add.kir", lambda: (rand(4096, 4096), rand(4096, 4096)), lambda x, y: x.t() + y, 12 * 4096 * 4096, 0),
+        **block_workloads(torch),
     }
 
 
@@ -83,78 +155,234 @@ def median_ms(fn, args, runs=15, warmup=3):
     return times[len(times) // 2] * 1e3
 
 
-def kiln_bench(kiln, program):
-    out = subprocess.run([kiln, "bench", program, "--json"], check=True, capture_output=True, text=True)
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+
+
+def kiln_bench(kiln, program, inputs=None):
+    cmd = [kiln, "bench", program, "--json"] + (["--inputs", inputs] if inputs else [])
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
+
+
+def load():
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None
+
+
+def cpu_snapshot():
+    """(wall s, busy CPU s of the whole machine, CPU s of this process and its children), or None."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return None
+    busy = sum(fields[:8]) - fields[3] - fields[4]  # user nice system [idle iowait] irq softirq steal
+    t = os.times()
+    return time.perf_counter(), busy / os.sysconf("SC_CLK_TCK"), t.user + t.system + t.children_user + t.children_system
+
+
+def background_cores(start, end):
+    """Cores kept busy by other processes between two snapshots."""
+    if not start or not end or end[0] <= start[0]:
+        return None
+    return max(0.0, ((end[1] - start[1]) - (end[2] - start[2])) / (end[0] - start[0]))
+
+
+def onnx_engines(torch, name, fn, inputs, arg_names, tmpdir):
+    """(ORT runner or reason, OpenVINO runner or reason): runners take no argument."""
+    try:
+        import onnxruntime  # noqa: F401
+        have_ort = True
+    except ImportError:
+        have_ort = False
+    try:
+        import openvino  # noqa: F401
+        have_ov = True
+    except ImportError:
+        have_ov = False
+    if not (have_ort or have_ov):
+        return "onnxruntime not installed", "openvino not installed"
+
+    class Block(torch.nn.Module):
+        def forward(self, *args):
+            return fn(*args)
+
+    path = os.path.join(tmpdir, f"{name}.onnx")
+    try:
+        import contextlib
+        import io
+        with contextlib.redirect_stdout(io.StringIO()):
+            torch.onnx.export(Block().eval(), inputs, path, input_names=list(arg_names), output_names=["y"], dynamo=True)
+    except Exception as e:  # no onnx/onnxscript, or an exporter failure
+        reason = f"ONNX export failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        return reason, reason
+    feed = {n: t.numpy() for n, t in zip(arg_names, inputs)}
+    ort_run = ov_run = None
+    if have_ort:
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 2
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        ort_run = lambda: sess.run(None, feed)[0]
+    else:
+        ort_run = "onnxruntime not installed"
+    if have_ov:
+        import openvino as ov
+        core = ov.Core()
+        compiled = core.compile_model(core.read_model(path), "CPU", {
+            "INFERENCE_PRECISION_HINT": "f32",
+            "INFERENCE_NUM_THREADS": 2,
+            "NUM_STREAMS": 1,
+            "PERFORMANCE_HINT": "LATENCY",
+        })
+        request = compiled.create_infer_request()
+        # share_outputs=False: each call copies its result out, as each call of
+        # the others allocates its output.
+        ov_run = lambda: request.infer(feed, share_inputs=True, share_outputs=False)[0]
+    else:
+        ov_run = "openvino not installed"
+    # The exported model must compute what the torch function does.
+    ref = fn(*inputs).numpy()
+    for engine, run in (("ort", ort_run), ("ov", ov_run)):
+        if callable(run):
+            err = float(abs(run() - ref).max()) / max(float(abs(ref).max()), 1e-30)
+            print(json.dumps({"name": name, f"{engine}_check_rel_err": err}), file=sys.stderr)
+    return ort_run, ov_run
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kiln", default=os.path.join(ROOT, "target", "release", "kiln"))
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--no-onnx", action="store_true", help="skip ONNX Runtime and OpenVINO")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--only", nargs="*", help="workload names")
+    parser.add_argument("--only", nargs="*", help="workload names, comma- or space-separated")
+    parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds; figures are medians over rounds")
+    parser.add_argument("--pause", type=float, default=0.5,
+                        help="seconds of idle before each engine's measurement (lets other engines' spinning threads sleep)")
     args = parser.parse_args()
     if not os.path.exists(args.kiln):
         sys.exit(f"{args.kiln} not found: run `cargo build --release -p kiln-cli` first")
+    only = [n for item in (args.only or []) for n in item.split(",") if n]
+    unknown = [n for n in only if n not in NAMES]
+    if unknown:
+        sys.exit(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")
+    names = [n for n in NAMES if not only or n in only]
     # A fresh Inductor cache: the first compiled call is a cold compile.
     import tempfile
+    tmpdir = tempfile.mkdtemp(prefix="kiln-compare-")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="kiln-inductor-")
     try:
         import torch
     except ImportError:
         torch = None
         print("torch is not installed: Kiln's figures only", file=sys.stderr)
+    if torch:
+        torch.set_num_threads(2)
+        table = workloads(torch)
+    load_start = os.getloadavg() if hasattr(os, "getloadavg") else None
 
-    names = [
-        "chain", "chain_mixed", "softmax", "layer_norm", "sum_all", "sum_rows",
-        "matmul_1024", "matmul_4096", "channels_last", "transposed_add"]
-    names = [n for n in names if not args.only or n in args.only]
-    # Kiln first: PyTorch's OpenMP threads keep spinning after each call
-    # and would take the cores from a Kiln process run meanwhile.
     rows = []
     for name in names:
+        row = {"name": name, "load_before": load()}
+        snap = cpu_snapshot()
         program = os.path.join(HERE, "programs", f"{name}.kir")
-        k = kiln_bench(args.kiln, program)
-        rows.append({"name": name, "kiln": k["run_ms_median"], "kiln_compile": k["compile_ms"], "gbps": k["gbps"]})
-        print(json.dumps(rows[-1]), file=sys.stderr)
-    for row in rows:
-        name = row["name"]
+        engines = {}  # engine -> (callable taking no argument) ; Kiln's is its own bench
+        kiln_inputs = None
         if torch:
-            torch.set_num_threads(2)
-            _, make, fn, nbytes, flops = workloads(torch)[name]
+            _, make, fn, nbytes, flops = table[name]
             inputs = make()
+            row["flops"] = flops
+            if name in BLOCKS:
+                arg_names = block_arg_names(torch, name)
+                try:
+                    from safetensors.torch import save_file
+                    kiln_inputs = os.path.join(tmpdir, f"{name}.safetensors")
+                    save_file(dict(zip(arg_names, inputs)), kiln_inputs)
+                except ImportError:
+                    print("safetensors is not installed: Kiln runs the blocks on its own random inputs", file=sys.stderr)
             with torch.no_grad():
-                row["eager"] = median_ms(fn, inputs)
+                engines["eager"] = lambda fn=fn: fn(*inputs)
                 if not args.no_compile:
                     compiled = torch.compile(fn)
                     start = time.perf_counter()
                     compiled(*inputs)
                     row["compile_latency_s"] = time.perf_counter() - start
-                    row["compiled"] = median_ms(compiled, inputs)
-            row["flops"] = flops
+                    engines["compiled"] = lambda: compiled(*inputs)
+                if name in BLOCKS and not args.no_onnx:
+                    for engine, run in zip(("ort", "ov"), onnx_engines(torch, name, fn, inputs, arg_names, tmpdir)):
+                        if callable(run):
+                            engines[engine] = run
+                        else:
+                            row[f"{engine}_missing"] = run
+                            print(f"{name}: {engine}: {run}", file=sys.stderr)
+        order = ["kiln", *engines]
+        times = {e: [] for e in order}
+        for r in range(args.rounds):
+            for engine in (order if r % 2 == 0 else order[::-1]):
+                time.sleep(args.pause)
+                if engine == "kiln":
+                    k = kiln_bench(args.kiln, program, kiln_inputs)
+                    times["kiln"].append(k["run_ms_median"])
+                    row.setdefault("kiln_compile", k["compile_ms"])
+                    row.setdefault("gbps", k["gbps"])
+                else:
+                    with torch.no_grad():
+                        times[engine].append(median_ms(engines[engine], ()))
+        for engine, ts in times.items():
+            row[engine] = median(ts)
+            row[f"{engine}_rounds"] = [round(t, 3) for t in ts]
+        row["load_after"] = load()
+        row["background_cores"] = background_cores(snap, cpu_snapshot())
+        rows.append(row)
         print(json.dumps(row), file=sys.stderr)
+    load_end = os.getloadavg() if hasattr(os, "getloadavg") else None
 
     def cell(v, fmt="{:.2f}"):
         return "" if v is None else fmt.format(v)
 
-    head = ["workload", "kiln ms", "eager ms", "compile ms", "kiln/eager", "kiln/compile", "kiln rate", "kiln compile ms", "torch.compile first call s"]
+    def other(r, engine):
+        if engine in r:
+            return cell(r[engine]), cell(r[engine] / r["kiln"], "{:.1f}×")
+        if f"{engine}_missing" in r:
+            return "n/a", "n/a"
+        return "", ""
+
+    head = ["workload", "kiln ms", "eager ms", "compile ms", "ORT ms", "OpenVINO ms",
+            "kiln/eager", "kiln/compile", "kiln/ORT", "kiln/OpenVINO",
+            "kiln rate", "kiln compile ms", "torch.compile first call s", "load 1m before→after", "other procs' cores"]
     lines = []
     for r in rows:
         rate = f"{r['flops'] / r['kiln'] / 1e6:.0f} GFLOP/s" if r.get("flops") else f"{r['gbps']:.1f} GB/s"
-        eager, comp = r.get("eager"), r.get("compiled")
+        cols = {e: other(r, e) for e in ("eager", "compiled", "ort", "ov")}
         lines.append([
-            r["name"], cell(r["kiln"]), cell(eager), cell(comp),
-            cell(eager / r["kiln"] if eager else None, "{:.1f}×"),
-            cell(comp / r["kiln"] if comp else None, "{:.1f}×"),
+            r["name"], cell(r["kiln"]), cols["eager"][0], cols["compiled"][0], cols["ort"][0], cols["ov"][0],
+            cols["eager"][1], cols["compiled"][1], cols["ort"][1], cols["ov"][1],
             rate, cell(r["kiln_compile"]), cell(r.get("compile_latency_s")),
+            f"{cell(r['load_before'])}→{cell(r['load_after'])}", cell(r["background_cores"]),
         ])
+    fmt_load = lambda l: "n/a" if l is None else " / ".join(f"{v:.2f}" for v in l)
+    summary = (f"{args.rounds} round(s), engines interleaved in alternating order; median over rounds of "
+               f"each engine's median. Load average (1m / 5m / 15m) before: {fmt_load(load_start)}, "
+               f"after: {fmt_load(load_end)}; {os.cpu_count()} CPUs. \"other procs' cores\": CPU time of other "
+               f"processes over the workload's wall time (from /proc/stat), the load that disturbs the figures.")
     if args.markdown:
+        print(summary)
+        print()
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
         for l in lines:
             print("| " + " | ".join(l) + " |")
     else:
+        print(summary)
         widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(head)]
         print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
         for l in lines:

@@ -75,6 +75,7 @@ static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __syncwarp() { kiln_emu_warps[threadIdx.x / 32]->arrive_and_wait(); }
 
 static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }
+static inline int __float_as_int(float x) { int r; memcpy(&r, &x, 4); return r; }
 static inline float __uint_as_float(unsigned x) { float r; memcpy(&r, &x, 4); return r; }
 static inline double __longlong_as_double(long long x) { double r; memcpy(&r, &x, 8); return r; }
 

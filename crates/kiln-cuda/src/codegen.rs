@@ -29,9 +29,6 @@ use kiln_ir::ops::Fold;
 use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, Scalar, UnaryOp};
 use kiln_passes::plan::{Access, Expr, Kernel, NodeId, NodeSchedule};
 use kiln_runtime::convert::{Elem, convert};
-use kiln_runtime::interp::elementwise::{
-    EXP_F32_HI, EXP_F32_LN2_HI, EXP_F32_LN2_LO, EXP_F32_LO, EXP_F32_POLY,
-};
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;
@@ -334,38 +331,9 @@ fn tile_count(k: &Kernel, p: usize) -> i64 {
 /// The preamble every generated translation unit starts with.
 pub fn preamble() -> String {
     let mut s = String::from(include_str!("preamble.cu"));
-    // The interpreter's f32 exp (within 1 ulp), with its own constants, so
-    // both compute the same bits.
-    let f = |x: f32| format!("__int_as_float(0x{:08x})", x.to_bits());
-    let mut poly = format!("  float p = {};\n", f(EXP_F32_POLY[0]));
-    for &k in &EXP_F32_POLY[1..] {
-        poly += &format!("  p = fmaf(p, r, {});\n", f(k));
-    }
-    write!(
-        s,
-        "
-// exp of an f32, the reference interpreter's algorithm.
-__device__ __forceinline__ float kiln_exp_f32(float x) {{
-  if (x != x) return x;
-  x = fmaxf(fminf(x, {hi}), {lo});
-  const float n = rintf(x * {log2e});
-  float r = fmaf(-n, {ln2hi}, x);
-  r = fmaf(-n, {ln2lo}, r);
-{poly}  p = fmaf(p, r * r, r);
-  p = p + 1.0f;
-  const int ni = (int)n;
-  const int n1 = ni >> 1;
-  const int n2 = ni - n1;
-  return p * __int_as_float((n1 + 127) << 23) * __int_as_float((n2 + 127) << 23);
-}}
-",
-        hi = f(EXP_F32_HI),
-        lo = f(EXP_F32_LO),
-        log2e = f(std::f32::consts::LOG2_E),
-        ln2hi = f(EXP_F32_LN2_HI),
-        ln2lo = f(EXP_F32_LN2_LO),
-    )
-    .expect("writing to a String");
+    // kiln-math's f32 functions, as the interpreter computes them.
+    s.push('\n');
+    s += &crate::math::device_functions();
     s
 }
 
@@ -1310,6 +1278,11 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         Abs if signed => format!("({x} < 0 ? kiln_ineg({x}) : {x})"),
         Abs => x.to_string(),
         Exp if single => format!("kiln_exp_f32({x})"),
+        Log if single => format!("kiln_log_f32({x})"),
+        Sin if single => format!("kiln_sin_f32({x})"),
+        Cos if single => format!("kiln_cos_f32({x})"),
+        Tanh if single => format!("kiln_tanh_f32({x})"),
+        Erf if single => format!("kiln_erf_f32({x})"),
         Exp => format!("exp({x})"),
         Log => wide("log"),
         Log2 => wide("log2"),

@@ -17,12 +17,14 @@
 //! |---|---|
 //! | [`codegen`] | kernel → CUDA C: grid-stride pointwise loops, block reductions, op semantics |
 //! | [`blas`] | matmul steps as cuBLAS calls (the column-major geometry) |
+//! | [`math`] | kiln-math's f32 functions as device functions |
 //! | [`nvrtc`] | CUDA C → PTX, the module cache |
 //! | [`device`] | the CUDA driver as a launcher: contexts, device memory, launches |
 
 pub mod blas;
 pub mod codegen;
 pub mod device;
+pub mod math;
 pub mod nvrtc;
 
 use std::sync::OnceLock;

@@ -11,6 +11,7 @@
 //! `ZeroDivisionError`.
 
 use kiln_ir::{BinaryOp, DType, Error, ErrorKind, PowForm, Result, Scalar, UnaryOp};
+use kiln_math::Function;
 use num_traits::Float;
 
 use crate::convert::{Elem, wrap_int};
@@ -166,51 +167,6 @@ fn c_pow(a: Complex, b: Complex) -> Complex {
     c_exp(c_mul(b, c_log(a)))
 }
 
-/// Kiln's f32 exponential (for f32, f16 and bf16): range reduction by
-/// ln 2 in two steps, a degree-5 polynomial (Cephes' `expf`) in fused
-/// multiply-adds, and scaling by 2^n in two halves so subnormal results
-/// round once. Every step is one IEEE f32 operation (an FMA rounds once),
-/// so the compiled kernels, which emit the same steps, give the same bits.
-/// Within 1 ulp of the correctly rounded value (see the test below).
-pub fn exp_f32(x: f32) -> f32 {
-    if x.is_nan() {
-        return x;
-    }
-    let x = x.min(EXP_F32_HI).max(EXP_F32_LO);
-    let n = (x * std::f32::consts::LOG2_E).round_ties_even();
-    let r = (-n).mul_add(EXP_F32_LN2_HI, x);
-    let r = (-n).mul_add(EXP_F32_LN2_LO, r);
-    let mut p = EXP_F32_POLY[0];
-    for &k in &EXP_F32_POLY[1..] {
-        p = p.mul_add(r, k);
-    }
-    let p = p.mul_add(r * r, r);
-    let p = p + 1.0;
-    let n = n as i32;
-    let n1 = n >> 1;
-    let n2 = n - n1;
-    let pow2 = |e: i32| f32::from_bits(((e + 127) << 23) as u32);
-    p * pow2(n1) * pow2(n2)
-}
-
-/// Above this, e^x is inf in f32 (clamping keeps 2^n finite).
-pub const EXP_F32_HI: f32 = 89.0;
-/// Below this, e^x is 0 in f32.
-pub const EXP_F32_LO: f32 = -104.0;
-/// ln 2's leading bits, so that n·`EXP_F32_LN2_HI` is exact.
-pub const EXP_F32_LN2_HI: f32 = 0.693_359_4;
-/// ln 2 minus [`EXP_F32_LN2_HI`].
-pub const EXP_F32_LN2_LO: f32 = -2.121_944_4e-4;
-/// Coefficients of r^5 .. r^2 and the r^2 term's constant (Cephes `expf`).
-pub const EXP_F32_POLY: [f32; 6] = [
-    1.987_569_1e-4,
-    1.398_199_9e-3,
-    8.333_452e-3,
-    4.166_579_6e-2,
-    1.666_666_5e-1,
-    5.000_000_1e-1,
-];
-
 /// A float function of floats and complex numbers (`None`: not defined
 /// for complex).
 fn analytic(
@@ -227,6 +183,12 @@ fn analytic(
         }
         (other, _) => Err(unsupported_value(op.name(), other)),
     }
+}
+
+/// A real f32 value by kiln-math's algorithm for `f` (complex values have
+/// no f32 form here).
+fn f32_function(x: Elem, op: UnaryOp, f: Function) -> Result<Elem> {
+    analytic(x, op, |v| f64::from(kiln_math::eval(f, v as f32)), None)
 }
 
 fn unsupported_value(op: &str, x: Elem) -> Error {
@@ -258,7 +220,14 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
             Elem::C(re, im) => Elem::F(re.hypot(im)),
             Elem::B(b) => Elem::B(b),
         },
-        Exp if single => analytic(x, op, |f| exp_f32(f as f32) as f64, None)?,
+        // f32 (and f16/bf16) by kiln-math's algorithms, which the
+        // compiled kernels share; f64 and complex by the library.
+        Exp if single => f32_function(x, op, Function::Exp)?,
+        Log if single => f32_function(x, op, Function::Log)?,
+        Sin if single => f32_function(x, op, Function::Sin)?,
+        Cos if single => f32_function(x, op, Function::Cos)?,
+        Tanh if single => f32_function(x, op, Function::Tanh)?,
+        Erf if single => f32_function(x, op, Function::Erf)?,
         Exp => analytic(x, op, f64::exp, Some(c_exp))?,
         Log => analytic(x, op, f64::ln, Some(c_log))?,
         Log2 => analytic(
@@ -573,37 +542,6 @@ fn bitwise(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Units in the last place between two finite f32 values.
-    fn ulps(a: f32, b: f32) -> u32 {
-        let key = |x: f32| {
-            let b = x.to_bits() as i32;
-            if b < 0 { i32::MIN - b } else { b }
-        };
-        (key(a) as i64 - key(b) as i64).unsigned_abs() as u32
-    }
-
-    #[test]
-    fn exp_f32_is_within_one_ulp() {
-        let mut worst = 0;
-        // Every 97th f32 from -104 to 89: about 11 million values.
-        let (lo, hi) = ((-104.0f32).to_bits(), 89.0f32.to_bits());
-        let mut check = |x: f32| {
-            let exact = (x as f64).exp() as f32;
-            let got = exp_f32(x);
-            if exact.is_finite() || got.is_finite() {
-                worst = worst.max(ulps(got, exact));
-            }
-        };
-        for bits in (0..hi).step_by(97).chain((0x8000_0000..lo).step_by(97)) {
-            check(f32::from_bits(bits));
-        }
-        assert!(worst <= 1, "exp_f32 is off by {worst} ulps");
-        assert!(exp_f32(f32::NAN).is_nan());
-        assert_eq!(exp_f32(f32::INFINITY), f32::INFINITY);
-        assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
-        assert_eq!(exp_f32(0.0), 1.0);
-    }
 
     #[test]
     fn pytorch_edge_cases() {

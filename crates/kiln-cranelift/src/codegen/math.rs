@@ -1,24 +1,25 @@
-//! Math that kernels call out for, and the inline f32 exponential.
+//! Math that kernels call out for, and the inline f32 functions.
 //!
-//! Functions without a cheap exact inline form (sin, log, tanh, erf, pow,
-//! floor division, ...) are calls to the reference interpreter's own
+//! The f32 functions of `kiln-math` (exp, log, tanh, erf, sin, cos) are
+//! inline: [`Lanes`] implements its `Builder` over Cranelift values, so
+//! scalar and 4-lane vector code run the interpreter's algorithm step for
+//! step and give the same bits. Other functions (log2, expm1, pow, floor
+//! division, f64 math, ...) are calls to the reference interpreter's own
 //! element semantics, computed in f64 for f16/bf16/f32 inputs and rounded
-//! once: bit-identical to the interpreter. Any float unary or binary op
-//! can be computed this way ([`Helper::Unary`], [`Helper::Binary`]). The f32 exponential is inline
-//! (it is what softmax spends its time in): the interpreter's own algorithm,
-//! step for step, in scalar and vector code alike.
+//! once: bit-identical to the interpreter ([`Helper::Unary`],
+//! [`Helper::Binary`]).
 
 use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, InstBuilder, SigRef, Signature, Value, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilder;
 use kiln_ir::{BinaryOp, DType, UnaryOp};
+use kiln_math::{Builder, Function};
 use kiln_runtime::convert::Elem;
-use kiln_runtime::interp::elementwise::{
-    self, EXP_F32_HI, EXP_F32_LN2_HI, EXP_F32_LN2_LO, EXP_F32_LO, EXP_F32_POLY, float_div_floor,
-    float_remainder, int_pow,
-};
+use kiln_runtime::interp::elementwise::{self, float_div_floor, float_remainder, int_pow};
 
+use super::ops::Ctx;
 use super::values::{Class, Emit, Val, Width};
 
 /// A function kernels call.
@@ -33,6 +34,15 @@ pub enum Helper {
     Remainder32,
     Remainder64,
     IntPow,
+    /// An f32 function by `kiln_math::exact`: the f64 function, rounded.
+    Exact(Function),
+}
+
+/// `kiln_math::exact` (the function by its index in [`Function::ALL`]).
+extern "C" fn exact_f32(f: u32, x: f32) -> f32 {
+    Function::ALL
+        .get(f as usize)
+        .map_or(f32::NAN, |&f| kiln_math::exact(f, x))
 }
 
 /// The interpreter's value of a float unary op (the op by its index in
@@ -85,6 +95,7 @@ impl Helper {
             Helper::Remainder32 => remainder32 as extern "C" fn(f32, f32) -> f32 as usize,
             Helper::Remainder64 => remainder64 as extern "C" fn(f64, f64) -> f64 as usize,
             Helper::IntPow => ipow as extern "C" fn(i64, i64) -> i64 as usize,
+            Helper::Exact(_) => exact_f32 as extern "C" fn(u32, f32) -> f32 as usize,
         }
     }
 
@@ -93,6 +104,7 @@ impl Helper {
         match self {
             Helper::Unary(op) => UnaryOp::ALL.iter().position(|o| *o == op),
             Helper::Binary(op) => BinaryOp::ALL.iter().position(|o| *o == op),
+            Helper::Exact(f) => Function::ALL.iter().position(|g| *g == f),
             _ => None,
         }
         .map(|i| i as u32)
@@ -107,6 +119,7 @@ impl Helper {
             Helper::DivFloor64 | Helper::Remainder64 => (vec![types::F64; 2], types::F64),
             Helper::DivFloor32 | Helper::Remainder32 => (vec![types::F32; 2], types::F32),
             Helper::IntPow => (vec![types::I64; 2], types::I64),
+            Helper::Exact(_) => (vec![types::I32, types::F32], types::F32),
         }
     }
 }
@@ -151,51 +164,158 @@ impl Calls {
     }
 }
 
-/// e^x for f32-class values, inline: the interpreter's [`exp_f32`], step
-/// for step in f32 arithmetic (so the bits agree), in scalar or vector code.
-pub fn exp_f32(e: &mut Emit, x: Val) -> Val {
-    let c = Class::F32;
-    let k = |e: &mut Emit, v: f32| e.fconst(c, v as f64);
-    // Clamp (a NaN input is selected back at the end).
-    let hi = k(e, EXP_F32_HI);
-    let lo = k(e, EXP_F32_LO);
-    let above = e.zip(x, hi, |b, v, h| b.ins().fcmp(FloatCC::GreaterThan, v, h));
-    let xc = e.select(above, hi, x, c);
-    let below = e.zip(xc, lo, |b, v, l| b.ins().fcmp(FloatCC::LessThan, v, l));
-    let xc = e.select(below, lo, xc, c);
-    let log2e = k(e, std::f32::consts::LOG2_E);
-    let t = e.zip(xc, log2e, |b, v, u| b.ins().fmul(v, u));
-    let n = e.map(t, |b, v| b.ins().nearest(v));
-    let ln2_hi = k(e, EXP_F32_LN2_HI);
-    let ln2_lo = k(e, EXP_F32_LN2_LO);
-    let minus_n = e.map(n, |b, v| b.ins().fneg(v));
-    let r = e.zip3(minus_n, ln2_hi, xc, |b, u, v, w| b.ins().fma(u, v, w));
-    let r = e.zip3(minus_n, ln2_lo, r, |b, u, v, w| b.ins().fma(u, v, w));
-    let mut p = k(e, EXP_F32_POLY[0]);
-    for &coeff in &EXP_F32_POLY[1..] {
-        let cv = k(e, coeff);
-        p = e.zip3(p, r, cv, |b, u, v, w| b.ins().fma(u, v, w));
+/// `kiln_math`'s operations as Cranelift instructions on f32-class
+/// values (one lane, or four), for every function it defines.
+pub struct Lanes<'x, 'a, 'b, 'c> {
+    /// The instruction emitter, at the kernel's width.
+    pub e: &'x mut Emit<'a, 'b>,
+    /// Helper calls (for arguments a function's fast path does not cover).
+    pub ctx: &'x mut Ctx<'c>,
+}
+
+/// `f(x)` on f32-class values, inline.
+pub fn function(e: &mut Emit, ctx: &mut Ctx, f: Function, x: Val) -> Val {
+    f.build(&mut Lanes { e, ctx }, x)
+}
+
+const F: Class = Class::F32;
+const I: Class = Class::I32;
+
+impl Builder for Lanes<'_, '_, '_, '_> {
+    type F = Val;
+    type I = Val;
+    type M = Val;
+
+    fn f32(&mut self, v: f32) -> Val {
+        self.e.fconst(F, f64::from(v))
     }
-    let r2 = e.zip(r, r, |b, v, u| b.ins().fmul(v, u));
-    p = e.zip3(p, r2, r, |b, u, v, w| b.ins().fma(u, v, w));
-    let one = k(e, 1.0);
-    p = e.zip(p, one, |b, v, u| b.ins().fadd(v, u));
-    // n is an integer in [-150, 128]: the conversion is exact.
-    let ni = match e.w {
-        Width::Scalar => e.map(n, |b, v| b.ins().fcvt_to_sint_sat(types::I32, v)),
-        Width::Vector => e.map(n, |b, v| b.ins().x86_cvtt2dq(types::I32X4, v)),
-    };
-    let n1 = e.map(ni, |b, v| b.ins().sshr_imm_u(v, 1));
-    let n2 = e.zip(ni, n1, |b, v, u| b.ins().isub(v, u));
-    let bias = e.iconst(Class::I32, 127);
-    for part in [n1, n2] {
-        let biased = e.zip(part, bias, |b, v, u| b.ins().iadd(v, u));
-        let bits = e.map(biased, |b, v| b.ins().ishl_imm_u(v, 23));
-        let pow2 = e.bits(bits, c);
-        p = e.zip(p, pow2, |b, v, u| b.ins().fmul(v, u));
+    fn i32(&mut self, v: i32) -> Val {
+        self.e.iconst(I, i64::from(v))
     }
-    let nan = e.zip(x, x, |b, v, u| b.ins().fcmp(FloatCC::Unordered, v, u));
-    e.select(nan, x, p, c)
+    fn add(&mut self, a: Val, b: Val) -> Val {
+        self.e.zip(a, b, |b, x, y| b.ins().fadd(x, y))
+    }
+    fn sub(&mut self, a: Val, b: Val) -> Val {
+        self.e.zip(a, b, |b, x, y| b.ins().fsub(x, y))
+    }
+    fn mul(&mut self, a: Val, b: Val) -> Val {
+        self.e.zip(a, b, |b, x, y| b.ins().fmul(x, y))
+    }
+    fn div(&mut self, a: Val, b: Val) -> Val {
+        self.e.zip(a, b, |b, x, y| b.ins().fdiv(x, y))
+    }
+    fn fma(&mut self, a: Val, b: Val, c: Val) -> Val {
+        self.e.zip3(a, b, c, |b, x, y, z| b.ins().fma(x, y, z))
+    }
+    fn neg(&mut self, a: Val) -> Val {
+        self.e.map(a, |b, x| b.ins().fneg(x))
+    }
+    fn abs(&mut self, a: Val) -> Val {
+        self.e.map(a, |b, x| b.ins().fabs(x))
+    }
+    fn round(&mut self, a: Val) -> Val {
+        self.e.map(a, |b, x| b.ins().nearest(x))
+    }
+    fn lt(&mut self, a: Val, b: Val) -> Val {
+        self.e
+            .zip(a, b, |b, x, y| b.ins().fcmp(FloatCC::LessThan, x, y))
+    }
+    fn gt(&mut self, a: Val, b: Val) -> Val {
+        self.e
+            .zip(a, b, |b, x, y| b.ins().fcmp(FloatCC::GreaterThan, x, y))
+    }
+    fn is_nan(&mut self, a: Val) -> Val {
+        self.e
+            .zip(a, a, |b, x, y| b.ins().fcmp(FloatCC::Unordered, x, y))
+    }
+    fn select(&mut self, m: Val, a: Val, b: Val) -> Val {
+        self.e.select(m, a, b, F)
+    }
+    fn nonzero(&mut self, a: Val) -> Val {
+        let zero = self.e.iconst(I, 0);
+        self.e
+            .zip(a, zero, |b, x, z| b.ins().icmp(IntCC::NotEqual, x, z))
+    }
+    fn to_i32(&mut self, a: Val) -> Val {
+        match self.e.w {
+            Width::Scalar => self
+                .e
+                .map(a, |b, x| b.ins().fcvt_to_sint_sat(types::I32, x)),
+            Width::Vector => self.e.map(a, |b, x| b.ins().x86_cvtt2dq(types::I32X4, x)),
+        }
+    }
+    fn to_f32(&mut self, a: Val) -> Val {
+        let ty = F.ty(self.e.w);
+        self.e.map(a, |b, x| b.ins().fcvt_from_sint(ty, x))
+    }
+    fn iadd(&mut self, a: Val, b: Val) -> Val {
+        self.e.zip(a, b, |b, x, y| b.ins().iadd(x, y))
+    }
+    fn isub(&mut self, a: Val, b: Val) -> Val {
+        self.e.zip(a, b, |b, x, y| b.ins().isub(x, y))
+    }
+    fn iand(&mut self, a: Val, b: Val) -> Val {
+        self.e.zip(a, b, |b, x, y| b.ins().band(x, y))
+    }
+    fn ior(&mut self, a: Val, b: Val) -> Val {
+        self.e.zip(a, b, |b, x, y| b.ins().bor(x, y))
+    }
+    fn ixor(&mut self, a: Val, b: Val) -> Val {
+        self.e.zip(a, b, |b, x, y| b.ins().bxor(x, y))
+    }
+    fn shl(&mut self, a: Val, n: u32) -> Val {
+        self.e.map(a, |b, x| b.ins().ishl_imm_u(x, i64::from(n)))
+    }
+    fn sar(&mut self, a: Val, n: u32) -> Val {
+        self.e.map(a, |b, x| b.ins().sshr_imm_u(x, i64::from(n)))
+    }
+    fn bits(&mut self, a: Val) -> Val {
+        self.e.bits(a, I)
+    }
+    fn from_bits(&mut self, a: Val) -> Val {
+        self.e.bits(a, F)
+    }
+    fn exact(&mut self, f: Function, x: Val, when: Val, fast: Val) -> Val {
+        // A branch around the calls, which the fast path almost always
+        // makes unnecessary.
+        let b = &mut *self.e.b;
+        let slow = b.create_block();
+        let join = b.create_block();
+        let ty = F.ty(self.e.w);
+        b.append_block_param(join, ty);
+        let any = match self.e.w {
+            Width::Scalar => when.part(0),
+            Width::Vector => b.ins().vany_true(when.part(0)),
+        };
+        b.ins().brif(any, slow, &[], join, &[fast.part(0).into()]);
+        b.switch_to_block(slow);
+        b.seal_block(slow);
+        let exact = match self.e.w {
+            Width::Scalar => {
+                self.ctx
+                    .calls
+                    .call(self.e.b, self.ctx.call_conv, Helper::Exact(f), &[x.part(0)])
+            }
+            Width::Vector => {
+                let mut v = fast.part(0);
+                for lane in 0..4u8 {
+                    let xi = self.e.b.ins().extractlane(x.part(0), lane);
+                    let r =
+                        self.ctx
+                            .calls
+                            .call(self.e.b, self.ctx.call_conv, Helper::Exact(f), &[xi]);
+                    v = self.e.b.ins().insertlane(v, r, lane);
+                }
+                // Lanes the fast path covers keep its value.
+                self.e.select(when, Val::one(v), fast, F).part(0)
+            }
+        };
+        let b = &mut *self.e.b;
+        b.ins().jump(join, &[exact.into()]);
+        b.switch_to_block(join);
+        b.seal_block(join);
+        Val::one(b.block_params(join)[0])
+    }
 }
 
 #[cfg(test)]

@@ -12,8 +12,9 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use kiln_ir::{BinaryOp, DType, UnaryOp};
+use kiln_math::Function;
 
-use super::math::{Calls, Helper, exp_f32};
+use super::math::{Calls, Helper, function};
 use super::values::{Class, Emit, Val, Width};
 
 /// The op has no vector form here.
@@ -102,7 +103,13 @@ impl Emit<'_, '_> {
                 }
                 self.map(x, |b, v| b.ins().iabs(v))
             }
-            Exp if c == Class::F32 => exp_f32(self, x),
+            // kiln-math's f32 functions, inline in any width.
+            Exp if c == Class::F32 => function(self, ctx, Function::Exp, x),
+            Log if c == Class::F32 => function(self, ctx, Function::Log, x),
+            Tanh if c == Class::F32 => function(self, ctx, Function::Tanh, x),
+            Erf if c == Class::F32 => function(self, ctx, Function::Erf, x),
+            Sin if c == Class::F32 => function(self, ctx, Function::Sin, x),
+            Cos if c == Class::F32 => function(self, ctx, Function::Cos, x),
             // The interpreter's function, in f64.
             Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf => {
                 self.call_f64(ctx, Helper::Unary(op), &[x], c)?

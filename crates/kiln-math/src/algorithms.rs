@@ -1,0 +1,337 @@
+//! The functions, each a sequence of [`Builder`] operations: what every
+//! backend computes. Constants are f32 values (as written, they round to
+//! the f32 the comment names; the tests pin their bits through results).
+
+use crate::{Builder, Function};
+
+/// Above this, e^x is inf in f32 (clamping keeps 2^n finite).
+pub const EXP_HI: f32 = 89.0;
+/// Below this, e^x is 0 in f32.
+pub const EXP_LO: f32 = -104.0;
+/// ln 2's leading bits, so that n·`EXP_LN2_HI` is exact.
+pub const EXP_LN2_HI: f32 = 0.693_359_4;
+/// ln 2 minus [`EXP_LN2_HI`].
+pub const EXP_LN2_LO: f32 = -2.121_944_4e-4;
+/// Coefficients of r^5 .. r^2 and the r^2 term's constant (Cephes `expf`).
+pub const EXP_POLY: [f32; 6] = [
+    1.987_569_1e-4,
+    1.398_199_9e-3,
+    8.333_452e-3,
+    4.166_579_6e-2,
+    1.666_666_5e-1,
+    5.000_000_1e-1,
+];
+
+/// ln 2 with its last 8 bits zero, so e·`LOG_LN2_HI` is exact for any
+/// exponent e.
+pub const LOG_LN2_HI: f32 = 0.693_145_75;
+/// ln 2 minus [`LOG_LN2_HI`].
+pub const LOG_LN2_LO: f32 = 1.428_606_8e-6;
+/// R(z) = z·(c1 + z·(c2 + z·c3)) ≈ (log((1+s)/(1−s)) − 2s)/s, z = s².
+pub const LOG_POLY: [f32; 3] = [0.666_667_8, 0.399_771_12, 0.298_843_83];
+/// The bits of √½ rounded to f32: mantissas are reduced to [√½, √2).
+const SQRT_HALF_BITS: i32 = 0x3f35_04f3;
+
+/// Below this |x|, tanh is x + x³·P(x²).
+pub const TANH_SMALL: f32 = 0.55;
+/// P(z), constant term first.
+pub const TANH_POLY: [f32; 5] = [
+    -0.333_333_16,
+    0.133_325_86,
+    -0.053_852_31,
+    0.021_071_674,
+    -0.006_274_233,
+];
+
+/// erf(x) = x·P(x²) for |x| < 1; constant term first.
+pub const ERF_SMALL: [f32; 7] = [
+    1.128_379_1,
+    -0.376_126_26,
+    0.112_835_854,
+    -0.026_853_811,
+    0.005_188_328,
+    -0.000_801_019_25,
+    7.853_858e-5,
+];
+/// erfc(x)·e^{x²} = Q(1/x − [`ERFC_CENTER`]) for 1 ≤ x ≤ 4; constant
+/// term first.
+pub const ERFC_SCALED: [f32; 9] = [
+    0.305_952_97,
+    0.382_283_48,
+    -0.172_390_54,
+    0.043_797_657,
+    0.023_152_74,
+    -0.047_765_75,
+    0.045_864_13,
+    -0.018_874_021,
+    -0.011_373_757,
+];
+/// The center of [`ERFC_SCALED`]'s variable.
+pub const ERFC_CENTER: f32 = 0.625;
+/// Above this |x|, erf is ±1 in f32.
+pub const ERF_ONE: f32 = 4.0;
+
+/// 2/π.
+pub const TWO_OVER_PI: f32 = 0.636_619_77;
+/// π/2 in three parts (each the f32 nearest to what the earlier leave).
+pub const HALF_PI: [f32; 3] = [1.570_796_4, -4.371_138_8e-8, -1.715_124_5e-15];
+/// sin(r) = r + r³·S(r²) for |r| ≤ π/4; constant term first.
+pub const SIN_POLY: [f32; 4] = [
+    -0.166_666_67,
+    0.008_333_329,
+    -0.000_198_393_13,
+    2.718_121_6e-6,
+];
+/// cos(r) = 1 − r²/2 + r⁴·C(r²) for |r| ≤ π/4; constant term first.
+pub const COS_POLY: [f32; 4] = [
+    0.041_666_668,
+    -0.001_388_888_3,
+    2.479_946e-5,
+    -2.720_575_5e-7,
+];
+/// Above this |x|, sin and cos are the f64 functions, rounded.
+pub const TRIG_FAST_LIMIT: f32 = 8192.0;
+
+/// `coeffs[0] + z·(coeffs[1] + z·(...))` by fused multiply-adds.
+fn horner<B: Builder>(b: &mut B, z: B::F, coeffs: &[f32]) -> B::F {
+    let (last, rest) = coeffs.split_last().expect("a polynomial has coefficients");
+    let mut p = b.f32(*last);
+    for &c in rest.iter().rev() {
+        let c = b.f32(c);
+        p = b.fma(p, z, c);
+    }
+    p
+}
+
+/// `magnitude` (not negative) with the sign of `sign`.
+fn with_sign_of<B: Builder>(b: &mut B, magnitude: B::F, sign: B::F) -> B::F {
+    let m = b.bits(magnitude);
+    let s = b.bits(sign);
+    let sign_bit = b.i32(i32::MIN);
+    let s = b.iand(s, sign_bit);
+    let r = b.ior(m, s);
+    b.from_bits(r)
+}
+
+/// e^x.
+pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    // Clamp (a NaN input is selected back at the end).
+    let hi = b.f32(EXP_HI);
+    let lo = b.f32(EXP_LO);
+    let above = b.gt(x, hi);
+    let xc = b.select(above, hi, x);
+    let below = b.lt(xc, lo);
+    let xc = b.select(below, lo, xc);
+    let log2e = b.f32(std::f32::consts::LOG2_E);
+    let t = b.mul(xc, log2e);
+    let n = b.round(t);
+    let minus_n = b.neg(n);
+    let ln2_hi = b.f32(EXP_LN2_HI);
+    let ln2_lo = b.f32(EXP_LN2_LO);
+    let r = b.fma(minus_n, ln2_hi, xc);
+    let r = b.fma(minus_n, ln2_lo, r);
+    let mut p = b.f32(EXP_POLY[0]);
+    for &k in &EXP_POLY[1..] {
+        let k = b.f32(k);
+        p = b.fma(p, r, k);
+    }
+    let r2 = b.mul(r, r);
+    let p = b.fma(p, r2, r);
+    let one = b.f32(1.0);
+    let mut p = b.add(p, one);
+    // n is an integer in [-150, 128]; 2^n in two halves, so that a
+    // subnormal result rounds once.
+    let ni = b.to_i32(n);
+    let n1 = b.sar(ni, 1);
+    let n2 = b.isub(ni, n1);
+    let bias = b.i32(127);
+    for part in [n1, n2] {
+        let biased = b.iadd(part, bias);
+        let bits = b.shl(biased, 23);
+        let pow2 = b.from_bits(bits);
+        p = b.mul(p, pow2);
+    }
+    let nan = b.is_nan(x);
+    b.select(nan, x, p)
+}
+
+/// The natural logarithm.
+pub fn log<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    // Subnormals are scaled into the normal range first.
+    let min_normal = b.f32(f32::MIN_POSITIVE);
+    let tiny = b.lt(x, min_normal);
+    let scale = b.f32(8_388_608.0); // 2^23
+    let scaled = b.mul(x, scale);
+    let xs = b.select(tiny, scaled, x);
+    // x = 2^e·m with m in [√½, √2): offsetting the bits by 1 − √½ moves
+    // the mantissa boundary from 1 to √½.
+    let bits = b.bits(xs);
+    let offset = b.i32(0x3f80_0000 - SQRT_HALF_BITS);
+    let ix = b.iadd(bits, offset);
+    let exponent = b.sar(ix, 23);
+    let bias = b.i32(127);
+    let exponent = b.isub(exponent, bias);
+    let mantissa_mask = b.i32(0x007f_ffff);
+    let mantissa = b.iand(ix, mantissa_mask);
+    let base = b.i32(SQRT_HALF_BITS);
+    let m_bits = b.iadd(mantissa, base);
+    let m = b.from_bits(m_bits);
+    let e = b.to_f32(exponent);
+    let zero = b.f32(0.0);
+    let minus_23 = b.f32(-23.0);
+    let e_shift = b.select(tiny, minus_23, zero);
+    let e = b.add(e, e_shift);
+    // log(m) = f − f²/2 + s·(f²/2 + R(s²)), s = f/(2+f): m − 1 is exact.
+    let one = b.f32(1.0);
+    let f = b.sub(m, one);
+    let two = b.f32(2.0);
+    let den = b.add(f, two);
+    let s = b.div(f, den);
+    let z = b.mul(s, s);
+    let p = horner(b, z, &LOG_POLY);
+    let r = b.mul(z, p);
+    let half = b.f32(0.5);
+    let hf = b.mul(half, f);
+    let hfsq = b.mul(hf, f);
+    let t = b.add(hfsq, r);
+    let ln2_lo = b.f32(LOG_LN2_LO);
+    let ln2_hi = b.f32(LOG_LN2_HI);
+    let lo = b.mul(e, ln2_lo);
+    let v = b.fma(s, t, lo);
+    let v = b.sub(v, hfsq);
+    let v = b.add(v, f);
+    let v = b.fma(e, ln2_hi, v);
+    // log(0) = −inf, log(x < 0) = NaN, log(inf) = inf, NaN stays.
+    let positive = b.gt(x, zero);
+    let minus_inf = b.f32(f32::NEG_INFINITY);
+    let v = b.select(positive, v, minus_inf);
+    let negative = b.lt(x, zero);
+    let nan = b.f32(f32::NAN);
+    let v = b.select(negative, nan, v);
+    let max = b.f32(f32::MAX);
+    let inf = b.gt(x, max);
+    let v = b.select(inf, x, v);
+    let is_nan = b.is_nan(x);
+    b.select(is_nan, x, v)
+}
+
+/// The hyperbolic tangent: computed on |x|, given the sign of x (which
+/// keeps tanh(−0) = −0).
+pub fn tanh<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    let a = b.abs(x);
+    // Small |x|: |x| + |x|³·P(x²).
+    let z = b.mul(a, a);
+    let p = horner(b, z, &TANH_POLY);
+    let a3 = b.mul(a, z);
+    let small = b.fma(a3, p, a);
+    // Otherwise 1 − 2/(e^{2|x|} + 1), which saturates to 1 (and passes a
+    // NaN through).
+    let two_a = b.add(a, a);
+    let t = exp(b, two_a);
+    let one = b.f32(1.0);
+    let den = b.add(t, one);
+    let two = b.f32(2.0);
+    let q = b.div(two, den);
+    let large = b.sub(one, q);
+    let limit = b.f32(TANH_SMALL);
+    let is_small = b.lt(a, limit);
+    let r = b.select(is_small, small, large);
+    with_sign_of(b, r, x)
+}
+
+/// The error function.
+pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    let a = b.abs(x);
+    // |x| < 1: x·P(x²).
+    let z = b.mul(x, x);
+    let p = horner(b, z, &ERF_SMALL);
+    let small = b.mul(x, p);
+    // 1 ≤ |x| < 4: 1 − e^{−x²}·Q(1/|x|), with x² = hi + lo exactly.
+    let one = b.f32(1.0);
+    let u = b.div(one, a);
+    let center = b.f32(ERFC_CENTER);
+    let t = b.sub(u, center);
+    let q = horner(b, t, &ERFC_SCALED);
+    let hi = b.mul(a, a);
+    let minus_hi = b.neg(hi);
+    let lo = b.fma(a, a, minus_hi);
+    let e = exp(b, minus_hi);
+    // e^{−hi−lo} = e^{−hi}·(1 − lo), lo being below an ulp of hi.
+    let minus_e = b.neg(e);
+    let e = b.fma(minus_e, lo, e);
+    let eq = b.mul(e, q);
+    let mid = b.sub(one, eq);
+    let mid = with_sign_of(b, mid, x);
+    let is_small = b.lt(a, one);
+    let r = b.select(is_small, small, mid);
+    let limit = b.f32(ERF_ONE);
+    let saturated = b.gt(a, limit);
+    let unit = with_sign_of(b, one, x);
+    b.select(saturated, unit, r)
+}
+
+/// sin, or cos (a quarter turn later), computed on |x|: sin(−x) is
+/// −sin(x) (which keeps sin(−0) = −0), cos(−x) is cos(x).
+fn sin_cos<B: Builder>(b: &mut B, x: B::F, f: Function) -> B::F {
+    let a = b.abs(x);
+    let two_over_pi = b.f32(TWO_OVER_PI);
+    let t = b.mul(a, two_over_pi);
+    let k = b.round(t);
+    // Quadrants of |x| ≤ 8192 fit easily; others (and NaN) take 0 here
+    // and the exact path below.
+    let bound = b.f32(16384.0);
+    let in_range = b.lt(k, bound);
+    let zero = b.f32(0.0);
+    let k = b.select(in_range, k, zero);
+    let minus_k = b.neg(k);
+    let mut r = a;
+    for part in HALF_PI {
+        let part = b.f32(part);
+        r = b.fma(minus_k, part, r);
+    }
+    let z = b.mul(r, r);
+    let sp = horner(b, z, &SIN_POLY);
+    let r3 = b.mul(r, z);
+    let s = b.fma(r3, sp, r);
+    let cp = horner(b, z, &COS_POLY);
+    let minus_half = b.f32(-0.5);
+    let one = b.f32(1.0);
+    let c0 = b.fma(minus_half, z, one);
+    let z2 = b.mul(z, z);
+    let c = b.fma(z2, cp, c0);
+    // Quadrant q: sin, cos, −sin, −cos of r.
+    let mut q = b.to_i32(k);
+    if f == Function::Cos {
+        let quarter = b.i32(1);
+        q = b.iadd(q, quarter);
+    }
+    let one_bit = b.i32(1);
+    let odd = b.iand(q, one_bit);
+    let swap = b.nonzero(odd);
+    let v = b.select(swap, c, s);
+    let two_bit = b.i32(2);
+    let half_turn = b.iand(q, two_bit);
+    let mut flip = b.shl(half_turn, 30);
+    if f == Function::Sin {
+        let sign_bit = b.i32(i32::MIN);
+        let xb = b.bits(x);
+        let sign = b.iand(xb, sign_bit);
+        flip = b.ixor(flip, sign);
+    }
+    let bits = b.bits(v);
+    let bits = b.ixor(bits, flip);
+    let fast = b.from_bits(bits);
+    let limit = b.f32(TRIG_FAST_LIMIT);
+    let large = b.gt(a, limit);
+    b.exact(f, x, large, fast)
+}
+
+/// The sine.
+pub fn sin<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    sin_cos(b, x, Function::Sin)
+}
+
+/// The cosine.
+pub fn cos<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    sin_cos(b, x, Function::Cos)
+}

@@ -1,0 +1,161 @@
+//! `kiln-math`: Kiln's f32 elementary functions (exp, log, tanh, erf, sin,
+//! cos), each written once, as a sequence of IEEE f32 operations over a
+//! [`Builder`].
+//!
+//! A backend implements [`Builder`] and gets every function: the reference
+//! interpreter evaluates one f32 at a time ([`eval`]), the Cranelift
+//! backend emits the same operations on scalars or 4-lane vectors, and the
+//! CUDA backend prints them as a device function. Every step is one
+//! correctly rounded IEEE operation (a fused multiply-add rounds once), so
+//! all backends compute the same bits, and the accuracy measured here
+//! holds for each of them.
+//!
+//! Accuracy, measured against the correctly rounded result over 2^24
+//! inputs spread over every f32 exponent (`tests::accuracy`), in ulps:
+//!
+//! | function | max error | algorithm |
+//! |---|---|---|
+//! | exp | 1 | range reduction by ln 2 (two-part constant), degree-5 polynomial (Cephes' `expf`), scaling by 2^n in two halves |
+//! | log | 1 | x = 2^e·m with m in [√½, √2), log(m) = 2s + s·R(s²) with s = (m−1)/(m+1), degree-3 minimax R |
+//! | tanh | 1 | \|x\| < 0.55: x + x³·P(x²) (degree-5 minimax P); else 1 − 2/(e^{2\|x\|}+1) with the sign of x |
+//! | erf | 2 | \|x\| < 1: x·P(x²) (degree-7); \|x\| < 4: 1 − e^{−x²}·Q(1/\|x\|) (degree-9 minimax Q, x² kept in two parts); else ±1 |
+//! | sin, cos | 2 | reduction by π/2 in three parts to \|r\| ≤ π/4, minimax polynomials for sin and cos on r, chosen by quadrant; \|x\| > 8192: the f64 function, rounded |
+//!
+//! The polynomial coefficients were fitted for this crate (minimax in
+//! relative error, by Lawson's iteration in double precision, then
+//! rounded to f32; `tests::accuracy` is the check that matters).
+
+pub mod algorithms;
+pub mod scalar;
+
+pub use scalar::{Scalar, eval, exact};
+
+/// A function this crate defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Function {
+    /// e^x.
+    Exp,
+    /// The natural logarithm.
+    Log,
+    /// The hyperbolic tangent.
+    Tanh,
+    /// The error function.
+    Erf,
+    /// The sine.
+    Sin,
+    /// The cosine.
+    Cos,
+}
+
+impl Function {
+    /// Every function.
+    pub const ALL: [Function; 6] = [
+        Function::Exp,
+        Function::Log,
+        Function::Tanh,
+        Function::Erf,
+        Function::Sin,
+        Function::Cos,
+    ];
+
+    /// Its name in generated code (`kiln_{name}_f32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Function::Exp => "exp",
+            Function::Log => "log",
+            Function::Tanh => "tanh",
+            Function::Erf => "erf",
+            Function::Sin => "sin",
+            Function::Cos => "cos",
+        }
+    }
+
+    /// The largest error of [`eval`] against the correctly rounded value,
+    /// in ulps, as stated in the crate documentation and tested.
+    pub fn max_ulps(self) -> u32 {
+        match self {
+            Function::Exp | Function::Log | Function::Tanh => 1,
+            Function::Erf | Function::Sin | Function::Cos => 2,
+        }
+    }
+
+    /// The function's operations on `x`, through a builder.
+    pub fn build<B: Builder>(self, b: &mut B, x: B::F) -> B::F {
+        match self {
+            Function::Exp => algorithms::exp(b, x),
+            Function::Log => algorithms::log(b, x),
+            Function::Tanh => algorithms::tanh(b, x),
+            Function::Erf => algorithms::erf(b, x),
+            Function::Sin => algorithms::sin(b, x),
+            Function::Cos => algorithms::cos(b, x),
+        }
+    }
+}
+
+/// The operations the functions are written in: f32 values (`F`), i32
+/// values (`I`) and masks (`M`), each one lane or several. Every float
+/// operation is IEEE f32 with rounding to nearest, ties to even.
+pub trait Builder {
+    /// An f32 value (or lanes of them).
+    type F: Copy;
+    /// An i32 value.
+    type I: Copy;
+    /// A truth value.
+    type M: Copy;
+
+    /// An f32 constant.
+    fn f32(&mut self, v: f32) -> Self::F;
+    /// An i32 constant.
+    fn i32(&mut self, v: i32) -> Self::I;
+    /// `a + b`.
+    fn add(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a - b`.
+    fn sub(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a * b`.
+    fn mul(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a / b`.
+    fn div(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a * b + c`, rounded once.
+    fn fma(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    /// `-a` (flips the sign bit).
+    fn neg(&mut self, a: Self::F) -> Self::F;
+    /// `|a|` (clears the sign bit).
+    fn abs(&mut self, a: Self::F) -> Self::F;
+    /// `a` rounded to an integral value, ties to even.
+    fn round(&mut self, a: Self::F) -> Self::F;
+    /// `a < b` (false when either is NaN).
+    fn lt(&mut self, a: Self::F, b: Self::F) -> Self::M;
+    /// `a > b` (false when either is NaN).
+    fn gt(&mut self, a: Self::F, b: Self::F) -> Self::M;
+    /// Whether `a` is NaN.
+    fn is_nan(&mut self, a: Self::F) -> Self::M;
+    /// `m ? a : b`.
+    fn select(&mut self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
+    /// Whether the integer is not zero.
+    fn nonzero(&mut self, a: Self::I) -> Self::M;
+    /// An integral f32 within i32's range, converted exactly.
+    fn to_i32(&mut self, a: Self::F) -> Self::I;
+    /// An i32 converted to f32 (exact for |a| ≤ 2^24).
+    fn to_f32(&mut self, a: Self::I) -> Self::F;
+    /// `a + b` (wrapping).
+    fn iadd(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// `a - b` (wrapping).
+    fn isub(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// `a & b`.
+    fn iand(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// `a | b`.
+    fn ior(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// `a ^ b`.
+    fn ixor(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// `a << n`.
+    fn shl(&mut self, a: Self::I, n: u32) -> Self::I;
+    /// `a >> n`, arithmetic.
+    fn sar(&mut self, a: Self::I, n: u32) -> Self::I;
+    /// The bits of an f32.
+    fn bits(&mut self, a: Self::F) -> Self::I;
+    /// The f32 of some bits.
+    fn from_bits(&mut self, a: Self::I) -> Self::F;
+    /// Where `when` holds, `f` by [`exact`] (the f64 function, rounded
+    /// once: for arguments the fast path does not cover); elsewhere `fast`.
+    fn exact(&mut self, f: Function, x: Self::F, when: Self::M, fast: Self::F) -> Self::F;
+}

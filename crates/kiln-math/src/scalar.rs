@@ -1,0 +1,210 @@
+//! The functions on one f32 at a time: the reference semantics the
+//! interpreter uses, and what the accuracy tests measure.
+
+use crate::{Builder, Function};
+
+/// The [`Builder`] of plain f32 arithmetic.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Scalar;
+
+impl Builder for Scalar {
+    type F = f32;
+    type I = i32;
+    type M = bool;
+
+    fn f32(&mut self, v: f32) -> f32 {
+        v
+    }
+    fn i32(&mut self, v: i32) -> i32 {
+        v
+    }
+    fn add(&mut self, a: f32, b: f32) -> f32 {
+        a + b
+    }
+    fn sub(&mut self, a: f32, b: f32) -> f32 {
+        a - b
+    }
+    fn mul(&mut self, a: f32, b: f32) -> f32 {
+        a * b
+    }
+    fn div(&mut self, a: f32, b: f32) -> f32 {
+        a / b
+    }
+    fn fma(&mut self, a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+    fn neg(&mut self, a: f32) -> f32 {
+        -a
+    }
+    fn abs(&mut self, a: f32) -> f32 {
+        a.abs()
+    }
+    fn round(&mut self, a: f32) -> f32 {
+        a.round_ties_even()
+    }
+    fn lt(&mut self, a: f32, b: f32) -> bool {
+        a < b
+    }
+    fn gt(&mut self, a: f32, b: f32) -> bool {
+        a > b
+    }
+    fn is_nan(&mut self, a: f32) -> bool {
+        a.is_nan()
+    }
+    fn select(&mut self, m: bool, a: f32, b: f32) -> f32 {
+        if m { a } else { b }
+    }
+    fn nonzero(&mut self, a: i32) -> bool {
+        a != 0
+    }
+    fn to_i32(&mut self, a: f32) -> i32 {
+        a as i32
+    }
+    fn to_f32(&mut self, a: i32) -> f32 {
+        a as f32
+    }
+    fn iadd(&mut self, a: i32, b: i32) -> i32 {
+        a.wrapping_add(b)
+    }
+    fn isub(&mut self, a: i32, b: i32) -> i32 {
+        a.wrapping_sub(b)
+    }
+    fn iand(&mut self, a: i32, b: i32) -> i32 {
+        a & b
+    }
+    fn ior(&mut self, a: i32, b: i32) -> i32 {
+        a | b
+    }
+    fn ixor(&mut self, a: i32, b: i32) -> i32 {
+        a ^ b
+    }
+    fn shl(&mut self, a: i32, n: u32) -> i32 {
+        a.wrapping_shl(n)
+    }
+    fn sar(&mut self, a: i32, n: u32) -> i32 {
+        a >> n
+    }
+    fn bits(&mut self, a: f32) -> i32 {
+        a.to_bits() as i32
+    }
+    fn from_bits(&mut self, a: i32) -> f32 {
+        f32::from_bits(a as u32)
+    }
+    fn exact(&mut self, f: Function, x: f32, when: bool, fast: f32) -> f32 {
+        if when { exact(f, x) } else { fast }
+    }
+}
+
+/// `f(x)` by this crate's algorithm.
+pub fn eval(f: Function, x: f32) -> f32 {
+    f.build(&mut Scalar, x)
+}
+
+/// `f(x)` computed in f64 and rounded once to f32: the path for arguments
+/// a function's fast path does not cover (and the tests' reference).
+pub fn exact(f: Function, x: f32) -> f32 {
+    let x = f64::from(x);
+    let y = match f {
+        Function::Exp => x.exp(),
+        Function::Log => x.ln(),
+        Function::Tanh => x.tanh(),
+        Function::Erf => libm::erf(x),
+        Function::Sin => x.sin(),
+        Function::Cos => x.cos(),
+    };
+    y as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The distance in ulps between two f32s (NaNs equal each other).
+    fn ulps(a: f32, b: f32) -> u32 {
+        if a.is_nan() && b.is_nan() {
+            return 0;
+        }
+        if a.is_nan() || b.is_nan() {
+            return u32::MAX;
+        }
+        let key = |x: f32| {
+            let i = x.to_bits() as i32;
+            if i < 0 { i32::MIN - i } else { i }
+        };
+        key(a).abs_diff(key(b))
+    }
+
+    /// The correctly rounded value (to within the f64 function's error,
+    /// far below an f32 ulp).
+    fn reference(f: Function, x: f32) -> f32 {
+        exact(f, x)
+    }
+
+    #[test]
+    fn accuracy() {
+        // 2^24 inputs: every 256th bit pattern, over every exponent and
+        // both signs; KILN_MATH_STRIDE=1 checks all 2^32.
+        let stride: u64 = std::env::var("KILN_MATH_STRIDE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(256);
+        for f in Function::ALL {
+            let mut worst = (0u32, 0f32);
+            let mut bits = 0u64;
+            while bits < 1 << 32 {
+                let x = f32::from_bits(bits as u32);
+                let e = ulps(eval(f, x), reference(f, x));
+                if e > worst.0 {
+                    worst = (e, x);
+                }
+                bits += stride;
+            }
+            eprintln!("{}: at most {} ulps (at {:e})", f.name(), worst.0, worst.1);
+            assert!(
+                worst.0 <= f.max_ulps(),
+                "{}: {} ulps at x = {:e} ({:#010x}): {} vs {}",
+                f.name(),
+                worst.0,
+                worst.1,
+                worst.1.to_bits(),
+                eval(f, worst.1),
+                reference(f, worst.1)
+            );
+        }
+    }
+
+    #[test]
+    fn special_values() {
+        use Function::*;
+        let inf = f32::INFINITY;
+        for (f, x, y) in [
+            (Exp, inf, inf),
+            (Exp, -inf, 0.0),
+            (Exp, 0.0, 1.0),
+            (Log, 0.0, -inf),
+            (Log, -0.0, -inf),
+            (Log, inf, inf),
+            (Log, 1.0, 0.0),
+            (Tanh, inf, 1.0),
+            (Tanh, -inf, -1.0),
+            (Tanh, 0.0, 0.0),
+            (Erf, inf, 1.0),
+            (Erf, -inf, -1.0),
+            (Erf, 0.0, 0.0),
+            (Sin, 0.0, 0.0),
+            (Cos, 0.0, 1.0),
+        ] {
+            assert_eq!(eval(f, x), y, "{}({x})", f.name());
+        }
+        for f in Function::ALL {
+            assert!(eval(f, f32::NAN).is_nan(), "{}", f.name());
+        }
+        assert!(eval(Log, -1.0).is_nan());
+        assert!(eval(Sin, inf).is_nan());
+        assert!(eval(Cos, -inf).is_nan());
+        // Signed zeros are kept where the function keeps them.
+        for f in [Tanh, Erf, Sin] {
+            assert!(eval(f, -0.0).is_sign_negative(), "{}", f.name());
+        }
+    }
+}
