@@ -2,13 +2,18 @@
 //! buffers and library steps (the first step of [`crate::plan::plan`]).
 //!
 //! Every value the program must hold in memory is *materialized* into a
-//! buffer: inputs, results, the operands and results of matmul, cat and of
-//! instructions the backend does not compile, and the sources of views.
+//! buffer: inputs, results, the operands and results of matmul and of
+//! instructions the backend does not compile, the results of cat (whose
+//! operands are computed straight into their slices), and the sources of
+//! views that do more than relabel dims.
 //! Everything else is *inlined*: each materialized value becomes the root of
 //! one kernel whose expression reaches back through pointwise ops,
 //! broadcasts, casts, copies and reductions until it meets materialized
 //! values, which it loads through strided accesses. Views cost nothing: they
-//! are accesses with other strides and offsets.
+//! are accesses with other strides and offsets. A view that only relabels
+//! dims (permutes them, adds or drops size-1 dims, expands size-1 dims) is
+//! not even a boundary: a pointwise chain fuses through it, the consumer
+//! computing the source in its own index space.
 //!
 //! A reduction inlined into a kernel over its input's shape turns the kernel
 //! into a reduction kernel, and the pointwise work before (the prologue) and
@@ -41,6 +46,9 @@ use super::{
 enum Kind {
     /// A view of its first operand: no computation.
     View,
+    /// A view that relabels its operand's dims ([`relabeling`]): an access
+    /// when the operand is in memory, else computed by its consumer.
+    Relabel,
     /// Pointwise (including copies, full and arange): inlined where used.
     Pointwise,
     /// A copy that reorders logical positions (a reshape or flatten that
@@ -58,6 +66,9 @@ fn classify(func: &Func, inst: &Inst, target: &dyn Target) -> Result<Kind> {
         return Ok(Kind::Interpret);
     }
     let result = func.ty(inst.result());
+    if inst.op.is_view() && relabeling(func, inst)?.is_some() {
+        return Ok(Kind::Relabel);
+    }
     if inst.op.is_view() || matches!(inst.op, Op::Contiguous { .. } | Op::To { .. }) {
         let source = inst
             .value_operands()
@@ -105,6 +116,48 @@ fn classify(func: &Func, inst: &Inst, target: &dyn Target) -> Result<Kind> {
         // Composite ops left by decomposition (dtypes it does not lower).
         _ => Kind::Interpret,
     })
+}
+
+/// For a view that only relabels its operand's dims, which result dim each
+/// operand dim becomes (`None` for size-1 operand dims, which are dropped,
+/// kept or expanded); `None` for other views (slices, reshapes that split
+/// or merge dims). Found with the op's own layout rule: viewed from a
+/// contiguous operand, every result dim of size n > 1 must have the stride
+/// of an operand dim of size n, each operand dim of size > 1 claimed once,
+/// or stride 0 (an expanded size-1 dim), at offset 0. Contiguous strides
+/// of dims larger than 1 differ, so the element a result index names is
+/// the operand's at the relabeled index.
+fn relabeling(func: &Func, inst: &Inst) -> Result<Option<Vec<Option<usize>>>> {
+    let Some(source) = inst.value_operands().next() else {
+        return Ok(None);
+    };
+    let src = func.ty(source);
+    let out = func.ty(inst.result());
+    if src.shape.contains(&0) || out.shape.contains(&0) {
+        return Ok(None);
+    }
+    let g = Geometry::new(src.shape.clone(), contiguous_strides(&src.shape), 0);
+    let ResultLayout::View(v) = result_layout(&inst.op, &[LayoutArg::Tensor(&g, src)], out)? else {
+        return Ok(None);
+    };
+    if v.offset != 0 {
+        return Ok(None);
+    }
+    let mut map = vec![None; src.shape.len()];
+    for (j, (&n, &stride)) in v.shape.iter().zip(&v.strides).enumerate() {
+        if n == 1 || stride == 0 {
+            continue;
+        }
+        let found = (0..src.shape.len())
+            .find(|&s| src.shape[s] == n && g.strides[s] == stride && map[s].is_none());
+        match found {
+            Some(s) => map[s] = Some(j),
+            None => return Ok(None),
+        }
+    }
+    let claimed = map.iter().flatten().count();
+    let needed = src.shape.iter().filter(|&&n| n != 1).count();
+    Ok((claimed == needed).then_some(map))
 }
 
 /// The layout of a single-result op's result.
@@ -167,7 +220,13 @@ fn initial_materialized(func: &Func, kinds: &[Kind]) -> Vec<bool> {
     }
     for (inst, kind) in func.insts.iter().zip(kinds) {
         match kind {
-            Kind::Matmul | Kind::Cat | Kind::Interpret => {
+            // A cat's operands are computed into their slices.
+            Kind::Cat => {
+                for r in &inst.results {
+                    m[r.index()] = true;
+                }
+            }
+            Kind::Matmul | Kind::Interpret => {
                 for r in &inst.results {
                     m[r.index()] = true;
                 }
@@ -181,7 +240,7 @@ fn initial_materialized(func: &Func, kinds: &[Kind]) -> Vec<bool> {
                 }
             }
             Kind::ReshapeCopy => m[inst.result().index()] = true,
-            Kind::Pointwise | Kind::Reduce => {}
+            Kind::Relabel | Kind::Pointwise | Kind::Reduce => {}
         }
     }
     m
@@ -436,7 +495,11 @@ impl<'a> PlanBuilder<'a> {
         for (index, inst) in self.func.insts.iter().enumerate() {
             let v = inst.result();
             let kind = self.kinds[index];
-            if kind == Kind::View {
+            let relabel_of_memory = kind == Kind::Relabel && {
+                let source = inst.value_operands().next().expect("views have a source");
+                self.views[source.index()].is_some()
+            };
+            if kind == Kind::View || relabel_of_memory {
                 let source = inst.value_operands().next().expect("views have a source");
                 if self.views[source.index()].is_none() {
                     // The source is inlined: the view will be computed when used.
@@ -477,7 +540,11 @@ impl<'a> PlanBuilder<'a> {
                     let (a, b) = self.two_operands(inst);
                     self.steps.push(Step::Matmul { a, b, out });
                 }
-                Kind::Cat => self.cat(inst, &out)?,
+                Kind::Cat => {
+                    if !self.cat(inst, &out)? {
+                        return Ok(None);
+                    }
+                }
                 Kind::Interpret => unreachable!("handled above"),
                 Kind::ReshapeCopy => {
                     let source = inst.value_operands().next().expect("a source");
@@ -492,7 +559,7 @@ impl<'a> PlanBuilder<'a> {
                     };
                     self.finish_kernel(k, vec![(n, target, identity_map(shape.len()))])?;
                 }
-                Kind::Pointwise | Kind::Reduce => {
+                Kind::Relabel | Kind::Pointwise | Kind::Reduce => {
                     let ty_shape = self.func.ty(v).shape.clone();
                     let (mut k, map) = if kind == Kind::Reduce {
                         let x = inst.value_operands().next().expect("an operand");
@@ -549,13 +616,15 @@ impl<'a> PlanBuilder<'a> {
     }
 
     /// cat: one copy kernel per operand into its slice of the result.
-    fn cat(&mut self, inst: &Inst, out: &TensorView) -> Result<()> {
+    /// The kernels of a cat, one per operand; `false` when an operand must
+    /// be materialized first (`retry` is set).
+    fn cat(&mut self, inst: &Inst, out: &TensorView) -> Result<bool> {
         let Op::Cat { dim } = inst.op else {
             unreachable!("cat")
         };
         let rank = out.geometry.rank();
         if rank == 0 {
-            return Ok(());
+            return Ok(true);
         }
         let d = wrap_dim(dim, rank)?;
         let mut start = 0;
@@ -574,14 +643,16 @@ impl<'a> PlanBuilder<'a> {
                 geometry: slice,
                 ..out.clone()
             };
+            // Each operand is computed (or loaded) straight into its
+            // slice of the result: its producers fuse with the copy.
             let mut k = KernelBuilder::new(ty.shape.clone());
-            let src = self.view(v);
-            let access = k.access(&src, &identity_map(ty.rank()));
-            let load = k.node(Expr::Load { access }, src.dtype, src.dtype);
-            let n = k.cast(load, out.dtype);
+            let Some(n) = self.value(&mut k, v, identity_map(ty.rank()))? else {
+                return Ok(false);
+            };
+            let n = k.cast(n, out.dtype);
             self.finish_kernel(k, vec![(n, target, identity_map(ty.rank()))])?;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// An instruction the backend does not compile, as a one-instruction
@@ -735,6 +806,15 @@ impl<'a> PlanBuilder<'a> {
             Op::Cast { .. } | Op::Contiguous { .. } | Op::Clone { .. } | Op::To { .. } => {
                 let x = operand!(0, &map);
                 k.cast(x, natural)
+            }
+            _ if self.kind_of(inst.result()) == Some(Kind::Relabel) => {
+                let source = inst.value_operands().next().expect("views have a source");
+                let relabel = relabeling(func, inst)?.expect("classified as a relabeling");
+                let src_map: DimMap = relabel.iter().map(|r| r.and_then(|j| map[j])).collect();
+                let Some(n) = self.value(k, source, src_map)? else {
+                    return Ok(None);
+                };
+                n
             }
             Op::Full { value, .. } => k.constant(*value, natural),
             Op::Arange { start, step, .. } => {
