@@ -54,6 +54,17 @@ pub trait Executable: Send + Sync {
     fn device_times(&self, _inputs: &[Tensor], _runs: usize) -> Option<Result<Vec<Duration>>> {
         None
     }
+
+    /// The median time of each step of the program's plan over `runs`
+    /// runs, in plan order, each with its description (a kernel, a matmul,
+    /// an interpreted island); `None` for a backend without a plan.
+    fn step_times(
+        &self,
+        _inputs: &[Tensor],
+        _runs: usize,
+    ) -> Option<Result<Vec<(String, Duration)>>> {
+        None
+    }
 }
 
 /// The language of a [`Listing`], which decides how it is coloured.

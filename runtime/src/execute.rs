@@ -255,12 +255,12 @@ pub fn time_steps<L: Launcher>(
     let mut memory = Memory::new(launcher, &checked.plan, &inputs)?;
     let status = launcher.zeroed(4)?;
     let outcome = (|| {
-        run_steps(launcher, checked, &mut memory, &status)?;
+        run_steps(launcher, checked, &mut memory, &status, None)?;
         launcher.synchronize()?;
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs {
             let start = Instant::now();
-            run_steps(launcher, checked, &mut memory, &status)?;
+            run_steps(launcher, checked, &mut memory, &status, None)?;
             launcher.synchronize()?;
             times.push(start.elapsed());
         }
@@ -270,6 +270,72 @@ pub fn time_steps<L: Launcher>(
         Ok(times)
     })();
     outcome.and_then(|times| Ok((times, results(launcher, checked, &memory)?)))
+}
+
+/// The time of each step of a plan: the median over `runs` runs (after one
+/// first run) with the inputs in the launcher's memory, each step
+/// synchronized before the next starts; in plan order, with each step's
+/// description ([`describe_step`]).
+pub fn profile_steps<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    inputs: &[Tensor],
+    runs: usize,
+) -> Result<Vec<(String, Duration)>> {
+    let inputs = bind_inputs(&checked.func, inputs)?;
+    let mut memory = Memory::new(launcher, &checked.plan, &inputs)?;
+    let status = launcher.zeroed(4)?;
+    run_steps(launcher, checked, &mut memory, &status, None)?;
+    launcher.synchronize()?;
+    let steps = checked.plan.steps.len();
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); steps];
+    for _ in 0..runs.max(1) {
+        let mut times = Vec::with_capacity(steps);
+        run_steps(launcher, checked, &mut memory, &status, Some(&mut times))?;
+        for (s, t) in samples.iter_mut().zip(times) {
+            s.push(t);
+        }
+    }
+    Ok(checked
+        .plan
+        .steps
+        .iter()
+        .zip(samples)
+        .map(|(step, mut t)| {
+            t.sort();
+            (describe_step(step), t[t.len() / 2])
+        })
+        .collect())
+}
+
+/// A step in a few words: a kernel's name, iteration space and reduced
+/// dims; a matmul's shapes; an interpreted island's ops.
+pub fn describe_step(step: &Step) -> String {
+    match step {
+        Step::Kernel(k) => {
+            let outer = &k.space[..k.outer_rank];
+            let reduced = &k.space[k.outer_rank..];
+            if reduced.is_empty() {
+                format!("kernel {} {outer:?}", k.name)
+            } else {
+                format!("kernel {} {outer:?} reducing {reduced:?}", k.name)
+            }
+        }
+        Step::Matmul { a, b, .. } => format!(
+            "matmul {:?} @ {:?}{}",
+            a.geometry.shape,
+            b.geometry.shape,
+            if b.geometry.rank() >= 2 && b.geometry.strides[b.geometry.rank() - 2] == 1 {
+                " (transposed)"
+            } else {
+                ""
+            }
+        ),
+        Step::Interpret { func, .. } => {
+            let ops: Vec<&str> = func.insts.iter().map(|i| i.op.name()).collect();
+            format!("interpret {}", ops.join(", "))
+        }
+    }
 }
 
 /// The results of the last run, in host memory.
@@ -291,72 +357,100 @@ fn results<L: Launcher>(
         .collect()
 }
 
-/// The plan's steps in order.
+/// The plan's steps in order; with `times`, each step's time, synchronized.
 fn run_steps<L: Launcher>(
     launcher: &L,
     checked: &CheckedPlan,
     buffers: &mut Memory<L::Buffer>,
     status: &L::Buffer,
+    mut times: Option<&mut Vec<Duration>>,
 ) -> Result<()> {
     let mut kernel_index = 0;
     for (step, island) in checked.plan.steps.iter().zip(&checked.islands) {
-        match step {
-            Step::Kernel(k) => {
-                let index = kernel_index;
-                kernel_index += 1;
-                if k.outer_count() == 0 {
-                    continue;
-                }
-                let args: Vec<&L::Buffer> = k.args.iter().map(|&b| buffers.get(b)).collect();
-                launcher
-                    .launch(index, k, &args, status, buffers.scratch[index].as_ref())
-                    .map_err(|e| match e.kind() {
-                        // Errors of the program itself (ZeroDivisionError)
-                        // read as the interpreter's; others name the kernel.
-                        ErrorKind::Runtime => e,
-                        _ => e.context(format!("kernel {}", k.name)),
-                    })?;
+        let start = Instant::now();
+        run_step(
+            launcher,
+            checked,
+            buffers,
+            status,
+            step,
+            island,
+            &mut kernel_index,
+        )?;
+        if let Some(times) = times.as_deref_mut() {
+            launcher.synchronize()?;
+            times.push(start.elapsed());
+        }
+    }
+    Ok(())
+}
+
+/// One step of a plan.
+fn run_step<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    buffers: &mut Memory<L::Buffer>,
+    status: &L::Buffer,
+    step: &Step,
+    island: &Option<Module>,
+    kernel_index: &mut usize,
+) -> Result<()> {
+    match step {
+        Step::Kernel(k) => {
+            let index = *kernel_index;
+            *kernel_index += 1;
+            if k.outer_count() == 0 {
+                return Ok(());
             }
-            Step::Matmul { a, b, out } => {
-                let on_device = [a, b, out].map(|v| (buffers.get(v.buffer), v));
-                if launcher.matmul(on_device)? {
-                    continue;
-                }
-                let host = HostCopies::download(launcher, buffers, [a, b, out])?;
-                fn arg<'v>(v: &'v TensorView, host: &HostCopies) -> MatrixArg<'v> {
-                    MatrixArg {
-                        ptr: host.ptr(v.buffer),
-                        dtype: v.dtype,
-                        geometry: &v.geometry,
-                    }
-                }
-                // SAFETY: the views were checked against their buffers, of
-                // which these are the host storages.
-                unsafe { matmul(arg(a, &host), arg(b, &host), arg(out, &host))? };
-                host.upload(launcher, buffers, [out])?;
+            let args: Vec<&L::Buffer> = k.args.iter().map(|&b| buffers.get(b)).collect();
+            launcher
+                .launch(index, k, &args, status, buffers.scratch[index].as_ref())
+                .map_err(|e| match e.kind() {
+                    // Errors of the program itself (ZeroDivisionError)
+                    // read as the interpreter's; others name the kernel.
+                    ErrorKind::Runtime => e,
+                    _ => e.context(format!("kernel {}", k.name)),
+                })?;
+        }
+        Step::Matmul { a, b, out } => {
+            let on_device = [a, b, out].map(|v| (buffers.get(v.buffer), v));
+            if launcher.matmul(on_device)? {
+                return Ok(());
             }
-            Step::Interpret {
-                inputs: views,
-                outputs,
-                ..
-            } => {
-                let module = island.as_ref().expect("check_plan keeps every island");
-                let host = HostCopies::download(launcher, buffers, views.iter().chain(outputs))?;
-                let tensors = views
-                    .iter()
-                    .map(|v| host.tensor(v))
-                    .collect::<Result<Vec<_>>>()?;
-                let ctx = InferCtx {
-                    default_dtype: checked.default_dtype,
-                };
-                let results = crate::interp::run_func(module.entry()?, &ctx, &tensors)?;
-                for (r, v) in results.iter().zip(outputs) {
-                    // SAFETY: the view was checked against its buffer, of
-                    // which this is the host storage.
-                    unsafe { write_view(r, v, host.ptr(v.buffer)) };
+            let host = HostCopies::download(launcher, buffers, [a, b, out])?;
+            fn arg<'v>(v: &'v TensorView, host: &HostCopies) -> MatrixArg<'v> {
+                MatrixArg {
+                    ptr: host.ptr(v.buffer),
+                    dtype: v.dtype,
+                    geometry: &v.geometry,
                 }
-                host.upload(launcher, buffers, outputs)?;
             }
+            // SAFETY: the views were checked against their buffers, of
+            // which these are the host storages.
+            unsafe { matmul(arg(a, &host), arg(b, &host), arg(out, &host))? };
+            host.upload(launcher, buffers, [out])?;
+        }
+        Step::Interpret {
+            inputs: views,
+            outputs,
+            ..
+        } => {
+            let module = island.as_ref().expect("check_plan keeps every island");
+            let host = HostCopies::download(launcher, buffers, views.iter().chain(outputs))?;
+            let tensors = views
+                .iter()
+                .map(|v| host.tensor(v))
+                .collect::<Result<Vec<_>>>()?;
+            let ctx = InferCtx {
+                default_dtype: checked.default_dtype,
+            };
+            let results = crate::interp::run_func(module.entry()?, &ctx, &tensors)?;
+            for (r, v) in results.iter().zip(outputs) {
+                // SAFETY: the view was checked against its buffer, of
+                // which this is the host storage.
+                unsafe { write_view(r, v, host.ptr(v.buffer)) };
+            }
+            host.upload(launcher, buffers, outputs)?;
         }
     }
     Ok(())

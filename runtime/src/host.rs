@@ -7,7 +7,9 @@ use kiln_ir::{DefaultDType, Error, ErrorKind, Result};
 use kiln_passes::plan::{Kernel, KernelPlan, TensorView};
 use rayon::prelude::*;
 
-use crate::execute::{CheckedPlan, Launcher, execute};
+use std::time::Duration;
+
+use crate::execute::{CheckedPlan, Launcher, execute, profile_steps};
 use crate::matmul::{MatrixArg, matmul};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
@@ -205,5 +207,10 @@ impl HostExecutor {
     /// Runs the plan on inputs in parameter order.
     pub fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         execute(&self.launcher, &self.checked, inputs)
+    }
+
+    /// Each step's median time over `runs` runs ([`profile_steps`]).
+    pub fn step_times(&self, inputs: &[Tensor], runs: usize) -> Result<Vec<(String, Duration)>> {
+        profile_steps(&self.launcher, &self.checked, inputs, runs)
     }
 }

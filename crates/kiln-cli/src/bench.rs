@@ -21,13 +21,22 @@ const MIN_RUNS: usize = 5;
 const MAX_RUNS: usize = 200;
 const WARMUP: usize = 2;
 
+/// What `kiln bench` prints.
+pub struct Report {
+    /// One JSON object instead of a table.
+    pub json: bool,
+    /// Each step's time too.
+    pub steps: bool,
+}
+
 pub fn bench(
     path: &Path,
     files: &Files,
     backend_name: &str,
-    json: bool,
+    report: Report,
     common: &Common,
 ) -> Result<()> {
+    let json = report.json;
     let module = load(path, common)?;
     let kind = backend(backend_name)?;
     let start = Instant::now();
@@ -81,27 +90,45 @@ pub fn bench(
         None => None,
     };
     let device_gbps = device.map(|d| bytes as f64 / d.as_secs_f64() / 1e9);
+    let steps = if report.steps {
+        compiled
+            .step_times(&inputs, times.len().min(50))
+            .transpose()?
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let memory = kiln::memory_stats();
     if json {
-        let device_json = match (device, device_gbps) {
-            (Some(d), Some(g)) => format!(
-                ", \"device_ms_median\": {:.4}, \"device_gbps\": {g:.2}",
-                ms(d)
-            ),
-            _ => String::new(),
+        // Times in ms rounded to 0.1 µs, rates to 0.01.
+        let round = |x: f64, digits: i32| {
+            let scale = 10f64.powi(digits);
+            (x * scale).round() / scale
         };
-        let rss = peak_rss().map_or("null".to_string(), |b| b.to_string());
-        println!(
-            "{{\"compile_ms\": {:.3}, \"cached_compile_ms\": {:.4}, \"run_ms_median\": {:.3}, \"run_ms_min\": {:.3}, \"bytes\": {bytes}, \"gbps\": {gbps:.2}, \"runs\": {}{device_json}, \"peak_rss_bytes\": {rss}, \"peak_live_bytes\": {}, \"pooled_bytes\": {}, \"code_bytes\": {}}}",
-            ms(compile),
-            ms(cached),
-            ms(median),
-            ms(min),
-            times.len(),
-            memory.host.peak_live_bytes,
-            memory.host.pooled_bytes,
-            memory.code_bytes
-        );
+        let mut out = serde_json::json!({
+            "compile_ms": round(ms(compile), 3),
+            "cached_compile_ms": round(ms(cached), 4),
+            "run_ms_median": round(ms(median), 3),
+            "run_ms_min": round(ms(min), 3),
+            "bytes": bytes,
+            "gbps": round(gbps, 2),
+            "runs": times.len(),
+            "peak_rss_bytes": peak_rss(),
+            "peak_live_bytes": memory.host.peak_live_bytes,
+            "pooled_bytes": memory.host.pooled_bytes,
+            "code_bytes": memory.code_bytes,
+        });
+        if let (Some(d), Some(g)) = (device, device_gbps) {
+            out["device_ms_median"] = round(ms(d), 4).into();
+            out["device_gbps"] = round(g, 2).into();
+        }
+        if report.steps {
+            out["steps"] = steps
+                .iter()
+                .map(|(name, t)| serde_json::json!({"step": name, "ms": round(ms(*t), 4)}))
+                .collect();
+        }
+        println!("{out}");
     } else {
         println!("{} on {}", path.display(), compiled.backend());
         println!(
@@ -135,6 +162,17 @@ pub fn bench(
             mib(memory.host.pooled_bytes),
             mib(memory.code_bytes)
         );
+        if !steps.is_empty() {
+            let total: f64 = steps.iter().map(|(_, t)| ms(*t)).sum();
+            println!("  steps (median of each, synchronized; {total:.3} ms in all):");
+            for (name, t) in &steps {
+                println!(
+                    "    {:>9.3} ms {:>5.1}%  {name}",
+                    ms(*t),
+                    100.0 * ms(*t) / total.max(1e-12)
+                );
+            }
+        }
     }
     Ok(())
 }

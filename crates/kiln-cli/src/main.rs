@@ -115,6 +115,10 @@ enum Command {
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
+        /// Also time each step of the kernel plan (kernels, matmuls,
+        /// interpreted ops), each synchronized: where the time goes.
+        #[arg(long)]
+        steps: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -183,8 +187,15 @@ fn main() -> ExitCode {
             files,
             backend,
             json,
+            steps,
             common,
-        } => bench::bench(&file, &files, &backend, json, &common),
+        } => bench::bench(
+            &file,
+            &files,
+            &backend,
+            bench::Report { json, steps },
+            &common,
+        ),
         Command::Demo { backend, color } => demo::demo(&backend, color),
         Command::Info { common } => info(&common),
     };

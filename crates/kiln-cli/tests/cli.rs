@@ -344,22 +344,16 @@ fn meta_programs_check_but_do_not_run() {
 }
 
 #[test]
-fn bench_json_reports_time_and_memory() {
-    let o = kiln(&["bench", "--json", &repo("tests/programs/block.kir")]);
+fn bench_json_reports_time_memory_and_steps() {
+    let o = kiln(&[
+        "bench",
+        "--json",
+        "--steps",
+        &repo("tests/programs/block.kir"),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let line = stdout(&o);
-    let field = |name: &str| -> f64 {
-        let key = format!("\"{name}\": ");
-        let at = line
-            .find(&key)
-            .unwrap_or_else(|| panic!("{name} in {line}"))
-            + key.len();
-        let value: String = line[at..]
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == '.')
-            .collect();
-        value.parse().unwrap_or_else(|_| panic!("{name} in {line}"))
-    };
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    let field = |name: &str| report[name].as_f64().unwrap_or_else(|| panic!("{name} in {report}"));
     assert!(field("run_ms_median") > 0.0);
     assert!(field("peak_rss_bytes") > 1e6, "a process takes megabytes");
     // block.kir's buffers are below the pooled size: nothing is pooled,
@@ -367,4 +361,11 @@ fn bench_json_reports_time_and_memory() {
     assert!(field("pooled_bytes") >= 0.0);
     assert!(field("code_bytes") >= 4096.0);
     assert!(field("peak_live_bytes") > 0.0);
+    // One entry per step of the plan: its kernels, in order.
+    let steps = report["steps"].as_array().expect("steps");
+    assert!(!steps.is_empty());
+    for step in steps {
+        assert!(step["step"].as_str().unwrap().starts_with("kernel k"), "{step}");
+        assert!(step["ms"].as_f64().unwrap() >= 0.0);
+    }
 }

@@ -125,6 +125,14 @@ impl Executable for Program {
         Ok(listings)
     }
 
+    fn step_times(
+        &self,
+        inputs: &[Tensor],
+        runs: usize,
+    ) -> Option<Result<Vec<(String, std::time::Duration)>>> {
+        Some(self.executor.step_times(inputs, runs))
+    }
+
     fn code_bytes(&self) -> usize {
         // Each module once, however many of its kernels this program runs.
         let mut seen: Vec<&jit::CompiledKernel> = Vec::new();

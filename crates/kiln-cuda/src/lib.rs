@@ -35,7 +35,7 @@ use kiln_ir::{DType, Device, Error, ErrorKind, Module, Result};
 use kiln_passes::plan::KernelPlan;
 use kiln_passes::plan::{self as planner, Target, TargetPolicy};
 use kiln_runtime::backend::check_all_runnable;
-use kiln_runtime::execute::{CheckedPlan, execute, time_steps};
+use kiln_runtime::execute::{CheckedPlan, execute, profile_steps, time_steps};
 use kiln_runtime::{Backend, Executable, Listing, ListingLanguage, Tensor};
 
 use kiln_passes::plan::kernel_dtype;
@@ -157,6 +157,17 @@ impl Executable for Program {
 
     fn code_bytes(&self) -> usize {
         self.ptx.len()
+    }
+
+    fn step_times(
+        &self,
+        inputs: &[Tensor],
+        runs: usize,
+    ) -> Option<Result<Vec<(String, Duration)>>> {
+        Some(
+            self.loaded()
+                .and_then(|loaded| profile_steps(loaded, &self.checked, inputs, runs)),
+        )
     }
 
     fn device_times(&self, inputs: &[Tensor], runs: usize) -> Option<Result<Vec<Duration>>> {

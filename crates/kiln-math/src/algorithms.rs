@@ -6,7 +6,7 @@ use crate::{Builder, Function};
 
 /// Above this, e^x is inf in f32 (clamping keeps 2^n finite).
 pub const EXP_HI: f32 = 89.0;
-/// Below this, e^x is 0 in f32.
+/// Below this, e^x is 0 in f32 (e^−104 is below half the least subnormal).
 pub const EXP_LO: f32 = -104.0;
 /// ln 2's leading bits, so that n·`EXP_LN2_HI` is exact.
 pub const EXP_LN2_HI: f32 = 0.693_359_4;
@@ -115,13 +115,17 @@ fn with_sign_of<B: Builder>(b: &mut B, magnitude: B::F, sign: B::F) -> B::F {
 
 /// e^x.
 pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
-    // Clamp (a NaN input is selected back at the end).
+    // Clamp above (a NaN input is selected back at the end). Below
+    // EXP_LO the result is 0: those lanes compute e^0 and are replaced,
+    // so that masked attention scores (finfo.min) make no subnormal
+    // intermediates, which cost a microcode assist each on x86.
     let hi = b.f32(EXP_HI);
     let lo = b.f32(EXP_LO);
     let above = b.gt(x, hi);
     let xc = b.select(above, hi, x);
     let below = b.lt(xc, lo);
-    let xc = b.select(below, lo, xc);
+    let zero = b.f32(0.0);
+    let xc = b.select(below, zero, xc);
     let log2e = b.f32(std::f32::consts::LOG2_E);
     let t = b.mul(xc, log2e);
     let n = b.round(t);
@@ -151,6 +155,7 @@ pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
         let pow2 = b.from_bits(bits);
         p = b.mul(p, pow2);
     }
+    let p = b.select(below, zero, p);
     let nan = b.is_nan(x);
     b.select(nan, x, p)
 }

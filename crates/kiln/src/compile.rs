@@ -269,6 +269,17 @@ impl Compiled {
         self.executable.device_times(inputs, runs)
     }
 
+    /// The median time of each step of the program's kernel plan over
+    /// `runs` runs (each step synchronized), in plan order, with each
+    /// step's description; `None` for the interpreter, which has no plan.
+    pub fn step_times(
+        &self,
+        inputs: &[Tensor],
+        runs: usize,
+    ) -> Option<Result<Vec<(String, std::time::Duration)>>> {
+        self.executable.step_times(inputs, runs)
+    }
+
     /// The module after the passes.
     pub fn module(&self) -> &Module {
         &self.module

@@ -525,6 +525,14 @@ impl<'a> PlanBuilder<'a> {
             if !self.materialized[v.index()] {
                 continue;
             }
+            if kind == Kind::Relabel {
+                // A relabeled value needed in memory is a view of its
+                // source in memory: computing the source in the view's
+                // index space could split the source's reductions.
+                let source = inst.value_operands().next().expect("views have a source");
+                self.retry = Some(source);
+                return Ok(None);
+            }
             if kind == Kind::Interpret {
                 let outs = inst
                     .results
@@ -829,26 +837,37 @@ impl<'a> PlanBuilder<'a> {
                 let integral = int(start) && int(step) && !natural.is_floating_point();
                 let d = if integral { DType::I64 } else { DType::F64 };
                 let i = k.cast(i, d);
-                let st = k.constant(*step, d);
-                let s = k.constant(*start, d);
-                let scaled = k.node(
-                    Expr::Binary {
-                        op: BinaryOp::Mul,
-                        a: i,
-                        b: st,
-                    },
-                    d,
-                    d,
-                );
-                let sum = k.node(
-                    Expr::Binary {
-                        op: BinaryOp::Add,
-                        a: s,
-                        b: scaled,
-                    },
-                    d,
-                    d,
-                );
+                // start + i·step, without the integer identities (i·1,
+                // 0 + x) that need no work.
+                let is = |s: &Scalar, v: i64| integral && *s == Scalar::Int(v);
+                let scaled = if is(step, 1) {
+                    i
+                } else {
+                    let st = k.constant(*step, d);
+                    k.node(
+                        Expr::Binary {
+                            op: BinaryOp::Mul,
+                            a: i,
+                            b: st,
+                        },
+                        d,
+                        d,
+                    )
+                };
+                let sum = if is(start, 0) {
+                    scaled
+                } else {
+                    let s = k.constant(*start, d);
+                    k.node(
+                        Expr::Binary {
+                            op: BinaryOp::Add,
+                            a: s,
+                            b: scaled,
+                        },
+                        d,
+                        d,
+                    )
+                };
                 k.cast(sum, natural)
             }
             Op::Reduce { .. } | Op::ArgReduce { .. } => {

@@ -7,6 +7,7 @@
 //! | normalize | [`normalize`] | orders, drops and merges each kernel's loops |
 //! | reuse | [`reuse`] | stores values a later pass over a row would recompute |
 //! | split | [`split`] | splits long reductions of few rows (the target's policy) |
+//! | narrow | [`narrow`] | computes i64 work whose values fit in i32 in i32 |
 //! | slots | [`slots`] | lets temps whose lives do not overlap share memory |
 //!
 //! A plan is a list of [`Step`]s over [`Buffer`]s. A [`Kernel`] is one loop
@@ -30,6 +31,7 @@ use kiln_ir::view::{Geometry, format_shape};
 use kiln_ir::{ArgReduceOp, BinaryOp, DType, Device, Module, ReduceOp, Result, Scalar, UnaryOp};
 
 pub mod build;
+pub mod narrow;
 pub mod normalize;
 pub mod reuse;
 pub mod slots;
@@ -45,6 +47,7 @@ pub fn plan(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
     normalize::run(&mut plan);
     reuse::run(&mut plan);
     split::run(&mut plan, target.policy().split)?;
+    narrow::run(&mut plan);
     slots::run(&mut plan);
     Ok(plan)
 }

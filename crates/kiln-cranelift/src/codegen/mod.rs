@@ -689,21 +689,32 @@ impl<'b> Gen<'_, 'b> {
                 let cursor = self.iota_cursor[&n];
                 let base = offsets[cursor];
                 let stride = row_dim.map_or(0, |d| self.cursor_strides[cursor][d]);
+                // Positions are i64; narrowed ones (the plan's `narrow`
+                // step proved they fit) are i32.
+                let class = Class::of(node.dtype);
+                let fit = |b: &mut FunctionBuilder, v: Value| {
+                    if class == Class::I32 {
+                        b.ins().ireduce(types::I32, v)
+                    } else {
+                        v
+                    }
+                };
                 match (body.row, w) {
                     (Some(i), Width::Scalar) if stride != 0 => {
                         let step = self.b.ins().imul_imm_s(i, stride);
-                        Val::one(self.b.ins().iadd(base, step))
+                        let v = self.b.ins().iadd(base, step);
+                        Val::one(fit(&mut self.b, v))
                     }
                     (Some(i), Width::Vector) if stride != 0 => {
-                        let mut lanes = Vec::new();
-                        for lane in 0..LANES {
-                            let j = self.b.ins().iadd_imm_s(i, lane);
-                            let step = self.b.ins().imul_imm_s(j, stride);
-                            lanes.push(self.b.ins().iadd(base, step));
-                        }
-                        self.emit(w).gather(Class::I64, &lanes)
+                        let step = self.b.ins().imul_imm_s(i, stride);
+                        let v = self.b.ins().iadd(base, step);
+                        let first = fit(&mut self.b, v);
+                        self.emit(w).ramp(class, first, stride)
                     }
-                    _ => self.emit(w).splat(Class::I64, base),
+                    _ => {
+                        let v = fit(&mut self.b, base);
+                        self.emit(w).splat(class, v)
+                    }
                 }
             }
             Expr::Unary { op, x } => {

@@ -657,6 +657,36 @@ impl Emit<'_, '_> {
     }
 
     /// A vector of class `c` from four scalars.
+    /// Lanes `first + lane·step` (lane 0..4) of integer class `c`, from a
+    /// scalar `first` of that class: a splat plus a constant vector.
+    pub fn ramp(&mut self, c: Class, first: Value, step: i64) -> Val {
+        let ty = c.ty(Width::Vector);
+        let lane = |i: i64| -> Vec<u8> {
+            match c {
+                Class::I64 => (i * step).to_le_bytes().to_vec(),
+                _ => ((i * step) as i32).to_le_bytes().to_vec(),
+            }
+        };
+        let mut consts = Vec::new();
+        let per_part = if c.is_wide() { 2 } else { 4 };
+        for p in 0..(LANES as usize / per_part) {
+            let bytes: Vec<u8> = (0..per_part as i64)
+                .flat_map(|i| lane(p as i64 * per_part as i64 + i))
+                .collect();
+            let handle = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+            consts.push(self.b.ins().vconst(ty, handle));
+        }
+        let base = self.b.ins().splat(ty, first);
+        if c.is_wide() {
+            Val::two(
+                self.b.ins().iadd(base, consts[0]),
+                self.b.ins().iadd(base, consts[1]),
+            )
+        } else {
+            Val::one(self.b.ins().iadd(base, consts[0]))
+        }
+    }
+
     pub fn gather(&mut self, c: Class, lanes: &[Value]) -> Val {
         let ty = c.ty(Width::Vector);
         if c.is_wide() {
