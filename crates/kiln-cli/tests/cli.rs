@@ -353,7 +353,11 @@ fn bench_json_reports_time_memory_and_steps() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
-    let field = |name: &str| report[name].as_f64().unwrap_or_else(|| panic!("{name} in {report}"));
+    let field = |name: &str| {
+        report[name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name} in {report}"))
+    };
     assert!(field("run_ms_median") > 0.0);
     assert!(field("peak_rss_bytes") > 1e6, "a process takes megabytes");
     // block.kir's buffers are below the pooled size: nothing is pooled,
@@ -365,7 +369,10 @@ fn bench_json_reports_time_memory_and_steps() {
     let steps = report["steps"].as_array().expect("steps");
     assert!(!steps.is_empty());
     for step in steps {
-        assert!(step["step"].as_str().unwrap().starts_with("kernel k"), "{step}");
+        assert!(
+            step["step"].as_str().unwrap().starts_with("kernel k"),
+            "{step}"
+        );
         assert!(step["ms"].as_f64().unwrap() >= 0.0);
     }
 }

@@ -1,4 +1,5 @@
-//! Compiling kernels to machine code, and the table of compiled kernels.
+//! Compiling kernels to machine code (in parallel, one context per
+//! kernel), and the table of compiled kernels.
 //!
 //! Kernels compiled together share one Cranelift `JITModule`, whose memory
 //! is freed when the last kernel using it is dropped: a compiled program
@@ -13,15 +14,18 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
-use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::Context;
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{
     BranchProtection, JITBuilder, JITMemoryKind, JITMemoryProvider, JITModule, SystemMemoryProvider,
 };
-use cranelift_module::{Linkage, Module, ModuleResult, default_libcall_names};
+use cranelift_module::{FuncId, Linkage, Module, ModuleReloc, ModuleResult, default_libcall_names};
 use kiln_ir::{Error, ErrorKind, Result};
 use kiln_passes::plan::{Kernel, KernelKey};
 use kiln_runtime::host::KernelCode;
+use rayon::prelude::*;
 
 use crate::codegen::{self, generate};
 
@@ -256,6 +260,88 @@ pub fn listings(kernels: &[&Kernel], vector: bool) -> Result<Vec<KernelText>> {
         .collect())
 }
 
+/// One kernel compiled to machine code, not yet placed in a module.
+struct MachineCode {
+    bytes: Vec<u8>,
+    alignment: u64,
+    relocs: Vec<ModuleReloc>,
+    vectorized: bool,
+    text: Option<KernelText>,
+}
+
+/// Cranelift's pass timer off: it reads the clock at every pass of every
+/// function, several percent of a kernel's compile time.
+struct NoTiming;
+
+impl cranelift_codegen::timing::Profiler for NoTiming {
+    fn start_pass(&self, _: cranelift_codegen::timing::Pass) -> Box<dyn std::any::Any> {
+        Box::new(())
+    }
+}
+
+/// Compiles one kernel: vector code first, scalar code if Cranelift
+/// cannot lower the vector code.
+fn machine_code(
+    kernel: &Kernel,
+    id: FuncId,
+    isa: &dyn TargetIsa,
+    vector: bool,
+    with_text: bool,
+) -> Result<MachineCode> {
+    cranelift_codegen::timing::set_thread_profiler(Box::new(NoTiming));
+    let mut attempt = vector;
+    loop {
+        let generated = generate(kernel, isa, attempt).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Backend,
+                format!(
+                    "kernel {}: an op has no machine code for its dtypes",
+                    kernel.name
+                ),
+            )
+        })?;
+        let clif = with_text.then(|| generated.func.display().to_string());
+        let mut ctx = Context::for_function(generated.func);
+        ctx.set_disasm(with_text);
+        let outcome = ctx.compile(isa, &mut ControlPlane::default()).map(|_| ());
+        match outcome {
+            Ok(()) => {
+                let compiled = ctx.compiled_code().expect("just compiled");
+                let alignment = u64::from(compiled.buffer.alignment)
+                    .max(u64::from(isa.function_alignment().minimum))
+                    .max(isa.symbol_alignment());
+                let bytes = compiled.code_buffer().to_vec();
+                let machine = with_text.then(|| compiled.vcode.clone().unwrap_or_default());
+                let relocs = compiled
+                    .buffer
+                    .relocs()
+                    .iter()
+                    .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id))
+                    .collect();
+                let text = clif.zip(machine).map(|(clif, machine)| KernelText {
+                    clif,
+                    machine,
+                    vectorized: generated.vectorized,
+                });
+                return Ok(MachineCode {
+                    bytes,
+                    alignment,
+                    relocs,
+                    vectorized: generated.vectorized,
+                    text,
+                });
+            }
+            Err(_) if generated.vectorized => attempt = false,
+            Err(e) => {
+                return Err(Error::new(
+                    ErrorKind::Backend,
+                    format!("kernel {}: cranelift: {e:?}", kernel.name),
+                ));
+            }
+        }
+    }
+}
+
 /// Compiles kernels into one new module.
 fn compile_module(
     kernels: &[&Kernel],
@@ -271,58 +357,33 @@ fn compile_module(
         counted: counted.clone(),
     }));
     let mut module = JITModule::new(builder);
-    let mut ctx = module.make_context();
-    let mut defined = Vec::new();
-    for (i, kernel) in kernels.iter().enumerate() {
-        // Vector code first; if Cranelift cannot lower it, scalar code.
-        let mut attempt = vector;
-        loop {
-            let generated = generate(kernel, isa.as_ref(), attempt).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Backend,
-                    format!(
-                        "kernel {}: an op has no machine code for its dtypes",
-                        kernel.name
-                    ),
-                )
-            })?;
-            let clif = with_text.then(|| generated.func.display().to_string());
-            let name = format!("kiln_{}_{i}", kernel.name);
-            let id = module
+    // Declared first, so that kernels compile to machine code in parallel
+    // (each in its own context), then are placed in the module in order.
+    let signature = codegen::signature(isa.default_call_conv());
+    let ids = kernels
+        .iter()
+        .enumerate()
+        .map(|(i, kernel)| {
+            module
                 .declare_function(
-                    &name,
+                    &format!("kiln_{}_{i}", kernel.name),
                     Linkage::Local,
-                    &codegen::signature(isa.default_call_conv()),
+                    &signature,
                 )
-                .map_err(|e| Error::new(ErrorKind::Backend, format!("cranelift: {e}")))?;
-            ctx.func = generated.func;
-            ctx.set_disasm(with_text);
-            let result = module.define_function(id, &mut ctx);
-            let machine = with_text.then(|| {
-                ctx.compiled_code()
-                    .and_then(|c| c.vcode.clone())
-                    .unwrap_or_default()
-            });
-            module.clear_context(&mut ctx);
-            match result {
-                Ok(()) => {
-                    let text = clif.zip(machine).map(|(clif, machine)| KernelText {
-                        clif,
-                        machine,
-                        vectorized: generated.vectorized,
-                    });
-                    defined.push((id, generated.vectorized, text));
-                    break;
-                }
-                Err(_) if generated.vectorized => attempt = false,
-                Err(e) => {
-                    return Err(Error::new(
-                        ErrorKind::Backend,
-                        format!("kernel {}: cranelift: {e:?}", kernel.name),
-                    ));
-                }
-            }
-        }
+                .map_err(|e| Error::new(ErrorKind::Backend, format!("cranelift: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let machine_code = kernels
+        .par_iter()
+        .zip(&ids)
+        .map(|(kernel, &id)| machine_code(kernel, id, isa.as_ref(), vector, with_text))
+        .collect::<Result<Vec<_>>>()?;
+    let mut defined = Vec::with_capacity(kernels.len());
+    for (m, &id) in machine_code.into_iter().zip(&ids) {
+        module
+            .define_function_bytes(id, m.alignment, &m.bytes, &m.relocs)
+            .map_err(|e| Error::new(ErrorKind::Backend, format!("cranelift: {e}")))?;
+        defined.push((id, m.vectorized, m.text));
     }
     module
         .finalize_definitions()
