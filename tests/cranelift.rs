@@ -98,6 +98,37 @@ fn kernel_plan_snapshots() {
     }
 }
 
+/// The kernel plans of the benchmark's model blocks, one line per step:
+/// how many kernels each block takes, pinned (a reader of the block would
+/// expect GPT-2 to take one kernel per layer norm and per bias-activation
+/// pair, one for the masked softmax and one for the head merge).
+#[test]
+fn model_block_plans() {
+    let benches = kiln_tests::tests_dir().join("../benches/programs");
+    for name in ["mlp", "gpt2_block", "llama_block"] {
+        let mut module = load(&benches.join(format!("{name}.kir")));
+        Compiler::new(BackendKind::Cranelift)
+            .pipeline()
+            .run(&mut module)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let plan = kiln_cranelift::Cranelift::default()
+            .plan(&module)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let steps: Vec<String> = plan
+            .steps
+            .iter()
+            .map(kiln_runtime::execute::describe_step)
+            .collect();
+        insta::with_settings!({
+            snapshot_path => kiln_tests::tests_dir().join("../snapshots"),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(format!("block_steps__{name}"), steps.join("\n"));
+        });
+    }
+}
+
 /// Big reductions with few outputs are split into a parallel partial pass
 /// and a final pass; prologue and epilogue must survive the split.
 #[test]
