@@ -327,6 +327,12 @@ def gen_creation():
             a_attrs["dtype"] = SHORT[dt]
         record("arange", a_attrs, [], lambda: torch.arange(1, 11, 3, **kw))
     record("arange", {"start": scalar_spec(0.0), "end": scalar_spec(1.0), "step": scalar_spec(0.125)}, [], lambda: torch.arange(0.0, 1.0, 0.125))
+    # Integer results from fractional start or step: the length from the
+    # values as given, the elements from start and step truncated.
+    for dt in (torch.int32, torch.int64, torch.uint8, torch.int16):
+        for a, b, c in ((5, 0, -0.5), (1, 4, 1.5), (0.5, 4, 1), (-2.5, 3, 1.25)):
+            attrs = {"start": scalar_spec(a), "end": scalar_spec(b), "step": scalar_spec(c), "dtype": SHORT[dt]}
+            record("arange", attrs, [], lambda: torch.arange(a, b, c, dtype=dt))
 
 
 def main():

@@ -230,6 +230,13 @@ fn backend(name: &str) -> Result<BackendKind, kiln::Error> {
 
 fn check(path: &Path, color: Color, common: &Common) -> Result<(), kiln::Error> {
     let module = load(path, common)?;
+    // Strides are part of an instruction's meaning: check lays the module
+    // out as compiling will, so a view its operand's strides do not allow
+    // is reported here, at its line and column.
+    let mut laid_out = module.clone();
+    kiln::passes::PassManager::standard()
+        .until("layout")?
+        .run(&mut laid_out)?;
     print!(
         "{}",
         render(&module.to_string(), color, highlight::Source::Kir)

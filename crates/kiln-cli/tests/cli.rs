@@ -47,6 +47,24 @@ fn check_prints_the_typed_module() {
 }
 
 #[test]
+fn check_applies_the_layout_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("view.kir");
+    std::fs::write(
+        &path,
+        "func @main(%x: tensor<3x4xf32>) -> tensor<12xf32> {\n  %t = t %x\n  %0 = view %t {shape = [12]}\n  return %0\n}\n",
+    )
+    .unwrap();
+    let o = kiln(&["check", path.to_str().unwrap()]);
+    assert_clean_failure(&o, "view.kir:3:8: error:");
+    assert!(
+        stderr(&o).contains("Use .reshape(...) instead"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn check_colours_when_asked() {
     let o = kiln(&[
         "check",

@@ -831,10 +831,16 @@ impl<'a> PlanBuilder<'a> {
                     strides[*d] = 1;
                 }
                 let i = k.node(Expr::Iota { offset: 0, strides }, DType::I64, DType::I64);
-                // The interpreter's arithmetic: exact integers when start
-                // and step are integers, f64 otherwise.
-                let int = |s: &Scalar| matches!(s, Scalar::Int(_) | Scalar::UInt(_));
-                let integral = int(start) && int(step) && !natural.is_floating_point();
+                // The interpreter's arithmetic: an integer result in int64
+                // from start and step truncated to integers (PyTorch's),
+                // a float result in f64.
+                let integral = !natural.is_floating_point() && !natural.is_complex();
+                let truncated = |s: &Scalar| match s {
+                    Scalar::Float(f) if integral => Scalar::Int(f.trunc() as i64),
+                    Scalar::Bool(b) if integral => Scalar::Int(i64::from(*b)),
+                    other => *other,
+                };
+                let (start, step) = (&truncated(start), &truncated(step));
                 let d = if integral { DType::I64 } else { DType::F64 };
                 let i = k.cast(i, d);
                 // start + i·step, without the integer identities (i·1,

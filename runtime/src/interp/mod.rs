@@ -199,10 +199,21 @@ fn execute(
         })?,
         Op::Arange { start, step, .. } => {
             let (s, st) = (Elem::from_scalar(*start), Elem::from_scalar(*step));
+            // An integer result computes in int64 from start and step
+            // converted first (truncated, as PyTorch's `Scalar::to`), so
+            // `arange(5, 0, -0.5, dtype=int32)` is ten 5s; its length came
+            // from the values as given.
+            let integral = !out_ty.dtype.is_floating_point() && !out_ty.dtype.is_complex();
+            let truncated = |e: Elem| match e {
+                Elem::I(i) => i,
+                Elem::B(b) => i128::from(b),
+                other => other.f64().trunc() as i128,
+            };
             fill(out_ty, &strides, |i| {
-                match (s, st, out_ty.dtype.is_floating_point()) {
-                    (Elem::I(a), Elem::I(b), false) => Elem::I(a + i as i128 * b),
-                    _ => Elem::F(s.f64() + i as f64 * st.f64()),
+                if integral {
+                    Elem::I(truncated(s) + i as i128 * truncated(st))
+                } else {
+                    Elem::F(s.f64() + i as f64 * st.f64())
                 }
             })?
         }
