@@ -14,10 +14,13 @@ use crate::{inputs_for, load, programs, runnable};
 /// Whether a program sums (its results may differ in summation order).
 pub fn sums(module: &Module) -> bool {
     module.funcs.iter().flat_map(|f| &f.insts).any(|i| {
-        matches!(
-            i.op,
-            Op::Reduce { .. } | Op::Matmul | Op::Softmax { .. } | Op::LayerNorm { .. }
-        )
+        // Every reduction (sum, mean, any/all...), and the composites that
+        // sum inside.
+        (i.op.is(Traits::REDUCTION) && !matches!(i.op, Op::ArgReduce { .. }))
+            || matches!(
+                i.op,
+                Op::Matmul | Op::Softmax { .. } | Op::LogSoftmax { .. } | Op::LayerNorm { .. }
+            )
     })
 }
 

@@ -219,13 +219,21 @@ fn narrow(k: &mut Kernel) {
             break;
         }
     }
-    for id in narrowed {
+    for &id in &narrowed {
         let n = &mut k.nodes[id.index()];
         if n.dtype == DType::I64 {
             n.dtype = DType::I32;
         }
         if n.compute == DType::I64 {
             n.compute = DType::I32;
+        }
+    }
+    // A cast reading a narrowed value now converts from i32.
+    for i in 0..k.nodes.len() {
+        if let Expr::Cast { x } = k.nodes[i].expr {
+            if narrowed.contains(&x) && k.nodes[i].compute == DType::I64 {
+                k.nodes[i].compute = DType::I32;
+            }
         }
     }
 }
