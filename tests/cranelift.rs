@@ -98,6 +98,32 @@ fn kernel_plan_snapshots() {
     }
 }
 
+/// An index out of range is PyTorch's IndexError on every backend: the
+/// interpreted step checks every index before reading.
+#[test]
+fn indices_out_of_range_are_errors() {
+    let text = "func @main(%w: tensor<4x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %i = arange {start = 3, end = 5, step = 1}
+  %0 = index_select %w, %i {dim = 0}
+  %1 = embedding %w, %i
+  return %0, %1
+}
+";
+    let module = kiln::parse_module("oob.kir", text, kiln::DefaultDType::F32).unwrap();
+    let w = kiln_runtime::Tensor::from_vec((0..12).map(|i| i as f32).collect(), &[4, 3]).unwrap();
+    let expected = interp::run(&module, std::slice::from_ref(&w)).unwrap_err();
+    assert!(
+        expected.message().starts_with("index out of range in self"),
+        "{expected}"
+    );
+    let got = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap()
+        .run(&[w])
+        .unwrap_err();
+    assert_eq!(got.message(), expected.message());
+}
+
 /// The kernel plans of the benchmark's model blocks, one line per step:
 /// how many kernels each block takes, pinned (a reader of the block would
 /// expect GPT-2 to take one kernel per layer norm and per bias-activation

@@ -130,7 +130,7 @@ fn close(got: f64, expected: f64, rtol: f64, atol: f64) -> bool {
 fn sums(op: &str) -> bool {
     matches!(
         op,
-        "sum" | "prod" | "mean" | "matmul" | "softmax" | "log_softmax" | "layer_norm"
+        "sum" | "prod" | "mean" | "matmul" | "linear" | "softmax" | "log_softmax" | "layer_norm"
     )
 }
 

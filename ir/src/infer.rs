@@ -1266,6 +1266,126 @@ pub fn matmul(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(shape, a.dtype, vec![None, None]))
 }
 
+/// An index tensor of `op`: int32 or int64.
+fn check_index_dtype(index: &TensorType, message: &str) -> Result<()> {
+    if matches!(index.dtype, DType::I32 | DType::I64) {
+        Ok(())
+    } else {
+        Err(err(ErrorKind::DType, message.to_string()))
+    }
+}
+
+/// `index_select`: `input`'s shape with `dim` as long as the index (a
+/// vector, or a 0-D or one-element tensor for a 0-D input).
+pub fn index_select(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::IndexSelect { dim } = op else {
+        return Err(wrong_rule("index_select"));
+    };
+    let (x, index) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    if index.rank() > 1 {
+        return Err(err(
+            ErrorKind::Shape,
+            "index_select(): Index is supposed to be a vector",
+        ));
+    }
+    check_index_dtype(
+        index,
+        "index_select(): Expected dtype int32 or int64 for index",
+    )?;
+    let (d, _) = dim_size(x, *dim)?;
+    let n = index.numel();
+    if x.rank() == 0 {
+        if n != 1 {
+            return Err(err(
+                ErrorKind::Shape,
+                format!("index_select(): Index to scalar can have only 1 value, got {n} value(s)"),
+            ));
+        }
+        return Ok(single(vec![], x.dtype, vec![None, None]));
+    }
+    let mut shape = x.shape.clone();
+    shape[d] = n;
+    Ok(single(shape, x.dtype, vec![None, None]))
+}
+
+/// `embedding`: `indices.shape + [weight.shape[1]]`, of the weight's dtype.
+pub fn embedding(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (weight, indices) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    if weight.rank() != 2 {
+        return Err(err(ErrorKind::Shape, "'weight' must be 2-D"));
+    }
+    check_index_dtype(
+        indices,
+        &format!(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} instead (while checking arguments for embedding)",
+            indices.dtype.info().cpp_type_name
+        ),
+    )?;
+    let mut shape = indices.shape.clone();
+    shape.push(weight.shape[1]);
+    Ok(single(shape, weight.dtype, vec![None, None]))
+}
+
+/// `linear`: `input [*, in] @ weight [out, in]ᵀ (+ bias)` is `[*, out]`
+/// (`[*]` for a 1-D weight); every operand of the input's dtype.
+pub fn linear(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (x, w) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    if x.rank() == 0 || w.rank() == 0 || w.rank() > 2 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "linear needs an input of at least 1D and a 1D or 2D weight, but they are {}D and {}D",
+                x.rank(),
+                w.rank()
+            ),
+        ));
+    }
+    let in_features = w.shape[w.rank() - 1];
+    if x.shape[x.rank() - 1] != in_features {
+        let rows: i64 = x.shape[..x.rank() - 1].iter().product();
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                rows,
+                x.shape[x.rank() - 1],
+                in_features,
+                if w.rank() == 2 { w.shape[0] } else { 1 }
+            ),
+        ));
+    }
+    let mut shape = x.shape[..x.rank() - 1].to_vec();
+    if w.rank() == 2 {
+        shape.push(w.shape[0]);
+    }
+    for t in std::iter::once(w).chain(args.get(2).and_then(Arg::tensor)) {
+        if t.dtype != x.dtype {
+            return Err(err(
+                ErrorKind::DType,
+                format!(
+                    "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                    x.dtype.info().cpp_type_name,
+                    t.dtype.info().cpp_type_name
+                ),
+            ));
+        }
+    }
+    if let Some(b) = args.get(2).and_then(Arg::tensor) {
+        let joined = broadcast_shapes(&shape, &b.shape)?;
+        if joined != shape {
+            return Err(err(
+                ErrorKind::Shape,
+                format!(
+                    "the bias of shape {} does not broadcast to the result's {}",
+                    format_shape(&b.shape),
+                    format_shape(&shape)
+                ),
+            ));
+        }
+    }
+    Ok(single(shape, x.dtype, vec![None, None, None]))
+}
+
 /// torch.matmul's shape rule for 1-D, 2-D and batched operands.
 pub fn matmul_shape(a: &[i64], b: &[i64]) -> Result<Vec<i64>> {
     match (a.len(), b.len()) {

@@ -275,6 +275,30 @@ def gen_several_results():
         record("chunk", {"chunks": 3, "dim": 1}, [x], lambda: torch.chunk(x, 3, dim=1))
 
 
+def gen_indexing():
+    """index_select, embedding and linear, on every dtype they accept."""
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        for idt in (torch.int64, torch.int32):
+            i = torch.tensor([2, 0, 2], dtype=idt)
+            record("index_select", {"dim": 0}, [x, i], lambda: torch.index_select(x, 0, i))
+            j = torch.tensor([3, 1], dtype=idt)
+            record("index_select", {"dim": 1}, [x, j], lambda: torch.index_select(x, 1, j))
+            record("index_select", {"dim": -1}, [x, j[:1]], lambda: torch.index_select(x, -1, j[:1]))
+            ids = torch.tensor([[1, 2], [2, 0]], dtype=idt)
+            record("embedding", {}, [x, ids], lambda: F.embedding(ids, x))
+        bad = torch.tensor([3], dtype=torch.int64)
+        record("index_select", {"dim": 0}, [x, bad], lambda: torch.index_select(x, 0, bad))
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        x = make(dt, [2, 3, 4], special=False)
+        w = make(dt, [5, 4], reverse=True, special=False)
+        b = make(dt, [5], special=False)
+        record("linear", {}, [x, w, b], lambda: F.linear(x, w, b))
+        record("linear", {}, [x, w], lambda: F.linear(x, w))
+        v = make(dt, [4], special=False)
+        record("linear", {}, [x, v], lambda: F.linear(x, v))
+
+
 def gen_movement():
     for dt in (torch.float32, torch.int64, torch.bool, torch.float16, torch.complex64, torch.float8_e4m3fn):
         x = make(dt, [2, 3, 4], special=False)
@@ -342,6 +366,7 @@ def main():
     gen_reductions()
     gen_composites()
     gen_several_results()
+    gen_indexing()
     gen_movement()
     gen_matmul()
     gen_creation()

@@ -476,6 +476,33 @@ impl Tensor {
         record(Op::Matmul, vec![t(self), t(other)], None)
     }
 
+    /// `F.linear(x, weight, bias)`: `x @ weightᵀ + bias`, with `weight`
+    /// stored `[out_features, in_features]` as nn.Linear stores it.
+    pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Tensor {
+        record(
+            Op::Linear,
+            vec![t(self), t(weight), Input::from(bias)],
+            None,
+        )
+    }
+
+    /// `torch.index_select(x, dim, index)`: the entries at `index` (int32
+    /// or int64) along `dim`.
+    pub fn index_select(&self, dim: i64, index: &Tensor) -> Tensor {
+        record(Op::IndexSelect { dim }, vec![t(self), t(index)], None)
+    }
+
+    /// `F.embedding(self, weight)`: for indices `self`, the rows of
+    /// `weight` (`[num_embeddings, dim]`), in the indices' shape plus `dim`.
+    pub fn embedding(&self, weight: &Tensor) -> Tensor {
+        let op = Op::Embedding {
+            padding_idx: -1,
+            scale_grad_by_freq: false,
+            sparse: false,
+        };
+        record(op, vec![t(weight), t(self)], None)
+    }
+
     /// `torch.topk(x, k, dim, largest, sorted)`: the values and their
     /// positions.
     pub fn topk(&self, k: i64, dim: i64, largest: bool, sorted: bool) -> (Tensor, Tensor) {

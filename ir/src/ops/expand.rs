@@ -297,6 +297,27 @@ pub fn softplus(
     })
 }
 
+/// `linear`: `matmul(input, t(weight))`, plus the bias when there is one
+/// (PyTorch computes it as addmm, or matmul and add: the same values up to
+/// summation order).
+pub fn linear(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let (Some(Operand::Value(x)), Some(Operand::Value(w))) = (operands.first(), operands.get(1))
+    else {
+        return Ok(None);
+    };
+    let (x, w) = (*x, *w);
+    let wt = if e.ty(w).rank() == 2 {
+        e.push(Op::T, vec![Operand::Value(w)])?
+    } else {
+        w
+    };
+    let mut y = e.push(Op::Matmul, vec![Operand::Value(x), Operand::Value(wt)])?;
+    if let Some(Operand::Value(b)) = operands.get(2) {
+        y = e.binary(BinaryOp::Add, y, *b)?;
+    }
+    Ok(Some(vec![y]))
+}
+
 /// `hardswish`: `x · min(max(x + 3, 0), 6) / 6`, in opmath.
 pub fn hardswish(
     e: &mut Emitter<'_>,

@@ -441,6 +441,23 @@ define_ops! {
             .traits(VIEW)
             .results(Results::Variable)
             .expand(expand::split);
+    /// `torch.index_select`: the entries at `index` (int32 or int64)
+    /// along `dim`; an index out of range is PyTorch's IndexError.
+    IndexSelect "index_select" { dim: i64 } (input: Tensor, index: Tensor)
+        => Rules::new(infer::index_select, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("index_select", S::ALL));
+    /// `torch.nn.functional.embedding`: the rows of `weight` at `indices`
+    /// (`padding_idx`, `scale_grad_by_freq` and `sparse` only change the
+    /// gradient).
+    Embedding "embedding" { padding_idx: i64 = -1, scale_grad_by_freq: bool = false, sparse: bool = false }
+        (weight: Tensor, indices: Tensor)
+        => Rules::new(infer::embedding, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("index_select", S::ALL));
+    /// `torch.nn.functional.linear`: `input @ weightᵀ + bias`.
+    Linear "linear" (input: Tensor, weight: Tensor, bias: Optional)
+        => Rules::new(infer::linear, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("addmm_impl_cpu_", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::linear);
     /// `torch.matmul`.
     Matmul "matmul" (input: Tensor, other: Tensor)
         => Rules::new(infer::matmul, LayoutRule::Contiguous, Cost::Kernel).kernel(fixed(

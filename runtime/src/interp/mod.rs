@@ -194,6 +194,16 @@ fn execute(
         }
         Op::Matmul => matmul(tensor(&args[0]), tensor(&args[1]), out_ty, &strides)?,
         Op::Cat { dim } => cat(&args, *dim, out_ty, &strides)?,
+        Op::IndexSelect { dim } => {
+            let x = tensor(&args[0]);
+            let d = if x.shape().len() == 0 {
+                0
+            } else {
+                kiln_ir::view::wrap_dim(*dim, x.shape().len())?
+            };
+            gather(x, tensor(&args[1]), d, out_ty, &strides)?
+        }
+        Op::Embedding { .. } => embedding(tensor(&args[0]), tensor(&args[1]), out_ty, &strides)?,
         Op::Full { value, .. } => fill(out_ty, &strides, |_| {
             convert(Elem::from_scalar(*value), out_ty.dtype)
         })?,
@@ -458,6 +468,71 @@ fn cat(args: &[Arg], dim: i64, out_ty: &TensorType, strides: &[i64]) -> Result<T
             out.set(&target, convert(v, out_ty.dtype))?;
         }
         start += shape[d];
+    }
+    Ok(out)
+}
+
+/// The values of an index tensor, each checked to lie in `0..size`
+/// (PyTorch's IndexError otherwise; negative indices are out of range).
+fn positions(index: &Tensor, size: i64) -> Result<Vec<i64>> {
+    let positions: Vec<i64> = index
+        .values()
+        .into_iter()
+        .map(|v| match v {
+            Elem::I(i) => Ok(i as i64),
+            other => Err(Error::new(
+                ErrorKind::DType,
+                format!("an index must be an integer, not {other:?}"),
+            )),
+        })
+        .collect::<Result<_>>()?;
+    if let Some(&bad) = positions.iter().find(|&&p| p < 0 || p >= size) {
+        return Err(Error::new(
+            ErrorKind::Runtime,
+            format!("index out of range in self (index {bad} into a dim of size {size})"),
+        ));
+    }
+    Ok(positions)
+}
+
+/// The rows of `weight` at `indices`, in the indices' shape.
+fn embedding(
+    weight: &Tensor,
+    indices: &Tensor,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    let rows = positions(indices, weight.shape()[0])?;
+    let width = weight.shape()[1].max(1) as usize;
+    for (n, target) in crate::tensor::Indices::new(&out_ty.shape).enumerate() {
+        let column = target[target.len() - 1];
+        out.set(&target, weight.get(&[rows[n / width], column]))?;
+    }
+    Ok(out)
+}
+
+/// The entries of `x` at `index` along dim `d`.
+fn gather(
+    x: &Tensor,
+    index: &Tensor,
+    d: usize,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    let size = if x.shape().len() == 0 {
+        1
+    } else {
+        x.shape()[d]
+    };
+    let positions = positions(index, size)?;
+    for target in crate::tensor::Indices::new(&out_ty.shape) {
+        let mut source = target.clone();
+        if x.shape().len() > 0 {
+            source[d] = positions[target[d] as usize];
+        }
+        out.set(&target, x.get(&source))?;
     }
     Ok(out)
 }

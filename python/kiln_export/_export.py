@@ -1,0 +1,422 @@
+"""torch.export -> `.kir` + safetensors: the driver.
+
+`export()` runs `torch.export.export`, decomposes to core ATen (keeping
+the higher-level ops Kiln has, see `KEEP`), then walks the FX graph node
+by node and emits one `.kir` function `@main`. The op translations live in
+`_ops.py`.
+
+Input-independent subgraphs (nodes that depend on no parameter, buffer or
+user input, e.g. the causal mask transformers builds from `arange`) are
+translated like the rest where Kiln has their ops; where it does not (an
+`index.Tensor`, a `cumsum` of constants), PyTorch evaluates them at export
+time and the value enters the program as a `full` (when all its elements
+are equal) or as an extra weight named `_const.<node>` (broadcast dims
+stored once and `expand`ed). Shapes are static, so this is exact; random
+ops are never folded.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from dataclasses import dataclass, field
+
+import torch
+from torch.export.graph_signature import InputKind, OutputKind
+
+from . import _kir
+from ._kir import V, Func, Names, sanitize
+
+
+class ExportError(Exception):
+    """The module cannot be exported to Kiln."""
+
+
+class UnsupportedOpError(ExportError):
+    """An ATen op has no exact translation to Kiln."""
+
+    def __init__(self, op: str, node: str, reason: str, where: str | None):
+        self.op, self.node, self.reason, self.where = op, node, reason, where
+        msg = f"{op} (FX node '{node}') has no exact translation to Kiln: {reason}"
+        if where:
+            msg += f"\n  from: {where}"
+        super().__init__(msg)
+
+
+class Unsupported(Exception):
+    """Raised by an op translation: the reason it cannot translate."""
+
+
+aten = torch.ops.aten
+
+# Ops the default decomposition table would lower that Kiln has as one op
+# (or that `_ops.py` translates exactly): they stay in the graph.
+_KEEP_NAMES = [
+    "layer_norm.default",
+    "softmax.int",
+    "log_softmax.int",
+    "silu.default",
+    "hardswish.default",
+    "softplus.default",
+    "linear.default",
+    "matmul.default",
+    "stack.default",
+    "split.Tensor",
+    "unbind.int",
+    "chunk.default",
+    "aminmax.default",
+    "all.default",
+    "all.dim",
+    "all.dims",
+    "t.default",
+    "transpose.int",
+    "squeeze.default",
+    "squeeze.dim",
+    "squeeze.dims",
+    "flatten.using_ints",
+    "zeros.default",
+    "ones.default",
+    "zeros_like.default",
+    "ones_like.default",
+]
+
+
+def keep_ops():
+    out = []
+    for qual in _KEEP_NAMES:
+        name, overload = qual.split(".")
+        packet = getattr(aten, name, None)
+        if packet is not None and hasattr(packet, overload):
+            out.append(getattr(packet, overload))
+    return out
+
+
+def decomposition_table():
+    table = torch.export.default_decompositions()
+    for op in keep_ops():
+        table.pop(op, None)
+    return table
+
+
+# Nodes with no value: dropped.
+_SKIP = {
+    "aten._assert_tensor_metadata.default",
+    "aten._assert_scalar.default",
+    "aten.sym_constrain_range.default",
+    "aten.sym_constrain_range_for_size.default",
+    "aten._assert_async.msg",
+    "aten._assert_async.default",
+}
+
+
+def _user_line(node) -> str | None:
+    """The user code line from the node's stack trace: the last
+    `File "...", line N, in f` frame and its source line."""
+    trace = node.meta.get("stack_trace")
+    if not trace:
+        return None
+    lines = [l for l in trace.strip().splitlines() if l.strip()]
+    for i in range(len(lines) - 1, -1, -1):
+        s = lines[i].strip()
+        if s.startswith("File "):
+            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            return f"{s}: {code}" if code else s
+    return lines[-1].strip()
+
+
+def op_name(node) -> str:
+    t = node.target
+    if isinstance(t, torch._ops.OpOverload):
+        return f"aten.{t._schema.name.split('::')[-1]}.{t._overloadname}" if t.namespace == "aten" \
+            else str(t)
+    return getattr(t, "__name__", str(t))
+
+
+@dataclass
+class ExportResult:
+    """What `export` wrote."""
+
+    kir: str
+    # .kir parameter name -> where its value comes from: the state-dict name
+    # (parameters, buffers, lifted constants), "input" for user inputs, or a
+    # description for constants folded at export time.
+    params: dict = field(default_factory=dict)
+    user_inputs: list = field(default_factory=list)  # .kir names, in order
+    outputs: list = field(default_factory=list)  # .kir types of out0, out1, ...
+    folded: list = field(default_factory=list)  # FX nodes evaluated at export time
+    weights: dict = field(default_factory=dict)  # safetensors name -> tensor
+
+
+class _Folded:
+    """An input-independent node that is not (yet) in the program."""
+
+
+FOLDED = _Folded()
+
+
+class Translator:
+    def __init__(self, ep: torch.export.ExportedProgram):
+        self.ep = ep
+        self.gm = ep.graph_module
+        self.f = Func()
+        self.env: dict = {}  # fx.Node -> V | tuple | python value | FOLDED
+        self.const: dict = {}  # fx.Node -> bool: depends on no placeholder
+        self.const_vals: dict = {}  # fx.Node -> concrete value
+        self.weights: dict = {}  # kir name -> tensor
+        self.origin: dict = {}  # kir name -> description
+        self.folded_params: list = []
+        self.folded_nodes: list = []
+        self.materialized: dict = {}
+        self.node = None
+
+    # ---- values -------------------------------------------------------
+    def meta(self, node):
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            return tuple(int(d) for d in val.shape), val.dtype
+        return None, None
+
+    def value(self, arg):
+        """An FX argument as a .kir operand: V, python scalar, list, None."""
+        if isinstance(arg, torch.fx.Node):
+            v = self.env.get(arg, None)
+            if v is FOLDED:
+                return self.materialize(arg)
+            if arg not in self.env:
+                raise Unsupported(f"its operand '{arg.name}' was not translated")
+            return v
+        if isinstance(arg, (list, tuple)):
+            return [self.value(a) for a in arg]
+        if isinstance(arg, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            raise Unsupported("dynamic shapes are not supported (export with static shapes)")
+        return arg
+
+    def const_value(self, node):
+        """The concrete value of an input-independent node, computed by
+        PyTorch (memoized)."""
+        if node in self.const_vals:
+            return self.const_vals[node]
+        order = []
+        stack, seen = [node], set()
+        while stack:
+            n = stack.pop()
+            if n in seen or n in self.const_vals:
+                continue
+            seen.add(n)
+            order.append(n)
+            stack.extend(n.all_input_nodes)
+        index = {n: i for i, n in enumerate(self.gm.graph.nodes)}
+        for n in sorted(order, key=index.__getitem__):
+            if n.op == "placeholder":
+                self.const_vals[n] = self.placeholder_const[n]
+                continue
+            args = torch.fx.node.map_arg(n.args, lambda a: self.const_vals[a])
+            kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: self.const_vals[a])
+            self.const_vals[n] = n.target(*args, **kwargs)
+        return self.const_vals[node]
+
+    def materialize(self, node) -> V:
+        """An input-independent value as a `full` or an extra weight."""
+        if node in self.materialized:
+            return self.materialized[node]
+        t = self.const_value(node)
+        if not isinstance(t, torch.Tensor):
+            raise Unsupported(f"operand '{node.name}' is not a tensor")
+        t = t.detach()
+        shape, dtype = tuple(t.shape), t.dtype
+        what = f"{op_name(node)} at FX node '{node.name}'"
+        flat = t.reshape(-1)
+        if (t.numel() > 0 and not t.is_complex()
+                and torch.equal(flat, flat[:1].expand_as(flat))):
+            v = self.f.emit("full", [], {"shape": list(shape), "value": flat[0].item(),
+                                         "dtype": dtype},
+                            hint=node.name, shape=shape, dtype=dtype,
+                            comment=f"folded at export: {what}")
+        else:
+            reduced = t
+            for d in range(t.dim()):
+                if reduced.shape[d] > 1:
+                    first = reduced.narrow(d, 0, 1)
+                    if torch.equal(reduced, first.expand_as(reduced)):
+                        reduced = first
+            name = self.f.names.take("_const." + node.name)
+            p = V(name, tuple(reduced.shape), dtype)
+            self.folded_params.append(p)
+            self.weights[name] = reduced.contiguous().clone()
+            self.origin[name] = f"folded at export: {what}"
+            v = p
+            if tuple(reduced.shape) != shape:
+                v = self.f.emit("expand", [p], {"shape": list(shape)}, hint=node.name,
+                                shape=shape, dtype=dtype)
+        self.folded_nodes.append(node.name)
+        self.materialized[node] = v
+        return v
+
+    # ---- the walk -----------------------------------------------------
+    def run(self) -> ExportResult:
+        from . import _ops
+
+        sig = self.ep.graph_signature
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(sig.input_specs):
+            raise ExportError("the graph's placeholders do not match its signature")
+        state = dict(self.ep.state_dict)
+        state.update(self.ep.constants)
+        self.placeholder_const = {}
+        weight_params, user_params = [], []
+        names = self.f.names
+        # Reserve the state-dict names first so that they are kept as they are.
+        for node, spec in zip(placeholders, sig.input_specs):
+            if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+                target = spec.target
+                value = state.get(target)
+                if not isinstance(value, torch.Tensor):
+                    raise ExportError(f"no tensor for {spec.kind.name.lower()} '{target}'")
+                value = value.detach()
+                name = names.take(target)
+                p = V(name, tuple(value.shape), value.dtype)
+                self.env[node] = p
+                self.const[node] = False
+                weight_params.append(p)
+                self.weights[name] = value
+                self.origin[name] = target
+            elif spec.kind == InputKind.USER_INPUT:
+                val = node.meta.get("val")
+                if isinstance(val, torch.Tensor):
+                    shape, dtype = self.meta(node)
+                    if any(not isinstance(d, int) for d in val.shape):
+                        raise ExportError("dynamic shapes are not supported")
+                    p = V(names.take(node.name), shape, dtype)
+                    self.env[node] = p
+                    self.const[node] = False
+                    user_params.append(p)
+                    self.origin[p.name] = "input"
+                else:
+                    # A non-tensor input (use_cache=False): specialized.
+                    self.env[node] = val
+                    self.const[node] = True
+                    self.placeholder_const[node] = val
+            else:
+                raise ExportError(f"unsupported graph input kind {spec.kind.name} ({node.name})")
+        for spec in sig.output_specs:
+            if spec.kind != OutputKind.USER_OUTPUT:
+                raise ExportError(
+                    f"the module mutates state ({spec.kind.name} of '{spec.target}'): "
+                    "Kiln programs are pure; export in eval mode without in-place buffer updates")
+        for p in weight_params + user_params:
+            _kir.dtype_name(p.dtype)
+
+        results = None
+        for node in self.gm.graph.nodes:
+            self.node = node
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                results = self.outputs(node)
+                continue
+            if node.op != "call_function":
+                raise self.error(node, f"FX {node.op} nodes are not supported")
+            if op_name(node) in _SKIP:
+                continue
+            inputs = node.all_input_nodes
+            is_const = all(self.const.get(n, False) for n in inputs)
+            if is_const and _nondeterministic(node):
+                is_const = False
+            self.const[node] = is_const
+            if is_const and any(self.env.get(n) is FOLDED for n in inputs):
+                self.env[node] = FOLDED
+                continue
+            if node.target is operator.getitem:
+                src, idx = node.args
+                self.env[node] = self.value(src)[idx]
+                continue
+            try:
+                out = _ops.translate(self, node)
+            except Unsupported as e:
+                if is_const:
+                    self.env[node] = FOLDED
+                    continue
+                raise self.error(node, str(e)) from None
+            self.env[node] = out
+
+        params = weight_params + self.folded_params + user_params
+        self.f.params = params
+        header = ["Exported by kiln_export from torch.export (PyTorch " + torch.__version__ + ").",
+                  f"Parameters: {len(weight_params)} weights and buffers (safetensors names),"
+                  f" {len(self.folded_params)} folded constants, then the inputs"
+                  f" {', '.join('%' + p.name for p in user_params) or '(none)'}."]
+        renamed = [(p.name, self.origin[p.name]) for p in weight_params
+                   if p.name != self.origin[p.name]]
+        for kir_name, target in renamed:
+            header.append(f"%{kir_name} is state-dict '{target}'")
+        text = self.f.text("main", results, header)
+        return ExportResult(
+            kir=text,
+            params={p.name: self.origin[p.name] for p in params},
+            user_inputs=[p.name for p in user_params],
+            outputs=[_kir.type_str(r.shape, r.dtype) for r in results],
+            folded=list(self.folded_nodes),
+            weights={p.name: self.weights[p.name] for p in weight_params + self.folded_params},
+        )
+
+    def outputs(self, node):
+        flat = node.args[0]
+        if not isinstance(flat, (list, tuple)):
+            flat = [flat]
+        results = []
+        for i, a in enumerate(flat):
+            if not isinstance(a, torch.fx.Node):
+                raise ExportError(f"output {i} is not a tensor ({a!r}); Kiln returns tensors only")
+            try:
+                v = self.value(a)
+            except Unsupported as e:
+                raise self.error(a, str(e)) from None
+            if not isinstance(v, V):
+                raise ExportError(f"output {i} ('{a.name}') is not a tensor")
+            if v.shape is None:
+                v.shape, v.dtype = self.meta(a)
+            results.append(v)
+        if not results:
+            raise ExportError("the module returns no tensor")
+        return results
+
+    def error(self, node, reason) -> UnsupportedOpError:
+        return UnsupportedOpError(op_name(node), node.name, reason, _user_line(node))
+
+
+def _nondeterministic(node) -> bool:
+    t = node.target
+    tags = getattr(t, "tags", ())
+    return torch.Tag.nondeterministic_seeded in tags
+
+
+def export_program(module, args, kwargs=None, *, strict=False):
+    """torch.export, then core ATen with Kiln's higher-level ops kept."""
+    ep = torch.export.export(module, tuple(args), kwargs=kwargs or {}, strict=strict)
+    return ep.run_decompositions(decomposition_table())
+
+
+def export(module, example_args, path_kir=None, path_weights=None, *, example_kwargs=None,
+           strict=False) -> ExportResult:
+    """Exports `module` called on `example_args` (and `example_kwargs`) to
+    a `.kir` program (`path_kir`) and its weights (`path_weights`,
+    safetensors). See the package docstring."""
+    if not isinstance(example_args, (tuple, list)):
+        example_args = (example_args,)
+    ep = export_program(module, example_args, example_kwargs, strict=strict)
+    result = Translator(ep).run()
+    if path_kir is not None:
+        with open(path_kir, "w") as f:
+            f.write(result.kir)
+    if path_weights is not None:
+        save_weights(result, path_weights)
+    return result
+
+
+def save_weights(result: ExportResult, path):
+    from safetensors.torch import save_file
+
+    tensors = {name: t.detach().contiguous().clone() for name, t in result.weights.items()}
+    meta = {"format": "pt",
+            "kiln_export.names": json.dumps({n: result.params[n] for n in tensors})}
+    save_file(tensors, str(path), metadata=meta)
