@@ -130,7 +130,15 @@ fn close(got: f64, expected: f64, rtol: f64, atol: f64) -> bool {
 fn sums(op: &str) -> bool {
     matches!(
         op,
-        "sum" | "prod" | "mean" | "matmul" | "linear" | "softmax" | "log_softmax" | "layer_norm"
+        "sum"
+            | "prod"
+            | "mean"
+            | "matmul"
+            | "linear"
+            | "scaled_dot_product_attention"
+            | "softmax"
+            | "log_softmax"
+            | "layer_norm"
     )
 }
 

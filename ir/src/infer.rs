@@ -1326,6 +1326,114 @@ pub fn embedding(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(shape, weight.dtype, vec![None, None]))
 }
 
+/// `scaled_dot_product_attention`: query `[..., L, E]`, key `[..., S, E]`,
+/// value `[..., S, Ev]` of one float dtype give `[..., L, Ev]`; the mask
+/// (bool, or the query's dtype) broadcasts to `[..., L, S]`.
+pub fn scaled_dot_product_attention(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::ScaledDotProductAttention {
+        dropout_p,
+        enable_gqa,
+        ..
+    } = op
+    else {
+        return Err(wrong_rule("scaled_dot_product_attention"));
+    };
+    if dropout_p.0 != 0.0 {
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!(
+                "scaled_dot_product_attention with dropout_p = {} is training: Kiln runs inference (dropout_p = 0)",
+                dropout_p.0
+            ),
+        ));
+    }
+    let (q, k, v) = (
+        nth_tensor(args, 0)?,
+        nth_tensor(args, 1)?,
+        nth_tensor(args, 2)?,
+    );
+    if q.dtype != k.dtype || q.dtype != v.dtype {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "Expected query, key, and value to have the same dtype, but got query.dtype: {} key.dtype: {} and value.dtype: {} instead.",
+                q.dtype.info().cpp_type_name,
+                k.dtype.info().cpp_type_name,
+                v.dtype.info().cpp_type_name
+            ),
+        ));
+    }
+    if !matches!(q.dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64) {
+        return Err(crate::support::not_implemented(
+            "scaled_dot_product_attention",
+            q.dtype,
+        ));
+    }
+    if q.rank() < 2 || k.rank() < 2 || v.rank() < 2 {
+        return Err(err(
+            ErrorKind::Shape,
+            "scaled_dot_product_attention needs query, key and value of at least 2 dims",
+        ));
+    }
+    let (l, e) = (q.shape[q.rank() - 2], q.shape[q.rank() - 1]);
+    let (s, ek) = (k.shape[k.rank() - 2], k.shape[k.rank() - 1]);
+    let (sv, ev) = (v.shape[v.rank() - 2], v.shape[v.rank() - 1]);
+    if e != ek || s != sv {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "scaled_dot_product_attention: query [..., {l}, {e}], key [..., {s}, {ek}] and value [..., {sv}, {ev}] do not fit"
+            ),
+        ));
+    }
+    let batch = |t: &TensorType| t.shape[..t.rank() - 2].to_vec();
+    let (mut kb, mut vb) = (batch(k), batch(v));
+    if *enable_gqa && q.rank() >= 3 && k.rank() >= 3 && v.rank() >= 3 {
+        let hq = q.shape[q.rank() - 3];
+        for b in [&mut kb, &mut vb] {
+            let h = b.len() - 1;
+            if b[h] == 0 || hq % b[h] != 0 {
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!(
+                        "number of heads in key/value must divide number of heads in query ({} and {hq})",
+                        b[h]
+                    ),
+                ));
+            }
+            b[h] = hq;
+        }
+    }
+    let joined = broadcast_shapes(&broadcast_shapes(&batch(q), &kb)?, &vb)?;
+    if let Some(m) = args.get(3).and_then(Arg::tensor) {
+        if m.dtype != DType::Bool && m.dtype != q.dtype {
+            return Err(err(
+                ErrorKind::DType,
+                format!(
+                    "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: {} and  query.dtype: {} instead.",
+                    m.dtype.info().cpp_type_name,
+                    q.dtype.info().cpp_type_name
+                ),
+            ));
+        }
+        let mut scores = joined.clone();
+        scores.extend([l, s]);
+        if broadcast_shapes(&scores, &m.shape)? != scores {
+            return Err(err(
+                ErrorKind::Shape,
+                format!(
+                    "the attention mask of shape {} does not broadcast to the scores' {}",
+                    format_shape(&m.shape),
+                    format_shape(&scores)
+                ),
+            ));
+        }
+    }
+    let mut shape = joined;
+    shape.extend([l, ev]);
+    Ok(single(shape, q.dtype, vec![None, None, None, None]))
+}
+
 /// `linear`: `input [*, in] @ weight [out, in]ᵀ (+ bias)` is `[*, out]`
 /// (`[*]` for a 1-D weight); every operand of the input's dtype.
 pub fn linear(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {

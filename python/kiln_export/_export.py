@@ -18,6 +18,7 @@ ops are never folded.
 from __future__ import annotations
 
 import json
+import os
 import operator
 from dataclasses import dataclass, field
 
@@ -60,6 +61,10 @@ _KEEP_NAMES = [
     "softplus.default",
     "linear.default",
     "matmul.default",
+    # Translated in _ops.py as PyTorch's math reference computes it (the
+    # default decomposition also fails on transformers' GPT-2: its result
+    # has other strides than the fused CPU kernel's, and a later view breaks).
+    "scaled_dot_product_attention.default",
     "stack.default",
     "split.Tensor",
     "unbind.int",
@@ -116,12 +121,23 @@ def _user_line(node) -> str | None:
     if not trace:
         return None
     lines = [l for l in trace.strip().splitlines() if l.strip()]
-    for i in range(len(lines) - 1, -1, -1):
-        s = lines[i].strip()
+    frames = []
+    for i, l in enumerate(lines):
+        s = l.strip()
         if s.startswith("File "):
             code = lines[i + 1].strip() if i + 1 < len(lines) else ""
-            return f"{s}: {code}" if code else s
-    return lines[-1].strip()
+            if code.startswith("File "):
+                code = ""
+            frames.append(f"{s}: {code}" if code else s)
+    if not frames:
+        return lines[-1].strip() if lines else None
+    # The innermost frame outside PyTorch itself (nn.Linear's forward is
+    # not the line to fix).
+    torch_dir = os.path.dirname(torch.__file__)
+    for fr in reversed(frames):
+        if torch_dir not in fr:
+            return fr
+    return frames[-1]
 
 
 def op_name(node) -> str:
@@ -145,6 +161,7 @@ class ExportResult:
     outputs: list = field(default_factory=list)  # .kir types of out0, out1, ...
     folded: list = field(default_factory=list)  # FX nodes evaluated at export time
     weights: dict = field(default_factory=dict)  # safetensors name -> tensor
+    example_inputs: dict = field(default_factory=dict)  # user input .kir name -> example
 
 
 class _Folded:
@@ -264,6 +281,8 @@ class Translator:
         state.update(self.ep.constants)
         self.placeholder_const = {}
         weight_params, user_params = [], []
+        self.user_index = {}  # kir name -> position among the user inputs
+        n_user = 0
         names = self.f.names
         # Reserve the state-dict names first so that they are kept as they are.
         for node, spec in zip(placeholders, sig.input_specs):
@@ -281,6 +300,7 @@ class Translator:
                 self.weights[name] = value
                 self.origin[name] = target
             elif spec.kind == InputKind.USER_INPUT:
+                n_user += 1
                 val = node.meta.get("val")
                 if isinstance(val, torch.Tensor):
                     shape, dtype = self.meta(node)
@@ -291,6 +311,7 @@ class Translator:
                     self.const[node] = False
                     user_params.append(p)
                     self.origin[p.name] = "input"
+                    self.user_index[p.name] = n_user - 1
                 else:
                     # A non-tensor input (use_cache=False): specialized.
                     self.env[node] = val
@@ -404,7 +425,11 @@ def export(module, example_args, path_kir=None, path_weights=None, *, example_kw
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     ep = export_program(module, example_args, example_kwargs, strict=strict)
-    result = Translator(ep).run()
+    tr = Translator(ep)
+    result = tr.run()
+    leaves = torch.utils._pytree.tree_leaves((tuple(example_args), dict(example_kwargs or {})))
+    if len(leaves) == len(ep.graph_signature.user_inputs):
+        result.example_inputs = {n: leaves[i] for n, i in tr.user_index.items()}
     if path_kir is not None:
         with open(path_kir, "w") as f:
             f.write(result.kir)

@@ -299,6 +299,26 @@ def gen_indexing():
         record("linear", {}, [x, v], lambda: F.linear(x, v))
 
 
+def gen_attention():
+    """scaled_dot_product_attention: plain, causal, masks, scale, GQA."""
+    for dt in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
+        g = torch.Generator().manual_seed(7)
+        rnd = lambda *s: (torch.rand(*s, generator=g, dtype=torch.float64) * 2 - 1).to(dt)
+        q, k, v = rnd(1, 2, 4, 8), rnd(1, 2, 5, 8), rnd(1, 2, 5, 3)
+        sdpa = F.scaled_dot_product_attention
+        record("scaled_dot_product_attention", {}, [q, k, v], lambda: sdpa(q, k, v))
+        qs = rnd(1, 2, 5, 8)
+        record("scaled_dot_product_attention", {"is_causal": True}, [qs, k, v], lambda: sdpa(qs, k, v, is_causal=True))
+        record("scaled_dot_product_attention", {"scale": 0.5}, [q, k, v], lambda: sdpa(q, k, v, scale=0.5))
+        bm = torch.rand(4, 5, generator=g) > 0.3
+        bm[:, 0] = True
+        record("scaled_dot_product_attention", {}, [q, k, v, bm], lambda: sdpa(q, k, v, attn_mask=bm))
+        fm = rnd(1, 1, 4, 5)
+        record("scaled_dot_product_attention", {}, [q, k, v, fm], lambda: sdpa(q, k, v, attn_mask=fm))
+        q4, k2, v2 = rnd(1, 4, 3, 8), rnd(1, 2, 3, 8), rnd(1, 2, 3, 8)
+        record("scaled_dot_product_attention", {"enable_gqa": True}, [q4, k2, v2], lambda: sdpa(q4, k2, v2, enable_gqa=True))
+
+
 def gen_movement():
     for dt in (torch.float32, torch.int64, torch.bool, torch.float16, torch.complex64, torch.float8_e4m3fn):
         x = make(dt, [2, 3, 4], special=False)
@@ -367,6 +387,7 @@ def main():
     gen_composites()
     gen_several_results()
     gen_indexing()
+    gen_attention()
     gen_movement()
     gen_matmul()
     gen_creation()

@@ -15,6 +15,40 @@ use kiln_ir::{
 use crate::defaults::default_device;
 use crate::trace::{Input, record, record_all, type_of};
 
+/// The options of [`Tensor::scaled_dot_product_attention`] (PyTorch's
+/// keyword arguments; dropout is for training and has none).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AttentionOptions {
+    /// Mask out keys after each query's position (`is_causal=True`).
+    pub is_causal: bool,
+    /// The factor of `q @ kᵀ`; `None` is `1/√E`.
+    pub scale: Option<f64>,
+    /// Key and value heads each serve `Hq / Hkv` query heads.
+    pub enable_gqa: bool,
+}
+
+impl AttentionOptions {
+    /// Causal attention.
+    pub fn causal() -> AttentionOptions {
+        AttentionOptions {
+            is_causal: true,
+            ..AttentionOptions::default()
+        }
+    }
+
+    /// With this scale.
+    pub fn scale(mut self, scale: f64) -> AttentionOptions {
+        self.scale = Some(scale);
+        self
+    }
+
+    /// With grouped-query heads.
+    pub fn gqa(mut self) -> AttentionOptions {
+        self.enable_gqa = true;
+        self
+    }
+}
+
 /// A lazy tensor: a value of the function being traced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tensor {
@@ -482,6 +516,29 @@ impl Tensor {
         record(
             Op::Linear,
             vec![t(self), t(weight), Input::from(bias)],
+            None,
+        )
+    }
+
+    /// `F.scaled_dot_product_attention(self, key, value, attn_mask, ...)`
+    /// with `self` the query (`[..., L, E]`); the options say whether the
+    /// mask is causal, the scale (default `1/√E`) and grouped-query heads.
+    pub fn scaled_dot_product_attention(
+        &self,
+        key: &Tensor,
+        value: &Tensor,
+        attn_mask: Option<&Tensor>,
+        options: AttentionOptions,
+    ) -> Tensor {
+        let op = Op::ScaledDotProductAttention {
+            dropout_p: F64(0.0),
+            is_causal: options.is_causal,
+            scale: options.scale.map(F64),
+            enable_gqa: options.enable_gqa,
+        };
+        record(
+            op,
+            vec![t(self), t(key), t(value), Input::from(attn_mask)],
             None,
         )
     }

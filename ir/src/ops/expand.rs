@@ -318,6 +318,114 @@ pub fn linear(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Optio
     Ok(Some(vec![y]))
 }
 
+/// `scaled_dot_product_attention`: PyTorch's math reference,
+/// `softmax(q @ kᵀ · scale + bias) @ v`, where the bias is −inf above the
+/// diagonal for `is_causal`, −inf where a bool mask is false, or a float
+/// mask added; with `enable_gqa`, each key/value head serves
+/// `Hq / Hkv` query heads (repeat_interleave along dim −3).
+pub fn scaled_dot_product_attention(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::ScaledDotProductAttention {
+        is_causal,
+        scale,
+        enable_gqa,
+        ..
+    } = op
+    else {
+        return Ok(None);
+    };
+    let value = |i: usize| match operands.get(i) {
+        Some(Operand::Value(v)) => Some(*v),
+        _ => None,
+    };
+    let (Some(q), Some(mut k), Some(mut v)) = (value(0), value(1), value(2)) else {
+        return Ok(None);
+    };
+    let q_ty = e.ty(q).clone();
+    let (l, dim) = (q_ty.shape[q_ty.rank() - 2], q_ty.shape[q_ty.rank() - 1]);
+    if *enable_gqa && q_ty.rank() >= 3 {
+        let hq = q_ty.shape[q_ty.rank() - 3];
+        k = repeat_heads(e, k, hq)?;
+        v = repeat_heads(e, v, hq)?;
+    }
+    let s = e.ty(k).shape[e.ty(k).rank() - 2];
+    let kt = e.push(
+        Op::Transpose { dim0: -2, dim1: -1 },
+        vec![Operand::Value(k)],
+    )?;
+    let scores = e.push(Op::Matmul, vec![Operand::Value(q), Operand::Value(kt)])?;
+    let factor = scale.map_or(1.0 / (dim as f64).sqrt(), |F64(x)| x);
+    let mut scores = e.binary(BinaryOp::Mul, scores, f(factor))?;
+    let masked_fill = |e: &mut Emitter<'_>, keep: ValueId, x: ValueId| {
+        e.push(
+            Op::Where,
+            vec![
+                Operand::Value(keep),
+                Operand::Value(x),
+                f(f64::NEG_INFINITY),
+            ],
+        )
+    };
+    if *is_causal {
+        let positions = |e: &mut Emitter<'_>, n: i64, dim: i64| {
+            let a = e.push(
+                Op::Arange {
+                    start: Scalar::Int(0),
+                    end: Scalar::Int(n),
+                    step: Scalar::Int(1),
+                    dtype: None,
+                    device: None,
+                },
+                vec![],
+            )?;
+            e.push(Op::Unsqueeze { dim }, vec![Operand::Value(a)])
+        };
+        let rows = positions(e, l, 1)?;
+        let cols = positions(e, s, 0)?;
+        let allowed = e.binary(BinaryOp::Le, cols, rows)?;
+        scores = masked_fill(e, allowed, scores)?;
+    }
+    if let Some(mask) = value(3) {
+        scores = if e.ty(mask).dtype == DType::Bool {
+            masked_fill(e, mask, scores)?
+        } else {
+            e.binary(BinaryOp::Add, scores, mask)?
+        };
+    }
+    let p = e.push(
+        Op::Softmax {
+            dim: -1,
+            dtype: None,
+        },
+        vec![Operand::Value(scores)],
+    )?;
+    let out = e.push(Op::Matmul, vec![Operand::Value(p), Operand::Value(v)])?;
+    Ok(Some(vec![out]))
+}
+
+/// `x.repeat_interleave(heads / x.shape[-3], dim=-3)`: each head of
+/// `x [..., H, S, E]` repeated in place to `heads` heads.
+fn repeat_heads(e: &mut Emitter<'_>, x: ValueId, heads: i64) -> Result<ValueId> {
+    let shape = e.ty(x).shape.clone();
+    let r = shape.len();
+    let h = shape[r - 3];
+    if h == heads {
+        return Ok(x);
+    }
+    let u = e.push(Op::Unsqueeze { dim: r as i64 - 2 }, vec![Operand::Value(x)])?;
+    let mut wide = shape[..r - 2].to_vec();
+    wide.push(heads / h);
+    wide.extend_from_slice(&shape[r - 2..]);
+    let x = e.push(Op::Expand { shape: wide }, vec![Operand::Value(u)])?;
+    let mut merged = shape[..r - 3].to_vec();
+    merged.push(heads);
+    merged.extend_from_slice(&shape[r - 2..]);
+    e.push(Op::Reshape { shape: merged }, vec![Operand::Value(x)])
+}
+
 /// `hardswish`: `x · min(max(x + 3, 0), 6) / 6`, in opmath.
 pub fn hardswish(
     e: &mut Emitter<'_>,

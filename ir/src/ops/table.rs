@@ -453,6 +453,19 @@ define_ops! {
         (weight: Tensor, indices: Tensor)
         => Rules::new(infer::embedding, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("index_select", S::ALL));
+    /// `F.scaled_dot_product_attention`, as PyTorch's math reference
+    /// computes it: `softmax(q @ kᵀ · scale + mask) @ v`, the causal mask
+    /// lower-triangular, grouped-query heads repeated with `enable_gqa`.
+    /// Inference only: a `dropout_p` other than 0 is refused.
+    ScaledDotProductAttention "scaled_dot_product_attention" {
+        dropout_p: F64 = F64(0.0),
+        is_causal: bool = false,
+        scale: Option<F64> = None,
+        enable_gqa: bool = false,
+    } (query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional)
+        => Rules::new(infer::scaled_dot_product_attention, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("_scaled_dot_product_flash_attention_for_cpu", S::FLOATS))
+            .expand(expand::scaled_dot_product_attention);
     /// `torch.nn.functional.linear`: `input @ weightᵀ + bias`.
     Linear "linear" (input: Tensor, weight: Tensor, bias: Optional)
         => Rules::new(infer::linear, LayoutRule::Contiguous, Cost::Kernel)

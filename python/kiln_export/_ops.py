@@ -1,0 +1,872 @@
+"""ATen op -> `.kir` translations.
+
+Each translation receives the node's arguments bound to their schema names
+(FX nodes replaced by their `.kir` values, `V`) and emits `.kir`
+instructions through `ctx.f.emit`. A translation that cannot reproduce the
+op exactly raises `Unsupported` with the reason; the driver turns it into
+an `UnsupportedOpError` naming the op, the node and the user's line.
+
+`SUPPORTED` (generated from the registry) lists what is translated; the
+README's table is its summary.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._export import Unsupported, op_name
+from ._kir import NONE, V, Keyword
+
+REGISTRY: dict = {}
+
+
+def op(*names):
+    def deco(fn):
+        for n in names:
+            REGISTRY[n] = fn
+        return fn
+
+    return deco
+
+
+def bind(node) -> dict:
+    """The node's arguments by schema name, defaults filled in."""
+    schema = node.target._schema
+    out = {}
+    for i, arg in enumerate(schema.arguments):
+        if i < len(node.args):
+            out[arg.name] = node.args[i]
+        elif arg.name in node.kwargs:
+            out[arg.name] = node.kwargs[arg.name]
+        elif arg.has_default_value():
+            out[arg.name] = arg.default_value
+        else:
+            out[arg.name] = None
+    return out
+
+
+class Ctx:
+    """What a translation sees: the node, its bound arguments, and `emit`,
+    which annotates the result with the node's type when asked."""
+
+    def __init__(self, tr, node):
+        self.tr, self.node, self.f = tr, node, tr.f
+        self.shape, self.dtype = tr.meta(node)
+        self.raw = bind(node)
+        self.a = {k: tr.value(v) for k, v in self.raw.items()}
+
+    def emit(self, op, operands=(), attrs=None, *, final=True, **kw):
+        """One instruction; `final=True` gives it the node's name and type."""
+        if final:
+            kw.setdefault("hint", self.node.name)
+            kw.setdefault("shape", self.shape)
+            kw.setdefault("dtype", self.dtype)
+        else:
+            kw.setdefault("hint", self.node.name + "_")
+        return self.f.emit(op, operands, attrs, **kw)
+
+    def tensor(self, name):
+        v = self.a[name]
+        if not isinstance(v, V):
+            raise Unsupported(f"argument '{name}' is not a tensor ({v!r})")
+        return v
+
+    def meta_of(self, name):
+        """Shape and dtype of tensor argument `name` from FX metadata."""
+        return self.tr.meta(self.raw[name])
+
+
+def translate(tr, node):
+    name = op_name(node)
+    fn = REGISTRY.get(name)
+    if fn is None:
+        raise Unsupported(_missing_reason(name))
+    if not isinstance(node.target, torch._ops.OpOverload):
+        raise Unsupported("not an ATen op")
+    ctx = Ctx(tr, node)
+    return fn(ctx)
+
+
+MISSING = {
+    "embedding": "Kiln has no embedding/gather/index_select (only embeddings with "
+                 "input-independent indices are translated, as slices)",
+    "index": "Kiln has no advanced indexing (index.Tensor); only input-independent "
+             "indexing is folded at export time",
+    "_unsafe_index": "Kiln has no advanced indexing",
+    "index_select": "Kiln has no index_select",
+    "gather": "Kiln has no gather",
+    "scatter": "Kiln has no scatter",
+    "index_put": "Kiln has no index_put",
+    "cumsum": "Kiln has no cumsum",
+    "convolution": "Kiln has no convolution (conv1d/conv2d)",
+    "constant_pad_nd": "Kiln has no pad",
+    "_native_batch_norm_legit_no_training": "Kiln has no batch_norm",
+    "native_batch_norm": "Kiln has no batch_norm",
+    "max_pool2d_with_indices": "Kiln has no max_pool2d",
+    "avg_pool2d": "Kiln has no avg_pool2d",
+    "native_dropout": "dropout is random: export in eval mode",
+}
+
+
+def _missing_reason(name):
+    base = name.split(".")[1] if name.startswith("aten.") else name
+    return MISSING.get(base, f"Kiln has no translation for {name}")
+
+
+def _dims(d):
+    """An ATen `int[1]? dim` as a list, or None for all dims."""
+    if d is None:
+        return None
+    if isinstance(d, int):
+        return [d]
+    return list(d)
+
+
+def _is_one(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == 1
+
+
+def _float_dtype(dtype):
+    return dtype is not None and (dtype.is_floating_point or dtype.is_complex)
+
+
+# ---- pointwise ---------------------------------------------------------
+
+UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
+         "tanh", "sigmoid", "relu", "erf", "floor", "ceil", "trunc", "sign",
+         "reciprocal", "logical_not", "bitwise_not", "isnan", "silu", "hardswish"]
+
+
+def _unary(kir_op):
+    def fn(c):
+        return c.emit(kir_op, [c.tensor("self")])
+
+    return fn
+
+
+for _u in UNARY:
+    op(f"aten.{_u}.default")(_unary(_u))
+
+
+@op("aten.round.default")
+def _round(c):
+    return c.emit("round", [c.tensor("self")])
+
+
+@op("aten.round.decimals")
+def _round_decimals(c):
+    if c.a["decimals"] != 0:
+        raise Unsupported("Kiln's round has no decimals")
+    return c.emit("round", [c.tensor("self")])
+
+
+@op("aten.gelu.default")
+def _gelu(c):
+    approx = c.a["approximate"]
+    return c.emit("gelu", [c.tensor("self")], {"approximate": approx if approx != "none" else None})
+
+
+@op("aten.softplus.default")
+def _softplus(c):
+    return c.emit("softplus", [c.tensor("self")], {"beta": c.a["beta"], "threshold": c.a["threshold"]})
+
+
+BINARY = {
+    "mul": "mul", "div": "div", "remainder": "remainder", "pow": "pow",
+    "maximum": "maximum", "minimum": "minimum",
+    "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
+    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
+    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+}
+
+
+def _binary(kir_op):
+    def fn(c):
+        names = [a.name for a in c.node.target._schema.arguments]
+        x, y = c.a[names[0]], c.a[names[1]]
+        return c.emit(kir_op, [x, y])
+
+    return fn
+
+
+for _b, _k in BINARY.items():
+    for _ov in ("Tensor", "Scalar", "default", "Tensor_Tensor", "Tensor_Scalar", "Scalar_Tensor",
+                "other"):
+        op(f"aten.{_b}.{_ov}")(_binary(_k))
+op("aten.pow.Scalar")(_binary("pow"))
+
+
+def _add_sub(kir_op):
+    def fn(c):
+        x, y, alpha = c.a["self"], c.a["other"], c.a.get("alpha", 1)
+        if not _is_one(alpha):
+            if _float_dtype(c.dtype):
+                raise Unsupported(
+                    f"{kir_op} with alpha={alpha} on floats rounds once in PyTorch "
+                    "(x + alpha*y fused); Kiln would round twice")
+            y = c.emit("mul", [y, alpha], final=False)
+        return c.emit(kir_op, [x, y])
+
+    return fn
+
+
+for _ov in ("Tensor", "Scalar"):
+    op(f"aten.add.{_ov}")(_add_sub("add"))
+    op(f"aten.sub.{_ov}")(_add_sub("sub"))
+
+
+@op("aten.rsub.Scalar", "aten.rsub.Tensor")
+def _rsub(c):
+    if not _is_one(c.a["alpha"]):
+        raise Unsupported("rsub with alpha != 1")
+    return c.emit("sub", [c.a["other"], c.a["self"]])
+
+
+@op("aten.div.Tensor_mode", "aten.div.Scalar_mode")
+def _div_mode(c):
+    mode = c.a["rounding_mode"]
+    return c.emit("div", [c.a["self"], c.a["other"]], {"rounding_mode": mode})
+
+
+@op("aten.where.self")
+def _where(c):
+    return c.emit("where", [c.tensor("condition"), c.a["self"], c.a["other"]])
+
+
+@op("aten.clamp.default")
+def _clamp(c):
+    return c.emit("clamp", [c.tensor("self")], {"min": c.a["min"], "max": c.a["max"]})
+
+
+@op("aten.clamp.Tensor")
+def _clamp_t(c):
+    lo, hi = c.a["min"], c.a["max"]
+    return c.emit("clamp", [c.tensor("self"), lo if lo is not None else NONE,
+                            hi if hi is not None else NONE])
+
+
+@op("aten.clamp_min.default")
+def _clamp_min(c):
+    return c.emit("clamp", [c.tensor("self")], {"min": c.a["min"]})
+
+
+@op("aten.clamp_max.default")
+def _clamp_max(c):
+    return c.emit("clamp", [c.tensor("self")], {"max": c.a["max"]})
+
+
+@op("aten.clamp_min.Tensor")
+def _clamp_min_t(c):
+    return c.emit("clamp", [c.tensor("self"), c.tensor("min")])
+
+
+@op("aten.clamp_max.Tensor")
+def _clamp_max_t(c):
+    return c.emit("clamp", [c.tensor("self"), NONE, c.tensor("max")])
+
+
+@op("aten.hardtanh.default")
+def _hardtanh(c):
+    # hardtanh_out: clamp (integer inputs take the bounds as integers).
+    lo, hi = c.a["min_val"], c.a["max_val"]
+    if c.dtype == torch.bool:
+        raise Unsupported("Bool inputs not supported for hardtanh")
+    if not _float_dtype(c.dtype):
+        lo, hi = int(lo), int(hi)
+    return c.emit("clamp", [c.tensor("self")], {"min": lo, "max": hi})
+
+
+# ---- copies and dtype ----------------------------------------------------
+
+def _check_cpu(c):
+    dev = c.a.get("device")
+    if dev is not None and torch.device(dev).type != "cpu":
+        raise Unsupported(f"a copy to device {dev} (the exporter writes CPU programs)")
+
+
+@op("aten._to_copy.default")
+def _to_copy(c):
+    _check_cpu(c)
+    if c.a.get("layout") not in (None, torch.strided):
+        raise Unsupported(f"layout {c.a['layout']}")
+    mf = c.a.get("memory_format")
+    attrs = {"dtype": c.a.get("dtype"), "copy": True}
+    if mf is not None:
+        attrs["memory_format"] = mf
+    return c.emit("to", [c.tensor("self")], attrs)
+
+
+@op("aten.clone.default")
+def _clone(c):
+    mf = c.a.get("memory_format")
+    return c.emit("clone", [c.tensor("self")], {"memory_format": mf})
+
+
+@op("aten.contiguous.default")
+def _contiguous(c):
+    return c.emit("contiguous", [c.tensor("self")], {"memory_format": c.a.get("memory_format")})
+
+
+@op("aten.alias.default", "aten.detach.default", "aten.lift_fresh.default")
+def _identity(c):
+    return c.tensor("self")
+
+
+@op("aten.lift_fresh_copy.default")
+def _lift_fresh_copy(c):
+    return c.emit("clone", [c.tensor("self")])
+
+
+@op("aten.copy.default")
+def _copy(c):
+    # copy(self, src): src's values, broadcast to self's shape, in self's dtype.
+    src = c.tensor("src")
+    sshape, sdtype = c.meta_of("src")
+    if sshape != c.shape:
+        src = c.emit("expand", [src], {"shape": list(c.shape)}, final=False,
+                     shape=c.shape, dtype=sdtype)
+    if sdtype != c.dtype:
+        return c.emit("to", [src], {"dtype": c.dtype, "copy": True})
+    return c.emit("clone", [src])
+
+
+# ---- reductions ------------------------------------------------------------
+
+def _reduce(kir_op, dim_key="dim", has_dtype=True):
+    def fn(c):
+        attrs = {}
+        if dim_key is not None:
+            d = _dims(c.a.get(dim_key))
+            if d is not None:
+                attrs["dims"] = d
+            attrs["keepdim"] = c.a.get("keepdim") or None
+        if has_dtype:
+            attrs["dtype"] = c.a.get("dtype")
+        return c.emit(kir_op, [c.tensor("self")], attrs)
+
+    return fn
+
+
+op("aten.sum.dim_IntList")(_reduce("sum"))
+op("aten.sum.default")(_reduce("sum", None))
+op("aten.mean.dim")(_reduce("mean"))
+op("aten.mean.default")(_reduce("mean", None))
+op("aten.prod.dim_int")(_reduce("prod"))
+op("aten.prod.default")(_reduce("prod", None))
+op("aten.amax.default")(_reduce("amax", has_dtype=False))
+op("aten.amin.default")(_reduce("amin", has_dtype=False))
+op("aten.any.dim", "aten.any.dims")(_reduce("any", has_dtype=False))
+op("aten.any.default")(_reduce("any", None, has_dtype=False))
+op("aten.all.dim", "aten.all.dims")(_reduce("all", has_dtype=False))
+op("aten.all.default")(_reduce("all", None, has_dtype=False))
+op("aten.max.default")(_reduce("amax", None, has_dtype=False))
+op("aten.min.default")(_reduce("amin", None, has_dtype=False))
+
+
+def _upcast(c, x, shape, dtype):
+    """f16/bf16 reductions accumulate in f32 in PyTorch."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return c.emit("cast", [x], {"dtype": torch.float32}, final=False, shape=shape,
+                      dtype=torch.float32), True
+    return x, False
+
+
+def _variance(c):
+    """var.correction's value: sum((x - mean)^2) / max(0, N - correction)."""
+    x = c.tensor("self")
+    shape, dtype = c.meta_of("self")
+    if dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        raise Unsupported(f"var/std of {dtype}")
+    dims = _dims(c.a["dim"])
+    rdims = range(len(shape)) if not dims else [d % max(len(shape), 1) for d in dims]
+    n = 1
+    for d in rdims:
+        n *= shape[d] if shape else 1
+    corr = c.a["correction"]
+    corr = 1 if corr is None else corr
+    x, up = _upcast(c, x, shape, dtype)
+    attrs = {"dims": dims} if dims else {}
+    mean = c.emit("mean", [x], dict(attrs, keepdim=True), final=False)
+    d = c.emit("sub", [x, mean], final=False)
+    sq = c.emit("mul", [d, d], final=False)
+    s = c.emit("sum", [sq], dict(attrs, keepdim=c.a["keepdim"] or None), final=False)
+    divisor = max(0, n - corr)
+    var = c.emit("div", [s, float(divisor)], final=False)
+    return var, up, (mean if up is False else None)
+
+
+@op("aten.var.correction")
+def _var(c):
+    var, up, _ = _variance(c)
+    if up:
+        return c.emit("cast", [var], {"dtype": c.dtype})
+    return c.emit("clone", [var])
+
+
+@op("aten.std.correction")
+def _std(c):
+    var, up, _ = _variance(c)
+    if up:
+        sd = c.emit("sqrt", [var], final=False)
+        return c.emit("cast", [sd], {"dtype": c.dtype})
+    return c.emit("sqrt", [var])
+
+
+@op("aten.linalg_vector_norm.default")
+def _vector_norm(c):
+    x = c.tensor("self")
+    shape, dtype = c.meta_of("self")
+    if not (dtype.is_floating_point):
+        raise Unsupported(f"vector_norm of {dtype}")
+    if c.a.get("dtype") is not None:
+        x = c.emit("cast", [x], {"dtype": c.a["dtype"]}, final=False)
+        x, up = _upcast(c, x, shape, c.a["dtype"])
+    else:
+        x, up = _upcast(c, x, shape, dtype)
+    ordv = c.a["ord"]
+    dims = _dims(c.a["dim"])
+    attrs = {"dims": dims or None, "keepdim": c.a["keepdim"] or None}
+    if ordv == 2:
+        sq = c.emit("mul", [x, x], final=False)
+        r = c.emit("sqrt", [c.emit("sum", [sq], attrs, final=False)], final=False)
+    elif ordv == 1:
+        r = c.emit("sum", [c.emit("abs", [x], final=False)], attrs, final=False)
+    elif ordv in (float("inf"), float("-inf")):
+        r = c.emit("amax" if ordv > 0 else "amin", [c.emit("abs", [x], final=False)], attrs,
+                   final=False)
+    else:
+        raise Unsupported(f"vector_norm of ord {ordv} (1, 2 and inf are translated)")
+    if up:
+        return c.emit("cast", [r], {"dtype": c.dtype})
+    return c.emit("clone", [r])
+
+
+@op("aten.argmax.default", "aten.argmin.default")
+def _argreduce(c):
+    kir_op = c.node.target._schema.name.split("::")[-1]
+    return c.emit(kir_op, [c.tensor("self")], {"dim": c.a["dim"], "keepdim": c.a["keepdim"] or None})
+
+
+@op("aten.max.dim", "aten.min.dim")
+def _max_dim(c):
+    # values: amax/amin; indices: argmax/argmin (PyTorch: the first extreme
+    # in both, NaN counting as the extreme).
+    is_max = c.node.target._schema.name.endswith("max")
+    x = c.tensor("self")
+    attrs = {"dims": [c.a["dim"]], "keepdim": c.a["keepdim"] or None}
+    val = c.node.meta.get("val")
+    values = c.emit("amax" if is_max else "amin", [x], attrs, final=False,
+                    shape=tuple(val[0].shape), dtype=val[0].dtype, hint=c.node.name + "_values")
+    indices = c.emit("argmax" if is_max else "argmin", [x],
+                     {"dim": c.a["dim"], "keepdim": c.a["keepdim"] or None}, final=False,
+                     shape=tuple(val[1].shape), dtype=val[1].dtype, hint=c.node.name + "_indices")
+    return (values, indices)
+
+
+@op("aten.aminmax.default")
+def _aminmax(c):
+    return tuple(_multi(c, "aminmax", [c.tensor("self")],
+                        {"dim": c.a["dim"], "keepdim": c.a["keepdim"] or None}))
+
+
+def _multi(c, kir_op, operands, attrs):
+    val = c.node.meta.get("val")
+    n = len(val)
+    rs = c.f.emit(kir_op, operands, attrs, hint=c.node.name, results=n)
+    if n == 1:
+        rs = [rs]
+    for r, t in zip(rs, val):
+        r.shape, r.dtype = tuple(t.shape), t.dtype
+    return rs
+
+
+@op("aten.topk.default")
+def _topk(c):
+    return tuple(_multi(c, "topk", [c.tensor("self")],
+                        {"k": c.a["k"], "dim": c.a["dim"], "largest": c.a["largest"],
+                         "sorted": c.a["sorted"]}))
+
+
+@op("aten.sort.default", "aten.sort.stable")
+def _sort(c):
+    return tuple(_multi(c, "sort", [c.tensor("self")],
+                        {"dim": c.a["dim"], "descending": c.a["descending"],
+                         "stable": c.a.get("stable") or None}))
+
+
+# ---- composites ----------------------------------------------------------
+
+@op("aten.softmax.int", "aten.log_softmax.int")
+def _softmax(c):
+    kir_op = c.node.target._schema.name.split("::")[-1]
+    return c.emit(kir_op, [c.tensor("self")], {"dim": c.a["dim"], "dtype": c.a.get("dtype")})
+
+
+@op("aten._softmax.default", "aten._log_softmax.default")
+def _softmax_(c):
+    kir_op = c.node.target._schema.name.split("::")[-1].lstrip("_")
+    dtype = torch.float32 if c.a["half_to_float"] else None
+    return c.emit(kir_op, [c.tensor("self")], {"dim": c.a["dim"], "dtype": dtype})
+
+
+@op("aten._safe_softmax.default")
+def _safe_softmax(c):
+    # softmax, and 0 for rows that are all -inf (aten/src/ATen/native/
+    # transformers/attention.cpp, _safe_softmax).
+    x = c.tensor("self")
+    dim = c.a["dim"]
+    out = c.emit("softmax", [x], {"dim": dim, "dtype": c.a.get("dtype")}, final=False,
+                 shape=c.shape, dtype=c.dtype)
+    masked = c.emit("eq", [x, float("-inf")], final=False)
+    rows = c.emit("all", [masked], {"dims": [dim], "keepdim": True}, final=False)
+    return c.emit("where", [rows, 0.0, out])
+
+
+@op("aten.layer_norm.default")
+def _layer_norm(c):
+    w, b = c.a["weight"], c.a["bias"]
+    operands = [c.tensor("input"), w if w is not None else NONE]
+    if b is not None:
+        operands.append(b)
+    return c.emit("layer_norm", operands,
+                  {"normalized_shape": list(c.a["normalized_shape"]), "eps": float(c.a["eps"])})
+
+
+@op("aten.native_layer_norm.default")
+def _native_layer_norm(c):
+    users = {u.args[1] for u in c.node.users}
+    if users - {0}:
+        raise Unsupported("native_layer_norm's mean and rstd results (Kiln's layer_norm "
+                          "returns only the output)")
+    w, b = c.a["weight"], c.a["bias"]
+    operands = [c.tensor("input"), w if w is not None else NONE]
+    if b is not None:
+        operands.append(b)
+    val = c.node.meta["val"][0]
+    out = c.emit("layer_norm", operands,
+                 {"normalized_shape": list(c.a["normalized_shape"]), "eps": float(c.a["eps"])},
+                 shape=tuple(val.shape), dtype=val.dtype)
+    return (out, None, None)
+
+
+@op("aten.scaled_dot_product_attention.default")
+def _sdpa(c):
+    # aten/src/ATen/native/transformers/attention.cpp,
+    # _scaled_dot_product_attention_math (and torch/_decomp's
+    # scaled_dot_product_flash_attention_for_cpu, which calls it):
+    #   s = sqrt(scale or 1/sqrt(E)); q*s @ (k^T*s); + mask (a bool mask as
+    #   where(mask, 0, -inf); is_causal as tril(ones(L, S))); _safe_softmax;
+    #   @ v. enable_gqa repeats each k/v head (repeat_interleave on dim -3).
+    import math
+
+    tag = c.node.name.replace("scaled_dot_product_attention", "sdpa")
+
+    if c.a["dropout_p"] not in (0, 0.0):
+        raise Unsupported("dropout_p > 0 (random): export in eval mode")
+    q, k, v = c.tensor("query"), c.tensor("key"), c.tensor("value")
+    (qshape, qdtype), (kshape, kdtype), (vshape, _) = (c.meta_of("query"), c.meta_of("key"),
+                                                       c.meta_of("value"))
+    if not qdtype.is_floating_point:
+        raise Unsupported(f"sdpa of {qdtype}")
+    mask = c.a["attn_mask"]
+    is_causal = c.a["is_causal"]
+    scale = c.a["scale"]
+    L, S, E = qshape[-2], kshape[-2], qshape[-1]
+    negative = scale is not None and scale < 0
+    base = abs(scale) if negative else (scale if scale is not None else 1.0 / math.sqrt(E))
+    factor = math.sqrt(base)
+    q = c.emit("mul", [q, (0.0 - factor) if negative else factor], final=False,
+               hint=tag + "_q", shape=qshape, dtype=qdtype)
+    if is_causal:
+        if mask is not None:
+            raise Unsupported("is_causal with an attn_mask (PyTorch refuses it)")
+        qi = c.emit("arange", [], {"start": 0, "end": L, "dtype": torch.int64}, final=False,
+                    hint=tag + "_qi")
+        kj = c.emit("arange", [], {"start": 0, "end": S, "dtype": torch.int64}, final=False,
+                    hint=tag + "_kj")
+        qi = c.emit("unsqueeze", [qi], {"dim": 1}, final=False, hint=tag + "_qi")
+        kj = c.emit("unsqueeze", [kj], {"dim": 0}, final=False, hint=tag + "_kj")
+        mask = c.emit("le", [kj, qi], final=False, hint=tag + "_causal",
+                      shape=(L, S), dtype=torch.bool)
+        mdtype = torch.bool
+    elif mask is not None:
+        mdtype = c.meta_of("attn_mask")[1]
+    if mask is not None and mdtype == torch.bool:
+        m = c.emit("where", [mask, 0.0, float("-inf")], final=False, hint=tag + "_mask")
+        if qdtype != torch.float32:
+            m = c.emit("cast", [m], {"dtype": qdtype}, final=False, hint=tag + "_mask")
+        mask = m
+    elif mask is not None and mdtype != qdtype:
+        raise Unsupported(f"a {mdtype} attn_mask with {qdtype} query (PyTorch refuses it)")
+    hq, hk = (qshape[-3] if len(qshape) >= 3 else 1), (kshape[-3] if len(kshape) >= 3 else 1)
+    if c.a["enable_gqa"] and hq != hk:
+        if len(kshape) != 4 or hq % hk:
+            raise Unsupported("enable_gqa with these shapes")
+        g = hq // hk
+
+        def repeat_heads(t, shape, suffix):
+            b, h, s, e = shape
+            t = c.emit("unsqueeze", [t], {"dim": 2}, final=False, hint=tag + tag)
+            t = c.emit("expand", [t], {"shape": [b, h, g, s, e]}, final=False,
+                       hint=tag + tag)
+            return c.emit("reshape", [t], {"shape": [b, h * g, s, e]}, final=False,
+                          hint=tag + tag)
+
+        k = repeat_heads(k, kshape, "_k")
+        v = repeat_heads(v, vshape, "_v")
+    kt = c.emit("transpose", [k], {"dim0": -2, "dim1": -1}, final=False, hint=tag + "_kt")
+    kt = c.emit("mul", [kt, factor], final=False, hint=tag + "_kt")
+    attn = c.emit("matmul", [q, kt], final=False, hint=tag + "_scores")
+    if mask is not None:
+        attn = c.emit("add", [attn, mask], final=False, hint=tag + "_scores")
+    # _safe_softmax: rows that are all -inf give 0, not NaN.
+    p = c.emit("softmax", [attn], {"dim": -1}, final=False, hint=tag + "_p")
+    masked = c.emit("eq", [attn, float("-inf")], final=False, hint=tag + "_inf")
+    rows = c.emit("all", [masked], {"dims": [-1], "keepdim": True}, final=False,
+                  hint=tag + "_dead")
+    p = c.emit("where", [rows, 0.0, p], final=False, hint=tag + "_p")
+    return c.emit("matmul", [p, v])
+
+
+# ---- matmuls -------------------------------------------------------------
+
+@op("aten.mm.default", "aten.bmm.default", "aten.matmul.default")
+def _matmul(c):
+    return c.emit("matmul", [c.tensor("self"), c.tensor("mat2" if "mat2" in c.a else "other")])
+
+
+@op("aten.linear.default")
+def _linear(c):
+    x, w, b = c.tensor("input"), c.tensor("weight"), c.a["bias"]
+    wshape, wdtype = c.meta_of("weight")
+    wt = c.emit("t", [w], final=False, hint=w.name.replace(".", "_") + "_t",
+                shape=tuple(reversed(wshape)), dtype=wdtype)
+    if b is None:
+        return c.emit("matmul", [x, wt])
+    y = c.emit("matmul", [x, wt], final=False)
+    return c.emit("add", [y, b])
+
+
+@op("aten.addmm.default")
+def _addmm(c):
+    beta, alpha = c.a["beta"], c.a["alpha"]
+    if not _is_one(alpha) or not (_is_one(beta) or beta == 0):
+        raise Unsupported(f"addmm with beta={beta}, alpha={alpha} (Kiln has matmul and add)")
+    if beta == 0:
+        return c.emit("matmul", [c.tensor("mat1"), c.tensor("mat2")])
+    y = c.emit("matmul", [c.tensor("mat1"), c.tensor("mat2")], final=False)
+    return c.emit("add", [y, c.tensor("self")])
+
+
+# ---- views and movement ------------------------------------------------
+
+@op("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
+    "aten.view_copy.default")
+def _reshape(c):
+    # reshape: a view where the strides allow one (where PyTorch's `view`
+    # succeeded they do), else a copy; the values are the same.
+    return c.emit("reshape", [c.tensor("self")], {"shape": list(c.a["size"] if "size" in c.a
+                                                               else c.a["shape"])})
+
+
+@op("aten.permute.default", "aten.permute_copy.default")
+def _permute(c):
+    return c.emit("permute", [c.tensor("self")], {"dims": list(c.a["dims"])})
+
+
+@op("aten.transpose.int")
+def _transpose(c):
+    return c.emit("transpose", [c.tensor("self")], {"dim0": c.a["dim0"], "dim1": c.a["dim1"]})
+
+
+@op("aten.t.default")
+def _t(c):
+    return c.emit("t", [c.tensor("self")])
+
+
+@op("aten.expand.default", "aten.expand_copy.default")
+def _expand(c):
+    return c.emit("expand", [c.tensor("self")], {"shape": list(c.a["size"])})
+
+
+@op("aten.unsqueeze.default", "aten.unsqueeze_copy.default")
+def _unsqueeze(c):
+    return c.emit("unsqueeze", [c.tensor("self")], {"dim": c.a["dim"]})
+
+
+@op("aten.squeeze.default", "aten.squeeze.dim", "aten.squeeze.dims")
+def _squeeze(c):
+    return c.emit("squeeze", [c.tensor("self")], {"dims": _dims(c.a.get("dim"))})
+
+
+@op("aten.flatten.using_ints")
+def _flatten(c):
+    return c.emit("flatten", [c.tensor("self")], {"start_dim": c.a["start_dim"],
+                                                  "end_dim": c.a["end_dim"]})
+
+
+INT64_MAX = 2**63 - 1
+
+
+@op("aten.slice.Tensor", "aten.slice_copy.Tensor")
+def _slice(c):
+    start, end = c.a["start"], c.a["end"]
+    if end is not None and end >= INT64_MAX:
+        end = None  # "to the end" (PyTorch clamps it)
+    return c.emit("slice", [c.tensor("self")], {"dim": c.a["dim"], "start": start, "end": end,
+                                                "step": c.a["step"]})
+
+
+@op("aten.select.int", "aten.select_copy.int")
+def _select(c):
+    return c.emit("select", [c.tensor("self")], {"dim": c.a["dim"], "index": c.a["index"]})
+
+
+@op("aten.cat.default")
+def _cat(c):
+    ts = c.a["tensors"]
+    if not all(isinstance(t, V) for t in ts):
+        raise Unsupported("cat of non-tensors")
+    return c.emit("cat", [list(ts)], {"dim": c.a["dim"]})
+
+
+@op("aten.stack.default")
+def _stack(c):
+    return c.emit("stack", [list(c.a["tensors"])], {"dim": c.a["dim"]})
+
+
+@op("aten.split.Tensor")
+def _split(c):
+    return _multi(c, "split", [c.tensor("self")], {"split_size": c.a["split_size"],
+                                                    "dim": c.a["dim"]})
+
+
+@op("aten.split_with_sizes.default")
+def _split_with_sizes(c):
+    return _multi(c, "split_with_sizes", [c.tensor("self")],
+                  {"split_sizes": list(c.a["split_sizes"]), "dim": c.a["dim"]})
+
+
+@op("aten.unbind.int")
+def _unbind(c):
+    return _multi(c, "unbind", [c.tensor("self")], {"dim": c.a["dim"]})
+
+
+@op("aten.chunk.default")
+def _chunk(c):
+    return _multi(c, "chunk", [c.tensor("self")], {"chunks": c.a["chunks"], "dim": c.a["dim"]})
+
+
+@op("aten.repeat.default")
+def _repeat(c):
+    # x.repeat(r): out[i] = x[i % n] per dim: unsqueeze a dim of size 1
+    # before each dim, expand it to r, and merge the pairs (a copy).
+    x = c.tensor("self")
+    shape, dtype = c.meta_of("self")
+    reps = list(c.a["repeats"])
+    shape = (1,) * (len(reps) - len(shape)) + tuple(shape)
+    if len(shape) != x.shape.__len__():
+        x = c.emit("reshape", [x], {"shape": list(shape)}, final=False, shape=shape, dtype=dtype)
+    inter = []
+    for s in shape:
+        inter += [1, s]
+    x = c.emit("reshape", [x], {"shape": inter}, final=False, shape=tuple(inter), dtype=dtype)
+    big = []
+    for r, s in zip(reps, shape):
+        big += [r, s]
+    x = c.emit("expand", [x], {"shape": big}, final=False, shape=tuple(big), dtype=dtype)
+    return c.emit("reshape", [x], {"shape": list(c.shape)})
+
+
+# ---- creation ----------------------------------------------------------
+
+def _creation_checks(c):
+    _check_cpu(c)
+    if c.a.get("layout") not in (None, torch.strided):
+        raise Unsupported(f"layout {c.a['layout']}")
+
+
+@op("aten.full.default")
+def _full(c):
+    _creation_checks(c)
+    return c.emit("full", [], {"shape": list(c.shape), "value": c.a["fill_value"],
+                               "dtype": c.dtype})
+
+
+@op("aten.zeros.default", "aten.ones.default", "aten.zeros_like.default",
+    "aten.ones_like.default")
+def _zeros_ones(c):
+    _creation_checks(c)
+    value = 1 if "ones" in op_name(c.node) else 0
+    return c.emit("full", [], {"shape": list(c.shape), "value": value, "dtype": c.dtype})
+
+
+@op("aten.full_like.default")
+def _full_like(c):
+    _creation_checks(c)
+    return c.emit("full", [], {"shape": list(c.shape), "value": c.a["fill_value"],
+                               "dtype": c.dtype})
+
+
+@op("aten.fill.Scalar")
+def _fill(c):
+    return c.emit("full", [], {"shape": list(c.shape), "value": c.a["value"], "dtype": c.dtype})
+
+
+@op("aten.scalar_tensor.default")
+def _scalar_tensor(c):
+    _creation_checks(c)
+    return c.emit("full", [], {"shape": [], "value": c.a["s"], "dtype": c.dtype})
+
+
+@op("aten.arange.start_step", "aten.arange.start", "aten.arange.default")
+def _arange(c):
+    _creation_checks(c)
+    return c.emit("arange", [], {"start": c.a.get("start", 0), "end": c.a["end"],
+                                 "step": c.a.get("step", 1), "dtype": c.dtype})
+
+
+# ---- embedding with input-independent indices ----------------------------
+
+@op("aten.embedding.default")
+def _embedding(c):
+    idx_node = c.raw["indices"]
+    if not (isinstance(idx_node, torch.fx.Node) and c.tr.const.get(idx_node, False)):
+        raise Unsupported("Kiln has no embedding/gather/index_select (the indices depend "
+                          "on the inputs; export a module that takes the embeddings, "
+                          "e.g. `inputs_embeds`)")
+    # The indices are known at export time (position ids): weight rows as
+    # slices, joined. Exact: embedding copies rows.
+    idx = c.tr.const_value(idx_node)
+    w = c.tensor("weight")
+    (n, dim), dtype = c.meta_of("weight")
+    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= n):
+        raise Unsupported("index out of range in embedding")
+    # Dims along which the indices repeat are taken once and expanded.
+    reduced = idx
+    for d in range(idx.dim()):
+        if reduced.shape[d] > 1:
+            first = reduced.narrow(d, 0, 1)
+            if torch.equal(reduced, first.expand_as(reduced)):
+                reduced = first
+    flat = [int(i) for i in reduced.reshape(-1).tolist()]
+    runs = []
+    for i in flat:
+        if runs and runs[-1][1] == i:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i, i + 1])
+    if len(runs) > 1024:
+        raise Unsupported("more than 1024 runs of constant indices in embedding")
+    pieces = [c.emit("slice", [w], {"dim": 0, "start": a, "end": b, "step": 1}, final=False,
+                     shape=(b - a, dim), dtype=dtype) for a, b in runs]
+    rows = pieces[0] if len(pieces) == 1 else c.emit("cat", [pieces], {"dim": 0}, final=False,
+                                                       shape=(len(flat), dim), dtype=dtype)
+    rshape = tuple(reduced.shape) + (dim,)
+    if tuple(reduced.shape) == tuple(idx.shape):
+        return c.emit("reshape", [rows], {"shape": list(rshape)})
+    r = c.emit("reshape", [rows], {"shape": list(rshape)}, final=False, shape=rshape, dtype=dtype)
+    return c.emit("expand", [r], {"shape": list(c.shape)})
+
+
+SUPPORTED = sorted(REGISTRY)
