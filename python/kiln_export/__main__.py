@@ -161,8 +161,11 @@ def main(argv=None):
     except ExportError as e:
         print(f"kiln_export: error: {e}", file=sys.stderr)
         return 1
-    n_w = sum(1 for v in result.params.values() if v != "input")
-    print(f"wrote {args.output}: @main({n_w} weights, inputs "
+    n_w = sum(1 for v in result.params.values()
+              if v != "input" and not v.startswith("folded"))
+    n_f = len(result.weights) - n_w
+    print(f"wrote {args.output}: @main({n_w} weights and buffers"
+          f"{f', {n_f} folded constants' if n_f else ''}, inputs "
           f"{', '.join('%' + n for n in result.user_inputs) or 'none'}) -> "
           f"{', '.join(result.outputs)}")
     print(f"wrote {args.weights}: {len(result.weights)} tensors")

@@ -236,7 +236,11 @@ class Translator:
         """An input-independent value as a `full` or an extra weight."""
         if node in self.materialized:
             return self.materialized[node]
-        t = self.const_value(node)
+        try:
+            t = self.const_value(node)
+        except Exception as e:  # noqa: BLE001 - reported as the consumer's error
+            raise Unsupported(f"its input-independent operand '{node.name}' "
+                              f"({op_name(node)}) could not be evaluated: {e}") from None
         if not isinstance(t, torch.Tensor):
             raise Unsupported(f"operand '{node.name}' is not a tensor")
         t = t.detach()

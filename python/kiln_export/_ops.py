@@ -371,16 +371,16 @@ def _upcast(c, x, shape, dtype):
     return x, False
 
 
-def _variance(c):
-    """var.correction's value: sum((x - mean)^2) / max(0, N - correction)."""
+def _variance(c, final):
+    """var.correction: sum((x - mean)^2) / max(0, N - correction), in f32
+    for f16/bf16 (PyTorch accumulates in f32 and rounds once)."""
     x = c.tensor("self")
     shape, dtype = c.meta_of("self")
     if dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         raise Unsupported(f"var/std of {dtype}")
     dims = _dims(c.a["dim"])
-    rdims = range(len(shape)) if not dims else [d % max(len(shape), 1) for d in dims]
     n = 1
-    for d in rdims:
+    for d in (range(len(shape)) if not dims else dims):
         n *= shape[d] if shape else 1
     corr = c.a["correction"]
     corr = 1 if corr is None else corr
@@ -390,26 +390,28 @@ def _variance(c):
     d = c.emit("sub", [x, mean], final=False)
     sq = c.emit("mul", [d, d], final=False)
     s = c.emit("sum", [sq], dict(attrs, keepdim=c.a["keepdim"] or None), final=False)
-    divisor = max(0, n - corr)
-    var = c.emit("div", [s, float(divisor)], final=False)
-    return var, up, (mean if up is False else None)
+    return final(c, s, float(max(0, n - corr)), up)
 
 
 @op("aten.var.correction")
 def _var(c):
-    var, up, _ = _variance(c)
-    if up:
-        return c.emit("cast", [var], {"dtype": c.dtype})
-    return c.emit("clone", [var])
+    def final(c, s, divisor, up):
+        if up:
+            return c.emit("cast", [c.emit("div", [s, divisor], final=False)], {"dtype": c.dtype})
+        return c.emit("div", [s, divisor])
+
+    return _variance(c, final)
 
 
 @op("aten.std.correction")
 def _std(c):
-    var, up, _ = _variance(c)
-    if up:
-        sd = c.emit("sqrt", [var], final=False)
-        return c.emit("cast", [sd], {"dtype": c.dtype})
-    return c.emit("sqrt", [var])
+    def final(c, s, divisor, up):
+        var = c.emit("div", [s, divisor], final=False)
+        if up:
+            return c.emit("cast", [c.emit("sqrt", [var], final=False)], {"dtype": c.dtype})
+        return c.emit("sqrt", [var])
+
+    return _variance(c, final)
 
 
 @op("aten.linalg_vector_norm.default")

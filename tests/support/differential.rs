@@ -19,7 +19,12 @@ pub fn sums(module: &Module) -> bool {
         (i.op.is(Traits::REDUCTION) && !matches!(i.op, Op::ArgReduce { .. }))
             || matches!(
                 i.op,
-                Op::Matmul | Op::Softmax { .. } | Op::LogSoftmax { .. } | Op::LayerNorm { .. }
+                Op::Matmul
+                    | Op::Linear
+                    | Op::ScaledDotProductAttention { .. }
+                    | Op::Softmax { .. }
+                    | Op::LogSoftmax { .. }
+                    | Op::LayerNorm { .. }
             )
     })
 }
@@ -154,7 +159,7 @@ fn unstable_results(module: &Module, math: Math) -> (Vec<bool>, Vec<bool>) {
                 !matches!(op, kiln::ReduceOp::Amax | kiln::ReduceOp::Amin) && float(operands[0])
             }
             Op::ArgReduce { .. } => false,
-            Op::Matmul => float(operands[0]),
+            Op::Matmul | Op::Linear | Op::ScaledDotProductAttention { .. } => float(operands[0]),
             op => op.is(Traits::REDUCTION) && operands.first().is_some_and(|v| float(*v)),
         };
         let discontinuous = match &inst.op {

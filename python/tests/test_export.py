@@ -1,0 +1,372 @@
+"""kiln_export: export PyTorch modules, run them with the kiln binary, and
+compare with PyTorch.
+
+The kiln binary is $KILN_BIN, else target/release/kiln of the repository.
+f32 results must agree to 1e-5 of the result's largest magnitude.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
+
+import kiln_export
+from kiln_export.__main__ import write_npy
+
+REPO = Path(__file__).resolve().parents[2]
+KILN = Path(os.environ.get("KILN_BIN", REPO / "target" / "release" / "kiln"))
+if not KILN.is_absolute():
+    KILN = REPO / KILN
+
+pytestmark = pytest.mark.skipif(not KILN.exists(), reason=f"no kiln binary at {KILN}")
+
+NPY_DTYPES = {torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.bool}
+
+
+def kiln_run(kir, weights, inputs: dict, tmp: Path, backend="cranelift"):
+    """`kiln run KIR --inputs WEIGHTS --input NAME=NAME.npy ...`; the
+    results out0, out1, ... in order. Inputs of dtypes .npy lacks go with
+    the weights into one safetensors file."""
+    cmd = [str(KILN), "run", str(kir), "--backend", backend, "--out", str(tmp / "out.safetensors")]
+    extra = {}
+    for name, t in inputs.items():
+        if t.dtype in NPY_DTYPES:
+            path = tmp / f"{name}.npy"
+            write_npy(path, t)
+            cmd += ["--input", f"{name}={path}"]
+        else:
+            extra[name] = t.contiguous()
+    if extra:
+        w = load_file(str(weights))
+        w.update(extra)
+        weights = tmp / "weights_and_inputs.safetensors"
+        save_file(w, str(weights))
+    cmd += ["--inputs", str(weights)]
+    for attempt in range(3):  # the binary may be replaced by a rebuild under us
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode == 0 or KILN.exists():
+            break
+    assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stderr}"
+    out = load_file(str(tmp / "out.safetensors"))
+    return [out[f"out{i}"] for i in range(len(out))]
+
+
+def rel_err(got: torch.Tensor, want: torch.Tensor) -> float:
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape,
+                                                                 want.dtype, want.shape)
+    if not want.dtype.is_floating_point:
+        return 0.0 if torch.equal(got, want) else float("inf")
+    assert torch.equal(got.isnan(), want.isnan())
+    scale = max(want.abs().nan_to_num(0).max().item(), 1e-30)
+    return (got.double() - want.double()).abs().nan_to_num(0).max().item() / scale
+
+
+def export_and_compare(module, args, tmp: Path, kwargs=None, tol=1e-5, backend="cranelift"):
+    module.eval()
+    kir, weights = tmp / "model.kir", tmp / "model.safetensors"
+    r = kiln_export.export(module, args, kir, weights, example_kwargs=kwargs)
+    with torch.no_grad():
+        ref = module(*args, **(kwargs or {}))
+    refs = [t for t in torch.utils._pytree.tree_leaves(ref) if isinstance(t, torch.Tensor)]
+    outs = kiln_run(kir, weights, r.example_inputs, tmp, backend)
+    assert len(outs) == len(refs)
+    errs = [rel_err(o, t) for o, t in zip(outs, refs)]
+    print(f"{type(module).__name__} ({backend}): max relative error {max(errs):.3g}")
+    assert max(errs) <= tol, errs
+    return r, errs
+
+
+# ---- (1) a small MLP -----------------------------------------------------
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 64)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+@pytest.mark.parametrize("backend", ["cranelift", "interp"])
+def test_mlp(tmp_path, backend):
+    torch.manual_seed(0)
+    r, _ = export_and_compare(MLP(), (torch.randn(4, 16),), tmp_path, backend=backend)
+    # Parameters by state-dict name, then the input; the weights file binds them.
+    assert list(r.params) == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "x"]
+    with safe_open(str(tmp_path / "model.safetensors"), "pt") as f:
+        assert sorted(f.keys()) == sorted(MLP().state_dict().keys())
+    assert "func @main(" in r.kir and "gelu" in r.kir
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float16, 1e-2), (torch.bfloat16, 2e-2),
+                                       (torch.float64, 1e-12)])
+def test_mlp_dtypes(tmp_path, dtype, tol):
+    torch.manual_seed(0)
+    export_and_compare(MLP().to(dtype), (torch.randn(4, 16, dtype=dtype),), tmp_path, tol=tol)
+
+
+def test_command_line(tmp_path):
+    (tmp_path / "mlp_factory.py").write_text(
+        "import torch\n"
+        f"sys_path = {str(Path(__file__).parent)!r}\n"
+        "import sys; sys.path.insert(0, sys_path)\n"
+        "from test_export import MLP\n"
+        "def make():\n"
+        "    torch.manual_seed(0)\n"
+        "    return MLP()\n")
+    kir, weights, ex = tmp_path / "m.kir", tmp_path / "m.safetensors", tmp_path / "ex"
+    p = subprocess.run(
+        [sys.executable, "-m", "kiln_export", f"{tmp_path / 'mlp_factory.py'}:make",
+         "--example-input", "3x16xf32", "-o", str(kir), "--weights", str(weights),
+         "--save-example", str(ex)], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "run it: kiln run" in p.stdout
+    q = subprocess.run([str(KILN), "run", str(kir), "--inputs", str(weights),
+                        "--input", f"x={ex / 'x.npy'}", "--out", str(tmp_path / "o.safetensors")],
+                       capture_output=True, text=True)
+    assert q.returncode == 0, q.stderr
+    got = load_file(str(tmp_path / "o.safetensors"))["out0"]
+    want = load_file(str(ex / "expected.safetensors"))["out0"]
+    assert rel_err(got, want) <= 1e-5
+
+
+def test_names_are_sanitized(tmp_path):
+    class Odd(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.add_module("proj-in", nn.Linear(4, 4))
+            self.register_buffer("scale:x", torch.full((4,), 2.0))
+
+        def forward(self, x):
+            return getattr(self, "proj-in")(x) * getattr(self, "scale:x")
+
+    r, _ = export_and_compare(Odd(), (torch.randn(2, 4),), tmp_path)
+    assert r.params["proj_in.weight"] == "proj-in.weight"
+    assert r.params["scale_x"] == "scale:x"
+    with safe_open(str(tmp_path / "model.safetensors"), "pt") as f:
+        assert '"proj_in.weight": "proj-in.weight"' in f.metadata()["kiln_export.names"]
+
+
+# ---- (2) GPT-2 (transformers), tiny random config ------------------------
+
+
+def gpt2_config():
+    transformers = pytest.importorskip("transformers")
+    return transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=100,
+                                   n_positions=64)
+
+
+@pytest.mark.parametrize("backend", ["cranelift", "interp"])
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+def test_gpt2_model_inputs_embeds(tmp_path, backend, attn):
+    from transformers import GPT2Model
+
+    torch.manual_seed(0)
+    cfg = gpt2_config()
+    cfg._attn_implementation = attn
+    model = GPT2Model(cfg)
+    kw = {"inputs_embeds": torch.randn(2, 8, 64), "use_cache": False}
+    r, _ = export_and_compare(model, (), tmp_path, kwargs=kw, backend=backend)
+    assert r.user_inputs == ["inputs_embeds"]
+    # Position embeddings (constant position ids) become a slice of wpe.
+    assert "slice %wpe.weight" in r.kir
+
+
+def test_gpt2_lm_head_inputs_embeds(tmp_path):
+    from transformers import GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(gpt2_config())
+    kw = {"inputs_embeds": torch.randn(1, 16, 64), "use_cache": False}
+    r, _ = export_and_compare(model, (), tmp_path, kwargs=kw)
+    assert r.outputs == ["tensor<1x16x100xf32>"]
+
+
+def test_gpt2_input_ids_needs_embedding(tmp_path):
+    """Token ids need a gather (aten.embedding), which Kiln lacks."""
+    from transformers import GPT2Model
+
+    model = GPT2Model(gpt2_config()).eval()
+    ids = torch.randint(0, 100, (2, 8))
+    with pytest.raises(kiln_export.UnsupportedOpError) as e:
+        kiln_export.export(model, (ids,), tmp_path / "m.kir", tmp_path / "m.safetensors",
+                           example_kwargs={"use_cache": False})
+    assert e.value.op == "aten.embedding.default"
+    assert "modeling_gpt2.py" in str(e.value) and "self.wte(input_ids)" in str(e.value)
+    assert not (tmp_path / "m.kir").exists()
+
+
+# ---- (3) Llama (transformers), tiny random config ------------------------
+
+
+@pytest.mark.parametrize("backend", ["cranelift", "interp"])
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+def test_llama_model_inputs_embeds(tmp_path, backend, attn):
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=100,
+                                   max_position_embeddings=64)
+    cfg._attn_implementation = attn
+    model = transformers.LlamaModel(cfg)
+    kw = {"inputs_embeds": torch.randn(2, 8, 64), "use_cache": False}
+    r, _ = export_and_compare(model, (), tmp_path, kwargs=kw, backend=backend)
+    assert "rotary_emb.inv_freq" in r.params
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_llama_low_precision(tmp_path, dtype):
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=100,
+                                   max_position_embeddings=64)
+    model = transformers.LlamaModel(cfg).to(dtype)
+    kw = {"inputs_embeds": torch.randn(2, 8, 64, dtype=dtype), "use_cache": False}
+    export_and_compare(model, (), tmp_path, kwargs=kw, tol=3e-2)
+
+
+# ---- (4) an op Kiln lacks gives a clear error ----------------------------
+
+
+class Cumulative(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        return torch.cumsum(y, dim=-1)  # the line the error names
+
+
+def test_unsupported_op_error(tmp_path):
+    with pytest.raises(kiln_export.UnsupportedOpError) as e:
+        kiln_export.export(Cumulative(), (torch.randn(3, 4),), tmp_path / "m.kir",
+                           tmp_path / "m.safetensors")
+    msg = str(e.value)
+    assert e.value.op == "aten.cumsum.default" and e.value.node == "cumsum"
+    assert "aten.cumsum.default (FX node 'cumsum') has no exact translation to Kiln" in msg
+    assert "Kiln has no cumsum" in msg
+    assert "test_export.py" in msg and "torch.cumsum(y, dim=-1)" in msg
+    assert not (tmp_path / "m.kir").exists()
+
+
+def test_unsupported_op_command_line(tmp_path):
+    (tmp_path / "conv.py").write_text(
+        "import torch\nmodel = torch.nn.Conv2d(3, 4, 3)\n")
+    p = subprocess.run(
+        [sys.executable, "-m", "kiln_export", f"{tmp_path / 'conv.py'}:model",
+         "--example-input", "1x3x8x8xf32", "-o", str(tmp_path / "c.kir"),
+         "--weights", str(tmp_path / "c.safetensors")], capture_output=True, text=True)
+    assert p.returncode == 1
+    assert "kiln_export: error: aten.convolution.default (FX node 'conv2d')" in p.stderr
+    assert "Kiln has no convolution" in p.stderr
+
+
+# ---- a sweep of translated ops ---------------------------------------------
+
+
+class Pointwise(nn.Module):
+    def forward(self, x):
+        return (
+            torch.softmax(x, -1) + F.log_softmax(x, 1),
+            F.gelu(x, approximate="tanh") * F.silu(x) - torch.sigmoid(x) / (F.hardswish(x) + 2),
+            F.softplus(x, beta=2.0, threshold=3.0) + torch.clamp(x, -0.5, 0.5) + F.relu6(x),
+            torch.where(x > 0, x.exp(), x.abs().log()) + x.pow(2).sqrt().rsqrt() + torch.erf(x),
+            torch.div(x * 7, 3, rounding_mode="floor") + torch.remainder(x, 0.7) + x.floor()
+            + x.ceil() + x.round() + x.trunc() + x.sign(),
+            F.layer_norm(x, (8,)) + torch.maximum(x, x * 0.5) + torch.minimum(x, -x),
+            x.masked_fill(x < 0, -1.0) + torch.tril(x) + torch.triu(x, 1),
+            x.tanh() + x.sin() + x.cos() + x.log1p().nan_to_num(0.0) + x.expm1(),
+        )
+
+
+class Reductions(nn.Module):
+    def forward(self, x):
+        return (x.sum(), x.sum(1, keepdim=True), x.mean((0, 2)), x.amax(-1), x.amin(0),
+                x.argmax(-1), x.argmin(1, keepdim=True), x.max(dim=1).values,
+                x.max(dim=1).indices, x.prod(-1), x.var(-1), x.var(dim=(0, 2), correction=0),
+                torch.logsumexp(x, -1), x.std(), (x > 0).any(-1), (x > -3).all(),
+                x.topk(3, dim=-1).values, x.topk(3, dim=-1).indices, x.sort(dim=1).values,
+                x.norm(dim=-1), x.max(), torch.aminmax(x, dim=1).min)
+
+
+class Shapes(nn.Module):
+    def forward(self, x):
+        a, b = x.split([3, 5], dim=-1)
+        return (a, torch.cat([b, a], -1), torch.stack([x, x * 2], 0), x.chunk(2, dim=-1)[1],
+                x.unbind(0)[2], x.repeat(2, 1, 3), x[:, None, :, :].expand(3, 4, 5, 8),
+                x.flatten(1), x[1, 2:5:2, ::3], x.transpose(0, 2).contiguous().view(8, -1),
+                x.permute(2, 0, 1).reshape(8, 15),
+                x[:, :1].squeeze(1)[:, None] + x.unsqueeze(0).squeeze(),
+                torch.arange(5, dtype=torch.float32) * 0.5 + torch.arange(1, 10, 2).sum(),
+                torch.zeros_like(x) + torch.ones(3, 5, 8) + torch.full((8,), 2.5),
+                x.to(torch.float16) * 2, (x * 10).to(torch.int64) // 3)
+
+
+class Mats(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 6))
+        self.b = nn.Parameter(torch.randn(6))
+        self.register_buffer("scale", torch.tensor([2.0]))
+
+    def forward(self, x, y):
+        b = torch.bmm(x, x.transpose(1, 2))
+        return (x @ self.w + self.b, b, torch.baddbmm(b, x, x.transpose(1, 2)),
+                torch.addmm(self.b, x[0], self.w) * self.scale,
+                torch.einsum("bij,bkj->bik", x, y), F.linear(x, self.w.t()))
+
+
+class Attention(nn.Module):
+    def forward(self, q, k, v, m):
+        return (F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+                F.scaled_dot_product_attention(q, k[:, :2], v[:, :2], enable_gqa=True,
+                                               scale=0.3),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=m.float().log()))
+
+
+class Integers(nn.Module):
+    def forward(self, i, b):
+        return (i * 3 + 1, i // 2, i % 5, (i > 2) & b, i.sum(-1), i.to(torch.float32) / 2,
+                torch.where(b, i, -i), i.max(-1).values)
+
+
+def _sweep_cases():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 5, 8, generator=g)
+    m = torch.rand(6, 6, generator=g) > 0.3
+    m[:, 0] = True
+    qkv = [torch.randn(2, 4, 6, 8, generator=g) for _ in range(3)]
+    return {
+        "pointwise": (Pointwise(), (x,)),
+        "reductions": (Reductions(), (x,)),
+        "shapes": (Shapes(), (x,)),
+        "mats": (Mats(), (x, torch.randn(3, 7, 8, generator=g))),
+        "attention": (Attention(), (*qkv, m)),
+        "integers": (Integers(), (torch.randint(-10, 10, (4, 6), generator=g),
+                                  torch.rand(4, 6, generator=g) > 0.5)),
+    }
+
+
+@pytest.mark.parametrize("case", list(_sweep_cases()))
+def test_op_sweep(tmp_path, case):
+    torch.manual_seed(0)
+    module, args = _sweep_cases()[case]
+    export_and_compare(module, args, tmp_path)
+
+
+def test_supported_ops_listed():
+    ops = kiln_export.supported_ops()
+    for name in ["aten.linear.default", "aten.scaled_dot_product_attention.default",
+                 "aten.layer_norm.default", "aten.view.default", "aten.embedding.default"]:
+        assert name in ops
