@@ -135,6 +135,9 @@ def main(argv=None):
                         "for dtypes .npy lacks) and PyTorch's outputs (DIR/expected.safetensors,"
                         " out0, out1, ...)")
     p.add_argument("--strict", action="store_true", help="torch.export strict mode")
+    p.add_argument("--native-sdpa", action="store_true",
+                   help="write scaled_dot_product_attention as Kiln's op (a fully masked "
+                        "row gives NaN there, 0 in PyTorch) instead of its math reference")
     args = p.parse_args(argv)
 
     torch.manual_seed(args.seed)
@@ -157,7 +160,7 @@ def main(argv=None):
         kw[name] = json.loads(rest)
     try:
         result = export(module, tuple(pos), args.output, args.weights, example_kwargs=kw,
-                        strict=args.strict)
+                        strict=args.strict, native_sdpa=args.native_sdpa)
     except ExportError as e:
         print(f"kiln_export: error: {e}", file=sys.stderr)
         return 1

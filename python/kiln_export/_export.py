@@ -172,8 +172,9 @@ FOLDED = _Folded()
 
 
 class Translator:
-    def __init__(self, ep: torch.export.ExportedProgram):
+    def __init__(self, ep: torch.export.ExportedProgram, *, native_sdpa=False):
         self.ep = ep
+        self.native_sdpa = native_sdpa
         self.gm = ep.graph_module
         self.f = Func()
         self.env: dict = {}  # fx.Node -> V | tuple | python value | FOLDED
@@ -422,14 +423,19 @@ def export_program(module, args, kwargs=None, *, strict=False):
 
 
 def export(module, example_args, path_kir=None, path_weights=None, *, example_kwargs=None,
-           strict=False) -> ExportResult:
+           strict=False, native_sdpa=False) -> ExportResult:
     """Exports `module` called on `example_args` (and `example_kwargs`) to
     a `.kir` program (`path_kir`) and its weights (`path_weights`,
-    safetensors). See the package docstring."""
+    safetensors). See the package docstring.
+
+    `native_sdpa=True` writes `scaled_dot_product_attention` as Kiln's op;
+    by default it is written out as PyTorch's math reference computes it
+    (matmul, softmax and `_safe_softmax`'s zeroing of fully masked rows,
+    which Kiln's op does not do yet: it gives NaN there, PyTorch 0)."""
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     ep = export_program(module, example_args, example_kwargs, strict=strict)
-    tr = Translator(ep)
+    tr = Translator(ep, native_sdpa=native_sdpa)
     result = tr.run()
     leaves = torch.utils._pytree.tree_leaves((tuple(example_args), dict(example_kwargs or {})))
     if len(leaves) == len(ep.graph_signature.user_inputs):

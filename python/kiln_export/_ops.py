@@ -20,10 +20,22 @@ from ._kir import NONE, V, Keyword
 REGISTRY: dict = {}
 
 
+def _exists(qualname):
+    _, name, overload = qualname.split(".")
+    packet = getattr(torch.ops.aten, name, None)
+    if packet is None or overload not in packet.overloads():
+        return False
+    # Only the tensor overloads (aten::div(Scalar, Scalar) -> float is
+    # shape arithmetic, not an op of the program).
+    return "Tensor" in str(getattr(packet, overload)._schema).split("->")[-1]
+
+
 def op(*names):
+    """Registers a translation for the `aten.NAME.OVERLOAD`s this PyTorch has."""
     def deco(fn):
         for n in names:
-            REGISTRY[n] = fn
+            if _exists(n):
+                REGISTRY[n] = fn
         return fn
 
     return deco
@@ -88,12 +100,9 @@ def translate(tr, node):
 
 
 MISSING = {
-    "embedding": "Kiln has no embedding/gather/index_select (only embeddings with "
-                 "input-independent indices are translated, as slices)",
     "index": "Kiln has no advanced indexing (index.Tensor); only input-independent "
              "indexing is folded at export time",
     "_unsafe_index": "Kiln has no advanced indexing",
-    "index_select": "Kiln has no index_select",
     "gather": "Kiln has no gather",
     "scatter": "Kiln has no scatter",
     "index_put": "Kiln has no index_put",
@@ -561,10 +570,17 @@ def _sdpa(c):
     #   @ v. enable_gqa repeats each k/v head (repeat_interleave on dim -3).
     import math
 
-    tag = c.node.name.replace("scaled_dot_product_attention", "sdpa")
-
     if c.a["dropout_p"] not in (0, 0.0):
         raise Unsupported("dropout_p > 0 (random): export in eval mode")
+    if c.tr.native_sdpa:
+        mask = c.a["attn_mask"]
+        return c.emit("scaled_dot_product_attention",
+                      [c.tensor("query"), c.tensor("key"), c.tensor("value")]
+                      + ([mask] if mask is not None else []),
+                      {"is_causal": c.a["is_causal"] or None, "scale": c.a["scale"],
+                       "enable_gqa": c.a["enable_gqa"] or None})
+    tag = c.node.name.replace("scaled_dot_product_attention", "sdpa")
+
     q, k, v = c.tensor("query"), c.tensor("key"), c.tensor("value")
     (qshape, qdtype), (kshape, kdtype), (vshape, _) = (c.meta_of("query"), c.meta_of("key"),
                                                        c.meta_of("value"))
@@ -639,14 +655,8 @@ def _matmul(c):
 
 @op("aten.linear.default")
 def _linear(c):
-    x, w, b = c.tensor("input"), c.tensor("weight"), c.a["bias"]
-    wshape, wdtype = c.meta_of("weight")
-    wt = c.emit("t", [w], final=False, hint=w.name.replace(".", "_") + "_t",
-                shape=tuple(reversed(wshape)), dtype=wdtype)
-    if b is None:
-        return c.emit("matmul", [x, wt])
-    y = c.emit("matmul", [x, wt], final=False)
-    return c.emit("add", [y, b])
+    b = c.a["bias"]
+    return c.emit("linear", [c.tensor("input"), c.tensor("weight")] + ([b] if b is not None else []))
 
 
 @op("aten.addmm.default")
@@ -828,47 +838,20 @@ def _arange(c):
                                  "step": c.a.get("step", 1), "dtype": c.dtype})
 
 
-# ---- embedding with input-independent indices ----------------------------
+# ---- indexing ------------------------------------------------------------
 
 @op("aten.embedding.default")
 def _embedding(c):
-    idx_node = c.raw["indices"]
-    if not (isinstance(idx_node, torch.fx.Node) and c.tr.const.get(idx_node, False)):
-        raise Unsupported("Kiln has no embedding/gather/index_select (the indices depend "
-                          "on the inputs; export a module that takes the embeddings, "
-                          "e.g. `inputs_embeds`)")
-    # The indices are known at export time (position ids): weight rows as
-    # slices, joined. Exact: embedding copies rows.
-    idx = c.tr.const_value(idx_node)
-    w = c.tensor("weight")
-    (n, dim), dtype = c.meta_of("weight")
-    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= n):
-        raise Unsupported("index out of range in embedding")
-    # Dims along which the indices repeat are taken once and expanded.
-    reduced = idx
-    for d in range(idx.dim()):
-        if reduced.shape[d] > 1:
-            first = reduced.narrow(d, 0, 1)
-            if torch.equal(reduced, first.expand_as(reduced)):
-                reduced = first
-    flat = [int(i) for i in reduced.reshape(-1).tolist()]
-    runs = []
-    for i in flat:
-        if runs and runs[-1][1] == i:
-            runs[-1][1] = i + 1
-        else:
-            runs.append([i, i + 1])
-    if len(runs) > 1024:
-        raise Unsupported("more than 1024 runs of constant indices in embedding")
-    pieces = [c.emit("slice", [w], {"dim": 0, "start": a, "end": b, "step": 1}, final=False,
-                     shape=(b - a, dim), dtype=dtype) for a, b in runs]
-    rows = pieces[0] if len(pieces) == 1 else c.emit("cat", [pieces], {"dim": 0}, final=False,
-                                                       shape=(len(flat), dim), dtype=dtype)
-    rshape = tuple(reduced.shape) + (dim,)
-    if tuple(reduced.shape) == tuple(idx.shape):
-        return c.emit("reshape", [rows], {"shape": list(rshape)})
-    r = c.emit("reshape", [rows], {"shape": list(rshape)}, final=False, shape=rshape, dtype=dtype)
-    return c.emit("expand", [r], {"shape": list(c.shape)})
+    # padding_idx, scale_grad_by_freq and sparse change only the gradient.
+    attrs = {"padding_idx": c.a["padding_idx"] if c.a["padding_idx"] != -1 else None,
+             "scale_grad_by_freq": c.a["scale_grad_by_freq"] or None,
+             "sparse": c.a["sparse"] or None}
+    return c.emit("embedding", [c.tensor("weight"), c.tensor("indices")], attrs)
+
+
+@op("aten.index_select.default")
+def _index_select(c):
+    return c.emit("index_select", [c.tensor("self"), c.tensor("index")], {"dim": c.a["dim"]})
 
 
 SUPPORTED = sorted(REGISTRY)

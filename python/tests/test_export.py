@@ -180,31 +180,38 @@ def test_gpt2_model_inputs_embeds(tmp_path, backend, attn):
     kw = {"inputs_embeds": torch.randn(2, 8, 64), "use_cache": False}
     r, _ = export_and_compare(model, (), tmp_path, kwargs=kw, backend=backend)
     assert r.user_inputs == ["inputs_embeds"]
-    # Position embeddings (constant position ids) become a slice of wpe.
-    assert "slice %wpe.weight" in r.kir
+    # Position embeddings: Kiln's embedding of wpe at arange positions.
+    assert "= embedding %wpe.weight, %" in r.kir
 
 
-def test_gpt2_lm_head_inputs_embeds(tmp_path):
+def test_gpt2_lm_head_input_ids(tmp_path):
+    """Token ids: aten.embedding is Kiln's embedding; logits through the
+    tied lm_head."""
     from transformers import GPT2LMHeadModel
 
     torch.manual_seed(0)
     model = GPT2LMHeadModel(gpt2_config())
-    kw = {"inputs_embeds": torch.randn(1, 16, 64), "use_cache": False}
-    r, _ = export_and_compare(model, (), tmp_path, kwargs=kw)
-    assert r.outputs == ["tensor<1x16x100xf32>"]
+    ids = torch.randint(0, 100, (2, 16))
+    r, _ = export_and_compare(model, (ids,), tmp_path, kwargs={"use_cache": False})
+    assert r.user_inputs == ["input_ids"] and r.outputs == ["tensor<2x16x100xf32>"]
+    # (wte and the tied lm_head are one tensor; torch.export names it lm_head.weight)
+    assert "= embedding %lm_head.weight, %" in r.kir
 
 
-def test_gpt2_input_ids_needs_embedding(tmp_path):
-    """Token ids need a gather (aten.embedding), which Kiln lacks."""
+def test_padding_mask_needs_advanced_indexing(tmp_path):
+    """An attention_mask input makes transformers build the mask with
+    advanced indexing (aten.index.Tensor), which Kiln lacks."""
     from transformers import GPT2Model
 
     model = GPT2Model(gpt2_config()).eval()
     ids = torch.randint(0, 100, (2, 8))
+    mask = torch.ones(2, 8, dtype=torch.int64)
+    mask[1, :3] = 0
     with pytest.raises(kiln_export.UnsupportedOpError) as e:
         kiln_export.export(model, (ids,), tmp_path / "m.kir", tmp_path / "m.safetensors",
-                           example_kwargs={"use_cache": False})
-    assert e.value.op == "aten.embedding.default"
-    assert "modeling_gpt2.py" in str(e.value) and "self.wte(input_ids)" in str(e.value)
+                           example_kwargs={"attention_mask": mask, "use_cache": False})
+    assert e.value.op == "aten.index.Tensor"
+    assert "modeling_gpt2.py" in str(e.value) and "create_causal_mask(" in str(e.value)
     assert not (tmp_path / "m.kir").exists()
 
 
@@ -216,9 +223,7 @@ def test_gpt2_input_ids_needs_embedding(tmp_path):
 def test_llama_model_inputs_embeds(tmp_path, backend, attn):
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=100,
-                                   max_position_embeddings=64)
+    cfg = llama_config()
     cfg._attn_implementation = attn
     model = transformers.LlamaModel(cfg)
     kw = {"inputs_embeds": torch.randn(2, 8, 64), "use_cache": False}
@@ -226,16 +231,69 @@ def test_llama_model_inputs_embeds(tmp_path, backend, attn):
     assert "rotary_emb.inv_freq" in r.params
 
 
+def llama_config():
+    transformers = pytest.importorskip("transformers")
+    return transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=2,
+                                    vocab_size=100, max_position_embeddings=64)
+
+
+def test_llama_causal_lm_input_ids(tmp_path):
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(0)
+    ids = torch.randint(0, 100, (2, 16))
+    r, _ = export_and_compare(LlamaForCausalLM(llama_config()), (ids,), tmp_path,
+                              kwargs={"use_cache": False})
+    assert r.outputs == ["tensor<2x16x100xf32>"]
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_llama_low_precision(tmp_path, dtype):
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=100,
-                                   max_position_embeddings=64)
-    model = transformers.LlamaModel(cfg).to(dtype)
+    model = transformers.LlamaModel(llama_config()).to(dtype)
     kw = {"inputs_embeds": torch.randn(2, 8, 64, dtype=dtype), "use_cache": False}
     export_and_compare(model, (), tmp_path, kwargs=kw, tol=3e-2)
+
+
+# ---- Kiln's own scaled_dot_product_attention (native_sdpa=True) ---------
+
+
+@pytest.mark.parametrize("model", ["gpt2", "llama"])
+def test_native_sdpa(tmp_path, model):
+    import transformers
+
+    torch.manual_seed(0)
+    m = (transformers.GPT2Model(gpt2_config()) if model == "gpt2"
+         else transformers.LlamaModel(llama_config())).eval()
+    kw = {"inputs_embeds": torch.randn(2, 8, 64), "use_cache": False}
+    kir, weights = tmp_path / "m.kir", tmp_path / "m.safetensors"
+    r = kiln_export.export(m, (), kir, weights, example_kwargs=kw, native_sdpa=True)
+    assert "= scaled_dot_product_attention %" in r.kir
+    with torch.no_grad():
+        want = m(**kw).last_hidden_state
+    (got,) = kiln_run(kir, weights, r.example_inputs, tmp_path)
+    assert rel_err(got, want) <= 1e-5
+
+
+class MaskedAttention(nn.Module):
+    def forward(self, q, m):
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=m)
+
+
+@pytest.mark.parametrize("native", [False, pytest.param(True, marks=pytest.mark.xfail(
+    strict=True, reason="Kiln's scaled_dot_product_attention gives NaN on a row with "
+                        "every position masked; PyTorch's _safe_softmax gives 0"))])
+def test_fully_masked_row(tmp_path, native):
+    q = torch.randn(1, 2, 3, 4)
+    m = torch.ones(3, 3, dtype=torch.bool)
+    m[1] = False
+    kir, weights = tmp_path / "m.kir", tmp_path / "m.safetensors"
+    r = kiln_export.export(MaskedAttention(), (q, m), kir, weights, native_sdpa=native)
+    want = MaskedAttention()(q, m)
+    (got,) = kiln_run(kir, weights, r.example_inputs, tmp_path)
+    assert rel_err(got, want) <= 1e-5
 
 
 # ---- (4) an op Kiln lacks gives a clear error ----------------------------
@@ -267,7 +325,7 @@ def test_unsupported_op_command_line(tmp_path):
          "--example-input", "1x3x8x8xf32", "-o", str(tmp_path / "c.kir"),
          "--weights", str(tmp_path / "c.safetensors")], capture_output=True, text=True)
     assert p.returncode == 1
-    assert "kiln_export: error: aten.convolution.default (FX node 'conv2d')" in p.stderr
+    assert "kiln_export: error: aten.convolution.default (FX node 'convolution')" in p.stderr
     assert "Kiln has no convolution" in p.stderr
 
 

@@ -134,6 +134,9 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Print the op table: every op with its operands, attributes, kind and
+    /// the dtypes its CPU kernel takes (markdown).
+    Ops,
 }
 
 fn main() -> ExitCode {
@@ -198,6 +201,10 @@ fn main() -> ExitCode {
         ),
         Command::Demo { backend, color } => demo::demo(&backend, color),
         Command::Info { common } => info(&common),
+        Command::Ops => {
+            print!("{}", kiln::ops::catalogue::markdown());
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -394,3 +394,18 @@ fn bench_json_reports_time_memory_and_steps() {
         assert!(step["ms"].as_f64().unwrap() >= 0.0);
     }
 }
+
+#[test]
+fn the_readme_lists_the_op_table() {
+    let o = kiln(&["ops"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let begin = "<!-- kiln ops: begin -->\n";
+    let start = readme.find(begin).expect("the README has the op table") + begin.len();
+    let end = readme.find("<!-- kiln ops: end -->").expect("and its end");
+    assert_eq!(
+        &readme[start..end],
+        stdout(&o),
+        "the README's op table is stale: paste `kiln ops` between its markers"
+    );
+}

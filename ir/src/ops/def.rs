@@ -254,6 +254,35 @@ impl Rules {
 }
 
 /// One row of the op table.
+/// One row of the op table as documentation ([`Op::catalogue`](super::Op::catalogue)).
+pub struct CatalogueEntry {
+    /// The Rust variant of [`Op`](super::Op).
+    pub variant: &'static str,
+    /// Its `.kir` names (a family's members; aliases are in the rules).
+    pub names: Vec<&'static str>,
+    /// The row's documentation.
+    pub doc: &'static str,
+    /// Its operand slots, in schema order.
+    pub operands: Vec<Slot>,
+    /// Its attributes, in print order.
+    pub attrs: Vec<CatalogueAttr>,
+    /// Its rules.
+    pub rules: Rules,
+}
+
+/// An attribute of a [`CatalogueEntry`], as the table writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CatalogueAttr {
+    /// Its ATen schema name.
+    pub name: &'static str,
+    /// Its Rust type (`i64`, `Option<Vec<i64>>`, `F64`, ...).
+    pub ty: &'static str,
+    /// Its default as written (`None`: required).
+    pub default: Option<&'static str>,
+}
+
+/// One row of the op table (see [`Op::catalogue`](super::Op::catalogue)
+/// for the table as documentation).
 #[derive(Clone, Copy)]
 pub struct OpDef {
     /// The Rust variant of [`Op`].

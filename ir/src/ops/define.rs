@@ -91,6 +91,30 @@ macro_rules! define_ops {
                 None
             }
 
+            /// The op table as documentation, one entry per row in table
+            /// order: what `kiln ops` prints and the README's op list is.
+            pub fn catalogue() -> Vec<$crate::ops::def::CatalogueEntry> {
+                vec![$(
+                    $crate::ops::def::CatalogueEntry {
+                        variant: stringify!($variant),
+                        names: $crate::ops::define::__op_names!(
+                            [$($name)?] $( $( $(#[$fmeta])? $field : $fty ),* )?
+                        ).collect(),
+                        doc: concat!($($doc, "\n"),*),
+                        operands: vec![ $( Slot { name: stringify!($slot), kind: SlotKind::$skind } ),* ],
+                        attrs: {
+                            let attrs: Vec<Option<$crate::ops::def::CatalogueAttr>> = vec![ $( $(
+                                $crate::ops::define::__attr_entry!(
+                                    $(#[$fmeta])? $field : $fty $(= $fdefault)?
+                                )
+                            ),* )? ];
+                            attrs.into_iter().flatten().collect()
+                        },
+                        rules: $rules,
+                    }
+                ),*]
+            }
+
             /// Every `.kir` name, aliases and family members included.
             pub fn names() -> Vec<&'static str> {
                 let mut names = Vec::new();
@@ -195,6 +219,29 @@ macro_rules! __op_matches {
     };
     ($name:ident, $attrs:ident, [] $(#[$m:ident])? $field:ident : $fty:ty $(, $($rest:tt)*)?) => {
         $crate::ops::define::__op_matches!($name, $attrs, [] $($($rest)*)?)
+    };
+}
+
+/// One attribute of a catalogue entry: its name, type and default as
+/// written in the table (`None` for a family's `#[kind]` field).
+#[doc(hidden)]
+macro_rules! __attr_entry {
+    (#[kind] $field:ident : $fty:ty) => {
+        None::<$crate::ops::def::CatalogueAttr>
+    };
+    ($(#[$m:ident])? $field:ident : $fty:ty = $default:expr) => {
+        Some($crate::ops::def::CatalogueAttr {
+            name: stringify!($field),
+            ty: stringify!($fty),
+            default: Some(stringify!($default)),
+        })
+    };
+    ($(#[$m:ident])? $field:ident : $fty:ty) => {
+        Some($crate::ops::def::CatalogueAttr {
+            name: stringify!($field),
+            ty: stringify!($fty),
+            default: None,
+        })
     };
 }
 
@@ -350,6 +397,6 @@ macro_rules! __selector {
 }
 
 pub(crate) use {
-    __attr_parse, __attr_print, __field_doc, __lit_or_empty, __op_matches, __op_name, __op_names,
-    __selector, define_kind, define_ops,
+    __attr_entry, __attr_parse, __attr_print, __field_doc, __lit_or_empty, __op_matches, __op_name,
+    __op_names, __selector, define_kind, define_ops,
 };

@@ -16,6 +16,7 @@
 //! | [`prims`] | what a primitive's definition says |
 //! | [`attrs`] | attribute values, their parsing and printing |
 //! | [`expand`] | the expansions of composite ops |
+//! | [`catalogue`] | the table as a markdown list (`kiln ops`, the README) |
 //! | `define` | the macros rows are written with |
 
 use std::fmt;
@@ -25,6 +26,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::scalar::Scalar;
 
 pub mod attrs;
+pub mod catalogue;
 pub mod def;
 mod define;
 pub mod expand;
