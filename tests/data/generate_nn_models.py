@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Tiny random-weight models from `transformers`, for `kiln::nn`'s tests.
+
+`crates/kiln/tests/nn.rs` loads these files, runs the same models written
+with `kiln::nn` (the examples `gpt2.rs` and `llama.rs`) and compares the
+logits with the ones recorded here. CI has no torch, so the outputs are
+committed; rerun this script only to change the models:
+
+    python3 tests/data/generate_nn_models.py   # needs torch, transformers, safetensors
+
+Written to `tests/data/nn/`:
+
+- `gpt2.safetensors`: GPT2LMHeadModel(n_layer=2, n_embd=64, n_head=4,
+  vocab_size=100, n_positions=32) in the Hugging Face hub's layout (names
+  without `transformer.`, no `lm_head.weight`: it is tied to `wte`).
+- `llama.safetensors`: LlamaForCausalLM(hidden_size=64,
+  intermediate_size=128, 2 layers, 4 query heads, 2 key/value heads,
+  vocab_size=100) as its state dict (`model.…`, `lm_head.weight`).
+- `gpt2_io.safetensors`, `llama_io.safetensors`: `input_ids` (int64,
+  1x16) and the model's `logits` (float32, 1x16x100).
+
+Every parameter is the model's initialisation plus 0.1 * N(0, 1) noise,
+so that biases and norm weights (initialised to 0 and 1) are not trivial.
+Both run in eval mode with eager attention, in float32.
+"""
+
+import os
+
+import torch
+from safetensors.torch import save_file
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn")
+
+
+def perturb(model):
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    return model.eval()
+
+
+def record(model, name, weights):
+    input_ids = torch.randint(0, model.config.vocab_size, (1, 16), dtype=torch.int64)
+    with torch.no_grad():
+        logits = model(input_ids).logits.float().contiguous()
+    save_file({k: v.contiguous() for k, v in weights.items()},
+              os.path.join(OUT, f"{name}.safetensors"))
+    save_file({"input_ids": input_ids, "logits": logits},
+              os.path.join(OUT, f"{name}_io.safetensors"))
+    print(f"{name}: {sum(v.numel() for v in weights.values())} parameters, "
+          f"max |logit| {logits.abs().max().item():.4f}")
+
+
+def gpt2():
+    torch.manual_seed(0)
+    config = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=32,
+                        attn_implementation="eager")
+    model = perturb(GPT2LMHeadModel(config))
+    weights = {
+        k.removeprefix("transformer."): v
+        for k, v in model.state_dict().items()
+        if k != "lm_head.weight" and not k.endswith(".attn.bias") and not k.endswith(".masked_bias")
+    }
+    record(model, "gpt2", weights)
+
+
+def llama():
+    torch.manual_seed(0)
+    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, vocab_size=100,
+                         attn_implementation="eager")
+    model = perturb(LlamaForCausalLM(config))
+    weights = {k: v for k, v in model.state_dict().items() if "rotary_emb" not in k}
+    record(model, "llama", weights)
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    os.makedirs(OUT, exist_ok=True)
+    gpt2()
+    llama()
