@@ -18,6 +18,8 @@ Written to `tests/data/nn/`:
   vocab_size=100) as its state dict (`model.…`, `lm_head.weight`).
 - `gpt2_io.safetensors`, `llama_io.safetensors`: `input_ids` (int64,
   1x16) and the model's `logits` (float32, 1x16x100).
+- `gpt2_config.json`, `llama_config.json`: the models' configs, as
+  transformers writes `config.json`.
 
 Every parameter is the model's initialisation plus 0.1 * N(0, 1) noise,
 so that biases and norm weights (initialised to 0 and 1) are not trivial.
@@ -48,6 +50,7 @@ def record(model, name, weights):
               os.path.join(OUT, f"{name}.safetensors"))
     save_file({"input_ids": input_ids, "logits": logits},
               os.path.join(OUT, f"{name}_io.safetensors"))
+    model.config.to_json_file(os.path.join(OUT, f"{name}_config.json"))
     print(f"{name}: {sum(v.numel() for v in weights.values())} parameters, "
           f"max |logit| {logits.abs().max().item():.4f}")
 

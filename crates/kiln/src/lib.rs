@@ -20,6 +20,7 @@
 //! | [`trace`](mod@trace) | [`trace`](fn@trace), [`TensorSpec`], [`Traced`] |
 //! | [`defaults`] | the scoped default dtype and device |
 //! | [`compile`](mod@compile) | [`Compiler`], [`Compiled`], the backends |
+//! | [`nn`] | building blocks for models: a parameter store, layers, attention |
 //! | [`memory`] | [`memory_stats`], [`release_cached`] and the bounds of pools and caches |
 //!
 //! The semantic core and the IR are re-exported from `kiln-ir`.
@@ -29,6 +30,7 @@
 pub mod compile;
 pub mod defaults;
 pub mod memory;
+pub mod nn;
 pub mod tensor;
 pub mod trace;
 
