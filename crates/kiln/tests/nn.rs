@@ -1,0 +1,684 @@
+//! `kiln::nn`: each block against values worked out by hand (or by a naive
+//! loop written here), the parameter store's errors, and GPT-2 and Llama
+//! written with `kiln::nn` (the examples) against transformers' logits for
+//! the tiny random-weight models of `tests/data/nn/`
+//! (`tests/data/generate_nn_models.py` made them).
+//!
+//! Every program runs on the default backend (Cranelift) and on the
+//! interpreter backend.
+
+#[path = "../examples/gpt2.rs"]
+#[allow(dead_code)]
+mod gpt2;
+#[path = "../examples/llama.rs"]
+#[allow(dead_code)]
+mod llama;
+
+use std::path::PathBuf;
+
+use half::{bf16, f16};
+use kiln::nn::{
+    Activation, Attention, AttentionConfig, Dropout, Embedding, LayerNorm, Linear, Module, RmsNorm,
+    RotaryEmbedding, TracedModel, VarStore, merge_heads, rotate_half, split_heads,
+};
+use kiln::runtime::Tensor as HostTensor;
+use kiln::{BackendKind, Compiler, DType, Device, ErrorKind, TensorSpec};
+
+fn host(values: &[f32], shape: &[i64]) -> HostTensor {
+    HostTensor::from_vec(values.to_vec(), shape).unwrap()
+}
+
+fn store(tensors: Vec<(&str, HostTensor)>) -> VarStore {
+    VarStore::from_tensors(
+        "test.safetensors",
+        tensors.into_iter().map(|(n, t)| (n.to_string(), t)),
+    )
+}
+
+fn values(t: &HostTensor) -> Vec<f64> {
+    t.values().into_iter().map(|v| v.f64()).collect()
+}
+
+/// Runs a traced model on Cranelift and on the interpreter backend,
+/// checks they agree, and returns Cranelift's first result.
+fn run(model: &TracedModel, inputs: &[HostTensor]) -> HostTensor {
+    let cranelift = model.compile(Device::CPU).unwrap().run(inputs).unwrap();
+    let interp = model
+        .compile_with(&Compiler::new(BackendKind::Interp))
+        .unwrap()
+        .run(inputs)
+        .unwrap();
+    assert_eq!(cranelift[0].shape(), interp[0].shape());
+    assert_eq!(cranelift[0].dtype(), interp[0].dtype());
+    assert_close(&values(&cranelift[0]), &values(&interp[0]), 1e-5);
+    cranelift.into_iter().next().unwrap()
+}
+
+/// Every |a - b| within `rel` times the largest |b| (or `rel` when that is
+/// below 1).
+fn assert_close(a: &[f64], b: &[f64], rel: f64) {
+    assert_eq!(a.len(), b.len());
+    let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    let worst = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        worst <= rel * scale,
+        "largest difference {worst:e} > {rel:e} x {scale}\n  got      {a:?}\n  expected {b:?}"
+    );
+}
+
+#[test]
+fn linear_with_and_without_bias() {
+    let vs = store(vec![
+        ("fc.weight", host(&[1., 2., 3., 4., 5., 6.], &[3, 2])),
+        ("fc.bias", host(&[0.5, -1., 2.], &[3])),
+    ]);
+    let with_bias = Linear::load(&vs.root().pp("fc"), 2, 3).unwrap();
+    let without = Linear::load_no_bias(&vs.root().pp("fc"), 2, 3).unwrap();
+    let x = TensorSpec::new([2, 2], DType::F32).name("x");
+    let model = vs
+        .trace(&[x], |xs| {
+            (with_bias.forward(&xs[0]), without.forward(&xs[0]))
+        })
+        .unwrap();
+    assert_eq!(model.param_names(), ["fc.weight", "fc.bias"]);
+    let input = host(&[1., -1., 0., 2.], &[2, 2]);
+    let y = run(&model, std::slice::from_ref(&input));
+    // [1, -1] @ [[1, 3, 5], [2, 4, 6]] = [-1, -1, -1]; [0, 2] -> [4, 8, 12].
+    assert_eq!(values(&y), [-0.5, -2., 1., 4.5, 7., 14.]);
+    let outs = model.compile(Device::CPU).unwrap().run(&[input]).unwrap();
+    assert_eq!(values(&outs[1]), [-1., -1., -1., 4., 8., 12.]);
+}
+
+#[test]
+fn embedding_picks_rows() {
+    let vs = store(vec![(
+        "wte.weight",
+        host(&[0., 1., 10., 11., 20., 21., 30., 31.], &[4, 2]),
+    )]);
+    let wte = Embedding::load(&vs.root().pp("wte"), 4, 2).unwrap();
+    let spec = TensorSpec::new([1, 3], DType::I64).name("ids");
+    let model = vs.trace(&[spec], |xs| wte.forward(&xs[0])).unwrap();
+    let ids = HostTensor::from_vec(vec![3i64, 0, 2], &[1, 3]).unwrap();
+    let y = run(&model, &[ids]);
+    assert_eq!(y.shape(), [1, 3, 2]);
+    assert_eq!(values(&y), [30., 31., 0., 1., 20., 21.]);
+}
+
+#[test]
+fn layer_norm_by_hand() {
+    let vs = store(vec![
+        ("ln.weight", host(&[1., 1., 2., 2.], &[4])),
+        ("ln.bias", host(&[0., 0., 1., 1.], &[4])),
+    ]);
+    let ln = LayerNorm::load(&vs.root().pp("ln"), 4, 1e-5).unwrap();
+    let model = vs
+        .trace(&[TensorSpec::new([1, 4], DType::F32)], |xs| {
+            ln.forward(&xs[0])
+        })
+        .unwrap();
+    let y = run(&model, &[host(&[1., 2., 3., 4.], &[1, 4])]);
+    // mean 2.5, biased variance 1.25.
+    let s = (1.25f64 + 1e-5).sqrt();
+    let expected = [-1.5 / s, -0.5 / s, 2. * 0.5 / s + 1., 2. * 1.5 / s + 1.];
+    assert_close(&values(&y), &expected, 1e-6);
+}
+
+#[test]
+fn rms_norm_by_hand_and_in_f32_for_half_inputs() {
+    let vs = store(vec![("norm.weight", host(&[1., 2.], &[2]))]);
+    let norm = RmsNorm::load(&vs.root().pp("norm"), 2, 1e-6).unwrap();
+    let model = vs
+        .trace(&[TensorSpec::new([2, 2], DType::F32)], |xs| {
+            norm.forward(&xs[0])
+        })
+        .unwrap();
+    let y = run(&model, &[host(&[3., 4., 1., -1.], &[2, 2])]);
+    // rms [3, 4] = √12.5, rms [1, -1] = 1.
+    let r = (12.5f64 + 1e-6).sqrt();
+    let one = (1.0f64 + 1e-6).sqrt();
+    assert_close(&values(&y), &[3. / r, 8. / r, 1. / one, -2. / one], 1e-6);
+
+    // f16 activations and weights: squares of 300 overflow f16 (9e4 >
+    // 65504), so only statistics taken in f32 give a finite answer.
+    let half = |v: &[f32]| {
+        HostTensor::from_vec(
+            v.iter().map(|&x| f16::from_f32(x)).collect(),
+            &[v.len() as i64],
+        )
+        .unwrap()
+    };
+    let vs = store(vec![("norm.weight", half(&[1., 2.]))]);
+    let norm = RmsNorm::load(&vs.root().pp("norm"), 2, 1e-6).unwrap();
+    let model = vs
+        .trace(&[TensorSpec::new([2], DType::F16)], |xs| {
+            norm.forward(&xs[0])
+        })
+        .unwrap();
+    let y = run(&model, &[half(&[300., 400.])]);
+    assert_eq!(y.dtype(), DType::F16);
+    assert_close(&values(&y), &[0.6 * 2f64.sqrt(), 1.6 * 2f64.sqrt()], 1e-3);
+}
+
+#[test]
+fn dropout_is_the_identity_and_checks_p() {
+    let d = Dropout::new(0.1).unwrap();
+    assert_eq!(d.p(), 0.1);
+    let traced = kiln::trace(&[TensorSpec::new([3], DType::F32)], |xs| {
+        let y = d.forward(&xs[0]);
+        assert_eq!(y, xs[0]);
+        y
+    })
+    .unwrap();
+    assert!(traced.to_string().contains("return %arg0"));
+    let err = Dropout::new(1.5).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Attribute);
+    assert!(err.message().contains("between 0 and 1"), "{err}");
+}
+
+#[test]
+fn activations_by_name() {
+    assert_eq!(
+        Activation::from_name("gelu_new").unwrap(),
+        Activation::GeluTanh
+    );
+    assert_eq!(Activation::from_name("swish").unwrap(), Activation::Silu);
+    let err = Activation::from_name("quick_gelu").unwrap_err();
+    assert!(err.message().contains("quick_gelu"), "{err}");
+    let vs = store(vec![]);
+    let model = vs
+        .trace(&[TensorSpec::new([2], DType::F32)], |xs| {
+            (
+                Activation::Relu.forward(&xs[0]),
+                Activation::Silu.forward(&xs[0]),
+            )
+        })
+        .unwrap();
+    let outs = model
+        .compile(Device::CPU)
+        .unwrap()
+        .run(&[host(&[-1., 2.], &[2])])
+        .unwrap();
+    assert_eq!(values(&outs[0]), [0., 2.]);
+    let silu = |x: f64| x / (1. + (-x).exp());
+    assert_close(&values(&outs[1]), &[silu(-1.), silu(2.)], 1e-6);
+}
+
+#[test]
+fn rotary_embedding_by_hand() {
+    let rope = RotaryEmbedding::new(4, 10000.0).unwrap();
+    assert!(RotaryEmbedding::new(3, 10000.0).is_err());
+    let vs = store(vec![]);
+    // [batch 1, heads 1, len 2, head_dim 4]
+    let model = vs
+        .trace(&[TensorSpec::new([1, 1, 2, 4], DType::F32)], |xs| {
+            (
+                rope.apply(&xs[0], 0),
+                rotate_half(&xs[0]),
+                rope.apply(&xs[0], 5),
+            )
+        })
+        .unwrap();
+    let x = [1., 2., 3., 4., 1., 2., 3., 4.];
+    let input = host(&x, &[1, 1, 2, 4]);
+    let outs = model.compile(Device::CPU).unwrap().run(&[input]).unwrap();
+    assert_eq!(values(&outs[1]), [-3., -4., 1., 2., -3., -4., 1., 2.]);
+    // inv_freq = [1, 1/100]; position p turns pair (x0, x2) by p and
+    // (x1, x3) by p/100.
+    let expect = |offset: f64| {
+        let mut out = Vec::new();
+        for p in [offset, offset + 1.] {
+            let (a, b) = (p, p / 100.);
+            out.extend([
+                1. * a.cos() - 3. * a.sin(),
+                2. * b.cos() - 4. * b.sin(),
+                3. * a.cos() + 1. * a.sin(),
+                4. * b.cos() + 2. * b.sin(),
+            ]);
+        }
+        out
+    };
+    assert_close(&values(&outs[0]), &expect(0.), 1e-6);
+    assert_close(&values(&outs[2]), &expect(5.), 1e-6);
+}
+
+#[test]
+fn split_and_merge_heads_round_trip() {
+    let vs = store(vec![]);
+    let model = vs
+        .trace(&[TensorSpec::new([1, 2, 6], DType::F32)], |xs| {
+            let heads = split_heads(&xs[0], 3);
+            assert_eq!(heads.shape(), Some(vec![1, 3, 2, 2]));
+            (heads.contiguous(), merge_heads(&heads))
+        })
+        .unwrap();
+    let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    let outs = model
+        .compile(Device::CPU)
+        .unwrap()
+        .run(&[host(&x, &[1, 2, 6])])
+        .unwrap();
+    // head h of position t is x[t, 2h..2h+2].
+    assert_eq!(
+        values(&outs[0]),
+        [0., 1., 6., 7., 2., 3., 8., 9., 4., 5., 10., 11.]
+    );
+    assert_eq!(
+        values(&outs[1]),
+        x.iter().map(|&v| v as f64).collect::<Vec<_>>()
+    );
+}
+
+/// Causal attention of one sequence, written as loops: `q` `[hq][t][d]`,
+/// `k`, `v` `[hkv][t][d]`, each key/value head serving `hq / hkv` query
+/// heads in turn.
+fn naive_attention(
+    q: &[Vec<Vec<f64>>],
+    k: &[Vec<Vec<f64>>],
+    v: &[Vec<Vec<f64>>],
+) -> Vec<Vec<Vec<f64>>> {
+    let group = q.len() / k.len();
+    q.iter()
+        .enumerate()
+        .map(|(h, qh)| {
+            let (kh, vh) = (&k[h / group], &v[h / group]);
+            qh.iter()
+                .enumerate()
+                .map(|(i, qi)| {
+                    let scale = 1.0 / (qi.len() as f64).sqrt();
+                    let scores: Vec<f64> = (0..=i)
+                        .map(|j| qi.iter().zip(&kh[j]).map(|(a, b)| a * b).sum::<f64>() * scale)
+                        .collect();
+                    let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    let e: Vec<f64> = scores.iter().map(|s| (s - m).exp()).collect();
+                    let z: f64 = e.iter().sum();
+                    (0..qi.len())
+                        .map(|c| (0..=i).map(|j| e[j] / z * vh[j][c]).sum())
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn attention_one_head_by_hand() {
+    let eye = host(&[1., 0., 0., 1.], &[2, 2]);
+    let vs = store(vec![
+        ("attn.q_proj.weight", eye.clone()),
+        ("attn.k_proj.weight", eye.clone()),
+        ("attn.v_proj.weight", eye.clone()),
+        ("attn.o_proj.weight", eye),
+    ]);
+    let attn = Attention::load(&vs.root().pp("attn"), &AttentionConfig::new(2, 1)).unwrap();
+    let model = vs
+        .trace(&[TensorSpec::new([1, 2, 2], DType::F32)], |xs| {
+            attn.forward(&xs[0])
+        })
+        .unwrap();
+    let y = run(&model, &[host(&[1., 0., 0., 1.], &[1, 2, 2])]);
+    // Position 0 sees itself; position 1 scores 0 and 1/√2.
+    let p1 = 1.0 / (1.0 + (-(0.5f64).sqrt()).exp());
+    assert_close(&values(&y), &[1., 0., 1. - p1, p1], 1e-6);
+}
+
+#[test]
+fn grouped_query_attention_with_rotary_against_loops() {
+    // hidden 4, 4 query heads, 2 key/value heads of size 2 (so rotary has
+    // one pair per head), 3 positions.
+    let (hidden, hq, hkv, d, len) = (4usize, 4usize, 2usize, 2usize, 3usize);
+    let w = |n: usize, seed: f32| -> Vec<f32> {
+        (0..n)
+            .map(|i| (i as f32 * 0.37 + seed).sin() * 0.8)
+            .collect()
+    };
+    let (wq, wk, wv, wo) = (
+        w(hq * d * hidden, 0.1),
+        w(hkv * d * hidden, 1.3),
+        w(hkv * d * hidden, 2.9),
+        w(hidden * hq * d, 4.2),
+    );
+    let vs = store(vec![
+        (
+            "q_proj.weight",
+            host(&wq, &[(hq * d) as i64, hidden as i64]),
+        ),
+        (
+            "k_proj.weight",
+            host(&wk, &[(hkv * d) as i64, hidden as i64]),
+        ),
+        (
+            "v_proj.weight",
+            host(&wv, &[(hkv * d) as i64, hidden as i64]),
+        ),
+        (
+            "o_proj.weight",
+            host(&wo, &[hidden as i64, (hq * d) as i64]),
+        ),
+    ]);
+    let config = AttentionConfig::new(hidden as i64, hq as i64)
+        .num_kv_heads(hkv as i64)
+        .head_dim(d as i64);
+    let attn = Attention::load(&vs.root(), &config).unwrap();
+    let rope = RotaryEmbedding::new(d as i64, 10000.0).unwrap();
+    let model = vs
+        .trace(
+            &[TensorSpec::new([1, len as i64, hidden as i64], DType::F32)],
+            |xs| attn.forward_with(&xs[0], Some(&rope), None),
+        )
+        .unwrap();
+    let x = w(len * hidden, 7.7);
+    let y = run(&model, &[host(&x, &[1, len as i64, hidden as i64])]);
+
+    // The same by loops.
+    let x: Vec<Vec<f64>> = x
+        .chunks(hidden)
+        .map(|r| r.iter().map(|&v| v as f64).collect())
+        .collect();
+    let project = |w: &[f32], heads: usize| -> Vec<Vec<Vec<f64>>> {
+        (0..heads)
+            .map(|h| {
+                (0..len)
+                    .map(|t| {
+                        (0..d)
+                            .map(|c| {
+                                let row = &w[(h * d + c) * hidden..][..hidden];
+                                row.iter().zip(&x[t]).map(|(a, b)| *a as f64 * b).sum()
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    // head_dim 2: inv_freq [1], position t turns (a, b) by t.
+    let rotate = |heads: Vec<Vec<Vec<f64>>>| -> Vec<Vec<Vec<f64>>> {
+        heads
+            .into_iter()
+            .map(|h| {
+                h.into_iter()
+                    .enumerate()
+                    .map(|(t, e)| {
+                        let (c, s) = ((t as f64).cos(), (t as f64).sin());
+                        vec![e[0] * c - e[1] * s, e[1] * c + e[0] * s]
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let q = rotate(project(&wq, hq));
+    let k = rotate(project(&wk, hkv));
+    let v = project(&wv, hkv);
+    let heads = naive_attention(&q, &k, &v);
+    let mut expected = Vec::new();
+    for t in 0..len {
+        let merged: Vec<f64> = (0..hq).flat_map(|h| heads[h][t].clone()).collect();
+        for o in 0..hidden {
+            let row = &wo[o * hq * d..][..hq * d];
+            expected.push(
+                row.iter()
+                    .zip(&merged)
+                    .map(|(a, b)| *a as f64 * b)
+                    .sum::<f64>(),
+            );
+        }
+    }
+    assert_close(&values(&y), &expected, 1e-5);
+}
+
+#[test]
+fn attention_config_errors() {
+    let vs = store(vec![]);
+    let err =
+        Attention::load(&vs.root(), &AttentionConfig::new(64, 4).num_kv_heads(3)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Attribute);
+    assert!(err.message().contains("4 query heads"), "{err}");
+    let err = Attention::load(&vs.root(), &AttentionConfig::new(10, 4)).unwrap_err();
+    assert!(err.message().contains("not divisible"), "{err}");
+}
+
+// ---- the parameter store's errors ----
+
+#[test]
+fn a_missing_parameter_is_named_with_the_file() {
+    let vs = store(vec![("transformer.wte.weight", host(&[0.; 8], &[4, 2]))]);
+    let err = Embedding::load(&vs.root().pp("wte"), 4, 2).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Input);
+    assert_eq!(
+        err.message(),
+        "parameter 'wte.weight' is missing from test.safetensors (it has 'transformer.wte.weight')"
+    );
+    let err = Linear::load(&vs.root().pp("h").pp(0).pp("fc"), 2, 2).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "parameter 'h.0.fc.weight' is missing from test.safetensors"
+    );
+}
+
+#[test]
+fn a_parameter_of_the_wrong_shape_or_dtype_says_expected_and_found() {
+    let vs = store(vec![
+        ("fc.weight", host(&[0.; 6], &[3, 2])),
+        ("fc.bias", host(&[0.; 2], &[2])),
+    ]);
+    let err = Linear::load(&vs.root().pp("fc"), 3, 2).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Input);
+    assert_eq!(
+        err.message(),
+        "parameter 'fc.weight' in test.safetensors has shape [3, 2], expected [2, 3]"
+    );
+    let err = Linear::load(&vs.root().pp("fc"), 2, 3).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "parameter 'fc.bias' in test.safetensors has shape [2], expected [3]"
+    );
+
+    let halves: Vec<bf16> = [1.0f32, 2.0].iter().map(|&x| bf16::from_f32(x)).collect();
+    let vs = store(vec![(
+        "norm.weight",
+        HostTensor::from_vec(halves, &[2]).unwrap(),
+    )]);
+    assert_eq!(vs.dtype(), Some(DType::BF16));
+    assert!(RmsNorm::load(&vs.root().pp("norm"), 2, 1e-6).is_ok());
+    let err =
+        RmsNorm::load(&vs.root().with_dtype(Some(DType::F32)).pp("norm"), 2, 1e-6).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Input);
+    assert_eq!(
+        err.message(),
+        "parameter 'norm.weight' in test.safetensors has dtype bf16, expected f32"
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_error() {
+    let err = VarStore::load("/nonexistent/model.safetensors").unwrap_err();
+    assert!(
+        err.message().contains("/nonexistent/model.safetensors"),
+        "{err}"
+    );
+}
+
+#[test]
+fn parameters_outside_their_trace_are_errors() {
+    let vs = store(vec![("fc.weight", host(&[1., 0., 0., 1.], &[2, 2]))]);
+    let fc = Linear::load_no_bias(&vs.root().pp("fc"), 2, 2).unwrap();
+    let spec = [TensorSpec::new([1, 2], DType::F32)];
+
+    let err = kiln::trace(&spec, |xs| fc.forward(&xs[0])).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Input);
+    assert_eq!(
+        err.message(),
+        "parameter 'fc.weight' is used outside VarStore::trace"
+    );
+
+    let other = store(vec![]);
+    let err = other.trace(&spec, |xs| fc.forward(&xs[0])).unwrap_err();
+    assert!(err.message().contains("another VarStore"), "{err}");
+
+    // Loading an already declared parameter again inside the trace is
+    // fine (it has its input); a missing one is the usual load error.
+    let y = vs.trace(&spec, |xs| {
+        assert!(Linear::load_no_bias(&vs.root().pp("fc2"), 2, 2).is_err());
+        let again = Linear::load_no_bias(&vs.root().pp("fc"), 2, 2).unwrap();
+        again.forward(&xs[0])
+    });
+    assert!(y.is_ok());
+
+    let vs = store(vec![
+        ("a.weight", host(&[1., 0., 0., 1.], &[2, 2])),
+        ("b.weight", host(&[1., 0., 0., 1.], &[2, 2])),
+    ]);
+    let a = Linear::load_no_bias(&vs.root().pp("a"), 2, 2).unwrap();
+    let err = vs
+        .trace(&spec, |xs| {
+            let b = Linear::load_no_bias(&vs.root().pp("b"), 2, 2).unwrap();
+            b.forward(&a.forward(&xs[0]))
+        })
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "parameter 'b.weight' is used after VarStore::trace began (load the model before tracing it)"
+    );
+}
+
+#[test]
+fn a_compiled_model_takes_only_the_callers_inputs() {
+    let vs = store(vec![("fc.weight", host(&[1., 0., 0., 1.], &[2, 2]))]);
+    let fc = Linear::load_no_bias(&vs.root().pp("fc"), 2, 2).unwrap();
+    let model = vs
+        .trace(&[TensorSpec::new([1, 2], DType::F32).name("x")], |xs| {
+            fc.forward(&xs[0])
+        })
+        .unwrap();
+    assert!(
+        model
+            .to_string()
+            .starts_with("func @main(%x: tensor<1x2xf32>, %fc.weight: tensor<2x2xf32>)")
+    );
+    assert_eq!(model.num_inputs(), 1);
+    let compiled = model.compile(Device::CPU).unwrap();
+    let err = compiled.run(&[]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Input);
+    assert!(err.message().contains("takes 1 input"), "{err}");
+    let y = compiled.run(&[host(&[2., 3.], &[1, 2])]).unwrap();
+    assert_eq!(values(&y[0]), [2., 3.]);
+    // The reference interpreter, with no passes, agrees.
+    let y = model.interpret(&[host(&[2., 3.], &[1, 2])]).unwrap();
+    assert_eq!(values(&y[0]), [2., 3.]);
+}
+
+// ---- whole models against transformers ----
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/nn")
+        .join(name)
+}
+
+/// `input_ids` and transformers' `logits` for a model.
+fn reference(name: &str) -> (HostTensor, Vec<f64>) {
+    let io = kiln::runtime::io::read_safetensors(&data(&format!("{name}_io.safetensors"))).unwrap();
+    (io["input_ids"].clone(), values(&io["logits"]))
+}
+
+/// The store's tensors converted to a half dtype.
+fn halved(vs: &VarStore, dtype: DType) -> VarStore {
+    let tensors = vs.names().map(|name| {
+        let t = vs.tensor(name).unwrap();
+        let v = values(t);
+        let h = match dtype {
+            DType::F16 => {
+                HostTensor::from_vec(v.iter().map(|&x| f16::from_f64(x)).collect(), t.shape())
+            }
+            _ => HostTensor::from_vec(v.iter().map(|&x| bf16::from_f64(x)).collect(), t.shape()),
+        };
+        (name.to_string(), h.unwrap())
+    });
+    VarStore::from_tensors(
+        format!("{} as {dtype}", vs.source()),
+        tensors.collect::<Vec<_>>(),
+    )
+}
+
+#[test]
+fn gpt2_matches_transformers() {
+    let config = gpt2::Gpt2Config::from_json_file(&data("gpt2_config.json")).unwrap();
+    let vs = VarStore::load(data("gpt2.safetensors")).unwrap();
+    let model = gpt2::Gpt2::load(&vs.root(), &config).unwrap();
+    let (ids, expected) = reference("gpt2");
+    let traced = model.trace(&vs, 1, 16).unwrap();
+    assert_eq!(traced.param_names().len(), 2 + 12 * 2 + 2);
+    let logits = run(&traced, std::slice::from_ref(&ids));
+    assert_eq!(logits.shape(), [1, 16, 100]);
+    assert_close(&values(&logits), &expected, 1e-4);
+
+    // f16 weights: the same model in f16, to f16's precision.
+    let vs16 = halved(&vs, DType::F16);
+    let model16 = gpt2::Gpt2::load(&vs16.root(), &config).unwrap();
+    let logits16 = model16
+        .trace(&vs16, 1, 16)
+        .unwrap()
+        .compile(Device::CPU)
+        .unwrap()
+        .run(&[ids])
+        .unwrap();
+    assert_eq!(logits16[0].dtype(), DType::F16);
+    assert_close(&values(&logits16[0]), &expected, 5e-3);
+}
+
+#[test]
+fn llama_matches_transformers() {
+    let config = llama::LlamaConfig::from_json_file(&data("llama_config.json")).unwrap();
+    assert_eq!(
+        (config.num_attention_heads, config.num_key_value_heads),
+        (4, 2)
+    );
+    let vs = VarStore::load(data("llama.safetensors")).unwrap();
+    let model = llama::Llama::load(&vs.root(), &config).unwrap();
+    let (ids, expected) = reference("llama");
+    let traced = model.trace(&vs, 1, 16).unwrap();
+    let logits = run(&traced, std::slice::from_ref(&ids));
+    assert_eq!(logits.shape(), [1, 16, 100]);
+    assert_close(&values(&logits), &expected, 1e-4);
+
+    // bf16 weights (RMS norm's statistics in f32), to bf16's precision.
+    let vsb = halved(&vs, DType::BF16);
+    let modelb = llama::Llama::load(&vsb.root(), &config).unwrap();
+    let logitsb = modelb
+        .trace(&vsb, 1, 16)
+        .unwrap()
+        .compile(Device::CPU)
+        .unwrap()
+        .run(&[ids])
+        .unwrap();
+    assert_eq!(logitsb[0].dtype(), DType::BF16);
+    assert_close(&values(&logitsb[0]), &expected, 4e-2);
+}
+
+#[test]
+fn a_gpt2_checkpoint_with_a_missing_layer_says_which() {
+    let config = gpt2::Gpt2Config::from_json_file(&data("gpt2_config.json")).unwrap();
+    let mut three = config.clone();
+    three.n_layer = 3;
+    let vs = VarStore::load(data("gpt2.safetensors")).unwrap();
+    let err = gpt2::Gpt2::load(&vs.root(), &three).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Input);
+    assert!(
+        err.message()
+            .starts_with("parameter 'h.2.ln_1.weight' is missing from "),
+        "{err}"
+    );
+    let mut wide = config;
+    wide.n_positions = 64;
+    let err = gpt2::Gpt2::load(&vs.root(), &wide).unwrap_err();
+    assert!(
+        err.message().contains("'wpe.weight'")
+            && err
+                .message()
+                .ends_with("has shape [32, 64], expected [64, 64]"),
+        "{err}"
+    );
+}
