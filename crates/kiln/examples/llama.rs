@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run -p kiln --example llama --release                      # the tiny test model
-//! cargo run -p kiln --example llama --release -- model.safetensors [config.json] [--ids 1,2,3]
+//! cargo run -p kiln --example llama --release -- model.safetensors [config.json] [--ids 1,2,3] [--generate 8]
 //! ```
 //!
 //! The model follows transformers' `LlamaForCausalLM`: `model.embed_tokens`,
@@ -15,15 +15,21 @@
 //! config comes from the JSON file given, else `config.json` beside the
 //! checkpoint, else `<stem>_config.json`.
 //!
+//! `--generate N` continues the ids greedily for N tokens with a key/value
+//! cache ([`Generator`]): the prompt runs once, then each step runs one
+//! position against the cached keys and values of the earlier ones (a
+//! program per cache length; each is traced and compiled when first met).
+//!
 //! `crates/kiln/tests/nn.rs` includes this file and checks the model
 //! against transformers' logits.
 
 use std::path::{Path, PathBuf};
 
 use kiln::nn::{
-    Activation, Attention, AttentionConfig, Embedding, Linear, Module, RmsNorm, RotaryEmbedding,
-    TracedModel, VarBuilder, VarStore,
+    Activation, Attention, AttentionConfig, Embedding, KvCache, Linear, Module, RmsNorm,
+    RotaryEmbedding, TracedModel, VarBuilder, VarStore,
 };
+use kiln::runtime::Tensor as HostTensor;
 use kiln::{DType, Device, Error, ErrorKind, Result, Tensor, TensorSpec};
 
 /// The fields of transformers' `LlamaConfig` the forward pass uses.
@@ -172,6 +178,20 @@ impl DecoderLayer {
         let x = x + attn;
         &x + self.mlp.forward(&self.post_attention_layernorm.forward(&x))
     }
+
+    fn forward_cached(
+        &self,
+        x: &Tensor,
+        rotary: &RotaryEmbedding,
+        past: Option<&KvCache>,
+    ) -> (Tensor, KvCache) {
+        let (attn, cache) =
+            self.self_attn
+                .forward_cached(&self.input_layernorm.forward(x), Some(rotary), past);
+        let x = x + attn;
+        let y = &x + self.mlp.forward(&self.post_attention_layernorm.forward(&x));
+        (y, cache)
+    }
 }
 
 /// Llama with its language-model head.
@@ -222,14 +242,131 @@ impl Llama {
         let spec = TensorSpec::new([batch, len], DType::I64).name("input_ids");
         vs.trace(&[spec], |xs| self.forward(&xs[0]))
     }
+
+    /// Logits for `input_ids` that follow the positions of `past` (one
+    /// cache per layer; empty: none), and the extended caches.
+    pub fn forward_cached(&self, input_ids: &Tensor, past: &[KvCache]) -> (Tensor, Vec<KvCache>) {
+        let mut x = self.embed_tokens.forward(input_ids);
+        let mut caches = Vec::with_capacity(self.layers.len());
+        for (i, layer) in self.layers.iter().enumerate() {
+            let (y, cache) = layer.forward_cached(&x, &self.rotary, past.get(i));
+            x = y;
+            caches.push(cache);
+        }
+        (self.lm_head.forward(&self.norm.forward(&x)), caches)
+    }
+
+    /// Traces one generation step: inputs `input_ids` `[batch, len]` and,
+    /// when `past_len > 0`, `past.{layer}.k` and `past.{layer}.v`
+    /// (`[batch, kv_heads, past_len, head_dim]` in `dtype`); results: the
+    /// logits, then each layer's extended keys and values.
+    pub fn trace_step(
+        &self,
+        vs: &VarStore,
+        config: &LlamaConfig,
+        (batch, len, past_len): (i64, i64, i64),
+        dtype: DType,
+    ) -> Result<TracedModel> {
+        let mut specs = vec![TensorSpec::new([batch, len], DType::I64).name("input_ids")];
+        if past_len > 0 {
+            let shape = [batch, config.num_key_value_heads, past_len, config.head_dim];
+            for i in 0..self.layers.len() {
+                specs.push(TensorSpec::new(shape, dtype).name(format!("past.{i}.k")));
+                specs.push(TensorSpec::new(shape, dtype).name(format!("past.{i}.v")));
+            }
+        }
+        vs.trace(&specs, |xs| {
+            let past: Vec<KvCache> = xs[1..]
+                .chunks(2)
+                .map(|kv| KvCache {
+                    k: kv[0].clone(),
+                    v: kv[1].clone(),
+                })
+                .collect();
+            let (logits, caches) = self.forward_cached(&xs[0], &past);
+            let mut outputs = vec![logits];
+            outputs.extend(caches.into_iter().flat_map(|c| [c.k, c.v]));
+            outputs
+        })
+    }
+}
+
+/// Runs a Llama position by position with a key/value cache (batch 1).
+pub struct Generator<'a> {
+    model: &'a Llama,
+    vs: &'a VarStore,
+    config: &'a LlamaConfig,
+    dtype: DType,
+    /// Each layer's keys and values, `[1, kv_heads, len, head_dim]`.
+    cache: Vec<HostTensor>,
+}
+
+impl<'a> Generator<'a> {
+    /// A generator with an empty cache; activations (and the cache) in
+    /// `dtype`, the weights' dtype.
+    pub fn new(model: &'a Llama, vs: &'a VarStore, config: &'a LlamaConfig, dtype: DType) -> Self {
+        Generator {
+            model,
+            vs,
+            config,
+            dtype,
+            cache: Vec::new(),
+        }
+    }
+
+    /// How many positions the cache holds.
+    pub fn len(&self) -> i64 {
+        self.cache.first().map_or(0, |k| k.shape()[2])
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Runs `ids` after the cached positions; returns their logits
+    /// `[1, len, vocab]` and keeps their keys and values.
+    pub fn feed(&mut self, ids: &[i64]) -> Result<HostTensor> {
+        let len = ids.len() as i64;
+        let step = self
+            .model
+            .trace_step(self.vs, self.config, (1, len, self.len()), self.dtype)?;
+        let mut inputs = vec![HostTensor::from_vec(ids.to_vec(), &[1, len])?];
+        inputs.append(&mut self.cache);
+        let mut outputs = step.compile(Device::CPU)?.run(&inputs)?.into_iter();
+        let logits = outputs
+            .next()
+            .ok_or_else(|| Error::new(ErrorKind::Backend, "the step returned no logits"))?;
+        self.cache = outputs.collect();
+        Ok(logits)
+    }
+}
+
+/// The index of the largest of the last `vocab` values (greedy decoding).
+pub fn argmax_last(logits: &HostTensor, vocab: usize) -> i64 {
+    let values: Vec<f64> = logits.values().into_iter().map(|v| v.f64()).collect();
+    let last = &values[values.len().saturating_sub(vocab)..];
+    let mut best = 0;
+    for (i, v) in last.iter().enumerate() {
+        if *v > last[best] {
+            best = i;
+        }
+    }
+    best as i64
 }
 
 fn main() -> Result<()> {
     let mut paths = Vec::new();
     let mut ids: Vec<i64> = vec![1, 15, 7, 42, 3, 99, 0, 23];
+    let mut generate = 0usize;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--ids" {
+        if arg == "--generate" {
+            generate = args
+                .next()
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| Error::new(ErrorKind::Input, "--generate needs a count"))?;
+        } else if arg == "--ids" {
             let list = args
                 .next()
                 .ok_or_else(|| Error::new(ErrorKind::Input, "--ids needs a list: --ids 1,2,3"))?;
@@ -286,5 +423,21 @@ fn main() -> Result<()> {
     let vocab = config.vocab_size as usize;
     let last = &values[values.len() - vocab..];
     println!("last position: logits[..8] {:?}", &last[..vocab.min(8)]);
+
+    if generate > 0 {
+        let dtype = vs.dtype().unwrap_or(DType::F32);
+        let mut generator = Generator::new(&model, &vs, &config, dtype);
+        let start = std::time::Instant::now();
+        let mut next = argmax_last(&generator.feed(&ids)?, vocab);
+        let mut generated = vec![next];
+        while generated.len() < generate {
+            next = argmax_last(&generator.feed(&[next])?, vocab);
+            generated.push(next);
+        }
+        println!(
+            "greedy continuation {generated:?} ({:.1} ms, tracing and compiling a program per step)",
+            start.elapsed().as_secs_f64() * 1e3
+        );
+    }
     Ok(())
 }

@@ -682,3 +682,28 @@ fn a_gpt2_checkpoint_with_a_missing_layer_says_which() {
         "{err}"
     );
 }
+
+#[test]
+fn llama_with_a_key_value_cache_matches_the_whole_sequence() {
+    // Positions 0..5 as a prompt, 5..9 as a chunk after a cache (the
+    // causal mask shifted by the cache), then 9..16 one at a time: each
+    // step's logits are transformers' rows for those positions.
+    let config = llama::LlamaConfig::from_json_file(&data("llama_config.json")).unwrap();
+    let vs = VarStore::load(data("llama.safetensors")).unwrap();
+    let model = llama::Llama::load(&vs.root(), &config).unwrap();
+    let (ids, expected) = reference("llama");
+    let ids: Vec<i64> = ids.to_vec().unwrap();
+    let mut generator = llama::Generator::new(&model, &vs, &config, DType::F32);
+    let mut chunks = vec![0..5, 5..9];
+    chunks.extend((9..16).map(|i| i..i + 1));
+    for range in chunks {
+        let logits = generator.feed(&ids[range.clone()]).unwrap();
+        assert_eq!(logits.shape(), [1, range.len() as i64, 100]);
+        assert_close(
+            &values(&logits),
+            &expected[range.start * 100..range.end * 100],
+            1e-4,
+        );
+        assert_eq!(generator.len(), range.end as i64);
+    }
+}

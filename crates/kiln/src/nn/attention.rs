@@ -8,11 +8,16 @@
 //! the op's `enable_gqa` does it. [`split_heads`] and [`merge_heads`] are
 //! the reshapes around it, for models whose projections differ (GPT-2's
 //! fused `c_attn`).
+//!
+//! For generation, [`Attention::forward_cached`] takes the keys and values
+//! of earlier positions ([`KvCache`], inputs of the traced step) and
+//! returns them extended, so each step runs only the new positions.
 
 use kiln_ir::{Error, ErrorKind, Result};
 
 use super::{Linear, Module, RotaryEmbedding, VarBuilder};
-use crate::tensor::{AttentionOptions, Tensor};
+use crate::tensor::{AttentionOptions, Tensor, arange, cat};
+use kiln_ir::DType;
 
 /// The sizes and switches of an [`Attention`] block. `new` gives
 /// multi-head, causal attention without biases; the methods change one
@@ -170,6 +175,78 @@ impl Attention {
         }
         let y = q.scaled_dot_product_attention(&k, &v, mask, self.options);
         self.o_proj.forward(&merge_heads(&y))
+    }
+}
+
+/// The keys and values of the positions seen so far, `[batch, kv_heads,
+/// len, head_dim]` each (after rotary embeddings): what
+/// [`Attention::forward_cached`] takes and returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvCache {
+    /// The keys.
+    pub k: Tensor,
+    /// The values.
+    pub v: Tensor,
+}
+
+impl KvCache {
+    /// How many positions it holds (0 when an earlier op failed).
+    pub fn len(&self) -> i64 {
+        self.k
+            .shape()
+            .and_then(|s| s.len().checked_sub(2).map(|i| s[i]))
+            .unwrap_or(0)
+    }
+
+    /// Whether it holds no positions.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Attention {
+    /// Attention of new positions `x` (`[batch, len, hidden]`) over the
+    /// cached ones and themselves: the new positions start at
+    /// `past.len()` (rotary embeddings turn them by their true positions),
+    /// each attends to every cached position and to the new ones up to
+    /// itself (when causal). Returns the output and the cache extended by
+    /// the new keys and values.
+    pub fn forward_cached(
+        &self,
+        x: &Tensor,
+        rotary: Option<&RotaryEmbedding>,
+        past: Option<&KvCache>,
+    ) -> (Tensor, KvCache) {
+        let offset = past.map_or(0, KvCache::len);
+        let mut q = split_heads(&self.q_proj.forward(x), self.num_heads);
+        let mut k = split_heads(&self.k_proj.forward(x), self.num_kv_heads);
+        let mut v = split_heads(&self.v_proj.forward(x), self.num_kv_heads);
+        if let Some(rotary) = rotary {
+            q = rotary.apply(&q, offset);
+            k = rotary.apply(&k, offset);
+        }
+        if let Some(past) = past {
+            k = cat(&[&past.k, &k], -2);
+            v = cat(&[&past.v, &v], -2);
+        }
+        let len = q
+            .shape()
+            .and_then(|s| s.len().checked_sub(2).map(|i| s[i]))
+            .unwrap_or(0);
+        let mut options = self.options;
+        let mut mask = None;
+        if options.is_causal && offset > 0 {
+            // PyTorch's is_causal aligns the triangle top-left; with a
+            // cache, query i sits at position offset + i.
+            options.is_causal = false;
+            if len > 1 {
+                let rows = arange(0, len, 1, Some(DType::I64)).unsqueeze(1) + offset;
+                let cols = arange(0, offset + len, 1, Some(DType::I64)).unsqueeze(0);
+                mask = Some(cols.le(&rows));
+            }
+        }
+        let y = q.scaled_dot_product_attention(&k, &v, mask.as_ref(), options);
+        (self.o_proj.forward(&merge_heads(&y)), KvCache { k, v })
     }
 }
 

@@ -46,7 +46,7 @@ mod rotary;
 mod var_store;
 
 pub use activation::Activation;
-pub use attention::{Attention, AttentionConfig, merge_heads, split_heads};
+pub use attention::{Attention, AttentionConfig, KvCache, merge_heads, split_heads};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use layer_norm::LayerNorm;
