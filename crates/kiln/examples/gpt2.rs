@@ -3,8 +3,12 @@
 //!
 //! ```text
 //! cargo run -p kiln --example gpt2 --release                      # the tiny test model
-//! cargo run -p kiln --example gpt2 --release -- model.safetensors [config.json] [--ids 464,2068,7586]
+//! cargo run -p kiln --example gpt2 --release -- model.safetensors [config.json] [--ids 464,2068,7586] [--kir gpt2.kir]
 //! ```
+//!
+//! `--kir PATH` writes the traced program: its arguments are `input_ids`
+//! and the weights by name, so `kiln run gpt2.kir --inputs
+//! model.safetensors --input input_ids=ids.npy` runs it too.
 //!
 //! The model follows transformers' `GPT2LMHeadModel`: token and position
 //! embeddings (`wte`, `wpe`), blocks of `ln_1`, causal self-attention
@@ -275,9 +279,15 @@ pub fn parse_ids(text: &str) -> Result<Vec<i64>> {
 fn main() -> Result<()> {
     let mut paths = Vec::new();
     let mut ids: Vec<i64> = vec![15, 7, 42, 3, 99, 0, 23, 8];
+    let mut kir = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--ids" {
+        if arg == "--kir" {
+            kir = Some(
+                args.next()
+                    .ok_or_else(|| Error::new(ErrorKind::Input, "--kir needs a path"))?,
+            );
+        } else if arg == "--ids" {
             let list = args
                 .next()
                 .ok_or_else(|| Error::new(ErrorKind::Input, "--ids needs a list: --ids 1,2,3"))?;
@@ -302,6 +312,10 @@ fn main() -> Result<()> {
     let len = ids.len() as i64;
     let traced = model.trace(&vs, 1, len)?;
     let loaded = start.elapsed();
+    if let Some(path) = &kir {
+        std::fs::write(path, traced.to_string())
+            .map_err(|e| Error::new(ErrorKind::Io, format!("{path}: {e}")))?;
+    }
     let compiled: CompiledModel = traced.compile(Device::CPU)?;
     let compiled_in = start.elapsed() - loaded;
     let input = kiln::runtime::Tensor::from_vec(ids.clone(), &[1, len])?;
