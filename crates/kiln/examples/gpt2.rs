@@ -110,7 +110,12 @@ struct Gpt2Attention {
 impl Module for Gpt2Attention {
     fn forward(&self, x: &Tensor) -> Tensor {
         let qkv = self.c_attn.forward(x).split(self.n_embd, -1);
-        let [q, k, v] = [0, 1, 2].map(|i| split_heads(&qkv[i.min(qkv.len() - 1)], self.n_head));
+        // A failed op gives one poisoned result; the trace reports its error.
+        let part = |i: usize| qkv.get(i).or(qkv.first()).cloned();
+        let (Some(q), Some(k), Some(v)) = (part(0), part(1), part(2)) else {
+            return x.clone();
+        };
+        let [q, k, v] = [q, k, v].map(|t| split_heads(&t, self.n_head));
         let y = q.scaled_dot_product_attention(&k, &v, None, AttentionOptions::causal());
         self.c_proj.forward(&merge_heads(&y))
     }
