@@ -405,6 +405,80 @@ pub fn int_to_float(_: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred
     Ok(single(x.shape.clone(), compute, vec![Some(compute)]))
 }
 
+/// An op PyTorch defines in Python on its input as it is (softsign's
+/// `x / (x.abs() + 1)` adds in the integer dtype, wrapping as it does),
+/// whose result is a float: integers and bool give the default float dtype.
+pub fn int_result_float(_: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let d = x.dtype;
+    let result = if d.is_integral() || d.is_bool() {
+        ctx.default_dtype.dtype()
+    } else {
+        d
+    };
+    Ok(single(x.shape.clone(), result, vec![Some(d)]))
+}
+
+/// `square`: `pow(x, 2)`, so bool squares as int64.
+pub fn square(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let d = if x.dtype.is_bool() {
+        DType::I64
+    } else {
+        x.dtype
+    };
+    Ok(single(x.shape.clone(), d, vec![Some(d)]))
+}
+
+/// `positive`: PyTorch's refusal of bool.
+pub fn positive(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    if x.dtype.is_bool() {
+        return Err(Error::new(
+            ErrorKind::DType,
+            "The `+` operator, on a bool tensor is not supported.",
+        ));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![Some(x.dtype)]))
+}
+
+/// `isinf`, `isfinite`, `isposinf`, `isneginf`: a bool of the input's
+/// shape. Complex inputs are refused (Kiln has no real and imaginary parts
+/// to test separately; PyTorch refuses them for isposinf and isneginf).
+pub fn predicate(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    if x.dtype.is_complex() {
+        let (kind, message) = match op {
+            Op::Isposinf | Op::Isneginf => (
+                ErrorKind::DType,
+                format!("{} does not support complex inputs.", op.name()),
+            ),
+            _ => (
+                ErrorKind::Unsupported,
+                format!(
+                    "{} of a complex tensor: Kiln cannot test its real and imaginary parts yet",
+                    op.name()
+                ),
+            ),
+        };
+        return Err(Error::new(kind, message));
+    }
+    Ok(single(x.shape.clone(), DType::Bool, vec![Some(x.dtype)]))
+}
+
+/// `nan_to_num`: the input's dtype; complex refused (PyTorch replaces in
+/// each part, which Kiln cannot address yet).
+pub fn nan_to_num(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    if x.dtype.is_complex() {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            "nan_to_num of a complex tensor: Kiln cannot replace in its real and imaginary parts yet",
+        ));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![Some(x.dtype)]))
+}
+
 /// A primitive binary op: refusals, broadcasting, promotion.
 pub fn binary(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     let Op::Binary { op: b } = op else {
@@ -810,15 +884,57 @@ pub fn arg_reduce(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(shape, DType::I64, vec![Some(x.dtype)]))
 }
 
-/// `softmax` and `log_softmax`, with the optional `dtype` they compute in.
+/// `softmax`, `log_softmax` and `softmin`, with the optional `dtype` they
+/// compute in.
 pub fn softmax(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
-    let (Op::Softmax { dim, dtype } | Op::LogSoftmax { dim, dtype }) = op else {
+    let (Op::Softmax { dim, dtype } | Op::LogSoftmax { dim, dtype } | Op::Softmin { dim, dtype }) =
+        op
+    else {
         return Err(wrong_rule("softmax"));
     };
     let x = tensor(args)?;
     wrap_dim(*dim, x.rank())?;
     let d = dtype.unwrap_or(x.dtype);
     Ok(single(x.shape.clone(), d, vec![Some(d)]))
+}
+
+/// `glu`: the input's shape with `dim` halved; PyTorch's error where its
+/// size is odd.
+pub fn glu(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Glu { dim } = op else {
+        return Err(wrong_rule("glu"));
+    };
+    let x = tensor(args)?;
+    if x.rank() == 0 {
+        return Err(Error::new(
+            ErrorKind::Shape,
+            "glu does not support scalars because halving size must be even",
+        ));
+    }
+    let d = wrap_dim(*dim, x.rank())?;
+    if x.shape[d] % 2 != 0 {
+        return Err(Error::new(
+            ErrorKind::Shape,
+            format!(
+                "Halving dimension must be even, but dimension {d} is size {}",
+                x.shape[d]
+            ),
+        ));
+    }
+    let mut shape = x.shape.clone();
+    shape[d] /= 2;
+    Ok(single(shape, x.dtype, vec![Some(x.dtype)]))
+}
+
+/// `rrelu`: eval mode only (training draws a random slope per element).
+pub fn rrelu(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    if let Op::Rrelu { training: true, .. } = op {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            "rrelu with training = true draws random slopes: Kiln runs inference (training = false)",
+        ));
+    }
+    same_dtype(op, args, ctx)
 }
 
 /// `layer_norm %x, weight?, bias?`.

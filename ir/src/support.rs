@@ -247,7 +247,7 @@ pub fn arg_reduce_kernel(op: &Op, args: &[Arg<'_>], _: &Inferred) -> Chosen {
 /// softmax/log_softmax: PyTorch names the kernel by whether the dim is last.
 pub fn softmax_kernel(op: &Op, args: &[Arg<'_>], _: &Inferred) -> Chosen {
     let (dim, log) = match op {
-        Op::Softmax { dim, .. } => (*dim, false),
+        Op::Softmax { dim, .. } | Op::Softmin { dim, .. } => (*dim, false),
         Op::LogSoftmax { dim, .. } => (*dim, true),
         _ => return Ok(None),
     };

@@ -129,6 +129,14 @@ UNARY = {
     "sign": torch.sign, "reciprocal": torch.reciprocal, "logical_not": torch.logical_not,
     "bitwise_not": torch.bitwise_not, "isnan": torch.isnan,
     "log1p": torch.log1p, "expm1": torch.expm1, "hardswish": F.hardswish, "softplus": F.softplus,
+    "elu": F.elu, "selu": F.selu, "celu": F.celu, "leaky_relu": F.leaky_relu, "hardtanh": F.hardtanh,
+    "relu6": F.relu6, "hardsigmoid": F.hardsigmoid, "mish": F.mish, "softsign": F.softsign,
+    "tanhshrink": F.tanhshrink, "softshrink": F.softshrink, "hardshrink": F.hardshrink,
+    "logsigmoid": F.logsigmoid, "rrelu": lambda x: F.rrelu(x, training=False),
+    "square": torch.square, "positive": torch.positive, "isinf": torch.isinf,
+    "isfinite": torch.isfinite, "isposinf": torch.isposinf, "isneginf": torch.isneginf,
+    "frac": torch.frac, "deg2rad": torch.deg2rad, "rad2deg": torch.rad2deg, "logit": torch.logit,
+    "nan_to_num": torch.nan_to_num, "sinc": torch.sinc,
 }
 
 BINARY = {
@@ -140,9 +148,16 @@ BINARY = {
 }
 
 
+# Ops Kiln refuses on complex tensors (with ErrorKind::Unsupported: it
+# cannot yet address real and imaginary parts), tested in interp_values.rs.
+REFUSED_COMPLEX = {"isinf", "isfinite", "nan_to_num"}
+
+
 def gen_unary():
     for name, fn in UNARY.items():
         for dt in DTYPES:
+            if name in REFUSED_COMPLEX and dt.is_complex:
+                continue
             x = make(dt, [3, 4])
             record(name, {}, [x], lambda: fn(x))
         x = make(torch.float32, [3, 4])
@@ -153,6 +168,40 @@ def gen_unary():
         x = make(dt, [3, 4])
         attrs = {"beta": scalar_spec(2), "threshold": scalar_spec(1.5)}
         record("softplus", attrs, [x], lambda: F.softplus(x, beta=2, threshold=1.5))
+
+
+def gen_activations():
+    """The activations' attributes away from their defaults."""
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        x = make(dt, [3, 4])
+        record("elu", {"alpha": 0.5, "scale": 2.0, "input_scale": 1.5}, [x],
+               lambda: torch.ops.aten.elu(x, 0.5, 2.0, 1.5))
+        record("celu", {"alpha": 2.0}, [x], lambda: F.celu(x, alpha=2.0))
+        record("leaky_relu", {"negative_slope": 0.2}, [x], lambda: F.leaky_relu(x, 0.2))
+        record("rrelu", {"lower": 0.1, "upper": 0.3}, [x],
+               lambda: F.rrelu(x, 0.1, 0.3, training=False))
+        record("softshrink", {"lambd": 1.0}, [x], lambda: F.softshrink(x, 1.0))
+        record("hardshrink", {"lambd": 1.0}, [x], lambda: F.hardshrink(x, 1.0))
+        record("softmin", {"dim": 1}, [x], lambda: F.softmin(x, dim=1))
+        record("softmin", {"dim": 0}, [x], lambda: F.softmin(x, dim=0))
+        record("glu", {}, [x], lambda: F.glu(x))
+        x43 = make(dt, [4, 3])
+        record("glu", {"dim": 0}, [x43], lambda: F.glu(x43, dim=0))
+        record("logit", {"eps": 0.25}, [x], lambda: torch.logit(x, eps=0.25))
+        record("nan_to_num", {"nan": 1.5, "posinf": 100.0, "neginf": -100.0}, [x],
+               lambda: torch.nan_to_num(x, nan=1.5, posinf=100.0, neginf=-100.0))
+        xp = make(dt, [3, 4], positive=True)
+        record("logit", {}, [xp / (xp.abs().max() * 2)], lambda: torch.logit(xp / (xp.abs().max() * 2)))
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        record("hardtanh", {"min_val": scalar_spec(-2), "max_val": scalar_spec(0.5)}, [x],
+               lambda: F.hardtanh(x, -2, 0.5))
+        record("hardtanh", {"min_val": scalar_spec(1.5), "max_val": scalar_spec(2.5)}, [x],
+               lambda: F.hardtanh(x, 1.5, 2.5))
+        record("threshold", {"threshold": scalar_spec(1.0), "value": scalar_spec(20.0)}, [x],
+               lambda: F.threshold(x, 1.0, 20.0))
+        record("threshold", {"threshold": scalar_spec(2), "value": scalar_spec(-5)}, [x],
+               lambda: F.threshold(x, 2, -5))
 
 
 def gen_binary():
@@ -381,6 +430,7 @@ def gen_creation():
 
 def main():
     gen_unary()
+    gen_activations()
     gen_binary()
     gen_where_clamp_cast()
     gen_reductions()

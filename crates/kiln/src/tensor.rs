@@ -167,6 +167,179 @@ impl Tensor {
         record(Op::Silu, vec![t(self)], None)
     }
 
+    /// `torch.nn.functional.softplus(x, beta, threshold)`.
+    pub fn softplus(&self, beta: impl Into<Scalar>, threshold: impl Into<Scalar>) -> Tensor {
+        let (beta, threshold) = (beta.into(), threshold.into());
+        record(Op::Softplus { beta, threshold }, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.hardswish`.
+    pub fn hardswish(&self) -> Tensor {
+        record(Op::Hardswish, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.elu(x, alpha)`.
+    pub fn elu(&self, alpha: f64) -> Tensor {
+        let op = Op::Elu {
+            alpha: F64(alpha),
+            scale: F64(1.0),
+            input_scale: F64(1.0),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.selu`.
+    pub fn selu(&self) -> Tensor {
+        record(Op::Selu, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.celu(x, alpha)`.
+    pub fn celu(&self, alpha: f64) -> Tensor {
+        record(Op::Celu { alpha: F64(alpha) }, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.leaky_relu(x, negative_slope)`.
+    pub fn leaky_relu(&self, negative_slope: f64) -> Tensor {
+        let op = Op::LeakyRelu {
+            negative_slope: F64(negative_slope),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.hardtanh(x, min_val, max_val)`.
+    pub fn hardtanh(&self, min_val: impl Into<Scalar>, max_val: impl Into<Scalar>) -> Tensor {
+        let op = Op::Hardtanh {
+            min_val: min_val.into(),
+            max_val: max_val.into(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.relu6`.
+    pub fn relu6(&self) -> Tensor {
+        record(Op::Relu6, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.hardsigmoid`.
+    pub fn hardsigmoid(&self) -> Tensor {
+        record(Op::Hardsigmoid, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.mish`.
+    pub fn mish(&self) -> Tensor {
+        record(Op::Mish, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.softsign`.
+    pub fn softsign(&self) -> Tensor {
+        record(Op::Softsign, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.tanhshrink`.
+    pub fn tanhshrink(&self) -> Tensor {
+        record(Op::Tanhshrink, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.softshrink(x, lambd)`.
+    pub fn softshrink(&self, lambd: f64) -> Tensor {
+        record(Op::Softshrink { lambd: F64(lambd) }, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.hardshrink(x, lambd)`.
+    pub fn hardshrink(&self, lambd: f64) -> Tensor {
+        record(Op::Hardshrink { lambd: F64(lambd) }, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.threshold(x, threshold, value)`.
+    pub fn threshold(&self, threshold: impl Into<Scalar>, value: impl Into<Scalar>) -> Tensor {
+        let op = Op::Threshold {
+            threshold: threshold.into(),
+            value: value.into(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.logsigmoid`.
+    pub fn logsigmoid(&self) -> Tensor {
+        record(Op::Logsigmoid, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.softmin(x, dim)`.
+    pub fn softmin(&self, dim: i64) -> Tensor {
+        record(Op::Softmin { dim, dtype: None }, vec![t(self)], None)
+    }
+
+    /// `torch.nn.functional.glu(x, dim)`.
+    pub fn glu(&self, dim: i64) -> Tensor {
+        record(Op::Glu { dim }, vec![t(self)], None)
+    }
+
+    /// `torch.square`.
+    pub fn square(&self) -> Tensor {
+        record(Op::Square, vec![t(self)], None)
+    }
+
+    /// `torch.positive`.
+    pub fn positive(&self) -> Tensor {
+        record(Op::Positive, vec![t(self)], None)
+    }
+
+    /// `torch.isinf`.
+    pub fn isinf(&self) -> Tensor {
+        record(Op::Isinf, vec![t(self)], None)
+    }
+
+    /// `torch.isfinite`.
+    pub fn isfinite(&self) -> Tensor {
+        record(Op::Isfinite, vec![t(self)], None)
+    }
+
+    /// `torch.isposinf`.
+    pub fn isposinf(&self) -> Tensor {
+        record(Op::Isposinf, vec![t(self)], None)
+    }
+
+    /// `torch.isneginf`.
+    pub fn isneginf(&self) -> Tensor {
+        record(Op::Isneginf, vec![t(self)], None)
+    }
+
+    /// `torch.frac`.
+    pub fn frac(&self) -> Tensor {
+        record(Op::Frac, vec![t(self)], None)
+    }
+
+    /// `torch.deg2rad`.
+    pub fn deg2rad(&self) -> Tensor {
+        record(Op::Deg2rad, vec![t(self)], None)
+    }
+
+    /// `torch.rad2deg`.
+    pub fn rad2deg(&self) -> Tensor {
+        record(Op::Rad2deg, vec![t(self)], None)
+    }
+
+    /// `torch.logit(x, eps)`.
+    pub fn logit(&self, eps: Option<f64>) -> Tensor {
+        record(Op::Logit { eps: eps.map(F64) }, vec![t(self)], None)
+    }
+
+    /// `torch.nan_to_num(x)` with PyTorch's defaults (0, and the dtype's
+    /// largest and lowest finite values).
+    pub fn nan_to_num(&self) -> Tensor {
+        let op = Op::NanToNum {
+            nan: None,
+            posinf: None,
+            neginf: None,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.sinc`.
+    pub fn sinc(&self) -> Tensor {
+        record(Op::Sinc, vec![t(self)], None)
+    }
+
     /// Exact gelu.
     pub fn gelu(&self) -> Tensor {
         record(

@@ -13,6 +13,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{FuncBuilder, Operand, ValueId};
+use crate::layout::MemoryFormat;
 use crate::scalar::{F64, Scalar};
 use crate::types::TensorType;
 
@@ -643,4 +644,407 @@ pub fn split(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
         out.push(e.push(p, vec![Operand::Value(x)])?);
     }
     Ok(Some(out))
+}
+
+/// `where(cond, a, b)`.
+fn select(e: &mut Emitter<'_>, cond: ValueId, a: Operand, b: Operand) -> Result<ValueId> {
+    e.push(Op::Where, vec![Operand::Value(cond), a, b])
+}
+
+/// `elu`, `selu` and `celu`: `x > 0 ? x·scale : expm1(x·input_scale)·(alpha·scale)`,
+/// in opmath, with the coefficients rounded to opmath as PyTorch's kernel
+/// holds them (`alpha·scale` multiplied in opmath).
+pub fn elu(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    // SELU's constants (Klambauer et al.), as PyTorch writes them.
+    const SELU_ALPHA: f64 = 1.673_263_242_354_377_284_817_042_991_671_7;
+    const SELU_SCALE: f64 = 1.050_700_987_355_480_493_419_334_985_294_6;
+    let (alpha, scale, input_scale) = match op {
+        Op::Elu {
+            alpha,
+            scale,
+            input_scale,
+        } => (alpha.0, scale.0, input_scale.0),
+        Op::Selu => (SELU_ALPHA, SELU_SCALE, 1.0),
+        Op::Celu { alpha } => (alpha.0, 1.0, 1.0 / alpha.0),
+        _ => return Ok(None),
+    };
+    let x = input(operands)?;
+    let opmath = e.ty(x).dtype.opmath();
+    let round = |v: f64| {
+        if opmath == DType::F32 {
+            v as f32 as f64
+        } else {
+            v
+        }
+    };
+    let negcoef = if opmath == DType::F32 {
+        (alpha as f32 * scale as f32) as f64
+    } else {
+        alpha * scale
+    };
+    let (scale, input_scale) = (round(scale), round(input_scale));
+    in_opmath(e, operands, |e, xf| {
+        let positive = e.binary(BinaryOp::Gt, xf, f(0.0))?;
+        let pos = e.binary(BinaryOp::Mul, xf, f(scale))?;
+        let scaled = e.binary(BinaryOp::Mul, xf, f(input_scale))?;
+        let em1 = e.unary(UnaryOp::Expm1, scaled)?;
+        let neg = e.binary(BinaryOp::Mul, em1, f(negcoef))?;
+        select(e, positive, Operand::Value(pos), Operand::Value(neg))
+    })
+}
+
+/// `leaky_relu` (and `rrelu` in eval mode, whose slope is the middle of
+/// its range): `x > 0 ? x : x·negative_slope`.
+pub fn leaky_relu(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let slope = match op {
+        Op::LeakyRelu { negative_slope } => negative_slope.0,
+        Op::Rrelu { lower, upper, .. } => (lower.0 + upper.0) / 2.0,
+        _ => return Ok(None),
+    };
+    in_opmath(e, operands, |e, xf| {
+        let positive = e.binary(BinaryOp::Gt, xf, f(0.0))?;
+        let neg = e.binary(BinaryOp::Mul, xf, f(slope))?;
+        select(e, positive, Operand::Value(xf), Operand::Value(neg))
+    })
+}
+
+/// `hardtanh` and `relu6`: clamp, rounded back to the input's dtype (an
+/// integer input with float bounds stays integer, as PyTorch's in-place
+/// clamp leaves it).
+pub fn hardtanh(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let (min, max) = match op {
+        Op::Hardtanh { min_val, max_val } => (*min_val, *max_val),
+        Op::Relu6 => (Scalar::Int(0), Scalar::Int(6)),
+        _ => return Ok(None),
+    };
+    let x = input(operands)?;
+    let d = e.ty(x).dtype;
+    let y = e.push(
+        Op::Clamp {
+            min: Some(min),
+            max: Some(max),
+        },
+        vec![Operand::Value(x)],
+    )?;
+    one(e.cast(y, d)?)
+}
+
+/// `hardsigmoid`: `min(max(x + 3, 0), 6) / 6`, in opmath.
+pub fn hardsigmoid(
+    e: &mut Emitter<'_>,
+    _: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    in_opmath(e, operands, |e, xf| {
+        let shifted = e.binary(BinaryOp::Add, xf, f(3.0))?;
+        let clamped = e.push(
+            Op::Clamp {
+                min: Some(Scalar::Float(0.0)),
+                max: Some(Scalar::Float(6.0)),
+            },
+            vec![Operand::Value(shifted)],
+        )?;
+        e.binary(BinaryOp::Div, clamped, f(6.0))
+    })
+}
+
+/// `mish`: `x · tanh(log1p(exp(x)))`, in opmath.
+pub fn mish(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    in_opmath(e, operands, |e, xf| {
+        let ex = e.unary(UnaryOp::Exp, xf)?;
+        let sp = e.unary(UnaryOp::Log1p, ex)?;
+        let th = e.unary(UnaryOp::Tanh, sp)?;
+        e.binary(BinaryOp::Mul, xf, th)
+    })
+}
+
+/// `softsign`: `x / (|x| + 1)`, in the input's dtype (PyTorch's Python
+/// definition: no opmath).
+pub fn softsign(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let a = e.unary(UnaryOp::Abs, x)?;
+    // An integral 1, as PyTorch's `x.abs() + 1`: integers add (and wrap)
+    // in their dtype before the true division.
+    let den = e.binary(BinaryOp::Add, a, Operand::Scalar(Scalar::Int(1)))?;
+    one(e.binary(BinaryOp::Div, x, den)?)
+}
+
+/// `tanhshrink`: `x - tanh(x)`, in the input's dtype (PyTorch's Python
+/// definition).
+pub fn tanhshrink(
+    e: &mut Emitter<'_>,
+    _: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let th = e.unary(UnaryOp::Tanh, x)?;
+    one(e.binary(BinaryOp::Sub, x, th)?)
+}
+
+/// `softshrink`: `x > l ? x - l : (x < -l ? x + l : x·0)`; `hardshrink`:
+/// `-l <= x <= l ? 0 : x`. Both in opmath, NaN propagating as PyTorch's.
+pub fn shrink(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let (lambd, soft) = match op {
+        Op::Softshrink { lambd } => (lambd.0, true),
+        Op::Hardshrink { lambd } => (lambd.0, false),
+        _ => return Ok(None),
+    };
+    in_opmath(e, operands, |e, xf| {
+        if soft {
+            let above = e.binary(BinaryOp::Gt, xf, f(lambd))?;
+            let below = e.binary(BinaryOp::Lt, xf, f(-lambd))?;
+            let minus = e.binary(BinaryOp::Sub, xf, f(lambd))?;
+            let plus = e.binary(BinaryOp::Add, xf, f(lambd))?;
+            let zero = e.binary(BinaryOp::Mul, xf, f(0.0))?;
+            let inner = select(e, below, Operand::Value(plus), Operand::Value(zero))?;
+            select(e, above, Operand::Value(minus), Operand::Value(inner))
+        } else {
+            let ge = e.binary(BinaryOp::Ge, xf, f(-lambd))?;
+            let le = e.binary(BinaryOp::Le, xf, f(lambd))?;
+            let inside = e.binary(BinaryOp::LogicalAnd, ge, le)?;
+            select(e, inside, f(0.0), Operand::Value(xf))
+        }
+    })
+}
+
+/// `threshold`: `x <= threshold ? value : x`, in the input's dtype.
+pub fn threshold(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::Threshold { threshold, value } = op else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let d = e.ty(x).dtype;
+    let below = e.binary(BinaryOp::Le, x, Operand::Scalar(*threshold))?;
+    let y = select(e, below, Operand::Scalar(*value), Operand::Value(x))?;
+    one(e.cast(y, d)?)
+}
+
+/// `logsigmoid`: `min(x, 0) - log1p(exp(-|x|))`, in opmath (PyTorch's CPU
+/// kernel; stable for large |x|).
+pub fn logsigmoid(
+    e: &mut Emitter<'_>,
+    _: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    in_opmath(e, operands, |e, xf| {
+        let m = e.push(
+            Op::Clamp {
+                min: None,
+                max: Some(Scalar::Float(0.0)),
+            },
+            vec![Operand::Value(xf)],
+        )?;
+        let a = e.unary(UnaryOp::Abs, xf)?;
+        let na = e.unary(UnaryOp::Neg, a)?;
+        let ex = e.unary(UnaryOp::Exp, na)?;
+        let l = e.unary(UnaryOp::Log1p, ex)?;
+        e.binary(BinaryOp::Sub, m, l)
+    })
+}
+
+/// `softmin`: `softmax(-x)`, with its `dtype`.
+pub fn softmin(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Softmin { dim, dtype } = op else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let neg = e.unary(UnaryOp::Neg, x)?;
+    one(e.push(
+        Op::Softmax {
+            dim: *dim,
+            dtype: *dtype,
+        },
+        vec![Operand::Value(neg)],
+    )?)
+}
+
+/// `glu`: `a · sigmoid(b)` where `a` and `b` are the first and second
+/// halves of `dim`, in opmath.
+pub fn glu(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Glu { dim } = op else {
+        return Ok(None);
+    };
+    let dim = *dim;
+    in_opmath(e, operands, |e, xf| {
+        let n = e.ty(xf).shape[crate::view::wrap_dim(dim, e.ty(xf).rank())?];
+        let half = |e: &mut Emitter<'_>, start: i64| {
+            e.push(
+                Op::Slice {
+                    dim,
+                    start: Some(start),
+                    end: Some(start + n / 2),
+                    step: 1,
+                },
+                vec![Operand::Value(xf)],
+            )
+        };
+        let a = half(e, 0)?;
+        let b = half(e, n / 2)?;
+        let s = e.push(Op::Sigmoid, vec![Operand::Value(b)])?;
+        e.binary(BinaryOp::Mul, a, s)
+    })
+}
+
+/// `square`: `x·x` (bool was promoted to int64 by inference).
+pub fn square(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    one(e.binary(BinaryOp::Mul, x, x)?)
+}
+
+/// `positive`: the input's values. PyTorch returns the input itself;
+/// Kiln's result is a new value, so it is a copy laid out as the pointwise
+/// result (`clone` preserving the input's format).
+pub fn positive(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    one(e.push(
+        Op::Clone {
+            strides: None,
+            memory_format: MemoryFormat::Preserve,
+        },
+        vec![Operand::Value(x)],
+    )?)
+}
+
+/// `isinf` (`|x| == inf`), `isfinite` (`|x| < inf`, false for NaN),
+/// `isposinf` and `isneginf`; on integers and bool a constant, written as
+/// `x != x` (false) or `x == x` (true) so that it keeps the input's shape.
+pub fn predicate(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    if !e.ty(x).dtype.is_floating_point() {
+        let always = matches!(op, Op::Isfinite);
+        let cmp = if always { BinaryOp::Eq } else { BinaryOp::Ne };
+        return one(e.binary(cmp, x, x)?);
+    }
+    // The float8 formats, which Kiln does not compute on, widen to f32
+    // exactly (infinities and NaN included).
+    let x = if e.ty(x).dtype.is_shell() {
+        e.cast(x, DType::F32)?
+    } else {
+        x
+    };
+    let inf = f(f64::INFINITY);
+    let y = match op {
+        Op::Isinf => {
+            let a = e.unary(UnaryOp::Abs, x)?;
+            e.binary(BinaryOp::Eq, a, inf)?
+        }
+        Op::Isfinite => {
+            let a = e.unary(UnaryOp::Abs, x)?;
+            e.binary(BinaryOp::Lt, a, inf)?
+        }
+        Op::Isposinf => e.binary(BinaryOp::Eq, x, inf)?,
+        Op::Isneginf => e.binary(BinaryOp::Eq, x, f(f64::NEG_INFINITY))?,
+        _ => return Ok(None),
+    };
+    one(y)
+}
+
+/// `frac`: `x - trunc(x)`.
+pub fn frac(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let t = e.unary(UnaryOp::Trunc, x)?;
+    one(e.binary(BinaryOp::Sub, x, t)?)
+}
+
+/// `deg2rad` and `rad2deg`: a product with the constant PyTorch uses.
+pub fn angle_units(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    use std::f64::consts::PI;
+    let factor = match op {
+        Op::Deg2rad => PI / 180.0,
+        Op::Rad2deg => 180.0 / PI,
+        _ => return Ok(None),
+    };
+    let x = input(operands)?;
+    one(e.binary(BinaryOp::Mul, x, f(factor))?)
+}
+
+/// `logit`: `log(z / (1 - z))`, `z` clamped to `[eps, 1 - eps]` if `eps`
+/// is given, in opmath.
+pub fn logit(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Logit { eps } = op else {
+        return Ok(None);
+    };
+    let eps = *eps;
+    in_opmath(e, operands, |e, xf| {
+        let z = match eps {
+            Some(F64(eps)) => e.push(
+                Op::Clamp {
+                    min: Some(Scalar::Float(eps)),
+                    max: Some(Scalar::Float(1.0 - eps)),
+                },
+                vec![Operand::Value(xf)],
+            )?,
+            None => xf,
+        };
+        let one_minus = e.binary(BinaryOp::Sub, f(1.0), z)?;
+        let ratio = e.binary(BinaryOp::Div, z, one_minus)?;
+        e.unary(UnaryOp::Log, ratio)
+    })
+}
+
+/// `nan_to_num`: floats get NaN, +inf and -inf replaced (by default with
+/// 0 and the dtype's largest and lowest finite values); integers and bool
+/// are returned as they are.
+pub fn nan_to_num(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::NanToNum {
+        nan,
+        posinf,
+        neginf,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let d = e.ty(x).dtype;
+    if !d.is_floating_point() {
+        return one(x);
+    }
+    let info = d.finfo()?;
+    let nan = nan.map_or(0.0, |v| v.0);
+    let posinf = posinf.map_or(info.max, |v| v.0);
+    let neginf = neginf.map_or(info.min, |v| v.0);
+    let is_nan = e.unary(UnaryOp::Isnan, x)?;
+    let is_pos = e.binary(BinaryOp::Eq, x, f(f64::INFINITY))?;
+    let is_neg = e.binary(BinaryOp::Eq, x, f(f64::NEG_INFINITY))?;
+    // Each replacement is a literal of x's dtype (where with a float
+    // scalar keeps the tensor's dtype).
+    let y = select(e, is_neg, f(neginf), Operand::Value(x))?;
+    let y = select(e, is_pos, f(posinf), Operand::Value(y))?;
+    let y = select(e, is_nan, f(nan), Operand::Value(y))?;
+    one(e.cast(y, d)?)
+}
+
+/// `sinc`: `sin(πx) / (πx)`, and 1 where `x == 0`, in opmath.
+pub fn sinc(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    in_opmath(e, operands, |e, xf| {
+        let zero = e.binary(BinaryOp::Eq, xf, f(0.0))?;
+        let product = e.binary(BinaryOp::Mul, xf, f(std::f64::consts::PI))?;
+        let s = e.unary(UnaryOp::Sin, product)?;
+        let q = e.binary(BinaryOp::Div, s, product)?;
+        select(e, zero, f(1.0), Operand::Value(q))
+    })
 }

@@ -339,6 +339,165 @@ define_ops! {
         => pointwise(infer::same_dtype, Cost::Cheap)
             .kernel(fixed("hardswish_cpu", S::FLOATS))
             .expand(expand::hardswish);
+    /// `torch.nn.functional.elu`: `x·scale` where `x > 0`, else
+    /// `expm1(x·input_scale)·alpha·scale` (PyTorch's CPU kernel).
+    Elu "elu" { alpha: F64 = F64(1.0), scale: F64 = F64(1.0), input_scale: F64 = F64(1.0) } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("elu_cpu", S::FLOATS))
+            .expand(expand::elu);
+    /// `torch.nn.functional.selu`: elu with SELU's alpha and scale.
+    Selu "selu" (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("elu_cpu", S::FLOATS))
+            .expand(expand::elu);
+    /// `torch.nn.functional.celu`: elu with `input_scale = 1/alpha`.
+    Celu "celu" { alpha: F64 = F64(1.0) } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("elu_cpu", S::FLOATS))
+            .expand(expand::elu);
+    /// `torch.nn.functional.leaky_relu`: `x > 0 ? x : x·negative_slope`.
+    LeakyRelu "leaky_relu" { negative_slope: F64 = F64(0.01) } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Cheap)
+            .kernel(fixed("leaky_relu_cpu", S::FLOATS))
+            .expand(expand::leaky_relu);
+    /// `torch.nn.functional.rrelu` in eval mode: leaky_relu with slope
+    /// `(lower + upper) / 2` (training mode is random and refused).
+    Rrelu "rrelu" { lower: F64 = F64(0.125), upper: F64 = F64(1.0 / 3.0), training: bool = false } (input: Tensor)
+        => pointwise(infer::rrelu, Cost::Cheap)
+            .kernel(fixed("leaky_relu_cpu", S::FLOATS))
+            .expand(expand::leaky_relu);
+    /// `torch.nn.functional.hardtanh`: clamp to `[min_val, max_val]`, in
+    /// the input's dtype.
+    Hardtanh "hardtanh" { min_val: Scalar = Scalar::Int(-1), max_val: Scalar = Scalar::Int(1) } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Cheap)
+            .kernel(fixed("clamp_scalar_cpu", S::ROUNDABLE))
+            .expand(expand::hardtanh);
+    /// `torch.nn.functional.relu6`: hardtanh to `[0, 6]`.
+    Relu6 "relu6" (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Cheap)
+            .kernel(fixed("clamp_scalar_cpu", S::ROUNDABLE))
+            .expand(expand::hardtanh);
+    /// `torch.nn.functional.hardsigmoid`: `min(max(x + 3, 0), 6) / 6`.
+    Hardsigmoid "hardsigmoid" (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Cheap)
+            .kernel(fixed("hardsigmoid_cpu", S::FLOATS))
+            .expand(expand::hardsigmoid);
+    /// `torch.nn.functional.mish`: `x · tanh(log1p(exp(x)))`.
+    Mish "mish" (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("mish_cpu", S::FLOATS))
+            .expand(expand::mish);
+    /// `torch.nn.functional.softsign`: `x / (|x| + 1)` (integers in the
+    /// default float dtype, as PyTorch's Python definition divides).
+    Softsign "softsign" (input: Tensor)
+        => pointwise(infer::int_result_float, Cost::Cheap)
+            .kernel(fixed("div_true_kernel", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::softsign);
+    /// `torch.nn.functional.tanhshrink`: `x - tanh(x)`.
+    Tanhshrink "tanhshrink" (input: Tensor)
+        => pointwise(infer::int_result_float, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("tanh_vml_cpu", S::FLOATS_COMPLEX.union(S::INTS).union(S::BARE_UINTS)))
+            .expand(expand::tanhshrink);
+    /// `torch.nn.functional.softshrink`: `x ∓ lambd` outside
+    /// `[-lambd, lambd]`, `x·0` inside (so NaN stays NaN, -0.3 gives -0).
+    Softshrink "softshrink" { lambd: F64 = F64(0.5) } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Cheap)
+            .traits(Traits::DISCONTINUOUS)
+            .kernel(fixed("softshrink_cpu", S::FLOATS))
+            .expand(expand::shrink);
+    /// `torch.nn.functional.hardshrink`: `0` inside `[-lambd, lambd]`, else `x`.
+    Hardshrink "hardshrink" { lambd: F64 = F64(0.5) } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Cheap)
+            .traits(Traits::DISCONTINUOUS)
+            .kernel(fixed("hardshrink_cpu", S::FLOATS))
+            .expand(expand::shrink);
+    /// `torch.nn.functional.threshold`: `value` where `x <= threshold`, else `x`.
+    Threshold "threshold" { threshold: Scalar, value: Scalar } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Cheap)
+            .traits(Traits::DISCONTINUOUS)
+            .kernel(fixed("threshold_cpu", S::REAL_NUMBERS))
+            .expand(expand::threshold);
+    /// `torch.nn.functional.logsigmoid`: `min(x, 0) - log1p(exp(-|x|))`.
+    Logsigmoid "logsigmoid" (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("log_sigmoid_cpu", S::FLOATS))
+            .expand(expand::logsigmoid);
+    /// `torch.nn.functional.softmin`: `softmax(-x)`.
+    Softmin "softmin" { dim: i64, dtype: Option<DType> = None } (input: Tensor)
+        => reduction(infer::softmax, Cost::Rows)
+            .kernel(KernelRule::Custom(support::softmax_kernel))
+            .expand(expand::softmin);
+    /// `torch.nn.functional.glu`: `a · sigmoid(b)` of the two halves of `dim`.
+    Glu "glu" { dim: i64 = -1 } (input: Tensor)
+        => Rules::new(infer::glu, LayoutRule::Contiguous, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("glu_cpu", S::FLOATS))
+            .expand(expand::glu);
+    /// `torch.square`: `x·x` (bool squares as int64, as `pow(x, 2)`).
+    Square "square" (input: Tensor)
+        => pointwise(infer::square, Cost::Cheap)
+            .kernel(fixed("mul_kernel", S::NUMBERS))
+            .expand(expand::square);
+    /// `torch.positive`: the input itself (bool refused, as PyTorch's `+`).
+    Positive "positive" (input: Tensor)
+        => pointwise(infer::positive, Cost::Cheap)
+            .expand(expand::positive);
+    /// `torch.isinf`.
+    Isinf "isinf" (input: Tensor)
+        => pointwise(infer::predicate, Cost::Cheap)
+            .expand(expand::predicate);
+    /// `torch.isfinite`: neither infinite nor NaN.
+    Isfinite "isfinite" (input: Tensor)
+        => pointwise(infer::predicate, Cost::Cheap)
+            .expand(expand::predicate);
+    /// `torch.isposinf`.
+    Isposinf "isposinf" (input: Tensor)
+        => pointwise(infer::predicate, Cost::Cheap)
+            .expand(expand::predicate);
+    /// `torch.isneginf`.
+    Isneginf "isneginf" (input: Tensor)
+        => pointwise(infer::predicate, Cost::Cheap)
+            .expand(expand::predicate);
+    /// `torch.frac`: `x - trunc(x)`.
+    Frac "frac" (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Cheap)
+            .kernel(fixed("frac_cpu", S::FLOATS))
+            .expand(expand::frac);
+    /// `torch.deg2rad`: `x · (π/180)` (integers in the default float dtype).
+    Deg2rad "deg2rad" (input: Tensor)
+        => pointwise(infer::int_to_float, Cost::Cheap)
+            .kernel(fixed("mul_kernel", S::FLOATS))
+            .expand(expand::angle_units);
+    /// `torch.rad2deg`: `x · (180/π)`.
+    Rad2deg "rad2deg" (input: Tensor)
+        => pointwise(infer::int_to_float, Cost::Cheap)
+            .kernel(fixed("mul_kernel", S::FLOATS))
+            .expand(expand::angle_units);
+    /// `torch.logit`: `log(z / (1 - z))` with `z` clamped to
+    /// `[eps, 1 - eps]` when `eps` is given.
+    Logit "logit" { eps: Option<F64> = None } (input: Tensor)
+        => pointwise(infer::int_to_float, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("logit_cpu", S::FLOATS))
+            .expand(expand::logit);
+    /// `torch.nan_to_num`: NaN, +inf and -inf replaced (by 0 and the
+    /// dtype's largest and lowest finite values unless given).
+    NanToNum "nan_to_num" { nan: Option<F64> = None, posinf: Option<F64> = None, neginf: Option<F64> = None } (input: Tensor)
+        => pointwise(infer::nan_to_num, Cost::Cheap)
+            .traits(Traits::DISCONTINUOUS)
+            .expand(expand::nan_to_num);
+    /// `torch.sinc`: `sin(πx) / (πx)`, 1 at 0, in opmath.
+    Sinc "sinc" (input: Tensor)
+        => pointwise(infer::int_to_float, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("sinc_cpu", S::FLOATS_COMPLEX))
+            .expand(expand::sinc);
     /// `torch.sigmoid`.
     Sigmoid "sigmoid" (input: Tensor)
         => pointwise(infer::int_to_float, Cost::Costly)
