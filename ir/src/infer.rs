@@ -433,6 +433,14 @@ pub fn square(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
 /// `positive`: PyTorch's refusal of bool.
 pub fn positive(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let x = tensor(args)?;
+    if x.dtype == DType::F4E2M1FNX2 {
+        // PyTorch returns the tensor itself; Kiln's result is a copy, and
+        // float4_e2m1fn_x2 has none.
+        return Err(err(
+            ErrorKind::Unsupported,
+            "positive of a float4_e2m1fn_x2 tensor: Kiln's result is a copy, and that dtype cannot be copied",
+        ));
+    }
     if x.dtype.is_bool() {
         return Err(Error::new(
             ErrorKind::DType,
@@ -463,13 +471,15 @@ pub fn predicate(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
         };
         return Err(Error::new(kind, message));
     }
+    refuse_float4(op, x.dtype)?;
     Ok(single(x.shape.clone(), DType::Bool, vec![Some(x.dtype)]))
 }
 
 /// `nan_to_num`: the input's dtype; complex refused (PyTorch replaces in
 /// each part, which Kiln cannot address yet).
-pub fn nan_to_num(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+pub fn nan_to_num(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let x = tensor(args)?;
+    refuse_float4(op, x.dtype)?;
     if x.dtype.is_complex() {
         return Err(Error::new(
             ErrorKind::Unsupported,
@@ -896,6 +906,253 @@ pub fn softmax(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     wrap_dim(*dim, x.rank())?;
     let d = dtype.unwrap_or(x.dtype);
     Ok(single(x.shape.clone(), d, vec![Some(d)]))
+}
+
+/// PyTorch's refusal of the float8 formats, which no reduction kernel
+/// computes.
+fn refuse_shell(name: &str, d: DType) -> Result<()> {
+    if d.is_shell() {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "\"{name}_cpu\" not implemented for '{}'",
+                d.scalar_type_name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// PyTorch's refusal of the packed float4 format, which has no kernel for
+/// these ops (its message names the op's CPU kernel).
+fn refuse_float4(op: &Op, d: DType) -> Result<()> {
+    if d != DType::F4E2M1FNX2 {
+        return Ok(());
+    }
+    let kernel = match op {
+        Op::Isposinf => "isposinf_cpu",
+        Op::Isneginf => "isneginf_cpu",
+        Op::CountNonzero { .. } => "nonzero_count_cpu",
+        other => other.name(),
+    };
+    Err(crate::support::not_implemented(kernel, d))
+}
+
+/// `var`, `std`, `var_mean`, `std_mean`: floats and complex only; the
+/// deviation is real (complex variance is real), the mean keeps the dtype.
+pub fn var_std(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (dims, keepdim, pair) = match op {
+        Op::Var { dims, keepdim, .. } | Op::Std { dims, keepdim, .. } => (dims, *keepdim, false),
+        Op::VarMean { dims, keepdim, .. } | Op::StdMean { dims, keepdim, .. } => {
+            (dims, *keepdim, true)
+        }
+        _ => return Err(wrong_rule("var_std")),
+    };
+    let x = tensor(args)?;
+    if !(x.dtype.is_floating_point() || x.dtype.is_complex()) {
+        let who = if pair { op.name() } else { "std and var" };
+        return Err(err(
+            ErrorKind::DType,
+            format!("{who} only support floating point and complex dtypes"),
+        ));
+    }
+    refuse_shell(op.name(), x.dtype)?;
+    if x.dtype == DType::C32 || (pair && x.dtype.is_complex()) {
+        // PyTorch reduces these through the real view, part by part (a NaN
+        // imaginary part leaves the real mean finite); Kiln's complex
+        // arithmetic runs whole, so it refuses rather than differ.
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!(
+                "{} of a {} tensor: Kiln cannot reduce its real and imaginary parts separately yet",
+                op.name(),
+                x.dtype
+            ),
+        ));
+    }
+    let reduced = reduced_dims(dims.as_deref(), x.rank())?;
+    let shape = reduced_shape(&x.shape, &reduced, keepdim);
+    let mut results = vec![TensorType::new(shape.clone(), x.dtype.to_real())];
+    if pair {
+        results.push(TensorType::new(shape, x.dtype));
+    }
+    Ok(Inferred {
+        results,
+        operand_dtypes: vec![Some(x.dtype)],
+        natural_dtype: x.dtype.to_real(),
+    })
+}
+
+/// `logsumexp`: integers and bool computed in the default float dtype.
+pub fn logsumexp(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Op::Logsumexp { dims, keepdim } = op else {
+        return Err(wrong_rule("logsumexp"));
+    };
+    let x = tensor(args)?;
+    refuse_shell("logsumexp", x.dtype)?;
+    if x.dtype.is_complex() {
+        // PyTorch shifts complex inputs by the maximum real part, which
+        // needs the real view Kiln does not have yet.
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!(
+                "logsumexp of a {} tensor: Kiln has no complex logsumexp yet",
+                x.dtype
+            ),
+        ));
+    }
+    let d = if x.dtype.is_integral() || x.dtype.is_bool() {
+        ctx.default_dtype.dtype()
+    } else {
+        x.dtype
+    };
+    let reduced = reduced_dims(Some(dims), x.rank())?;
+    Ok(single(
+        reduced_shape(&x.shape, &reduced, *keepdim),
+        d,
+        vec![Some(d)],
+    ))
+}
+
+/// `nansum` (integers and bool sum to int64, as `sum`) and `nanmean`
+/// (floats only); complex refused as PyTorch's CPU does.
+pub fn nan_reduction(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (dims, keepdim, dtype, mean) = match op {
+        Op::Nansum {
+            dims,
+            keepdim,
+            dtype,
+        } => (dims, *keepdim, *dtype, false),
+        Op::Nanmean {
+            dims,
+            keepdim,
+            dtype,
+        } => (dims, *keepdim, *dtype, true),
+        _ => return Err(wrong_rule("nan_reduction")),
+    };
+    let x = tensor(args)?;
+    if x.dtype.is_complex() {
+        return Err(err(
+            ErrorKind::DType,
+            "nansum on CPU does not support complex inputs",
+        ));
+    }
+    refuse_shell(op.name(), x.dtype)?;
+    if mean && !x.dtype.is_floating_point() {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "nanmean(): expected input to have floating point or complex dtype but got {}",
+                x.dtype.scalar_type_name()
+            ),
+        ));
+    }
+    let d = match dtype {
+        Some(d) => d,
+        None if x.dtype.is_integral() || x.dtype.is_bool() => DType::I64,
+        None => x.dtype,
+    };
+    let reduced = reduced_dims(dims.as_deref(), x.rank())?;
+    Ok(single(
+        reduced_shape(&x.shape, &reduced, keepdim),
+        d,
+        vec![Some(x.dtype)],
+    ))
+}
+
+/// `count_nonzero`: an int64 count over `dims` (all when none).
+pub fn count_nonzero(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::CountNonzero { dims } = op else {
+        return Err(wrong_rule("count_nonzero"));
+    };
+    let x = tensor(args)?;
+    refuse_float4(op, x.dtype)?;
+    if x.dtype == DType::F8E8M0FNU {
+        // PyTorch tests bit patterns, and 2^-127 is all zero bits there.
+        return Err(err(
+            ErrorKind::Unsupported,
+            "count_nonzero of a float8_e8m0fnu tensor: PyTorch counts nonzero bit patterns (2^-127 is zero), Kiln compares values",
+        ));
+    }
+    let reduced = reduced_dims(dims.as_deref(), x.rank())?;
+    Ok(single(
+        reduced_shape(&x.shape, &reduced, false),
+        DType::I64,
+        vec![Some(x.dtype)],
+    ))
+}
+
+/// `linalg_vector_norm`: floats and complex, a real result (of `dtype`
+/// when given).
+pub fn vector_norm(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::LinalgVectorNorm {
+        dims,
+        keepdim,
+        dtype,
+        ..
+    } = op
+    else {
+        return Err(wrong_rule("vector_norm"));
+    };
+    let x = tensor(args)?;
+    if !(x.dtype.is_floating_point() || x.dtype.is_complex()) {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+                x.dtype.scalar_type_name()
+            ),
+        ));
+    }
+    refuse_shell("linalg_vector_norm", x.dtype)?;
+    let d = dtype.unwrap_or(x.dtype);
+    let reduced = reduced_dims(dims.as_deref(), x.rank())?;
+    Ok(single(
+        reduced_shape(&x.shape, &reduced, *keepdim),
+        d.to_real(),
+        vec![Some(d)],
+    ))
+}
+
+/// The scans: the input's shape; `cumsum`/`cumprod` take integers and
+/// bool to int64 (or `dtype`), `cummax`/`cummin` add int64 positions.
+pub fn scan(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let (dim, result) = match op {
+        Op::Cumsum { dim, dtype } | Op::Cumprod { dim, dtype } => (
+            *dim,
+            dtype.unwrap_or(if x.dtype.is_integral() || x.dtype.is_bool() {
+                DType::I64
+            } else {
+                x.dtype
+            }),
+        ),
+        Op::Logcumsumexp { dim } | Op::Cummax { dim } | Op::Cummin { dim } => (*dim, x.dtype),
+        _ => return Err(wrong_rule("scan")),
+    };
+    if matches!(op, Op::Logcumsumexp { .. }) && x.dtype.is_complex() {
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!(
+                "logcumsumexp of a {} tensor: Kiln has no complex logcumsumexp yet",
+                x.dtype
+            ),
+        ));
+    }
+    if x.rank() > 0 {
+        wrap_dim(dim, x.rank())?;
+    } else {
+        wrap_dim(dim, 1)?;
+    }
+    let mut results = vec![TensorType::new(x.shape.clone(), result)];
+    if matches!(op, Op::Cummax { .. } | Op::Cummin { .. }) {
+        results.push(TensorType::new(x.shape.clone(), DType::I64));
+    }
+    Ok(Inferred {
+        results,
+        operand_dtypes: vec![Some(result)],
+        natural_dtype: result,
+    })
 }
 
 /// `glu`: the input's shape with `dim` halved; PyTorch's error where its

@@ -204,6 +204,79 @@ def gen_activations():
                lambda: F.threshold(x, 2, -5))
 
 
+def gen_statistics():
+    """var/std (and their _mean pairs), logsumexp, nansum/nanmean,
+    count_nonzero and vector norms, over dims, keepdim and corrections."""
+    # Refused by Kiln (ErrorKind::Unsupported): the var family on complex32
+    # and var_mean/std_mean on complex, which PyTorch reduces part by part;
+    # count_nonzero on float8_e8m0fnu,
+    # which PyTorch decides on bit patterns.
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        if dt == torch.complex32 or dt == torch.float8_e8m0fnu:
+            continue
+        for dims, keep in ((None, False), ([1], False), ([0], True), ([0, 1], False)):
+            attrs = {"keepdim": keep}
+            kw = {"keepdim": keep}
+            if dims is not None:
+                attrs["dims"] = dims
+                kw["dim"] = dims
+            for c in (1, 0, 2.5):
+                a = dict(attrs, correction=scalar_spec(c))
+                record("var", a, [x], lambda: torch.var(x, correction=c, **kw))
+                record("std", a, [x], lambda: torch.std(x, correction=c, **kw))
+                if not dt.is_complex:  # refused by Kiln, as complex32 above
+                    record("var_mean", a, [x], lambda: torch.var_mean(x, correction=c, **kw))
+                    record("std_mean", a, [x], lambda: torch.std_mean(x, correction=c, **kw))
+            record("nansum", attrs, [x], lambda: torch.nansum(x, **kw))
+            record("nanmean", attrs, [x], lambda: torch.nanmean(x, **kw))
+            if dims is not None and not dt.is_complex:  # complex: refused by Kiln
+                record("logsumexp", {"dims": dims, "keepdim": keep}, [x],
+                       lambda: torch.logsumexp(x, dims, keepdim=keep))
+                record("count_nonzero", {"dims": dims}, [x], lambda: torch.count_nonzero(x, dims))
+            for o in (2, 1, 0, float("inf"), float("-inf"), 3.0, 0.5):
+                record("linalg_vector_norm", dict(attrs, ord=scalar_spec(o)), [x],
+                       lambda: torch.linalg.vector_norm(x, o, **kw))
+        record("count_nonzero", {}, [x], lambda: torch.count_nonzero(x))
+    x = torch.tensor([[float("-inf")] * 3, [float("inf"), 1.0, 2.0]])
+    record("logsumexp", {"dims": [1]}, [x], lambda: torch.logsumexp(x, 1))
+    x = torch.randn(3, 5, dtype=torch.float64) * 30
+    record("logsumexp", {"dims": [0, 1], "keepdim": True}, [x], lambda: torch.logsumexp(x, (0, 1), keepdim=True))
+
+
+def gen_scans():
+    """cumsum, cumprod (with dtype), logcumsumexp, cummax and cummin on
+    every dtype, both dims, a 0-dim tensor, and long rows whose rounding
+    shows the accumulator dtype."""
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        for dim in (0, 1, -1):
+            record("cumsum", {"dim": dim}, [x], lambda: torch.cumsum(x, dim))
+            record("cumprod", {"dim": dim}, [x], lambda: torch.cumprod(x, dim))
+            if not dt.is_complex:  # refused by Kiln
+                record("logcumsumexp", {"dim": dim}, [x], lambda: torch.logcumsumexp(x, dim))
+            record("cummax", {"dim": dim}, [x], lambda: torch.cummax(x, dim))
+            record("cummin", {"dim": dim}, [x], lambda: torch.cummin(x, dim))
+        record("cumsum", {"dim": 1, "dtype": "f64"}, [x], lambda: torch.cumsum(x, 1, dtype=torch.float64))
+        record("cumprod", {"dim": 0, "dtype": "i32"}, [x], lambda: torch.cumprod(x, 0, dtype=torch.int32))
+        s = make(dt, [])
+        # (PyTorch copies 0-dim float8 and complex tensors without the
+        # dtype checks of its kernels, which Kiln keeps.)
+        if not (dt.is_floating_point and dt.itemsize == 1) and dt not in (torch.uint16, torch.uint32, torch.uint64):
+            record("cumsum", {"dim": 0}, [s], lambda: torch.cumsum(s, 0))
+        if dt in (torch.float32, torch.int64, torch.bool):
+            record("cummax", {"dim": -1}, [s], lambda: torch.cummax(s, -1))
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        x = (torch.rand(2, 300, dtype=torch.float64) * 3).to(dt)
+        record("cumsum", {"dim": 1}, [x], lambda: torch.cumsum(x, 1))
+        record("logcumsumexp", {"dim": 1}, [x], lambda: torch.logcumsumexp(x, 1))
+    x = torch.tensor([1.0, float("nan"), 3.0, 0.5, float("inf"), float("-inf")])
+    for name, fn in (("cummax", torch.cummax), ("cummin", torch.cummin)):
+        record(name, {"dim": 0}, [x], lambda: fn(x, 0))
+    x = torch.tensor([[float("-inf"), float("-inf"), 1.0], [float("inf"), float("inf"), 0.0]])
+    record("logcumsumexp", {"dim": 1}, [x], lambda: torch.logcumsumexp(x, 1))
+
+
 def gen_binary():
     pairs = [(dt, dt) for dt in DTYPES] + [
         (torch.int32, torch.float32), (torch.uint8, torch.int8), (torch.float16, torch.bfloat16),
@@ -431,6 +504,8 @@ def gen_creation():
 def main():
     gen_unary()
     gen_activations()
+    gen_statistics()
+    gen_scans()
     gen_binary()
     gen_where_clamp_cast()
     gen_reductions()

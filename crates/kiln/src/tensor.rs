@@ -13,6 +13,11 @@ use kiln_ir::{
 };
 
 use crate::defaults::default_device;
+
+/// A reduction's `dims` attribute: none (every dim) for an empty list.
+fn opt_dims(dims: &[i64]) -> Option<Vec<i64>> {
+    (!dims.is_empty()).then(|| dims.to_vec())
+}
 use crate::trace::{Input, record, record_all, type_of};
 
 /// The options of [`Tensor::scaled_dot_product_attention`] (PyTorch's
@@ -102,7 +107,7 @@ impl Tensor {
     }
 
     fn reduce(&self, op: ReduceOp, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Tensor {
-        let dims = (!dims.is_empty()).then(|| dims.to_vec());
+        let dims = opt_dims(dims);
         record(
             Op::Reduce {
                 op,
@@ -272,6 +277,120 @@ impl Tensor {
     /// `torch.nn.functional.glu(x, dim)`.
     pub fn glu(&self, dim: i64) -> Tensor {
         record(Op::Glu { dim }, vec![t(self)], None)
+    }
+
+    /// `torch.var(x, dims, correction=correction, keepdim=keepdim)` (all
+    /// dims when `dims` is empty; `correction` 1 is Bessel's).
+    pub fn var(&self, dims: &[i64], correction: f64, keepdim: bool) -> Tensor {
+        let op = Op::Var {
+            dims: opt_dims(dims),
+            correction: Scalar::Float(correction),
+            keepdim,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.std(x, dims, correction=correction, keepdim=keepdim)`.
+    pub fn std(&self, dims: &[i64], correction: f64, keepdim: bool) -> Tensor {
+        let op = Op::Std {
+            dims: opt_dims(dims),
+            correction: Scalar::Float(correction),
+            keepdim,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.var_mean`: `(var, mean)`.
+    pub fn var_mean(&self, dims: &[i64], correction: f64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::VarMean {
+            dims: opt_dims(dims),
+            correction: Scalar::Float(correction),
+            keepdim,
+        };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.std_mean`: `(std, mean)`.
+    pub fn std_mean(&self, dims: &[i64], correction: f64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::StdMean {
+            dims: opt_dims(dims),
+            correction: Scalar::Float(correction),
+            keepdim,
+        };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.logsumexp(x, dims, keepdim)`.
+    pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        let op = Op::Logsumexp {
+            dims: dims.to_vec(),
+            keepdim,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.nansum(x, dims, keepdim)`.
+    pub fn nansum(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        let op = Op::Nansum {
+            dims: opt_dims(dims),
+            keepdim,
+            dtype: None,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.nanmean(x, dims, keepdim)`.
+    pub fn nanmean(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        let op = Op::Nanmean {
+            dims: opt_dims(dims),
+            keepdim,
+            dtype: None,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.count_nonzero(x, dims)`.
+    pub fn count_nonzero(&self, dims: &[i64]) -> Tensor {
+        let op = Op::CountNonzero {
+            dims: opt_dims(dims),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.linalg.vector_norm(x, ord, dims, keepdim)`.
+    pub fn vector_norm(&self, ord: f64, dims: &[i64], keepdim: bool) -> Tensor {
+        let op = Op::LinalgVectorNorm {
+            ord: Scalar::Float(ord),
+            dims: opt_dims(dims),
+            keepdim,
+            dtype: None,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.cumsum(x, dim)`.
+    pub fn cumsum(&self, dim: i64) -> Tensor {
+        record(Op::Cumsum { dim, dtype: None }, vec![t(self)], None)
+    }
+
+    /// `torch.cumprod(x, dim)`.
+    pub fn cumprod(&self, dim: i64) -> Tensor {
+        record(Op::Cumprod { dim, dtype: None }, vec![t(self)], None)
+    }
+
+    /// `torch.logcumsumexp(x, dim)`.
+    pub fn logcumsumexp(&self, dim: i64) -> Tensor {
+        record(Op::Logcumsumexp { dim }, vec![t(self)], None)
+    }
+
+    /// `torch.cummax(x, dim)`: `(values, indices)`.
+    pub fn cummax(&self, dim: i64) -> (Tensor, Tensor) {
+        pair(record_all(Op::Cummax { dim }, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.cummin(x, dim)`: `(values, indices)`.
+    pub fn cummin(&self, dim: i64) -> (Tensor, Tensor) {
+        pair(record_all(Op::Cummin { dim }, vec![t(self)], None, Some(2)))
     }
 
     /// `torch.square`.

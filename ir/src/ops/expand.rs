@@ -908,13 +908,20 @@ pub fn square(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Optio
 /// result (`clone` preserving the input's format).
 pub fn positive(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
     let x = input(operands)?;
-    one(e.push(
+    one(copy_of(e, x)?)
+}
+
+/// A pointwise op's result that equals its input: a fresh value laid out
+/// as the pointwise result is (`clone` preserving the input's format), not
+/// the input itself, whose strides may differ.
+fn copy_of(e: &mut Emitter<'_>, x: ValueId) -> Result<ValueId> {
+    e.push(
         Op::Clone {
             strides: None,
             memory_format: MemoryFormat::Preserve,
         },
         vec![Operand::Value(x)],
-    )?)
+    )
 }
 
 /// `isinf` (`|x| == inf`), `isfinite` (`|x| < inf`, false for NaN),
@@ -1021,7 +1028,7 @@ pub fn nan_to_num(
     let x = input(operands)?;
     let d = e.ty(x).dtype;
     if !d.is_floating_point() {
-        return one(x);
+        return one(copy_of(e, x)?);
     }
     let info = d.finfo()?;
     let nan = nan.map_or(0.0, |v| v.0);
@@ -1047,4 +1054,248 @@ pub fn sinc(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<
         let q = e.binary(BinaryOp::Div, s, product)?;
         select(e, zero, f(1.0), Operand::Value(q))
     })
+}
+
+/// The dims a reduction folds, spelled out (`None` and `[]` are all of
+/// them), and how many elements each result folds.
+fn folded(ty: &TensorType, dims: Option<&[i64]>) -> Result<(Vec<i64>, i64)> {
+    let reduced = crate::infer::reduced_dims(dims, ty.rank())?;
+    let count = ty
+        .shape
+        .iter()
+        .zip(&reduced)
+        .filter(|(_, r)| **r)
+        .map(|(n, _)| *n)
+        .product();
+    let dims = (0..ty.rank() as i64)
+        .zip(&reduced)
+        .filter(|(_, r)| **r)
+        .map(|(d, _)| d)
+        .collect();
+    Ok((dims, count))
+}
+
+/// `var`, `std`, `var_mean`, `std_mean`: two passes in opmath: the mean,
+/// then the summed squared deviation (`|x - mean|²` for complex) over
+/// `max(n - correction, 0)` (PyTorch's divisor: 0 gives inf or NaN).
+pub fn var_std(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let (dims, correction, keepdim, root, pair) = match op {
+        Op::Var {
+            dims,
+            correction,
+            keepdim,
+        } => (dims, correction, *keepdim, false, false),
+        Op::Std {
+            dims,
+            correction,
+            keepdim,
+        } => (dims, correction, *keepdim, true, false),
+        Op::VarMean {
+            dims,
+            correction,
+            keepdim,
+        } => (dims, correction, *keepdim, false, true),
+        Op::StdMean {
+            dims,
+            correction,
+            keepdim,
+        } => (dims, correction, *keepdim, true, true),
+        _ => return Ok(None),
+    };
+    let x = input(operands)?;
+    let ty = e.ty(x).clone();
+    let d = ty.dtype;
+    if !(computable_float(d) || d.is_complex()) {
+        return Ok(None);
+    }
+    let (dims, n) = folded(&ty, dims.as_deref())?;
+    let acc = d.opmath();
+    let xf = e.cast(x, acc)?;
+    let s = e.reduce(ReduceOp::Sum, xf, dims.clone(), true, None)?;
+    let mean = e.binary(BinaryOp::Div, s, Operand::Scalar(Scalar::Int(n)))?;
+    let dev = e.binary(BinaryOp::Sub, xf, mean)?;
+    let dev = if d.is_complex() {
+        e.unary(UnaryOp::Abs, dev)?
+    } else {
+        dev
+    };
+    let sq = e.binary(BinaryOp::Mul, dev, dev)?;
+    let ss = e.reduce(ReduceOp::Sum, sq, dims.clone(), keepdim, None)?;
+    let divisor = (n as f64 - correction.to_f64()).max(0.0);
+    let mut v = e.binary(BinaryOp::Div, ss, f(divisor))?;
+    if root {
+        v = e.unary(UnaryOp::Sqrt, v)?;
+    }
+    let mut results = vec![e.cast(v, d.to_real())?];
+    if pair {
+        let m = if keepdim {
+            mean
+        } else {
+            e.push(Op::Squeeze { dims: Some(dims) }, vec![Operand::Value(mean)])?
+        };
+        results.push(e.cast(m, d)?);
+    }
+    Ok(Some(results))
+}
+
+/// `logsumexp`, as PyTorch computes it: `log(sum(exp(x - m))) + m` with
+/// `m` the maximum where it is finite and 0 where it is ±inf, in the
+/// input's dtype (integers cast first by inference).
+pub fn logsumexp(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::Logsumexp { dims, keepdim } = op else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let ty = e.ty(x).clone();
+    if !(computable_float(ty.dtype) || ty.dtype.is_complex()) {
+        return Ok(None);
+    }
+    let (dims, _) = folded(&ty, Some(dims))?;
+    if ty.numel() == 0 {
+        let ex = e.unary(UnaryOp::Exp, x)?;
+        let s = e.reduce(ReduceOp::Sum, ex, dims, *keepdim, None)?;
+        return one(e.unary(UnaryOp::Log, s)?);
+    }
+    let m = e.reduce(ReduceOp::Amax, x, dims.clone(), true, None)?;
+    let a = e.unary(UnaryOp::Abs, m)?;
+    let infinite = e.binary(BinaryOp::Eq, a, f(f64::INFINITY))?;
+    let m = select(e, infinite, f(0.0), Operand::Value(m))?;
+    let shifted = e.binary(BinaryOp::Sub, x, m)?;
+    let ex = e.unary(UnaryOp::Exp, shifted)?;
+    let s = e.reduce(ReduceOp::Sum, ex, dims.clone(), *keepdim, None)?;
+    let l = e.unary(UnaryOp::Log, s)?;
+    let m = if *keepdim {
+        m
+    } else {
+        e.push(Op::Squeeze { dims: Some(dims) }, vec![Operand::Value(m)])?
+    };
+    one(e.binary(BinaryOp::Add, l, m)?)
+}
+
+/// `nansum`: `sum(where(isnan(x), 0, x))`; `nanmean`: that over the
+/// number of elements that are not NaN.
+pub fn nan_reduction(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let (dims, keepdim, dtype, mean) = match op {
+        Op::Nansum {
+            dims,
+            keepdim,
+            dtype,
+        } => (dims, *keepdim, *dtype, false),
+        Op::Nanmean {
+            dims,
+            keepdim,
+            dtype,
+        } => (dims, *keepdim, *dtype, true),
+        _ => return Ok(None),
+    };
+    let x = input(operands)?;
+    let ty = e.ty(x).clone();
+    let (dims, _) = folded(&ty, dims.as_deref())?;
+    let clean = if ty.dtype.is_floating_point() {
+        let nan = e.unary(UnaryOp::Isnan, x)?;
+        select(e, nan, f(0.0), Operand::Value(x))?
+    } else {
+        x
+    };
+    let sum = |e: &mut Emitter<'_>, v: ValueId, dtype: Option<DType>| {
+        e.push(
+            Op::Reduce {
+                op: ReduceOp::Sum,
+                dims: Some(dims.clone()),
+                keepdim,
+                dtype,
+            },
+            vec![Operand::Value(v)],
+        )
+    };
+    if !mean {
+        return one(sum(e, clean, dtype)?);
+    }
+    // PyTorch: nansum(x, dtype) / count of non-NaN, in the result dtype.
+    let total = sum(e, clean, dtype)?;
+    let nan = e.unary(UnaryOp::Isnan, x)?;
+    let kept = e.unary(UnaryOp::LogicalNot, nan)?;
+    let count = sum(e, kept, Some(e.ty(total).dtype))?;
+    one(e.binary(BinaryOp::Div, total, count)?)
+}
+
+/// `count_nonzero`: the sum of `x != 0` in int64.
+pub fn count_nonzero(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::CountNonzero { dims } = op else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let ty = e.ty(x).clone();
+    let (dims, _) = folded(&ty, dims.as_deref())?;
+    let x = if ty.dtype.is_shell() {
+        e.cast(x, DType::F32)?
+    } else {
+        x
+    };
+    let nz = e.binary(BinaryOp::Ne, x, Operand::Scalar(Scalar::Int(0)))?;
+    one(e.reduce(ReduceOp::Sum, nz, dims, false, Some(DType::I64))?)
+}
+
+/// `linalg_vector_norm` of `|x|` in opmath: `sqrt(sum(|x|²))` for ord 2,
+/// `sum` for 1, `amax`/`amin` for ±inf, the nonzero count for 0, and
+/// `sum(|x|^p)^(1/p)` otherwise.
+pub fn vector_norm(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::LinalgVectorNorm {
+        ord,
+        dims,
+        keepdim,
+        dtype,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let ty = e.ty(x).clone();
+    let d = dtype.unwrap_or(ty.dtype);
+    if !(computable_float(d) || d.is_complex()) {
+        return Ok(None);
+    }
+    let (dims, _) = folded(&ty, dims.as_deref())?;
+    let xd = e.cast(x, d)?;
+    let a = e.unary(UnaryOp::Abs, xd)?;
+    let real = d.to_real();
+    let a = e.cast(a, real.opmath())?;
+    let keepdim = *keepdim;
+    let p = ord.to_f64();
+    let y = if p == 2.0 {
+        let sq = e.binary(BinaryOp::Mul, a, a)?;
+        let s = e.reduce(ReduceOp::Sum, sq, dims, keepdim, None)?;
+        e.unary(UnaryOp::Sqrt, s)?
+    } else if p == 1.0 {
+        e.reduce(ReduceOp::Sum, a, dims, keepdim, None)?
+    } else if p == f64::INFINITY {
+        e.reduce(ReduceOp::Amax, a, dims, keepdim, None)?
+    } else if p == f64::NEG_INFINITY {
+        e.reduce(ReduceOp::Amin, a, dims, keepdim, None)?
+    } else if p == 0.0 {
+        let nz = e.binary(BinaryOp::Ne, a, f(0.0))?;
+        let nz = e.cast(nz, real.opmath())?;
+        e.reduce(ReduceOp::Sum, nz, dims, keepdim, None)?
+    } else {
+        let pw = e.binary(BinaryOp::Pow, a, f(p))?;
+        let s = e.reduce(ReduceOp::Sum, pw, dims, keepdim, None)?;
+        e.binary(BinaryOp::Pow, s, f(1.0 / p))?
+    };
+    one(e.cast(y, real)?)
 }

@@ -288,6 +288,77 @@ define_ops! {
         => reduction(infer::mean, Cost::Reduction)
             .kernel(fixed("sum_cpu", S::SUMMABLE))
             .expand(expand::mean);
+    /// `torch.var`: the mean squared deviation, divided by
+    /// `max(n - correction, 0)`; complex inputs give a real variance.
+    Var "var" { dims: Option<Vec<i64>> = None, correction: Scalar = Scalar::Int(1), keepdim: bool = false } (input: Tensor)
+        => reduction(infer::var_std, Cost::Reduction)
+            .expand(expand::var_std);
+    /// `torch.std`: the square root of `var`.
+    Std "std" { dims: Option<Vec<i64>> = None, correction: Scalar = Scalar::Int(1), keepdim: bool = false } (input: Tensor)
+        => reduction(infer::var_std, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::var_std);
+    /// `torch.var_mean`: `var` and `mean`, two results.
+    VarMean "var_mean" { dims: Option<Vec<i64>> = None, correction: Scalar = Scalar::Int(1), keepdim: bool = false } (input: Tensor)
+        => reduction(infer::var_std, Cost::Reduction)
+            .results(Results::Fixed(2))
+            .expand(expand::var_std);
+    /// `torch.std_mean`: `std` and `mean`, two results.
+    StdMean "std_mean" { dims: Option<Vec<i64>> = None, correction: Scalar = Scalar::Int(1), keepdim: bool = false } (input: Tensor)
+        => reduction(infer::var_std, Cost::Reduction)
+            .results(Results::Fixed(2))
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::var_std);
+    /// `torch.logsumexp`: `log(sum(exp(x)))` computed as PyTorch does,
+    /// shifted by the (finite) maximum; integers in the default float dtype.
+    Logsumexp "logsumexp" { dims: Vec<i64>, keepdim: bool = false } (input: Tensor)
+        => reduction(infer::logsumexp, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::logsumexp);
+    /// `torch.nansum`: the sum with NaN counted as zero.
+    Nansum "nansum" { dims: Option<Vec<i64>> = None, keepdim: bool = false, dtype: Option<DType> = None } (input: Tensor)
+        => reduction(infer::nan_reduction, Cost::Reduction)
+            .expand(expand::nan_reduction);
+    /// `torch.nanmean`: the mean of the elements that are not NaN.
+    Nanmean "nanmean" { dims: Option<Vec<i64>> = None, keepdim: bool = false, dtype: Option<DType> = None } (input: Tensor)
+        => reduction(infer::nan_reduction, Cost::Reduction)
+            .expand(expand::nan_reduction);
+    /// `torch.count_nonzero`: an int64 count.
+    CountNonzero "count_nonzero" { dims: Option<Vec<i64>> = None } (input: Tensor)
+        => reduction(infer::count_nonzero, Cost::Reduction)
+            .expand(expand::count_nonzero);
+    /// `torch.linalg.vector_norm`: `ord` 2 (default), 1, 0, ±inf or any
+    /// other p, over `dims`, in opmath; a real result.
+    LinalgVectorNorm "linalg_vector_norm" { ord: Scalar = Scalar::Int(2), dims: Option<Vec<i64>> = None, keepdim: bool = false, dtype: Option<DType> = None } (input: Tensor)
+        => reduction(infer::vector_norm, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::vector_norm);
+    /// `torch.cumsum`: running sums along `dim` (integers and bool in int64),
+    /// accumulated as PyTorch's CPU kernel does (f32 in f64, f16/bf16 in f32).
+    /// Run by the interpreter on every backend (no generated kernel yet).
+    Cumsum "cumsum" { dim: i64, dtype: Option<DType> = None } (input: Tensor)
+        => Rules::new(infer::scan, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("cumsum_cpu", S::NUMBERS.union(S::BOOL)));
+    /// `torch.cumprod`: running products along `dim`.
+    Cumprod "cumprod" { dim: i64, dtype: Option<DType> = None } (input: Tensor)
+        => Rules::new(infer::scan, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("cumprod_cpu", S::NUMBERS.union(S::BOOL)));
+    /// `torch.logcumsumexp`: running `log(sum(exp))` along `dim`.
+    Logcumsumexp "logcumsumexp" { dim: i64 } (input: Tensor)
+        => Rules::new(infer::scan, LayoutRule::Contiguous, Cost::Kernel)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("logcumsumexp_out_cpu", S::FLOATS));
+    /// `torch.cummax`: running maxima along `dim` and where each was (the
+    /// last position of equal values; NaN, once met, stays).
+    Cummax "cummax" { dim: i64 } (input: Tensor)
+        => Rules::new(infer::scan, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("cummax_cpu", S::REAL_NUMBERS.union(S::BOOL)));
+    /// `torch.cummin`: running minima along `dim` and where each was.
+    Cummin "cummin" { dim: i64 } (input: Tensor)
+        => Rules::new(infer::scan, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("cummin_cpu", S::REAL_NUMBERS.union(S::BOOL)));
     /// `torch.any`: whether some element is nonzero (NaN is).
     Any "any" { dims: Option<Vec<i64>> = None, keepdim: bool = false } (input: Tensor)
         => reduction(infer::any_all, Cost::Reduction).expand(expand::any_all);

@@ -14,6 +14,7 @@
 
 pub mod elementwise;
 mod reduce;
+mod scan;
 mod sort;
 
 use kiln_ir::graph::{Func, FuncBuilder, Operand};
@@ -153,6 +154,11 @@ fn execute(
         Op::Sort {
             dim, descending, ..
         } => return sort::sort(tensor(&args[0]), *dim, *descending, types, &layouts),
+        Op::Cumsum { .. }
+        | Op::Cumprod { .. }
+        | Op::Logcumsumexp { .. }
+        | Op::Cummax { .. }
+        | Op::Cummin { .. } => return scan::scan(&inst.op, tensor(&args[0]), types, &layouts),
         _ => {}
     }
     let [out_ty] = types else {
