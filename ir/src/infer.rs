@@ -489,6 +489,82 @@ pub fn nan_to_num(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(x.shape.clone(), x.dtype, vec![Some(x.dtype)]))
 }
 
+/// A composite of several operands promoted together (PyTorch's
+/// TensorIterator): broadcast shapes, the common dtype, and for the ops
+/// that compute in floats (xlogy, true_divide, ...) integers and bool in
+/// the default float dtype; float_power computes in float64 or complex128.
+pub fn promoted(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let shape = broadcast_all(args)?;
+    let common = common_dtype(args, ctx)?;
+    let to_float = matches!(
+        op,
+        Op::Xlogy | Op::SpecialXlog1py | Op::TrueDivide | Op::Logaddexp
+    );
+    let compute = match op {
+        Op::FloatPower if common.is_complex() => DType::C128,
+        Op::FloatPower => DType::F64,
+        _ if to_float && (common.is_integral() || common.is_bool()) => ctx.default_dtype.dtype(),
+        _ => common,
+    };
+    if matches!(op, Op::Logaddexp) && compute.is_complex() {
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!("logaddexp of {compute} tensors: Kiln has no complex logaddexp yet"),
+        ));
+    }
+    if matches!(op, Op::Addcdiv { .. }) && (compute.is_integral() || compute.is_bool()) {
+        return Err(err(
+            ErrorKind::DType,
+            "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.",
+        ));
+    }
+    Ok(Inferred {
+        results: vec![TensorType::new(shape, compute)],
+        operand_dtypes: vec![Some(compute); args.len()],
+        natural_dtype: compute,
+    })
+}
+
+/// `heaviside`: both operands of one dtype, not complex (PyTorch's rules).
+pub fn heaviside(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let shape = broadcast_all(args)?;
+    let (Some(x), Some(v)) = (args.first(), args.get(1)) else {
+        return Err(err(ErrorKind::Arity, "heaviside takes two tensors"));
+    };
+    let (Some(x), Some(v)) = (x.tensor(), v.tensor()) else {
+        return Err(err(ErrorKind::Arity, "heaviside takes two tensors"));
+    };
+    if x.dtype.is_complex() || v.dtype.is_complex() {
+        return Err(err(
+            ErrorKind::DType,
+            "heaviside is not yet implemented for complex tensors.",
+        ));
+    }
+    if x.dtype != v.dtype {
+        return Err(err(
+            ErrorKind::DType,
+            "heaviside is not yet implemented for tensors with different dtypes.",
+        ));
+    }
+    Ok(single(shape, x.dtype, vec![Some(x.dtype), Some(x.dtype)]))
+}
+
+/// `clamp_min` and `clamp_max`: `clamp`'s rule with one bound.
+pub fn clamp_one(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let clamp = match op {
+        Op::ClampMin { min } => Op::Clamp {
+            min: Some(*min),
+            max: None,
+        },
+        Op::ClampMax { max } => Op::Clamp {
+            min: None,
+            max: Some(*max),
+        },
+        _ => return Err(wrong_rule("clamp_one")),
+    };
+    self::clamp(&clamp, args, ctx)
+}
+
 /// A primitive binary op: refusals, broadcasting, promotion.
 pub fn binary(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     let Op::Binary { op: b } = op else {

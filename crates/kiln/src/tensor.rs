@@ -393,6 +393,82 @@ impl Tensor {
         pair(record_all(Op::Cummin { dim }, vec![t(self)], None, Some(2)))
     }
 
+    /// `torch.xlogy(self, other)`.
+    pub fn xlogy(&self, other: impl Into<Input>) -> Tensor {
+        record(Op::Xlogy, vec![t(self), other.into()], None)
+    }
+
+    /// `torch.special.xlog1py(self, other)`.
+    pub fn xlog1py(&self, other: impl Into<Input>) -> Tensor {
+        record(Op::SpecialXlog1py, vec![t(self), other.into()], None)
+    }
+
+    /// `torch.fmax`.
+    pub fn fmax(&self, other: &Tensor) -> Tensor {
+        record(Op::Fmax, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.fmin`.
+    pub fn fmin(&self, other: &Tensor) -> Tensor {
+        record(Op::Fmin, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.heaviside(self, values)`.
+    pub fn heaviside(&self, values: &Tensor) -> Tensor {
+        record(Op::Heaviside, vec![t(self), t(values)], None)
+    }
+
+    /// `torch.logaddexp`.
+    pub fn logaddexp(&self, other: &Tensor) -> Tensor {
+        record(Op::Logaddexp, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.lerp(self, end, weight)` (a scalar or a tensor weight).
+    pub fn lerp(&self, end: &Tensor, weight: impl Into<Input>) -> Tensor {
+        record(Op::Lerp, vec![t(self), t(end), weight.into()], None)
+    }
+
+    /// `torch.addcmul(self, tensor1, tensor2, value=value)`.
+    pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: impl Into<Scalar>) -> Tensor {
+        let op = Op::Addcmul {
+            value: value.into(),
+        };
+        record(op, vec![t(self), t(tensor1), t(tensor2)], None)
+    }
+
+    /// `torch.addcdiv(self, tensor1, tensor2, value=value)`.
+    pub fn addcdiv(&self, tensor1: &Tensor, tensor2: &Tensor, value: impl Into<Scalar>) -> Tensor {
+        let op = Op::Addcdiv {
+            value: value.into(),
+        };
+        record(op, vec![t(self), t(tensor1), t(tensor2)], None)
+    }
+
+    /// `torch.clamp_min(self, min)`.
+    pub fn clamp_min(&self, min: impl Into<Scalar>) -> Tensor {
+        record(Op::ClampMin { min: min.into() }, vec![t(self)], None)
+    }
+
+    /// `torch.clamp_max(self, max)`.
+    pub fn clamp_max(&self, max: impl Into<Scalar>) -> Tensor {
+        record(Op::ClampMax { max: max.into() }, vec![t(self)], None)
+    }
+
+    /// `torch.float_power(self, exponent)`.
+    pub fn float_power(&self, exponent: impl Into<Input>) -> Tensor {
+        record(Op::FloatPower, vec![t(self), exponent.into()], None)
+    }
+
+    /// `torch.true_divide(self, other)`.
+    pub fn true_divide(&self, other: impl Into<Input>) -> Tensor {
+        record(Op::TrueDivide, vec![t(self), other.into()], None)
+    }
+
+    /// `torch.floor_divide(self, other)`.
+    pub fn floor_divide(&self, other: impl Into<Input>) -> Tensor {
+        record(Op::FloorDivide, vec![t(self), other.into()], None)
+    }
+
     /// `torch.square`.
     pub fn square(&self) -> Tensor {
         record(Op::Square, vec![t(self)], None)

@@ -1299,3 +1299,237 @@ pub fn vector_norm(
     };
     one(e.cast(y, real)?)
 }
+
+/// The dtype the tensor operands of a promoted composite were cast to
+/// (`None` when there is no tensor operand).
+fn operands_dtype(e: &Emitter<'_>, operands: &[Operand]) -> Option<DType> {
+    operands.iter().find_map(|o| match o {
+        Operand::Value(v) => Some(e.ty(*v).dtype),
+        _ => None,
+    })
+}
+
+/// An operand as a value of dtype `d`: a literal becomes a 0-dim `full`
+/// (which broadcasts like the literal), a tensor is cast.
+fn value_of(e: &mut Emitter<'_>, o: &Operand, d: DType) -> Result<ValueId> {
+    match o {
+        Operand::Value(v) => e.cast(*v, d),
+        Operand::Scalar(s) => e.push(
+            Op::Full {
+                shape: vec![],
+                value: *s,
+                dtype: Some(d),
+                device: None,
+            },
+            vec![],
+        ),
+        Operand::None => Err(Error::new(ErrorKind::Arity, "missing operand")),
+    }
+}
+
+/// `xlogy`: `isnan(y) ? NaN : (x == 0 ? 0 : x·log(y))`; `special_xlog1py`
+/// the same with `log1p`. In opmath, as PyTorch's half kernels compute.
+pub fn xlogy(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let log = match op {
+        Op::Xlogy => UnaryOp::Log,
+        Op::SpecialXlog1py => UnaryOp::Log1p,
+        _ => return Ok(None),
+    };
+    let Some(d) = operands_dtype(e, operands) else {
+        return Ok(None);
+    };
+    if !computable_float(d) {
+        return Ok(None);
+    }
+    let acc = d.opmath();
+    let x = value_of(e, &operands[0], acc)?;
+    let y = value_of(e, &operands[1], acc)?;
+    let nan = e.unary(UnaryOp::Isnan, y)?;
+    let zero = e.binary(BinaryOp::Eq, x, f(0.0))?;
+    let l = e.unary(log, y)?;
+    let p = e.binary(BinaryOp::Mul, x, l)?;
+    let p = select(e, zero, f(0.0), Operand::Value(p))?;
+    let r = select(e, nan, f(f64::NAN), Operand::Value(p))?;
+    one(e.cast(r, d)?)
+}
+
+/// `fmax` and `fmin`: `isnan(a) ? b : (isnan(b) ? a : max(a, b))`;
+/// integers and bool are plain `maximum`/`minimum`.
+pub fn fmax_fmin(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let extreme = match op {
+        Op::Fmax => BinaryOp::Maximum,
+        Op::Fmin => BinaryOp::Minimum,
+        _ => return Ok(None),
+    };
+    let (Some(Operand::Value(a)), Some(Operand::Value(b))) = (operands.first(), operands.get(1))
+    else {
+        return Ok(None);
+    };
+    let (a, b) = (*a, *b);
+    let m = e.binary(extreme, a, b)?;
+    if !e.ty(a).dtype.is_floating_point() {
+        return one(m);
+    }
+    let a_nan = e.unary(UnaryOp::Isnan, a)?;
+    let b_nan = e.unary(UnaryOp::Isnan, b)?;
+    let r = select(e, b_nan, Operand::Value(a), Operand::Value(m))?;
+    one(select(e, a_nan, Operand::Value(b), Operand::Value(r))?)
+}
+
+/// `heaviside`: `x == 0 ? values : (x > 0)`, in x's dtype.
+pub fn heaviside(
+    e: &mut Emitter<'_>,
+    _: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let (Some(Operand::Value(x)), Some(Operand::Value(v))) = (operands.first(), operands.get(1))
+    else {
+        return Ok(None);
+    };
+    let (x, v) = (*x, *v);
+    let d = e.ty(x).dtype;
+    let zero = e.binary(BinaryOp::Eq, x, Operand::Scalar(Scalar::Int(0)))?;
+    let pos = e.binary(BinaryOp::Gt, x, Operand::Scalar(Scalar::Int(0)))?;
+    let pos = e.cast(pos, d)?;
+    let r = select(e, zero, Operand::Value(v), Operand::Value(pos))?;
+    one(e.cast(r, d)?)
+}
+
+/// `logaddexp`: `a` where both are the same infinity, else
+/// `max(a, b) + log1p(exp(-|a - b|))` (PyTorch's CPU kernel), in opmath.
+pub fn logaddexp(
+    e: &mut Emitter<'_>,
+    _: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Some(d) = operands_dtype(e, operands) else {
+        return Ok(None);
+    };
+    if !computable_float(d) {
+        return Ok(None);
+    }
+    let acc = d.opmath();
+    let a = value_of(e, &operands[0], acc)?;
+    let b = value_of(e, &operands[1], acc)?;
+    let abs_a = e.unary(UnaryOp::Abs, a)?;
+    let a_inf = e.binary(BinaryOp::Eq, abs_a, f(f64::INFINITY))?;
+    let same = e.binary(BinaryOp::Eq, a, b)?;
+    let both = e.binary(BinaryOp::LogicalAnd, a_inf, same)?;
+    let m = e.binary(BinaryOp::Maximum, a, b)?;
+    let diff = e.binary(BinaryOp::Sub, a, b)?;
+    let ad = e.unary(UnaryOp::Abs, diff)?;
+    let nd = e.unary(UnaryOp::Neg, ad)?;
+    let ex = e.unary(UnaryOp::Exp, nd)?;
+    let l = e.unary(UnaryOp::Log1p, ex)?;
+    let s = e.binary(BinaryOp::Add, m, l)?;
+    let r = select(e, both, Operand::Value(a), Operand::Value(s))?;
+    one(e.cast(r, d)?)
+}
+
+/// `lerp`, in opmath: `|w| < 0.5 ? self + w·(end - self) : end - (end - self)·(1 - w)`.
+pub fn lerp(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Some(d) = operands_dtype(e, operands) else {
+        return Ok(None);
+    };
+    if !(computable_float(d) || d.is_complex()) {
+        return Ok(None);
+    }
+    let acc = d.opmath();
+    let s = value_of(e, &operands[0], acc)?;
+    let end = value_of(e, &operands[1], acc)?;
+    let w = value_of(e, &operands[2], acc)?;
+    let aw = e.unary(UnaryOp::Abs, w)?;
+    let small = e.binary(BinaryOp::Lt, aw, f(0.5))?;
+    let diff = e.binary(BinaryOp::Sub, end, s)?;
+    let wd = e.binary(BinaryOp::Mul, w, diff)?;
+    let low = e.binary(BinaryOp::Add, s, wd)?;
+    let one_minus = e.binary(BinaryOp::Sub, f(1.0), w)?;
+    let dw = e.binary(BinaryOp::Mul, diff, one_minus)?;
+    let high = e.binary(BinaryOp::Sub, end, dw)?;
+    let r = select(e, small, Operand::Value(low), Operand::Value(high))?;
+    one(e.cast(r, d)?)
+}
+
+/// `addcmul`: `self + (value·t1)·t2`; `addcdiv`: `self + (value·t1) / t2`;
+/// floats in opmath (PyTorch's reduced-float kernels), integers as they are.
+pub fn addc(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let (value, combine) = match op {
+        Op::Addcmul { value } => (*value, BinaryOp::Mul),
+        Op::Addcdiv { value } => (*value, BinaryOp::Div),
+        _ => return Ok(None),
+    };
+    let Some(d) = operands_dtype(e, operands) else {
+        return Ok(None);
+    };
+    let acc = if computable_float(d) { d.opmath() } else { d };
+    let s = value_of(e, &operands[0], acc)?;
+    let t1 = value_of(e, &operands[1], acc)?;
+    let t2 = value_of(e, &operands[2], acc)?;
+    let vt = e.binary(BinaryOp::Mul, t1, Operand::Scalar(value))?;
+    let c = e.binary(combine, vt, t2)?;
+    let r = e.binary(BinaryOp::Add, s, c)?;
+    one(e.cast(r, d)?)
+}
+
+/// `clamp_min` and `clamp_max`: `clamp` with one bound.
+pub fn clamp_one(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let clamp = match op {
+        Op::ClampMin { min } => Op::Clamp {
+            min: Some(*min),
+            max: None,
+        },
+        Op::ClampMax { max } => Op::Clamp {
+            min: None,
+            max: Some(*max),
+        },
+        _ => return Ok(None),
+    };
+    one(e.push(clamp, vec![Operand::Value(input(operands)?)])?)
+}
+
+/// `float_power`: `pow` of both operands in float64 (complex128).
+pub fn float_power(
+    e: &mut Emitter<'_>,
+    _: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Some(d) = operands_dtype(e, operands) else {
+        return Ok(None);
+    };
+    let a = cast_operand(e, operands[0], d)?;
+    let b = cast_operand(e, operands[1], d)?;
+    one(e.binary(BinaryOp::Pow, a, b)?)
+}
+
+/// A literal stays a literal (its category promotes); a tensor is cast.
+fn cast_operand(e: &mut Emitter<'_>, o: Operand, d: DType) -> Result<Operand> {
+    Ok(match o {
+        Operand::Value(v) => Operand::Value(e.cast(v, d)?),
+        other => other,
+    })
+}
+
+/// `true_divide` (`div`) and `floor_divide` (`div` rounding to floor).
+pub fn divide_alias(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let b = match op {
+        Op::TrueDivide => BinaryOp::Div,
+        Op::FloorDivide => BinaryOp::DivFloor,
+        _ => return Ok(None),
+    };
+    let (Some(a), Some(c)) = (operands.first(), operands.get(1)) else {
+        return Ok(None);
+    };
+    one(e.binary(b, *a, *c)?)
+}

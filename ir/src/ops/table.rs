@@ -569,6 +569,82 @@ define_ops! {
             .traits(Traits::APPROXIMATE)
             .kernel(fixed("sinc_cpu", S::FLOATS_COMPLEX))
             .expand(expand::sinc);
+    /// `torch.xlogy`: `x·log(y)`, 0 where `x == 0`, NaN where `y` is NaN.
+    Xlogy "xlogy" (input: Any, other: Any)
+        => pointwise(infer::promoted, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("xlogy_cpu", S::FLOATS))
+            .expand(expand::xlogy);
+    /// `torch.special.xlog1py`: `x·log1p(y)`, as xlogy.
+    SpecialXlog1py "special_xlog1py" (input: Any, other: Any)
+        => pointwise(infer::promoted, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("xlog1py_cpu", S::FLOATS))
+            .expand(expand::xlogy);
+    /// `torch.fmax`: the maximum, ignoring a NaN operand.
+    Fmax "fmax" (input: Tensor, other: Tensor)
+        => pointwise(infer::promoted, Cost::Cheap)
+            .kernel(fixed("fmax_cpu", S::ROUNDABLE.union(S::BOOL)))
+            .expand(expand::fmax_fmin);
+    /// `torch.fmin`: the minimum, ignoring a NaN operand.
+    Fmin "fmin" (input: Tensor, other: Tensor)
+        => pointwise(infer::promoted, Cost::Cheap)
+            .kernel(fixed("fmin_cpu", S::ROUNDABLE.union(S::BOOL)))
+            .expand(expand::fmax_fmin);
+    /// `torch.heaviside`: `values` where `x == 0`, else `x > 0`.
+    Heaviside "heaviside" (input: Tensor, values: Tensor)
+        => pointwise(infer::heaviside, Cost::Cheap)
+            .traits(Traits::DISCONTINUOUS)
+            .expand(expand::heaviside);
+    /// `torch.logaddexp`: `log(exp(a) + exp(b))` computed stably.
+    Logaddexp "logaddexp" (input: Tensor, other: Tensor)
+        => pointwise(infer::promoted, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("logaddexp_cpu", S::FLOATS))
+            .expand(expand::logaddexp);
+    /// `torch.lerp` with a scalar or tensor `weight`, in opmath:
+    /// `self + w·(end - self)` where `|w| < 0.5`, else
+    /// `end - (end - self)·(1 - w)`.
+    Lerp "lerp" (input: Tensor, end: Tensor, weight: Any)
+        => pointwise(infer::promoted, Cost::Cheap)
+            .kernel(fixed("lerp_kernel_scalar", S::FLOATS_COMPLEX))
+            .expand(expand::lerp);
+    /// `torch.addcmul`: `self + value·t1·t2`.
+    Addcmul "addcmul" { value: Scalar = Scalar::Int(1) } (input: Tensor, tensor1: Tensor, tensor2: Tensor)
+        => pointwise(infer::promoted, Cost::Cheap)
+            .kernel(fixed("addcmul_cpu_out", S::NUMBERS))
+            .expand(expand::addc);
+    /// `torch.addcdiv`: `self + value·t1 / t2` (integers refused, as PyTorch).
+    Addcdiv "addcdiv" { value: Scalar = Scalar::Int(1) } (input: Tensor, tensor1: Tensor, tensor2: Tensor)
+        => pointwise(infer::promoted, Cost::Cheap)
+            .kernel(fixed("addcdiv_cpu_out", S::FLOATS_COMPLEX))
+            .expand(expand::addc);
+    /// `torch.clamp_min`: `clamp(x, min=min)`.
+    ClampMin "clamp_min" { min: Scalar } (input: Tensor)
+        => pointwise(infer::clamp_one, Cost::Cheap)
+            .kernel(fixed("clamp_min_scalar_cpu", S::ROUNDABLE))
+            .expand(expand::clamp_one);
+    /// `torch.clamp_max`: `clamp(x, max=max)`.
+    ClampMax "clamp_max" { max: Scalar } (input: Tensor)
+        => pointwise(infer::clamp_one, Cost::Cheap)
+            .kernel(fixed("clamp_max_scalar_cpu", S::ROUNDABLE))
+            .expand(expand::clamp_one);
+    /// `torch.float_power`: `pow` in float64 (complex128 for complex).
+    FloatPower "float_power" (input: Any, exponent: Any)
+        => pointwise(infer::promoted, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("pow", S::FLOATS_COMPLEX))
+            .expand(expand::float_power);
+    /// `torch.true_divide`: `div`.
+    TrueDivide "true_divide" (input: Any, other: Any)
+        => pointwise(infer::promoted, Cost::Cheap)
+            .kernel(fixed("div_true_kernel", S::FLOATS_COMPLEX))
+            .expand(expand::divide_alias);
+    /// `torch.floor_divide`: `div` with `rounding_mode = "floor"`.
+    FloorDivide "floor_divide" (input: Any, other: Any)
+        => pointwise(infer::promoted, Cost::Cheap)
+            .kernel(fixed("div_floor_kernel", S::REAL_NUMBERS))
+            .expand(expand::divide_alias);
     /// `torch.sigmoid`.
     Sigmoid "sigmoid" (input: Tensor)
         => pointwise(infer::int_to_float, Cost::Costly)
