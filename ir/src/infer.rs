@@ -1231,6 +1231,180 @@ pub fn scan(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     })
 }
 
+/// `roll`: the input's shape; shifts and dims must pair up.
+pub fn roll(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Roll { shifts, dims } = op else {
+        return Err(wrong_rule("roll"));
+    };
+    let x = tensor(args)?;
+    if shifts.is_empty() {
+        return Err(err(ErrorKind::Shape, "`shifts` required"));
+    }
+    if dims.is_empty() && shifts.len() != 1 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "shifts and dimensions must align. shifts: {}, dims:0",
+                shifts.len()
+            ),
+        ));
+    }
+    if !dims.is_empty() && shifts.len() != dims.len() {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "shifts and dimensions must align. shifts: {}, dims:{}",
+                shifts.len(),
+                dims.len()
+            ),
+        ));
+    }
+    for &d in dims {
+        wrap_dim(d, x.rank())?;
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![Some(x.dtype)]))
+}
+
+/// `repeat` and `tile`: each dim times its repeat count (`tile` pads the
+/// counts with leading 1s, `repeat` needs at least one per dim).
+pub fn repeat(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let repeats = repeat_counts(op, x.rank())?;
+    let mut shape = vec![1; repeats.len() - x.rank()];
+    shape.extend(&x.shape);
+    let shape: Vec<i64> = shape.iter().zip(&repeats).map(|(s, r)| s * r).collect();
+    Ok(single(shape, x.dtype, vec![Some(x.dtype)]))
+}
+
+/// The repeat count of every dim of `repeat` or `tile` on a tensor of
+/// `rank` dims, leading dims added.
+pub fn repeat_counts(op: &Op, rank: usize) -> Result<Vec<i64>> {
+    let counts = match op {
+        Op::Repeat { repeats } => {
+            if repeats.len() < rank {
+                return Err(err(
+                    ErrorKind::Shape,
+                    "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
+                ));
+            }
+            repeats.clone()
+        }
+        Op::Tile { dims } => {
+            let mut counts = vec![1; rank.saturating_sub(dims.len())];
+            counts.extend(dims);
+            counts
+        }
+        _ => return Err(wrong_rule("repeat")),
+    };
+    if let Some(r) = counts.iter().find(|r| **r < 0) {
+        return Err(err(
+            ErrorKind::Shape,
+            format!("Trying to create tensor with negative dimension {r}: {counts:?}"),
+        ));
+    }
+    Ok(counts)
+}
+
+/// `tril` and `triu`: at least two dims.
+pub fn triangle(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    if x.rank() < 2 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "{}: input tensor must have at least 2 dimensions",
+                op.name()
+            ),
+        ));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![Some(x.dtype)]))
+}
+
+/// `flip`, `fliplr`, `flipud`: the input's shape; dims distinct.
+pub fn flip(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let dims = flip_dims(op, x.rank())?;
+    let _ = dims;
+    Ok(single(x.shape.clone(), x.dtype, vec![Some(x.dtype)]))
+}
+
+/// The dims `flip`, `fliplr` or `flipud` reverse, wrapped, with PyTorch's
+/// errors.
+pub fn flip_dims(op: &Op, rank: usize) -> Result<Vec<usize>> {
+    match op {
+        Op::Fliplr if rank < 2 => Err(err(ErrorKind::Shape, "Input must be >= 2-d.")),
+        Op::Flipud if rank < 1 => Err(err(ErrorKind::Shape, "Input must be >= 1-d.")),
+        Op::Fliplr => Ok(vec![1]),
+        Op::Flipud => Ok(vec![0]),
+        Op::Flip { dims } => {
+            let wrapped: Vec<usize> = dims
+                .iter()
+                .map(|&d| wrap_dim(d, rank.max(1)))
+                .collect::<Result<_>>()?;
+            if let Some(d) = (1..wrapped.len())
+                .find(|&i| wrapped[..i].contains(&wrapped[i]))
+                .map(|i| wrapped[i])
+            {
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!("dim {d} appears multiple times in the list of dims"),
+                ));
+            }
+            Ok(if rank == 0 { Vec::new() } else { wrapped })
+        }
+        _ => Err(wrong_rule("flip")),
+    }
+}
+
+/// `constant_pad_nd`: each padded dim grows by its (before, after) pair.
+pub fn constant_pad_nd(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::ConstantPadNd { pad, .. } = op else {
+        return Err(wrong_rule("constant_pad_nd"));
+    };
+    let x = tensor(args)?;
+    let shape = padded_shape(pad, &x.shape)?;
+    Ok(single(shape, x.dtype, vec![Some(x.dtype)]))
+}
+
+/// The shape `pad` gives `shape`, with PyTorch's checks.
+pub fn padded_shape(pad: &[i64], shape: &[i64]) -> Result<Vec<i64>> {
+    if pad.len() % 2 != 0 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "Length of pad must be even but instead it equals {}",
+                pad.len()
+            ),
+        ));
+    }
+    if pad.len() / 2 > shape.len() {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "Length of pad should be no more than twice the number of dimensions of the input. Pad length is {} while the input has {} dimensions.",
+                pad.len(),
+                shape.len()
+            ),
+        ));
+    }
+    let mut out = shape.to_vec();
+    for (k, pair) in pad.chunks(2).enumerate() {
+        let d = shape.len() - 1 - k;
+        let size = shape[d] + pair[0] + pair[1];
+        if size < 0 {
+            return Err(err(
+                ErrorKind::Shape,
+                format!(
+                    "The input size {}, plus negative padding {} and {} resulted in a negative output size, which is invalid. Check dimension {d} of your input.",
+                    shape[d], pair[0], pair[1]
+                ),
+            ));
+        }
+        out[d] = size;
+    }
+    Ok(out)
+}
+
 /// `glu`: the input's shape with `dim` halved; PyTorch's error where its
 /// size is odd.
 pub fn glu(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
@@ -2074,6 +2248,9 @@ pub fn view(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
 
 /// The result shape of a view op.
 pub fn view_shape(op: &Op, shape: &[i64]) -> Result<Vec<i64>> {
+    if let Some(view) = crate::ops::derived::primitive_view(op, shape)? {
+        return view_shape(&view, shape);
+    }
     let g = Geometry::contiguous(shape);
     let out = match op {
         Op::Reshape { shape: s } | Op::View { shape: s } => crate::view::infer_size(s, g.numel())?,

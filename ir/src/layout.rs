@@ -537,6 +537,9 @@ pub fn view_layout(
 ) -> Result<Vec<ResultLayout>> {
     use crate::ops::Op;
     let (g, _) = first_geometry(args)?;
+    if let Some(view) = crate::ops::derived::primitive_view(op, &g.shape)? {
+        return view_layout(&view, args, &[]);
+    }
     let layout = match op {
         Op::Reshape { shape } => from_reshaped(g.reshape(shape)?),
         Op::Flatten { start_dim, end_dim } => from_reshaped(g.flatten(*start_dim, *end_dim)?),
@@ -562,6 +565,22 @@ pub fn view_layout(
         }
     };
     Ok(vec![layout])
+}
+
+/// A fresh result in its input's suggested memory format (channels_last
+/// stays channels_last, anything else is row-major): `roll` and
+/// `constant_pad_nd`, which PyTorch computes by joining slices.
+pub fn suggested_format_layout(
+    _: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let (g, _) = first_geometry(args)?;
+    let format = cat_memory_format([(&g.shape[..], &g.strides[..])]);
+    results
+        .iter()
+        .map(|r| Ok(ResultLayout::Fresh(format.strides(&r.shape)?)))
+        .collect()
 }
 
 /// Results laid out as `empty_like(input)` (a preserve_format copy):

@@ -325,6 +325,41 @@ def gen_binary_composites():
         record("clamp_max", {"max": scalar_spec(0.5)}, [a], lambda: torch.clamp_max(a, 0.5))
 
 
+def gen_shape_ops():
+    """Derived views (narrow, movedim, broadcast_to, unflatten, atleast_Nd)
+    and the copying shape ops (roll, repeat, tile, tril, triu, flip,
+    fliplr, flipud, constant_pad_nd) on every dtype."""
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        record("narrow", {"dim": 1, "start": 1, "length": 2}, [x], lambda: torch.narrow(x, 1, 1, 2))
+        record("narrow", {"dim": 0, "start": -2, "length": 2}, [x], lambda: torch.narrow(x, 0, -2, 2))
+        record("movedim", {"source": [0], "destination": [1]}, [x], lambda: torch.movedim(x, 0, 1))
+        record("broadcast_to", {"size": [2, 3, 4]}, [x], lambda: torch.broadcast_to(x, (2, 3, 4)))
+        record("unflatten", {"dim": 1, "sizes": [2, -1]}, [x], lambda: torch.unflatten(x, 1, (2, -1)))
+        v = make(dt, [4])
+        for name, fn in (("atleast_1d", torch.atleast_1d), ("atleast_2d", torch.atleast_2d),
+                         ("atleast_3d", torch.atleast_3d)):
+            record(name, {}, [v], lambda: fn(v))
+        record("roll", {"shifts": [1]}, [x], lambda: torch.roll(x, 1))
+        record("roll", {"shifts": [-1, 5], "dims": [0, 1]}, [x], lambda: torch.roll(x, (-1, 5), (0, 1)))
+        record("repeat", {"repeats": [2, 1, 3]}, [x], lambda: x.repeat(2, 1, 3))
+        record("tile", {"dims": [2]}, [x], lambda: torch.tile(x, (2,)))
+        for k in (0, 1, -1):
+            record("tril", {"diagonal": k}, [x], lambda: torch.tril(x, k))
+            record("triu", {"diagonal": k}, [x], lambda: torch.triu(x, k))
+        record("flip", {"dims": [0, 1]}, [x], lambda: torch.flip(x, (0, 1)))
+        record("fliplr", {}, [x], lambda: torch.fliplr(x))
+        record("flipud", {}, [x], lambda: torch.flipud(x))
+        record("constant_pad_nd", {"pad": [1, 2]}, [x], lambda: torch.constant_pad_nd(x, (1, 2)))
+        record("constant_pad_nd", {"pad": [-1, 1, 2, 0], "value": scalar_spec(3)}, [x],
+               lambda: torch.constant_pad_nd(x, (-1, 1, 2, 0), 3))
+    x = make(torch.float32, [2, 3, 4])
+    record("movedim", {"source": [0, 2], "destination": [2, 0]}, [x], lambda: torch.movedim(x, (0, 2), (2, 0)))
+    record("tril", {"diagonal": 1}, [x], lambda: torch.tril(x, 1))
+    record("constant_pad_nd", {"pad": [1, 1], "value": scalar_spec(-0.5)}, [x],
+           lambda: torch.constant_pad_nd(x, (1, 1), -0.5))
+
+
 def gen_binary():
     pairs = [(dt, dt) for dt in DTYPES] + [
         (torch.int32, torch.float32), (torch.uint8, torch.int8), (torch.float16, torch.bfloat16),
@@ -555,6 +590,7 @@ def main():
     gen_statistics()
     gen_scans()
     gen_binary_composites()
+    gen_shape_ops()
     gen_binary()
     gen_where_clamp_cast()
     gen_reductions()

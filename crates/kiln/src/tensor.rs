@@ -469,6 +469,110 @@ impl Tensor {
         record(Op::FloorDivide, vec![t(self), other.into()], None)
     }
 
+    /// `torch.narrow(self, dim, start, length)`: a view.
+    pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Tensor {
+        record(Op::Narrow { dim, start, length }, vec![t(self)], None)
+    }
+
+    /// `torch.movedim(self, source, destination)`: a view.
+    pub fn movedim(&self, source: &[i64], destination: &[i64]) -> Tensor {
+        let op = Op::Movedim {
+            source: source.to_vec(),
+            destination: destination.to_vec(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.broadcast_to(self, size)`: a view.
+    pub fn broadcast_to(&self, size: &[i64]) -> Tensor {
+        record(
+            Op::BroadcastTo {
+                size: size.to_vec(),
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    /// `torch.unflatten(self, dim, sizes)`: a view.
+    pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Tensor {
+        let op = Op::Unflatten {
+            dim,
+            sizes: sizes.to_vec(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.atleast_1d`, `atleast_2d`, `atleast_3d` (`n` = 1, 2 or 3).
+    pub fn atleast(&self, n: usize) -> Tensor {
+        let op = match n {
+            0 | 1 => Op::Atleast1d,
+            2 => Op::Atleast2d,
+            _ => Op::Atleast3d,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.roll(self, shifts, dims)` (the flattened tensor when `dims`
+    /// is empty).
+    pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Tensor {
+        let op = Op::Roll {
+            shifts: shifts.to_vec(),
+            dims: dims.to_vec(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `Tensor.repeat(*repeats)`.
+    pub fn repeat(&self, repeats: &[i64]) -> Tensor {
+        let op = Op::Repeat {
+            repeats: repeats.to_vec(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.tile(self, dims)`.
+    pub fn tile(&self, dims: &[i64]) -> Tensor {
+        record(
+            Op::Tile {
+                dims: dims.to_vec(),
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    /// `torch.tril(self, diagonal)`.
+    pub fn tril(&self, diagonal: i64) -> Tensor {
+        record(Op::Tril { diagonal }, vec![t(self)], None)
+    }
+
+    /// `torch.triu(self, diagonal)`.
+    pub fn triu(&self, diagonal: i64) -> Tensor {
+        record(Op::Triu { diagonal }, vec![t(self)], None)
+    }
+
+    /// `torch.flip(self, dims)`.
+    pub fn flip(&self, dims: &[i64]) -> Tensor {
+        record(
+            Op::Flip {
+                dims: dims.to_vec(),
+            },
+            vec![t(self)],
+            None,
+        )
+    }
+
+    /// `torch.constant_pad_nd(self, pad, value)`, which `F.pad` with mode
+    /// "constant" calls.
+    pub fn constant_pad_nd(&self, pad: &[i64], value: impl Into<Scalar>) -> Tensor {
+        let op = Op::ConstantPadNd {
+            pad: pad.to_vec(),
+            value: value.into(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
     /// `torch.square`.
     pub fn square(&self) -> Tensor {
         record(Op::Square, vec![t(self)], None)

@@ -1533,3 +1533,216 @@ pub fn divide_alias(
     };
     one(e.binary(b, *a, *c)?)
 }
+
+/// A derived view (`narrow`, `movedim`, ...): its one primitive view.
+pub fn derived_view(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let shape = e.ty(x).shape.clone();
+    let Some(view) = super::derived::primitive_view(op, &shape)? else {
+        return Ok(None);
+    };
+    one(e.push(view, vec![Operand::Value(x)])?)
+}
+
+/// `x[start:end]` along `dim`.
+fn slice(e: &mut Emitter<'_>, x: ValueId, dim: usize, start: i64, end: i64) -> Result<ValueId> {
+    e.push(
+        Op::Slice {
+            dim: dim as i64,
+            start: Some(start),
+            end: Some(end),
+            step: 1,
+        },
+        vec![Operand::Value(x)],
+    )
+}
+
+/// `cat(parts, dim)`.
+fn join(e: &mut Emitter<'_>, parts: Vec<ValueId>, dim: usize) -> Result<ValueId> {
+    if let [only] = parts[..] {
+        return Ok(only);
+    }
+    e.push(
+        Op::Cat { dim: dim as i64 },
+        parts.into_iter().map(Operand::Value).collect(),
+    )
+}
+
+/// `roll`: along each dim, the last `shift mod n` elements joined in front
+/// of the rest; with no dims, the same on the flattened tensor.
+pub fn roll(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Roll { shifts, dims } = op else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let shape = e.ty(x).shape.clone();
+    let rolled = |e: &mut Emitter<'_>, mut y: ValueId, pairs: &[(i64, usize)]| -> Result<ValueId> {
+        for &(shift, d) in pairs {
+            let n = e.ty(y).shape[d];
+            if n == 0 {
+                continue;
+            }
+            let s = shift.rem_euclid(n);
+            if s == 0 {
+                continue;
+            }
+            let tail = slice(e, y, d, n - s, n)?;
+            let head = slice(e, y, d, 0, n - s)?;
+            y = join(e, vec![tail, head], d)?;
+        }
+        Ok(y)
+    };
+    let y = if dims.is_empty() {
+        let flat = e.push(Op::Reshape { shape: vec![-1] }, vec![Operand::Value(x)])?;
+        let r = rolled(e, flat, &[(shifts[0], 0)])?;
+        e.push(Op::Reshape { shape }, vec![Operand::Value(r)])?
+    } else {
+        let pairs: Vec<(i64, usize)> = shifts
+            .iter()
+            .zip(dims)
+            .map(|(&s, &d)| Ok((s, crate::view::wrap_dim(d, shape.len())?)))
+            .collect::<Result<_>>()?;
+        rolled(e, x, &pairs)?
+    };
+    // A roll by nothing is still a fresh result.
+    let y = if y == x { copy_of(e, x)? } else { y };
+    one(y)
+}
+
+/// `repeat` and `tile`: the input viewed as `[1, s0, 1, s1, ...]`,
+/// expanded to `[r0, s0, r1, s1, ...]` and reshaped to `[r0·s0, ...]`.
+pub fn repeat(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let shape = e.ty(x).shape.clone();
+    let counts = crate::infer::repeat_counts(op, shape.len())?;
+    let mut full = vec![1; counts.len() - shape.len()];
+    full.extend(&shape);
+    let spread: Vec<i64> = full.iter().flat_map(|&s| [1, s]).collect();
+    let wide: Vec<i64> = full
+        .iter()
+        .zip(&counts)
+        .flat_map(|(&s, &r)| [r, s])
+        .collect();
+    let result: Vec<i64> = full.iter().zip(&counts).map(|(s, r)| s * r).collect();
+    let v = e.push(Op::Reshape { shape: spread }, vec![Operand::Value(x)])?;
+    let v = e.push(Op::Expand { shape: wide }, vec![Operand::Value(v)])?;
+    let v = e.push(Op::Reshape { shape: result }, vec![Operand::Value(v)])?;
+    one(copy_of(e, v)?)
+}
+
+/// `tril` and `triu`: `where(col - row <= k, x, 0)` (`>= k` for triu) over
+/// the last two dims, positions from `arange`.
+pub fn triangle(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let (k, lower) = match op {
+        Op::Tril { diagonal } => (*diagonal, true),
+        Op::Triu { diagonal } => (*diagonal, false),
+        _ => return Ok(None),
+    };
+    let x = input(operands)?;
+    let ty = e.ty(x).clone();
+    let (n, m) = (ty.shape[ty.rank() - 2], ty.shape[ty.rank() - 1]);
+    let positions = |e: &mut Emitter<'_>, len: i64, dim: i64| {
+        let a = e.push(
+            Op::Arange {
+                start: Scalar::Int(0),
+                end: Scalar::Int(len),
+                step: Scalar::Int(1),
+                dtype: None,
+                device: None,
+            },
+            vec![],
+        )?;
+        e.push(Op::Unsqueeze { dim }, vec![Operand::Value(a)])
+    };
+    let rows = positions(e, n, 1)?;
+    let cols = positions(e, m, 0)?;
+    let offset = e.binary(BinaryOp::Sub, cols, rows)?;
+    let cmp = if lower { BinaryOp::Le } else { BinaryOp::Ge };
+    let keep = e.binary(cmp, offset, Operand::Scalar(Scalar::Int(k)))?;
+    let zero = value_of(e, &Operand::Scalar(Scalar::Int(0)), ty.dtype)?;
+    one(select(e, keep, Operand::Value(x), Operand::Value(zero))?)
+}
+
+/// `flip`: each dim reversed by an `index_select` of `arange(n - 1, -1, -1)`.
+pub fn flip(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let dims = crate::infer::flip_dims(op, e.ty(x).rank())?;
+    let mut y = x;
+    for d in dims {
+        let n = e.ty(y).shape[d];
+        let reversed = e.push(
+            Op::Arange {
+                start: Scalar::Int(n - 1),
+                end: Scalar::Int(-1),
+                step: Scalar::Int(-1),
+                dtype: None,
+                device: None,
+            },
+            vec![],
+        )?;
+        y = e.push(
+            Op::IndexSelect { dim: d as i64 },
+            vec![Operand::Value(y), Operand::Value(reversed)],
+        )?;
+    }
+    let y = if y == x { copy_of(e, x)? } else { y };
+    one(y)
+}
+
+/// `constant_pad_nd`: per padded dim, negative amounts slice the input,
+/// positive ones join `full` blocks of `value` before and after.
+pub fn constant_pad_nd(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::ConstantPadNd { pad, value } = op else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let d_type = e.ty(x).dtype;
+    let rank = e.ty(x).rank();
+    crate::infer::padded_shape(pad, &e.ty(x).shape)?;
+    let mut y = x;
+    for (k, pair) in pad.chunks(2).enumerate() {
+        let d = rank - 1 - k;
+        let (before, after) = (pair[0], pair[1]);
+        let n = e.ty(y).shape[d];
+        let (lo, hi) = (before.min(0).abs(), n - after.min(0).abs());
+        if lo > 0 || hi < n {
+            y = slice(e, y, d, lo, hi.max(lo))?;
+        }
+        let block = |e: &mut Emitter<'_>, y: ValueId, len: i64| {
+            let mut shape = e.ty(y).shape.clone();
+            shape[d] = len;
+            e.push(
+                Op::Full {
+                    shape,
+                    value: *value,
+                    dtype: Some(d_type),
+                    device: None,
+                },
+                vec![],
+            )
+        };
+        let mut parts = Vec::new();
+        if before > 0 {
+            parts.push(block(e, y, before)?);
+        }
+        parts.push(y);
+        if after > 0 {
+            parts.push(block(e, y, after)?);
+        }
+        y = join(e, parts, d)?;
+    }
+    let y = if y == x { copy_of(e, x)? } else { y };
+    one(y)
+}

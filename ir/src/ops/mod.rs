@@ -29,6 +29,7 @@ pub mod attrs;
 pub mod catalogue;
 pub mod def;
 mod define;
+pub mod derived;
 pub mod expand;
 pub mod prims;
 pub mod table;

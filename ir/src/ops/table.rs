@@ -651,6 +651,66 @@ define_ops! {
             .traits(Traits::APPROXIMATE)
             .kernel(KernelRule::Custom(support::sigmoid_kernel))
             .expand(expand::sigmoid);
+    /// `torch.narrow`: `length` elements of `dim` from `start` (negative:
+    /// from the end); a `slice` view.
+    Narrow "narrow" { dim: i64, start: i64, length: i64 } (input: Tensor)
+        => view().expand(expand::derived_view);
+    /// `torch.movedim` (and `moveaxis`): the `source` dims moved to
+    /// `destination`; a `permute` view.
+    Movedim "movedim" { source: Vec<i64>, destination: Vec<i64> } (input: Tensor)
+        => view().expand(expand::derived_view);
+    /// `torch.broadcast_to`: an `expand` view.
+    BroadcastTo "broadcast_to" { size: Vec<i64> } (input: Tensor)
+        => view().expand(expand::derived_view);
+    /// `torch.unflatten`: `dim` split into `sizes` (one may be -1); a `view`.
+    Unflatten "unflatten" { dim: i64, sizes: Vec<i64> } (input: Tensor)
+        => view().expand(expand::derived_view);
+    /// `torch.atleast_1d`: a 0-dim input as `[1]`, others as they are.
+    Atleast1d "atleast_1d" (input: Tensor) => view().expand(expand::derived_view);
+    /// `torch.atleast_2d`: `[1, 1]` or `[1, n]`, others as they are.
+    Atleast2d "atleast_2d" (input: Tensor) => view().expand(expand::derived_view);
+    /// `torch.atleast_3d`: `[1, 1, 1]`, `[1, n, 1]` or `[a, b, 1]`.
+    Atleast3d "atleast_3d" (input: Tensor) => view().expand(expand::derived_view);
+    /// `torch.roll`: elements shifted along `dims` (the flattened tensor
+    /// when `dims` is empty), wrapping around: slices joined by `cat`.
+    Roll "roll" { shifts: Vec<i64>, dims: Vec<i64> = Vec::new() } (input: Tensor)
+        => Rules::new(infer::roll, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .expand(expand::roll);
+    /// `Tensor.repeat`: the tensor tiled `repeats` times along each dim.
+    Repeat "repeat" { repeats: Vec<i64> } (input: Tensor)
+        => Rules::new(infer::repeat, LayoutRule::Contiguous, Cost::Copy)
+            .expand(expand::repeat);
+    /// `torch.tile`: `repeat` with `dims` padded with leading 1s.
+    Tile "tile" { dims: Vec<i64> } (input: Tensor)
+        => Rules::new(infer::repeat, LayoutRule::Contiguous, Cost::Copy)
+            .expand(expand::repeat);
+    /// `torch.tril`: elements on and below the `diagonal`-th diagonal of the
+    /// last two dims, zeros elsewhere.
+    Tril "tril" { diagonal: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::triangle, LayoutRule::Contiguous, Cost::Cheap)
+            .expand(expand::triangle);
+    /// `torch.triu`: elements on and above the `diagonal`-th diagonal.
+    Triu "triu" { diagonal: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::triangle, LayoutRule::Contiguous, Cost::Cheap)
+            .expand(expand::triangle);
+    /// `torch.flip`: the order of `dims` reversed (run as `index_select`s).
+    Flip "flip" { dims: Vec<i64> } (input: Tensor)
+        => Rules::new(infer::flip, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
+            .expand(expand::flip);
+    /// `torch.fliplr`: `flip` of dim 1.
+    Fliplr "fliplr" (input: Tensor)
+        => Rules::new(infer::flip, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
+            .expand(expand::flip);
+    /// `torch.flipud`: `flip` of dim 0.
+    Flipud "flipud" (input: Tensor)
+        => Rules::new(infer::flip, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
+            .expand(expand::flip);
+    /// `torch.constant_pad_nd` (`F.pad` with mode "constant"): `pad` holds
+    /// (before, after) pairs from the last dim backwards; negative amounts
+    /// crop.
+    ConstantPadNd "constant_pad_nd" { pad: Vec<i64>, value: Scalar = Scalar::Int(0) } (input: Tensor)
+        => Rules::new(infer::constant_pad_nd, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .expand(expand::constant_pad_nd);
     /// `torch.reshape`: a view where the strides allow one, else a copy.
     Reshape "reshape" { shape: Vec<i64> } (input: Tensor) => view();
     /// `Tensor.view`: an error where the strides allow no view.
