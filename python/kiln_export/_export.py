@@ -8,7 +8,7 @@ by node and emits one `.kir` function `@main`. The op translations live in
 Input-independent subgraphs (nodes that depend on no parameter, buffer or
 user input, e.g. the causal mask transformers builds from `arange`) are
 translated like the rest where Kiln has their ops; where it does not (an
-`index.Tensor`, a `cumsum` of constants), PyTorch evaluates them at export
+`index.Tensor` or a `gather` of constants), PyTorch evaluates them at export
 time and the value enters the program as a `full` (when all its elements
 are equal) or as an extra weight named `_const.<node>` (broadcast dims
 stored once and `expand`ed). Shapes are static, so this is exact; random
@@ -83,6 +83,66 @@ _KEEP_NAMES = [
     "ones.default",
     "zeros_like.default",
     "ones_like.default",
+    # Kiln's activations, pointwise composites, statistics and shape ops,
+    # with PyTorch's values (its f16/bf16 opmath included), rather than the
+    # decompositions' written-out forms. (run_decompositions lowers the
+    # view composites narrow, movedim, broadcast_to, unflatten, atleast_Nd
+    # to slice/permute/expand/view/unsqueeze, and softshrink and hardshrink
+    # through their Autograd kernels, whatever the table says: exact too.)
+    "selu.default",
+    "celu.default",
+    "rrelu.default",
+    "relu6.default",
+    "hardsigmoid.default",
+    "mish.default",
+    "threshold.default",
+    "log_sigmoid.default",
+    "glu.default",
+    "square.default",
+    "isfinite.default",
+    "isposinf.default",
+    "isneginf.default",
+    "frac.default",
+    "deg2rad.default",
+    "rad2deg.default",
+    "logit.default",
+    "nan_to_num.default",
+    "sinc.default",
+    "xlogy.Tensor",
+    "xlogy.Scalar_Self",
+    "xlogy.Scalar_Other",
+    "special_xlog1py.default",
+    "special_xlog1py.self_scalar",
+    "special_xlog1py.other_scalar",
+    "heaviside.default",
+    "logaddexp.default",
+    "lerp.Scalar",
+    "lerp.Tensor",
+    "addcmul.default",
+    "addcdiv.default",
+    "clamp_min.default",
+    "clamp_max.default",
+    "float_power.Tensor_Tensor",
+    "float_power.Tensor_Scalar",
+    "float_power.Scalar",
+    "true_divide.Tensor",
+    "true_divide.Scalar",
+    "floor_divide.default",
+    "floor_divide.Scalar",
+    "std.correction",
+    "std_mean.correction",
+    "logsumexp.default",
+    "nansum.default",
+    "nanmean.default",
+    "count_nonzero.default",
+    "count_nonzero.dim_IntList",
+    "linalg_vector_norm.default",
+    "roll.default",
+    "tile.default",
+    "tril.default",
+    "triu.default",
+    "fliplr.default",
+    "flipud.default",
 ]
 
 

@@ -106,13 +106,20 @@ MISSING = {
     "gather": "Kiln has no gather",
     "scatter": "Kiln has no scatter",
     "index_put": "Kiln has no index_put",
-    "cumsum": "Kiln has no cumsum",
     "convolution": "Kiln has no convolution (conv1d/conv2d)",
-    "constant_pad_nd": "Kiln has no pad",
     "_native_batch_norm_legit_no_training": "Kiln has no batch_norm",
+    "_native_batch_norm_legit": "Kiln has no batch_norm (nor instance_norm)",
     "native_batch_norm": "Kiln has no batch_norm",
+    "native_group_norm": "Kiln has no group_norm",
     "max_pool2d_with_indices": "Kiln has no max_pool2d",
+    "max_pool3d_with_indices": "Kiln has no max_pool3d",
     "avg_pool2d": "Kiln has no avg_pool2d",
+    "avg_pool3d": "Kiln has no avg_pool3d",
+    "_adaptive_avg_pool2d": "Kiln has no adaptive_avg_pool2d",
+    "upsample_nearest2d": "Kiln has no upsampling",
+    "upsample_bilinear2d": "Kiln has no upsampling",
+    "fmod": "Kiln has no fmod",
+    "rrelu_with_noise": "rrelu in training mode is random: export in eval mode",
     "native_dropout": "dropout is random: export in eval mode",
 }
 
@@ -254,16 +261,6 @@ def _clamp_t(c):
                             hi if hi is not None else NONE])
 
 
-@op("aten.clamp_min.default")
-def _clamp_min(c):
-    return c.emit("clamp", [c.tensor("self")], {"min": c.a["min"]})
-
-
-@op("aten.clamp_max.default")
-def _clamp_max(c):
-    return c.emit("clamp", [c.tensor("self")], {"max": c.a["max"]})
-
-
 @op("aten.clamp_min.Tensor")
 def _clamp_min_t(c):
     return c.emit("clamp", [c.tensor("self"), c.tensor("min")])
@@ -272,17 +269,6 @@ def _clamp_min_t(c):
 @op("aten.clamp_max.Tensor")
 def _clamp_max_t(c):
     return c.emit("clamp", [c.tensor("self"), NONE, c.tensor("max")])
-
-
-@op("aten.hardtanh.default")
-def _hardtanh(c):
-    # hardtanh_out: clamp (integer inputs take the bounds as integers).
-    lo, hi = c.a["min_val"], c.a["max_val"]
-    if c.dtype == torch.bool:
-        raise Unsupported("Bool inputs not supported for hardtanh")
-    if not _float_dtype(c.dtype):
-        lo, hi = int(lo), int(hi)
-    return c.emit("clamp", [c.tensor("self")], {"min": lo, "max": hi})
 
 
 # ---- copies and dtype ----------------------------------------------------
@@ -370,86 +356,6 @@ op("aten.all.dim", "aten.all.dims")(_reduce("all", has_dtype=False))
 op("aten.all.default")(_reduce("all", None, has_dtype=False))
 op("aten.max.default")(_reduce("amax", None, has_dtype=False))
 op("aten.min.default")(_reduce("amin", None, has_dtype=False))
-
-
-def _upcast(c, x, shape, dtype):
-    """f16/bf16 reductions accumulate in f32 in PyTorch."""
-    if dtype in (torch.float16, torch.bfloat16):
-        return c.emit("cast", [x], {"dtype": torch.float32}, final=False, shape=shape,
-                      dtype=torch.float32), True
-    return x, False
-
-
-def _variance(c, final):
-    """var.correction: sum((x - mean)^2) / max(0, N - correction), in f32
-    for f16/bf16 (PyTorch accumulates in f32 and rounds once)."""
-    x = c.tensor("self")
-    shape, dtype = c.meta_of("self")
-    if dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
-        raise Unsupported(f"var/std of {dtype}")
-    dims = _dims(c.a["dim"])
-    n = 1
-    for d in (range(len(shape)) if not dims else dims):
-        n *= shape[d] if shape else 1
-    corr = c.a["correction"]
-    corr = 1 if corr is None else corr
-    x, up = _upcast(c, x, shape, dtype)
-    attrs = {"dims": dims} if dims else {}
-    mean = c.emit("mean", [x], dict(attrs, keepdim=True), final=False)
-    d = c.emit("sub", [x, mean], final=False)
-    sq = c.emit("mul", [d, d], final=False)
-    s = c.emit("sum", [sq], dict(attrs, keepdim=c.a["keepdim"] or None), final=False)
-    return final(c, s, float(max(0, n - corr)), up)
-
-
-@op("aten.var.correction")
-def _var(c):
-    def final(c, s, divisor, up):
-        if up:
-            return c.emit("cast", [c.emit("div", [s, divisor], final=False)], {"dtype": c.dtype})
-        return c.emit("div", [s, divisor])
-
-    return _variance(c, final)
-
-
-@op("aten.std.correction")
-def _std(c):
-    def final(c, s, divisor, up):
-        var = c.emit("div", [s, divisor], final=False)
-        if up:
-            return c.emit("cast", [c.emit("sqrt", [var], final=False)], {"dtype": c.dtype})
-        return c.emit("sqrt", [var])
-
-    return _variance(c, final)
-
-
-@op("aten.linalg_vector_norm.default")
-def _vector_norm(c):
-    x = c.tensor("self")
-    shape, dtype = c.meta_of("self")
-    if not (dtype.is_floating_point):
-        raise Unsupported(f"vector_norm of {dtype}")
-    if c.a.get("dtype") is not None:
-        x = c.emit("cast", [x], {"dtype": c.a["dtype"]}, final=False)
-        x, up = _upcast(c, x, shape, c.a["dtype"])
-    else:
-        x, up = _upcast(c, x, shape, dtype)
-    ordv = c.a["ord"]
-    dims = _dims(c.a["dim"])
-    attrs = {"dims": dims or None, "keepdim": c.a["keepdim"] or None}
-    if ordv == 2:
-        sq = c.emit("mul", [x, x], final=False)
-        r = c.emit("sqrt", [c.emit("sum", [sq], attrs, final=False)], final=False)
-    elif ordv == 1:
-        r = c.emit("sum", [c.emit("abs", [x], final=False)], attrs, final=False)
-    elif ordv in (float("inf"), float("-inf")):
-        r = c.emit("amax" if ordv > 0 else "amin", [c.emit("abs", [x], final=False)], attrs,
-                   final=False)
-    else:
-        raise Unsupported(f"vector_norm of ord {ordv} (1, 2 and inf are translated)")
-    if up:
-        return c.emit("cast", [r], {"dtype": c.dtype})
-    return c.emit("clone", [r])
 
 
 @op("aten.argmax.default", "aten.argmin.default")
@@ -769,27 +675,6 @@ def _chunk(c):
     return _multi(c, "chunk", [c.tensor("self")], {"chunks": c.a["chunks"], "dim": c.a["dim"]})
 
 
-@op("aten.repeat.default")
-def _repeat(c):
-    # x.repeat(r): out[i] = x[i % n] per dim: unsqueeze a dim of size 1
-    # before each dim, expand it to r, and merge the pairs (a copy).
-    x = c.tensor("self")
-    shape, dtype = c.meta_of("self")
-    reps = list(c.a["repeats"])
-    shape = (1,) * (len(reps) - len(shape)) + tuple(shape)
-    if len(shape) != x.shape.__len__():
-        x = c.emit("reshape", [x], {"shape": list(shape)}, final=False, shape=shape, dtype=dtype)
-    inter = []
-    for s in shape:
-        inter += [1, s]
-    x = c.emit("reshape", [x], {"shape": inter}, final=False, shape=tuple(inter), dtype=dtype)
-    big = []
-    for r, s in zip(reps, shape):
-        big += [r, s]
-    x = c.emit("expand", [x], {"shape": big}, final=False, shape=tuple(big), dtype=dtype)
-    return c.emit("reshape", [x], {"shape": list(c.shape)})
-
-
 # ---- creation ----------------------------------------------------------
 
 def _creation_checks(c):
@@ -852,6 +737,145 @@ def _embedding(c):
 @op("aten.index_select.default")
 def _index_select(c):
     return c.emit("index_select", [c.tensor("self"), c.tensor("index")], {"dim": c.a["dim"]})
+
+
+# ---- ops Kiln has whole, one to one ----------------------------------------
+#
+# Kiln writes the ops it added after their ATen schemas (IR.md, "Ops beyond
+# this list"): tensor arguments are operands in schema order, the others
+# attributes under their schema names. The exceptions are the reductions'
+# `dims` (ATen `dim`) and Kiln's `logsigmoid` (ATen `log_sigmoid`).
+
+def _whole(kir_op, operands=("self",), attrs=(), rename=None, multi=False):
+    """A translation to Kiln's `kir_op`: `operands` are the schema's
+    argument names (tensors, or Scalars that become literals), `attrs` the
+    schema names passed on (`rename` maps a schema name to Kiln's)."""
+    rename = rename or {}
+
+    def fn(c):
+        ops = [c.a[n] for n in operands]
+        for n, v in zip(operands, ops):
+            if v is None:
+                raise Unsupported(f"argument '{n}' is None")
+        at = {}
+        for n in attrs:
+            v = c.a.get(n)
+            if isinstance(v, tuple):
+                v = list(v)
+            at[rename.get(n, n)] = v
+        if multi:
+            return tuple(_multi(c, kir_op, ops, at))
+        return c.emit(kir_op, ops, at)
+
+    return fn
+
+
+def _schema_op(c):
+    return c.node.target._schema.name.split("::")[-1]
+
+
+# Activations (torch.nn.functional) and pointwise functions.
+for _name, _attrs in [
+    ("elu", ("alpha", "scale", "input_scale")), ("selu", ()), ("celu", ("alpha",)),
+    ("leaky_relu", ("negative_slope",)), ("hardtanh", ("min_val", "max_val")),
+    ("relu6", ()), ("hardsigmoid", ()), ("mish", ()), ("softshrink", ("lambd",)),
+    ("hardshrink", ("lambd",)), ("threshold", ("threshold", "value")), ("glu", ("dim",)),
+    ("square", ()), ("isinf", ()), ("isfinite", ()), ("isposinf", ()), ("isneginf", ()),
+    ("frac", ()), ("deg2rad", ()), ("rad2deg", ()), ("logit", ("eps",)),
+    ("nan_to_num", ("nan", "posinf", "neginf")), ("sinc", ()),
+    ("clamp_min", ("min",)), ("clamp_max", ("max",)),
+]:
+    op(f"aten.{_name}.default")(_whole(_name, attrs=_attrs))
+
+op("aten.log_sigmoid.default")(_whole("logsigmoid"))
+
+
+@op("aten.rrelu.default")
+def _rrelu(c):
+    # Eval mode: leaky_relu with slope (lower + upper) / 2; training draws
+    # random slopes.
+    if c.a["training"]:
+        raise Unsupported("rrelu in training mode is random: export in eval mode")
+    return c.emit("rrelu", [c.tensor("self")], {"lower": c.a["lower"], "upper": c.a["upper"]})
+
+
+# Pointwise functions of several operands (a Scalar operand is a literal).
+for _q in ("xlogy.Tensor", "xlogy.Scalar_Self", "xlogy.Scalar_Other",
+           "special_xlog1py.default", "special_xlog1py.self_scalar",
+           "special_xlog1py.other_scalar", "fmax.default", "fmin.default",
+           "logaddexp.default", "true_divide.Tensor", "true_divide.Scalar",
+           "floor_divide.default", "floor_divide.Scalar"):
+    op(f"aten.{_q}")(_whole(_q.split(".")[0], ("self", "other")))
+for _q in ("float_power.Tensor_Tensor", "float_power.Tensor_Scalar", "float_power.Scalar"):
+    op(f"aten.{_q}")(_whole("float_power", ("self", "exponent")))
+op("aten.heaviside.default")(_whole("heaviside", ("self", "values")))
+op("aten.lerp.Scalar", "aten.lerp.Tensor")(_whole("lerp", ("self", "end", "weight")))
+op("aten.addcmul.default")(_whole("addcmul", ("self", "tensor1", "tensor2"), ("value",)))
+op("aten.addcdiv.default")(_whole("addcdiv", ("self", "tensor1", "tensor2"), ("value",)))
+
+
+# Statistics and scans.
+def _stat(kir_op, attrs, multi=False):
+    def fn(c):
+        at = {"dims": _dims(c.a["dim"]) or None}
+        for n in attrs:
+            at[n] = c.a.get(n)
+        if at.get("keepdim") is False:
+            at["keepdim"] = None
+        if multi:
+            return tuple(_multi(c, kir_op, [c.tensor("self")], at))
+        return c.emit(kir_op, [c.tensor("self")], at)
+
+    return fn
+
+
+op("aten.var.correction")(_stat("var", ("correction", "keepdim")))
+op("aten.std.correction")(_stat("std", ("correction", "keepdim")))
+op("aten.var_mean.correction")(_stat("var_mean", ("correction", "keepdim"), multi=True))
+op("aten.std_mean.correction")(_stat("std_mean", ("correction", "keepdim"), multi=True))
+op("aten.nansum.default")(_stat("nansum", ("keepdim", "dtype")))
+op("aten.nanmean.default")(_stat("nanmean", ("keepdim", "dtype")))
+op("aten.linalg_vector_norm.default")(_stat("linalg_vector_norm", ("ord", "keepdim", "dtype")))
+op("aten.count_nonzero.default", "aten.count_nonzero.dim_IntList")(_stat("count_nonzero", ()))
+
+
+@op("aten.dist.default")
+def _dist(c):
+    # at::dist(x, y, p) is at::norm(x - y, p) (ATen/native/Distance.cpp).
+    d = c.emit("sub", [c.tensor("self"), c.tensor("other")], final=False)
+    return c.emit("linalg_vector_norm", [d], {"ord": c.a["p"]})
+
+
+@op("aten.logsumexp.default")
+def _logsumexp(c):
+    dims = _dims(c.a["dim"])
+    if not dims:
+        # logsumexp(x, []) reduces every dim in PyTorch.
+        dims = list(range(len(c.meta_of("self")[0])))
+    return c.emit("logsumexp", [c.tensor("self")],
+                  {"dims": dims, "keepdim": c.a["keepdim"] or None})
+
+
+for _name, _attrs in [("cumsum", ("dim", "dtype")), ("cumprod", ("dim", "dtype")),
+                      ("logcumsumexp", ("dim",))]:
+    op(f"aten.{_name}.default")(_whole(_name, attrs=_attrs))
+op("aten.cummax.default")(_whole("cummax", attrs=("dim",), multi=True))
+op("aten.cummin.default")(_whole("cummin", attrs=("dim",), multi=True))
+
+
+# Shapes.
+for _q, _attrs in [
+    ("narrow.default", ("dim", "start", "length")),
+    ("movedim.int", ("source", "destination")),
+    ("movedim.intlist", ("source", "destination")),
+    ("broadcast_to.default", ("size",)), ("unflatten.int", ("dim", "sizes")),
+    ("atleast_1d.default", ()), ("atleast_2d.default", ()), ("atleast_3d.default", ()),
+    ("roll.default", ("shifts", "dims")), ("repeat.default", ("repeats",)),
+    ("tile.default", ("dims",)), ("tril.default", ("diagonal",)),
+    ("triu.default", ("diagonal",)), ("flip.default", ("dims",)), ("fliplr.default", ()),
+    ("flipud.default", ()), ("constant_pad_nd.default", ("pad", "value")),
+]:
+    op(f"aten.{_q}")(_whole(_q.split(".")[0], attrs=_attrs))
 
 
 SUPPORTED = sorted(REGISTRY)

@@ -299,21 +299,21 @@ def test_fully_masked_row(tmp_path, native):
 # ---- (4) an op Kiln lacks gives a clear error ----------------------------
 
 
-class Cumulative(nn.Module):
-    def forward(self, x):
+class Gathering(nn.Module):
+    def forward(self, x, i):
         y = x * 2
-        return torch.cumsum(y, dim=-1)  # the line the error names
+        return torch.gather(y, -1, i)  # the line the error names
 
 
 def test_unsupported_op_error(tmp_path):
     with pytest.raises(kiln_export.UnsupportedOpError) as e:
-        kiln_export.export(Cumulative(), (torch.randn(3, 4),), tmp_path / "m.kir",
-                           tmp_path / "m.safetensors")
+        kiln_export.export(Gathering(), (torch.randn(3, 4), torch.randint(0, 4, (3, 2))),
+                           tmp_path / "m.kir", tmp_path / "m.safetensors")
     msg = str(e.value)
-    assert e.value.op == "aten.cumsum.default" and e.value.node == "cumsum"
-    assert "aten.cumsum.default (FX node 'cumsum') has no exact translation to Kiln" in msg
-    assert "Kiln has no cumsum" in msg
-    assert "test_export.py" in msg and "torch.cumsum(y, dim=-1)" in msg
+    assert e.value.op == "aten.gather.default" and e.value.node == "gather"
+    assert "aten.gather.default (FX node 'gather') has no exact translation to Kiln" in msg
+    assert "Kiln has no gather" in msg
+    assert "test_export.py" in msg and "torch.gather(y, -1, i)" in msg
     assert not (tmp_path / "m.kir").exists()
 
 
@@ -399,12 +399,106 @@ class Integers(nn.Module):
                 torch.where(b, i, -i), i.max(-1).values)
 
 
+class Activations(nn.Module):
+    def forward(self, x):
+        return (
+            F.elu(x), F.elu(x, alpha=0.5), torch.ops.aten.elu(x, 0.7, 1.2, 0.9), F.selu(x),
+            F.celu(x, alpha=0.7), F.leaky_relu(x), F.leaky_relu(x, 0.2),
+            F.rrelu(x, 0.1, 0.3, training=False), F.hardtanh(x), F.hardtanh(x, -0.3, 0.4),
+            F.relu6(x * 4), F.hardsigmoid(x * 4), F.mish(x), F.softsign(x), F.tanhshrink(x),
+            F.softshrink(x, 0.3), F.hardshrink(x), F.threshold(x, 0.1, -2.0), F.logsigmoid(x),
+            F.softmin(x, 1), F.glu(x, -1), F.glu(x.reshape(5, 3, 8), 2),
+        )
+
+
+class PointwiseMore(nn.Module):
+    def forward(self, x, p):
+        # p: probabilities in (0, 1)
+        return (
+            torch.square(x), x.frac(), torch.deg2rad(x * 90), torch.rad2deg(x), torch.sinc(x),
+            torch.sinc(x.round()), torch.logit(p), torch.logit(p, eps=0.2),
+            torch.xlogy(x, p), torch.xlogy(2.0, p), torch.xlogy(x, 3.0),
+            torch.xlogy(x.round().clamp(min=0), x.abs() * 0.5),
+            torch.special.xlog1py(x, p), torch.special.xlog1py(x, 0.5),
+            torch.logaddexp(x, x * 0.5), torch.lerp(x, x * 3, 0.3), torch.lerp(x, -x, p),
+            torch.addcmul(x, x, p, value=0.5), torch.addcdiv(x, x, p, value=-2),
+            torch.clamp_min(x, 0.1), torch.clamp_max(x, -0.2), x.clamp(min=p),
+            torch.float_power(p, 2.5), torch.float_power(x, 2), torch.float_power(p, x),
+            torch.true_divide(x, p), torch.floor_divide(x, 0.3), torch.floor_divide(x, p),
+            torch.heaviside(x.round(), p), torch.fmax(x, p), torch.fmin(x, p),
+        )
+
+
+class Specials(nn.Module):
+    """inf and nan in the input."""
+
+    def forward(self, x):
+        return (
+            x.isinf(), x.isfinite(), x.isposinf(), x.isneginf(), x.isnan(),
+            torch.nan_to_num(x), torch.nan_to_num(x, 0.5, 100.0, -100.0),
+            torch.nan_to_num(x, nan=1.0), torch.nansum(x, 1), torch.nansum(x),
+            torch.nanmean(x, (0, 2), keepdim=True), torch.fmax(x, x.flip(0)),
+            torch.fmin(x, x.flip(0)), torch.heaviside(x, x.flip(1)),
+            torch.count_nonzero(x, 1), torch.count_nonzero(x), torch.count_nonzero(x, (0, 2)),
+        )
+
+
+class Statistics(nn.Module):
+    def forward(self, x):
+        vm = torch.var_mean(x, 1)
+        sm = torch.std_mean(x, (0, 2), correction=0, keepdim=True)
+        return (
+            x.var(), x.var(-1), x.var((0, 2), correction=0, keepdim=True), x.std(1),
+            x.std(correction=2), *vm, *sm, torch.logsumexp(x, -1), torch.logsumexp(x, (0, 1)),
+            torch.logsumexp(x, 1, keepdim=True), x.norm(dim=-1), x.norm(),
+            torch.linalg.vector_norm(x, 3, dim=(0, 2)), torch.linalg.vector_norm(x, 1),
+            torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True),
+            torch.linalg.vector_norm(x, -float("inf"), dim=1),
+            torch.linalg.vector_norm(x, 0.5, dim=-1), torch.linalg.vector_norm(x, 0, dim=-1),
+            torch.cumsum(x, -1), torch.cumsum(x, 0, dtype=torch.float64), x.cumprod(1),
+            torch.logcumsumexp(x, 1), *torch.cummax(x, 2), *torch.cummin(x, 0),
+            torch.cumsum(x > 0, 1), torch.dist(x, x.flip(0)), torch.dist(x, x[0], 3),
+            F.normalize(x, dim=-1),
+        )
+
+
+class ShapesMore(nn.Module):
+    def forward(self, x):
+        return (
+            x.narrow(2, 1, 5), x.movedim(0, 2), torch.movedim(x, (0, 1), (2, 0)),
+            x[0].broadcast_to(2, 5, 8), x.unflatten(2, (2, 4)), torch.atleast_1d(x[0, 0, 0]),
+            torch.atleast_2d(x[0, 0]), torch.atleast_3d(x[0]), x.roll(1, 0),
+            x.roll((2, -3), (1, 2)), x.roll(7), x.repeat(2, 1, 3), x.repeat(2, 1, 1, 2),
+            x.tile(2), x.tile((2, 1, 1, 1)), x.tril(), x.triu(1), x.tril(-2), x[0].triu(3),
+            x.flip(0), x.flip((1, 2)), torch.fliplr(x), torch.flipud(x),
+            F.pad(x, (1, 2)), F.pad(x, (0, 1, 2, 0), value=-1.5), F.pad(x, (-1, 2, 1, -2)),
+            torch.constant_pad_nd(x, (1, 1, 0, 0, 2, 1), 3.0),
+        )
+
+
+class IntegersMore(nn.Module):
+    def forward(self, i):
+        return (
+            torch.cumsum(i, 0), torch.cumprod(i.clamp(-2, 2), 1), *torch.cummax(i, 1),
+            i.roll(1, 1), i.flip(0), i.tril(), i.triu(-1), F.pad(i, (1, 1), value=7),
+            i.repeat(1, 2), torch.floor_divide(i, 3), torch.floor_divide(i, i.abs() + 1),
+            torch.clamp_min(i, 0), torch.clamp_max(i, 2), F.hardtanh(i, -3, 3), F.relu6(i),
+            torch.square(i), torch.count_nonzero(i, 0), i.isinf(), torch.true_divide(i, 4),
+            torch.float_power(i, 2), torch.addcmul(i, i, i, value=2),
+        )
+
+
 def _sweep_cases():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(3, 5, 8, generator=g)
     m = torch.rand(6, 6, generator=g) > 0.3
     m[:, 0] = True
     qkv = [torch.randn(2, 4, 6, 8, generator=g) for _ in range(3)]
+    special = torch.randn(3, 5, 8, generator=g)
+    special[0, 1, :3] = float("inf")
+    special[1, 2, 2:4] = float("-inf")
+    special[2, :, 5] = float("nan")
+    special[0, 0, ::2] = 0.0
     return {
         "pointwise": (Pointwise(), (x,)),
         "reductions": (Reductions(), (x,)),
@@ -413,6 +507,12 @@ def _sweep_cases():
         "attention": (Attention(), (*qkv, m)),
         "integers": (Integers(), (torch.randint(-10, 10, (4, 6), generator=g),
                                   torch.rand(4, 6, generator=g) > 0.5)),
+        "activations": (Activations(), (x,)),
+        "pointwise_more": (PointwiseMore(), (x, torch.rand(3, 5, 8, generator=g) * 0.98 + 0.01)),
+        "specials": (Specials(), (special,)),
+        "statistics": (Statistics(), (x,)),
+        "shapes_more": (ShapesMore(), (x,)),
+        "integers_more": (IntegersMore(), (torch.randint(-10, 10, (4, 6), generator=g),)),
     }
 
 
@@ -421,6 +521,69 @@ def test_op_sweep(tmp_path, case):
     torch.manual_seed(0)
     module, args = _sweep_cases()[case]
     export_and_compare(module, args, tmp_path)
+
+
+NEW_CASES = ["activations", "pointwise_more", "specials", "statistics", "shapes_more",
+             "integers_more"]
+DTYPE_CASES = ["pointwise", "reductions"] + NEW_CASES[:-1]
+
+
+@pytest.mark.parametrize("case", NEW_CASES)
+def test_op_sweep_interp(tmp_path, case):
+    module, args = _sweep_cases()[case]
+    export_and_compare(module, args, tmp_path, backend="interp")
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float16, 1e-2), (torch.bfloat16, 2e-2),
+                                       (torch.float64, 1e-12)])
+@pytest.mark.parametrize("case", DTYPE_CASES)
+def test_op_sweep_dtypes(tmp_path, case, dtype, tol):
+    torch.manual_seed(0)
+    module, args = _sweep_cases()[case]
+    args = tuple(a.to(dtype) if a.is_floating_point() else a for a in args)
+    export_and_compare(module, args, tmp_path, tol=tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_specials_elementwise(tmp_path, dtype):
+    """inf and nan where PyTorch has them, and the finite values close
+    element by element (the sweep's error relative to the largest magnitude
+    says little when that is inf)."""
+    module, (x,) = _sweep_cases()["specials"]
+    x = x.to(dtype)
+    r = kiln_export.export(module, (x,), tmp_path / "m.kir", tmp_path / "m.safetensors")
+    outs = kiln_run(tmp_path / "m.kir", tmp_path / "m.safetensors", r.example_inputs, tmp_path)
+    refs = module(x)
+    assert len(outs) == len(refs)
+    for got, want in zip(outs, refs):
+        torch.testing.assert_close(got, want, equal_nan=True)
+
+
+def test_whole_ops_stay_whole(tmp_path):
+    """Ops Kiln has whole are written as Kiln's op, not decomposed."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 5, 8, generator=g)
+    want = {
+        "activations": ["elu", "selu", "celu", "leaky_relu", "rrelu", "hardtanh", "relu6",
+                        "hardsigmoid", "mish", "threshold", "logsigmoid", "glu"],
+        "pointwise_more": ["square", "frac", "deg2rad", "rad2deg", "sinc", "logit", "xlogy",
+                           "special_xlog1py", "logaddexp", "lerp", "addcmul", "addcdiv",
+                           "clamp_min", "clamp_max", "float_power", "true_divide",
+                           "floor_divide", "heaviside", "fmax", "fmin"],
+        "specials": ["isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "nansum",
+                     "nanmean", "count_nonzero"],
+        "statistics": ["var", "std", "var_mean", "std_mean", "logsumexp",
+                       "linalg_vector_norm", "cumsum", "cumprod", "logcumsumexp", "cummax",
+                       "cummin", "clamp_min"],
+        "shapes_more": ["roll", "repeat", "tile", "tril", "triu", "flip", "fliplr", "flipud",
+                        "constant_pad_nd"],
+    }
+    for case, ops in want.items():
+        module, args = _sweep_cases()[case]
+        r = kiln_export.export(module.eval(), args)
+        used = {line.split("=", 1)[1].split()[0] for line in r.kir.splitlines()
+                if " = " in line and not line.lstrip().startswith("//")}
+        assert set(ops) <= used, (case, sorted(set(ops) - used))
 
 
 def test_supported_ops_listed():
