@@ -124,6 +124,72 @@ fn indices_out_of_range_are_errors() {
     assert_eq!(got.message(), expected.message());
 }
 
+/// gather, the scatters, index_add and take with an index out of range:
+/// PyTorch's error naming the index, on the interpreter and on Cranelift
+/// (which runs them inside its plan), never a read or write outside the
+/// buffers.
+#[test]
+fn gather_and_scatter_indices_out_of_range_are_errors() {
+    let cases = [
+        (
+            "gather %w, %i {dim = 1}",
+            "index 13 is out of bounds for dimension 1 with size 3",
+        ),
+        (
+            "scatter %w, %i, %s {dim = 1}",
+            "index 13 is out of bounds for dimension 1 with size 3",
+        ),
+        (
+            "scatter %w, %i, 1.5 {dim = 1}",
+            "index 13 is out of bounds for dimension 1 with size 3",
+        ),
+        (
+            "scatter_add %w, %i, %s {dim = 1}",
+            "index 13 is out of bounds for dimension 1 with size 3",
+        ),
+        (
+            "scatter_reduce %w, %i, %s {dim = 1, reduce = \"amax\"}",
+            "index 13 is out of bounds for dimension 1 with size 3",
+        ),
+        (
+            "take %w, %i",
+            "out of range: tried to access index 13 on a tensor of 12 elements.",
+        ),
+    ];
+    for (inst, message) in cases {
+        // The index is 13 everywhere (arange(13, 14) expanded to [1, 2]):
+        // out of range for dim 1 (size 3) and for the 12 elements.
+        let text = format!(
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<4x3xf32> {{
+  %r = arange {{start = 13, end = 14, step = 1}}
+  %i = expand %r {{shape = [1, 2]}}
+  %0 = {inst}
+  %1 = sum %0
+  %2 = add %w, %1
+  return %2
+}}
+"
+        );
+        let module = kiln::parse_module("oob.kir", &text, kiln::DefaultDType::F32).unwrap();
+        let w =
+            kiln_runtime::Tensor::from_vec((0..12).map(|i| i as f32).collect(), &[4, 3]).unwrap();
+        let s = kiln_runtime::Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2]).unwrap();
+        let inputs = [w, s];
+        let expected = match interp::run(&module, &inputs) {
+            Ok(_) => panic!("{inst}: no error on the interpreter"),
+            Err(e) => e,
+        };
+        assert_eq!(expected.message(), message, "{inst}");
+        let got = Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
+            .unwrap()
+            .run(&inputs)
+            .err()
+            .unwrap_or_else(|| panic!("{inst}: no error on Cranelift"));
+        assert_eq!(got.message(), message, "{inst}");
+    }
+}
+
 /// The kernel plans of the benchmark's model blocks, one line per step:
 /// how many kernels each block takes, pinned (a reader of the block would
 /// expect GPT-2 to take one kernel per layer norm and per bias-activation

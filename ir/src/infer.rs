@@ -1898,6 +1898,172 @@ fn check_index_dtype(index: &TensorType, message: &str) -> Result<()> {
     }
 }
 
+/// `gather`: the index's shape; same rank as the input (a 0-D input and
+/// index count as one dim), an int64 index no larger than the input away
+/// from `dim`.
+pub fn gather(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Gather { dim, .. } = op else {
+        return Err(wrong_rule("gather"));
+    };
+    let (x, index) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    check_index_dtype(index, "gather(): Expected dtype int32/int64 for index")?;
+    let (d, _) = dim_size(x, *dim)?;
+    check_index_shape(index, x, d, None)?;
+    Ok(single(index.shape.clone(), x.dtype, vec![None, None]))
+}
+
+/// The index of `gather` and the scatters: as many dims as `input` (0-D
+/// counting as 1-D), no larger than `src` anywhere and than `input` away
+/// from `dim` (PyTorch's messages).
+fn check_index_shape(
+    index: &TensorType,
+    x: &TensorType,
+    d: usize,
+    src: Option<&TensorType>,
+) -> Result<()> {
+    let rank = |t: &TensorType| t.rank().max(1);
+    if index.numel() == 0 {
+        return Ok(());
+    }
+    if rank(index) != rank(x) {
+        return Err(err(
+            ErrorKind::Shape,
+            "Index tensor must have the same number of dimensions as input tensor",
+        ));
+    }
+    if let Some(src) = src
+        && rank(index) != rank(src)
+    {
+        return Err(err(
+            ErrorKind::Shape,
+            "Index tensor must have the same number of dimensions as src tensor",
+        ));
+    }
+    let size = |t: &TensorType, k: usize| t.shape.get(k).copied().unwrap_or(1);
+    for k in 0..rank(index) {
+        if k != d && size(index, k) > size(x, k) {
+            return Err(err(
+                ErrorKind::Shape,
+                format!(
+                    "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
+                    format_shape(&index.shape),
+                    format_shape(&x.shape)
+                ),
+            ));
+        }
+        if let Some(src) = src
+            && size(index, k) > size(src, k)
+        {
+            return Err(err(
+                ErrorKind::Shape,
+                format!(
+                    "Expected index {} to be no larger than self {} apart from dimension {d} and to be no larger size than src {}",
+                    format_shape(&index.shape),
+                    format_shape(&x.shape),
+                    format_shape(&src.shape)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `scatter`, `scatter_add`, `scatter_reduce`: the input's shape and dtype;
+/// a tensor `src` of the input's dtype (PyTorch does not promote).
+pub fn scatter(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let dim = match op {
+        Op::Scatter { dim } | Op::ScatterAdd { dim } | Op::ScatterReduce { dim, .. } => *dim,
+        _ => return Err(wrong_rule("scatter")),
+    };
+    let (x, index) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    check_index_dtype(
+        index,
+        &format!("{}(): Expected dtype int64 for index", op.name()),
+    )?;
+    let (d, _) = dim_size(x, dim)?;
+    let src = match args.get(2) {
+        Some(Arg::Tensor(t)) => Some(*t),
+        _ => None,
+    };
+    if let Some(src) = src
+        && src.dtype != x.dtype
+    {
+        // PyTorch's shared check says scatter() for all three.
+        return Err(err(
+            ErrorKind::DType,
+            "scatter(): Expected self.dtype to be equal to src.dtype",
+        ));
+    }
+    check_index_shape(index, x, d, src)?;
+    let src_dtype = src.map(|_| x.dtype);
+    Ok(single(
+        x.shape.clone(),
+        x.dtype,
+        vec![None, None, src_dtype],
+    ))
+}
+
+/// `index_add`: the input's shape; `source` shaped as the input with
+/// `dim` as long as the (vector) index.
+pub fn index_add(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::IndexAdd { dim, .. } = op else {
+        return Err(wrong_rule("index_add"));
+    };
+    let (x, index, source) = (
+        nth_tensor(args, 0)?,
+        nth_tensor(args, 1)?,
+        nth_tensor(args, 2)?,
+    );
+    check_index_dtype(index, "index_add_(): Expected dtype int32/int64 for index")?;
+    if index.rank() > 1 {
+        return Err(err(
+            ErrorKind::Shape,
+            "index_add_(): Index is supposed to be a vector",
+        ));
+    }
+    if source.dtype != x.dtype {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "index_add_(): self ({}) and source ({}) must have the same scalar type",
+                x.dtype.scalar_type_name(),
+                source.dtype.scalar_type_name()
+            ),
+        ));
+    }
+    let (d, _) = dim_size(x, *dim)?;
+    let mut expected = x.shape.clone();
+    if !expected.is_empty() {
+        expected[d] = index.numel();
+    }
+    if source.shape != expected && !(x.rank() == 0 && source.numel() == 1) {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "index_add_(): source {} must be the input's shape with dimension {d} of the index's length ({})",
+                format_shape(&source.shape),
+                index.numel()
+            ),
+        ));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![None, None, None]))
+}
+
+/// `take`: the index's shape, the input's dtype.
+pub fn take(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (x, index) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    if index.dtype != DType::I64 {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "take(): Expected a long tensor for index, but got {}",
+                index.dtype.scalar_type_name()
+            ),
+        ));
+    }
+    Ok(single(index.shape.clone(), x.dtype, vec![None, None]))
+}
+
 /// `index_select`: `input`'s shape with `dim` as long as the index (a
 /// vector, or a 0-D or one-element tensor for a 0-D input).
 pub fn index_select(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {

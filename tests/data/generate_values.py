@@ -360,6 +360,33 @@ def gen_shape_ops():
            lambda: torch.constant_pad_nd(x, (1, 1), -0.5))
 
 
+def gen_gather_scatter():
+    """gather, scatter (tensor and value), scatter_add, scatter_reduce (every
+    reduce, with and without the input's value), index_add and take, with
+    repeated indices, on every dtype."""
+    idx = torch.tensor([[0, 2, 1, 0], [2, 2, 0, 1]])
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        src = make(dt, [2, 4], reverse=True)
+        record("gather", {"dim": 0}, [x, idx], lambda: torch.gather(x, 0, idx))
+        record("gather", {"dim": 1}, [x, idx[:, :3]], lambda: torch.gather(x, 1, idx[:, :3]))
+        record("scatter", {"dim": 0}, [x, idx, src], lambda: torch.scatter(x, 0, idx, src))
+        record("scatter", {"dim": 1}, [x, idx[:, :2], 2], lambda: torch.scatter(x, 1, idx[:, :2], 2))
+        record("scatter_add", {"dim": 0}, [x, idx, src], lambda: torch.scatter_add(x, 0, idx, src))
+        for r in ("sum", "prod", "mean", "amax", "amin"):
+            for inc in (True, False):
+                record("scatter_reduce", {"dim": 0, "reduce": r, "include_self": inc}, [x, idx, src],
+                       lambda: torch.scatter_reduce(x, 0, idx, src, r, include_self=inc))
+        rows = torch.tensor([2, 0, 2])
+        record("index_add", {"dim": 0}, [x, rows, make(dt, [3, 4], reverse=True)],
+               lambda: torch.index_add(x, 0, rows, make(dt, [3, 4], reverse=True)))
+        if not (dt.is_floating_point and dt.itemsize == 1) and dt != torch.bool:
+            record("index_add", {"dim": 1, "alpha": scalar_spec(2)}, [x, rows, make(dt, [3, 3])],
+                   lambda: torch.index_add(x, 1, rows, make(dt, [3, 3]), alpha=2))
+        flat = torch.tensor([[0, -1], [11, 5]])
+        record("take", {}, [x, flat], lambda: torch.take(x, flat))
+
+
 def gen_binary():
     pairs = [(dt, dt) for dt in DTYPES] + [
         (torch.int32, torch.float32), (torch.uint8, torch.int8), (torch.float16, torch.bfloat16),
@@ -591,6 +618,7 @@ def main():
     gen_scans()
     gen_binary_composites()
     gen_shape_ops()
+    gen_gather_scatter()
     gen_binary()
     gen_where_clamp_cast()
     gen_reductions()

@@ -573,6 +573,70 @@ impl Tensor {
         record(op, vec![t(self)], None)
     }
 
+    /// `torch.gather(self, dim, index)`.
+    pub fn gather(&self, dim: i64, index: &Tensor) -> Tensor {
+        let op = Op::Gather {
+            dim,
+            sparse_grad: false,
+        };
+        record(op, vec![t(self), t(index)], None)
+    }
+
+    /// `torch.scatter(self, dim, index, src)` (`src` a tensor or a value).
+    pub fn scatter(&self, dim: i64, index: &Tensor, src: impl Into<Input>) -> Tensor {
+        record(
+            Op::Scatter { dim },
+            vec![t(self), t(index), src.into()],
+            None,
+        )
+    }
+
+    /// `torch.scatter_add(self, dim, index, src)`.
+    pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Tensor {
+        record(
+            Op::ScatterAdd { dim },
+            vec![t(self), t(index), t(src)],
+            None,
+        )
+    }
+
+    /// `torch.scatter_reduce(self, dim, index, src, reduce, include_self)`.
+    pub fn scatter_reduce(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: kiln_ir::ops::attrs::ScatterReduce,
+        include_self: bool,
+    ) -> Tensor {
+        let op = Op::ScatterReduce {
+            dim,
+            reduce,
+            include_self,
+        };
+        record(op, vec![t(self), t(index), t(src)], None)
+    }
+
+    /// `torch.index_add(self, dim, index, source, alpha=alpha)`.
+    pub fn index_add(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        source: &Tensor,
+        alpha: impl Into<Scalar>,
+    ) -> Tensor {
+        let op = Op::IndexAdd {
+            dim,
+            alpha: alpha.into(),
+        };
+        record(op, vec![t(self), t(index), t(source)], None)
+    }
+
+    /// `torch.take(self, index)`.
+    pub fn take(&self, index: &Tensor) -> Tensor {
+        record(Op::Take, vec![t(self), t(index)], None)
+    }
+
     /// `torch.square`.
     pub fn square(&self) -> Tensor {
         record(Op::Square, vec![t(self)], None)

@@ -355,6 +355,22 @@ attr_enum! {
     }
 }
 
+attr_enum! {
+    /// `scatter_reduce`'s `reduce`: how values landing on one place combine.
+    ScatterReduce, "reduce argument must be either sum, prod, mean, amax or amin, got {}" {
+        /// Their sum.
+        Sum = "sum",
+        /// Their product.
+        Prod = "prod",
+        /// Their mean (an integer mean rounds toward zero... as PyTorch's floor division).
+        Mean = "mean",
+        /// Their maximum.
+        Amax = "amax",
+        /// Their minimum.
+        Amin = "amin",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ use crate::layout::{self, MemoryFormat};
 use crate::scalar::{F64, Scalar};
 use crate::support::{self, AtenKernel, DTypeSet as S};
 
-use super::attrs::{AttrType, AttrValue, Attrs, GeluApproximate};
+use super::attrs::{AttrType, AttrValue, Attrs, GeluApproximate, ScatterReduce};
 use super::def::{
     Alias, Cost, KernelRule, LayoutRule, OpDef, Results, Rules, Slot, SlotKind, Traits,
 };
@@ -812,6 +812,36 @@ define_ops! {
     IndexSelect "index_select" { dim: i64 } (input: Tensor, index: Tensor)
         => Rules::new(infer::index_select, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("index_select", S::ALL));
+    /// `torch.gather`: `out[i][j] = input[index[i][j]][j]` along `dim`; the
+    /// index's shape. Run by the interpreter on every backend; an index out
+    /// of range is PyTorch's run-time error.
+    Gather "gather" { dim: i64, sparse_grad: bool = false } (input: Tensor, index: Tensor)
+        => Rules::new(infer::gather, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("gather", S::ALL));
+    /// `torch.scatter`: a copy of `input` with `src` (a tensor, or a value)
+    /// written at `index` along `dim` (the last write wins).
+    Scatter "scatter" { dim: i64 } (input: Tensor, index: Tensor, src: Any)
+        => Rules::new(infer::scatter, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Kernel)
+            .kernel(fixed("scatter", S::ALL));
+    /// `torch.scatter_add`: `src` added into a copy of `input` at `index`.
+    ScatterAdd "scatter_add" { dim: i64 } (input: Tensor, index: Tensor, src: Tensor)
+        => Rules::new(infer::scatter, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Kernel)
+            .kernel(fixed("scatter_add", S::ALL));
+    /// `torch.scatter_reduce`: `src` combined into a copy of `input` at
+    /// `index` by `reduce`, with or without the input's own value.
+    ScatterReduce "scatter_reduce" { dim: i64, reduce: ScatterReduce, include_self: bool = true } (input: Tensor, index: Tensor, src: Tensor)
+        => Rules::new(infer::scatter, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Kernel)
+            .kernel(fixed("scatter_reduce", S::ALL));
+    /// `torch.index_add`: `alpha·source` slices added into a copy of
+    /// `input` at the positions `index` lists along `dim`.
+    IndexAdd "index_add" { dim: i64, alpha: Scalar = Scalar::Int(1) } (input: Tensor, index: Tensor, source: Tensor)
+        => Rules::new(infer::index_add, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Kernel)
+            .kernel(fixed("index_add_cpu_", S::ALL));
+    /// `torch.take`: elements of the flattened input (negative indices
+    /// count from the end), in the index's shape.
+    Take "take" (input: Tensor, index: Tensor)
+        => Rules::new(infer::take, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("take", S::ALL));
     /// `torch.nn.functional.embedding`: the rows of `weight` at `indices`
     /// (`padding_idx`, `scale_grad_by_freq` and `sparse` only change the
     /// gradient).

@@ -13,6 +13,7 @@
 //! against PyTorch's values independently.
 
 pub mod elementwise;
+mod indexing;
 mod reduce;
 mod scan;
 mod sort;
@@ -210,6 +211,26 @@ fn execute(
             gather(x, tensor(&args[1]), d, out_ty, &strides)?
         }
         Op::Embedding { .. } => embedding(tensor(&args[0]), tensor(&args[1]), out_ty, &strides)?,
+        Op::Gather { .. }
+        | Op::Scatter { .. }
+        | Op::ScatterAdd { .. }
+        | Op::ScatterReduce { .. }
+        | Op::IndexAdd { .. }
+        | Op::Take => {
+            let tensors: Vec<&Tensor> = args
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Tensor(t) => Some(*t),
+                    _ => None,
+                })
+                .collect();
+            let value = args.iter().find_map(|a| match a {
+                Arg::Scalar(s) => Some(s.to_scalar()),
+                _ => None,
+            });
+            indexing::run(&inst.op, &tensors, value, out_ty, &strides)?
+                .ok_or_else(|| Error::new(ErrorKind::Backend, "not an indexing op"))?
+        }
         Op::Full { value, .. } => fill(out_ty, &strides, |_| {
             convert(Elem::from_scalar(*value), out_ty.dtype)
         })?,

@@ -1,0 +1,330 @@
+//! Gather and scatter ops of the reference interpreter: `gather`,
+//! `scatter` (a tensor or a value), `scatter_add`, `scatter_reduce`,
+//! `index_add` and `take`. Every index is checked before anything is
+//! read or written, and an index out of range is PyTorch's run-time error
+//! naming it, on every backend (these ops run here inside compiled plans).
+
+use kiln_ir::ops::attrs::ScatterReduce;
+use kiln_ir::view::wrap_dim;
+use kiln_ir::{Error, ErrorKind, Op, Result, Scalar, TensorType};
+
+use crate::convert::{Elem, convert};
+use crate::tensor::{Indices, Tensor};
+
+/// The index values as i64 (the index dtype was checked by inference).
+fn index_values(index: &Tensor) -> Vec<i64> {
+    index.values().into_iter().map(|v| v.int() as i64).collect()
+}
+
+/// PyTorch's error for an index outside `[0, size)` along `dim`.
+fn out_of_bounds(i: i64, dim: usize, size: i64) -> Error {
+    Error::new(
+        ErrorKind::Runtime,
+        format!("index {i} is out of bounds for dimension {dim} with size {size}"),
+    )
+}
+
+/// A 0-D tensor's shape read as one dim of one, as PyTorch's scatter and
+/// gather kernels treat it.
+fn at(shape_rank: usize, index: &[i64]) -> Vec<i64> {
+    if shape_rank == 0 {
+        Vec::new()
+    } else {
+        index.to_vec()
+    }
+}
+
+fn dim_of(dim: i64, rank: usize) -> Result<usize> {
+    if rank == 0 {
+        wrap_dim(dim, 1)
+    } else {
+        wrap_dim(dim, rank)
+    }
+}
+
+fn size_of(x: &Tensor, d: usize) -> i64 {
+    x.shape().get(d).copied().unwrap_or(1)
+}
+
+/// `gather`: `out[p] = input[p with dim replaced by index[p]]`.
+pub fn gather(
+    dim: i64,
+    x: &Tensor,
+    index: &Tensor,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    let d = dim_of(dim, x.shape().len())?;
+    let size = size_of(x, d);
+    let idx = index_values(index);
+    if let Some(&bad) = idx.iter().find(|&&i| i < 0 || i >= size) {
+        return Err(out_of_bounds(bad, d, size));
+    }
+    let shape = index.shape().to_vec();
+    for (n, p) in Indices::new(&shape).enumerate() {
+        let mut source = p.clone();
+        if !source.is_empty() {
+            source[d] = idx[n];
+        }
+        out.set(&p, x.get(&at(x.shape().len(), &source)))?;
+    }
+    Ok(out)
+}
+
+/// How a scatter combines a value with what is there.
+#[derive(Clone, Copy)]
+enum Combine {
+    Replace,
+    Reduce(ScatterReduce),
+}
+
+fn combine(how: ScatterReduce, a: Elem, b: Elem) -> Elem {
+    match (how, a, b) {
+        (ScatterReduce::Sum | ScatterReduce::Mean, Elem::I(x), Elem::I(y)) => {
+            Elem::I(x.wrapping_add(y))
+        }
+        (ScatterReduce::Prod, Elem::I(x), Elem::I(y)) => Elem::I(x.wrapping_mul(y)),
+        (ScatterReduce::Sum | ScatterReduce::Mean, Elem::B(x), Elem::B(y)) => Elem::B(x || y),
+        (ScatterReduce::Prod, Elem::B(x), Elem::B(y)) => Elem::B(x && y),
+        (ScatterReduce::Sum | ScatterReduce::Mean, Elem::C(..), _)
+        | (ScatterReduce::Sum | ScatterReduce::Mean, _, Elem::C(..)) => {
+            let ((ar, ai), (br, bi)) = (a.complex(), b.complex());
+            Elem::C(ar + br, ai + bi)
+        }
+        (ScatterReduce::Prod, Elem::C(..), _) | (ScatterReduce::Prod, _, Elem::C(..)) => {
+            let ((ar, ai), (br, bi)) = (a.complex(), b.complex());
+            Elem::C(ar * br - ai * bi, ar * bi + ai * br)
+        }
+        (ScatterReduce::Sum | ScatterReduce::Mean, _, _) => Elem::F(a.f64() + b.f64()),
+        (ScatterReduce::Prod, _, _) => Elem::F(a.f64() * b.f64()),
+        // NaN wins, as PyTorch's maximum and minimum.
+        (ScatterReduce::Amax | ScatterReduce::Amin, Elem::F(x), Elem::F(y)) => {
+            if x.is_nan() || y.is_nan() {
+                Elem::F(f64::NAN)
+            } else if matches!(how, ScatterReduce::Amax) {
+                Elem::F(x.max(y))
+            } else {
+                Elem::F(x.min(y))
+            }
+        }
+        (ScatterReduce::Amax, Elem::I(x), Elem::I(y)) => Elem::I(x.max(y)),
+        (ScatterReduce::Amin, Elem::I(x), Elem::I(y)) => Elem::I(x.min(y)),
+        (ScatterReduce::Amax, Elem::B(x), Elem::B(y)) => Elem::B(x || y),
+        (ScatterReduce::Amin, Elem::B(x), Elem::B(y)) => Elem::B(x && y),
+        (_, _, b) => b,
+    }
+}
+
+/// The scatters: a copy of `x` into which `src` (or `value`) goes at
+/// `index` along `dim`, each write rounded to the dtype as PyTorch's
+/// in-place kernels round.
+#[allow(clippy::too_many_arguments)]
+fn scatter_into(
+    dim: i64,
+    x: &Tensor,
+    index: &Tensor,
+    src: Option<&Tensor>,
+    value: Option<Scalar>,
+    how: Combine,
+    include_self: bool,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    let rank = x.shape().len();
+    for p in Indices::new(x.shape()) {
+        out.set(&p, x.get(&p))?;
+    }
+    let d = dim_of(dim, rank)?;
+    let size = size_of(x, d);
+    let idx = index_values(index);
+    if let Some(&bad) = idx.iter().find(|&&i| i < 0 || i >= size) {
+        return Err(out_of_bounds(bad, d, size));
+    }
+    let dtype = out_ty.dtype;
+    let ishape = index.shape().to_vec();
+    // scatter_reduce: targets not yet touched start from the first value
+    // when the input's own value is excluded; counts for the mean.
+    let mut touched: Vec<(Vec<i64>, i64)> = Vec::new();
+    for (n, p) in Indices::new(&ishape).enumerate() {
+        let mut target = p.clone();
+        if !target.is_empty() {
+            target[d] = idx[n];
+        }
+        let target = at(rank, &target);
+        let v = match (src, value) {
+            (Some(s), _) => s.get(&at(s.shape().len(), &p)),
+            (None, Some(v)) => Elem::from_scalar(v),
+            (None, None) => return Err(Error::new(ErrorKind::Arity, "scatter needs src or value")),
+        };
+        let v = convert(v, dtype);
+        let next = match how {
+            Combine::Replace => v,
+            Combine::Reduce(r) => {
+                let seen = touched.iter_mut().find(|(t, _)| *t == target);
+                match seen {
+                    Some((_, count)) => {
+                        *count += 1;
+                        combine(r, out.get(&target), v)
+                    }
+                    None => {
+                        touched.push((target.clone(), 1));
+                        if include_self {
+                            combine(r, out.get(&target), v)
+                        } else {
+                            v
+                        }
+                    }
+                }
+            }
+        };
+        out.set(&target, convert(next, dtype))?;
+    }
+    if let Combine::Reduce(ScatterReduce::Mean) = how {
+        for (target, count) in touched {
+            let n = count + i64::from(include_self);
+            let total = out.get(&target);
+            let mean = match total {
+                // Integer means round toward negative infinity (PyTorch
+                // divides with rounding_mode "floor").
+                Elem::I(t) => Elem::I(t.div_euclid(i128::from(n))),
+                // A complex division by `n + 0i`, as PyTorch's: a NaN in
+                // one part reaches both (NaN·0 is NaN).
+                Elem::C(re, im) => {
+                    let c = n as f64;
+                    Elem::C((re * c + im * 0.0) / (c * c), (im * c - re * 0.0) / (c * c))
+                }
+                other => Elem::F(other.f64() / n as f64),
+            };
+            out.set(&target, convert(mean, dtype))?;
+        }
+    }
+    Ok(out)
+}
+
+/// `index_add`: `alpha·source` slices added at the positions `index` lists.
+fn index_add(
+    dim: i64,
+    alpha: Scalar,
+    x: &Tensor,
+    index: &Tensor,
+    source: &Tensor,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    let rank = x.shape().len();
+    for p in Indices::new(x.shape()) {
+        out.set(&p, x.get(&p))?;
+    }
+    let d = dim_of(dim, rank)?;
+    let size = size_of(x, d);
+    let idx = index_values(index);
+    if let Some(&bad) = idx.iter().find(|&&i| i < 0 || i >= size) {
+        return Err(out_of_bounds(bad, d, size));
+    }
+    let dtype = out_ty.dtype;
+    let alpha = convert(Elem::from_scalar(alpha), dtype);
+    for p in Indices::new(source.shape()) {
+        let mut target = p.clone();
+        if !target.is_empty() {
+            target[d] = idx[p[d] as usize];
+        }
+        let target = at(rank, &target);
+        // PyTorch adds the source as it is when alpha is 1 (no product,
+        // which would spread a complex NaN to both parts), except for
+        // complex32, whose kernel always multiplies.
+        let v = if alpha == convert(Elem::I(1), dtype) && dtype != kiln_ir::DType::C32 {
+            source.get(&p)
+        } else {
+            combine(ScatterReduce::Prod, alpha, source.get(&p))
+        };
+        let sum = combine(ScatterReduce::Sum, out.get(&target), convert(v, dtype));
+        out.set(&target, convert(sum, dtype))?;
+    }
+    Ok(out)
+}
+
+/// `take`: elements of the flattened input; negative indices count from
+/// the end.
+fn take(x: &Tensor, index: &Tensor, out_ty: &TensorType, strides: &[i64]) -> Result<Tensor> {
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    let flat = x.values();
+    let n = flat.len() as i64;
+    let idx = index_values(index);
+    if let Some(&bad) = idx.iter().find(|&&i| i < -n || i >= n) {
+        return Err(Error::new(
+            ErrorKind::Runtime,
+            format!("out of range: tried to access index {bad} on a tensor of {n} elements."),
+        ));
+    }
+    for (k, p) in Indices::new(index.shape()).enumerate() {
+        let i = idx[k].rem_euclid(n.max(1));
+        out.set(&p, flat[i as usize])?;
+    }
+    Ok(out)
+}
+
+/// Runs one of this module's ops; `None` for any other op.
+pub fn run(
+    op: &Op,
+    args: &[&Tensor],
+    value: Option<Scalar>,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Option<Tensor>> {
+    let arg = |i: usize| {
+        args.get(i).copied().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Arity,
+                format!("{} needs operand {}", op.name(), i + 1),
+            )
+        })
+    };
+    Ok(Some(match op {
+        Op::Gather { dim, .. } => gather(*dim, arg(0)?, arg(1)?, out_ty, strides)?,
+        Op::Scatter { dim } => scatter_into(
+            *dim,
+            arg(0)?,
+            arg(1)?,
+            args.get(2).copied(),
+            value,
+            Combine::Replace,
+            true,
+            out_ty,
+            strides,
+        )?,
+        Op::ScatterAdd { dim } => scatter_into(
+            *dim,
+            arg(0)?,
+            arg(1)?,
+            Some(arg(2)?),
+            None,
+            Combine::Reduce(ScatterReduce::Sum),
+            true,
+            out_ty,
+            strides,
+        )?,
+        Op::ScatterReduce {
+            dim,
+            reduce,
+            include_self,
+        } => scatter_into(
+            *dim,
+            arg(0)?,
+            arg(1)?,
+            Some(arg(2)?),
+            None,
+            Combine::Reduce(*reduce),
+            *include_self,
+            out_ty,
+            strides,
+        )?,
+        Op::IndexAdd { dim, alpha } => {
+            index_add(*dim, *alpha, arg(0)?, arg(1)?, arg(2)?, out_ty, strides)?
+        }
+        Op::Take => take(arg(0)?, arg(1)?, out_ty, strides)?,
+        _ => return Ok(None),
+    }))
+}
