@@ -848,12 +848,8 @@ def _dist(c):
 
 @op("aten.logsumexp.default")
 def _logsumexp(c):
-    dims = _dims(c.a["dim"])
-    if not dims:
-        # logsumexp(x, []) reduces every dim in PyTorch.
-        dims = list(range(len(c.meta_of("self")[0])))
     return c.emit("logsumexp", [c.tensor("self")],
-                  {"dims": dims, "keepdim": c.a["keepdim"] or None})
+                  {"dims": _dims(c.a["dim"]), "keepdim": c.a["keepdim"] or None})
 
 
 for _name, _attrs in [("cumsum", ("dim", "dtype")), ("cumprod", ("dim", "dtype")),

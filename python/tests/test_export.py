@@ -317,6 +317,18 @@ def test_unsupported_op_error(tmp_path):
     assert not (tmp_path / "m.kir").exists()
 
 
+class RandomSlopes(nn.Module):
+    def forward(self, x):
+        return F.rrelu(x, training=True)
+
+
+def test_random_op_refused(tmp_path):
+    with pytest.raises(kiln_export.UnsupportedOpError) as e:
+        kiln_export.export(RandomSlopes(), (torch.randn(3, 4),))
+    assert e.value.op == "aten.rrelu.default"
+    assert "rrelu in training mode is random: export in eval mode" in str(e.value)
+
+
 def test_unsupported_op_command_line(tmp_path):
     (tmp_path / "conv.py").write_text(
         "import torch\nmodel = torch.nn.Conv2d(3, 4, 3)\n")
@@ -488,6 +500,25 @@ class IntegersMore(nn.Module):
         )
 
 
+class Mixed(nn.Module):
+    """Attributes off their defaults, dtype arguments, mixed dtypes,
+    input-independent subgraphs."""
+
+    def forward(self, x, i):
+        return (
+            x.var(1, correction=0.5), x.std(unbiased=False),
+            torch.linalg.vector_norm(x, dtype=torch.float64),
+            torch.nansum(x, 1, dtype=torch.float64), torch.nanmean(x, dtype=torch.float64),
+            torch.cumsum(i, 1, dtype=torch.float32), torch.logsumexp(i, 1),
+            torch.cumprod(i, 0, dtype=torch.int32),
+            torch.ones(4, 4).tril().cumsum(0) + x[0, :4], F.rrelu(x, 0.2, 0.4),
+            torch.clamp_min(i, 0.5), torch.lerp(x, x * 2, torch.tensor(0.25)),
+            torch.xlogy(i, x.abs()), *torch.var_mean(x, correction=0), torch.logit(x.sigmoid()),
+            torch.nan_to_num(i), torch.roll(x, 0, 1), torch.float_power(2, i),
+            torch.floor_divide(i, 2.5), torch.true_divide(i, i.abs() + 1),
+        )
+
+
 def _sweep_cases():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(3, 5, 8, generator=g)
@@ -513,6 +544,8 @@ def _sweep_cases():
         "statistics": (Statistics(), (x,)),
         "shapes_more": (ShapesMore(), (x,)),
         "integers_more": (IntegersMore(), (torch.randint(-10, 10, (4, 6), generator=g),)),
+        "mixed": (Mixed(), (torch.randn(4, 6, generator=g),
+                            torch.randint(-3, 4, (4, 6), generator=g))),
     }
 
 
@@ -524,8 +557,9 @@ def test_op_sweep(tmp_path, case):
 
 
 NEW_CASES = ["activations", "pointwise_more", "specials", "statistics", "shapes_more",
-             "integers_more"]
-DTYPE_CASES = ["pointwise", "reductions"] + NEW_CASES[:-1]
+             "integers_more", "mixed"]
+DTYPE_CASES = ["pointwise", "reductions", "activations", "pointwise_more", "specials",
+               "statistics", "shapes_more"]
 
 
 @pytest.mark.parametrize("case", NEW_CASES)
