@@ -8,7 +8,7 @@ by node and emits one `.kir` function `@main`. The op translations live in
 Input-independent subgraphs (nodes that depend on no parameter, buffer or
 user input, e.g. the causal mask transformers builds from `arange`) are
 translated like the rest where Kiln has their ops; where it does not (an
-`index.Tensor` or a `gather` of constants), PyTorch evaluates them at export
+`index.Tensor` of constants), PyTorch evaluates them at export
 time and the value enters the program as a `full` (when all its elements
 are equal) or as an extra weight named `_const.<node>` (broadcast dims
 stored once and `expand`ed). Shapes are static, so this is exact; random
@@ -143,6 +143,9 @@ _KEEP_NAMES = [
     "triu.default",
     "fliplr.default",
     "flipud.default",
+    # (else index_put and index.Tensor)
+    "index_add.default",
+    "take.default",
 ]
 
 

@@ -103,8 +103,6 @@ MISSING = {
     "index": "Kiln has no advanced indexing (index.Tensor); only input-independent "
              "indexing is folded at export time",
     "_unsafe_index": "Kiln has no advanced indexing",
-    "gather": "Kiln has no gather",
-    "scatter": "Kiln has no scatter",
     "index_put": "Kiln has no index_put",
     "convolution": "Kiln has no convolution (conv1d/conv2d)",
     "_native_batch_norm_legit_no_training": "Kiln has no batch_norm",
@@ -732,6 +730,55 @@ def _embedding(c):
              "scale_grad_by_freq": c.a["scale_grad_by_freq"] or None,
              "sparse": c.a["sparse"] or None}
     return c.emit("embedding", [c.tensor("weight"), c.tensor("indices")], attrs)
+
+
+# gather and scatter: the index is an operand after `self` (the schema's
+# order), `dim` an attribute.
+@op("aten.gather.default")
+def _gather(c):
+    return c.emit("gather", [c.tensor("self"), c.tensor("index")],
+                  {"dim": c.a["dim"], "sparse_grad": c.a["sparse_grad"] or None})
+
+
+@op("aten.scatter.src", "aten.scatter.value")
+def _scatter(c):
+    src = c.a["src"] if "src" in c.a else c.a["value"]
+    return c.emit("scatter", [c.tensor("self"), c.tensor("index"), src], {"dim": c.a["dim"]})
+
+
+@op("aten.scatter.reduce")
+def _scatter_legacy_reduce(c):
+    # scatter(..., reduce="add"/"multiply"): scatter_reduce's sum/prod with
+    # self included (ATen/native/TensorAdvancedIndexing.cpp).
+    reduce = {"add": "sum", "multiply": "prod"}.get(c.a["reduce"])
+    if reduce is None:
+        raise Unsupported(f"scatter with reduce={c.a['reduce']!r}")
+    return c.emit("scatter_reduce", [c.tensor("self"), c.tensor("index"), c.tensor("src")],
+                  {"dim": c.a["dim"], "reduce": reduce})
+
+
+@op("aten.scatter_add.default")
+def _scatter_add(c):
+    return c.emit("scatter_add", [c.tensor("self"), c.tensor("index"), c.tensor("src")],
+                  {"dim": c.a["dim"]})
+
+
+@op("aten.scatter_reduce.two")
+def _scatter_reduce(c):
+    return c.emit("scatter_reduce", [c.tensor("self"), c.tensor("index"), c.tensor("src")],
+                  {"dim": c.a["dim"], "reduce": c.a["reduce"],
+                   "include_self": c.a["include_self"]})
+
+
+@op("aten.index_add.default")
+def _index_add(c):
+    return c.emit("index_add", [c.tensor("self"), c.tensor("index"), c.tensor("source")],
+                  {"dim": c.a["dim"], "alpha": c.a["alpha"]})
+
+
+@op("aten.take.default")
+def _take(c):
+    return c.emit("take", [c.tensor("self"), c.tensor("index")])
 
 
 @op("aten.index_select.default")

@@ -299,21 +299,22 @@ def test_fully_masked_row(tmp_path, native):
 # ---- (4) an op Kiln lacks gives a clear error ----------------------------
 
 
-class Gathering(nn.Module):
-    def forward(self, x, i):
+class Convolving(nn.Module):
+    def forward(self, x, w):
         y = x * 2
-        return torch.gather(y, -1, i)  # the line the error names
+        return F.conv1d(y, w)  # the line the error names
 
 
 def test_unsupported_op_error(tmp_path):
     with pytest.raises(kiln_export.UnsupportedOpError) as e:
-        kiln_export.export(Gathering(), (torch.randn(3, 4), torch.randint(0, 4, (3, 2))),
+        kiln_export.export(Convolving(), (torch.randn(1, 3, 8), torch.randn(4, 3, 3)),
                            tmp_path / "m.kir", tmp_path / "m.safetensors")
     msg = str(e.value)
-    assert e.value.op == "aten.gather.default" and e.value.node == "gather"
-    assert "aten.gather.default (FX node 'gather') has no exact translation to Kiln" in msg
-    assert "Kiln has no gather" in msg
-    assert "test_export.py" in msg and "torch.gather(y, -1, i)" in msg
+    assert e.value.op == "aten.convolution.default" and e.value.node == "convolution"
+    assert ("aten.convolution.default (FX node 'convolution') has no exact translation to Kiln"
+            in msg)
+    assert "Kiln has no convolution" in msg
+    assert "test_export.py" in msg and "F.conv1d(y, w)" in msg
     assert not (tmp_path / "m.kir").exists()
 
 
@@ -500,6 +501,23 @@ class IntegersMore(nn.Module):
         )
 
 
+class Indexing(nn.Module):
+    def forward(self, x, i, p):
+        # i: indices into dim 1 (duplicates), p: a permutation of dim 0's
+        # indices per column (scatter's targets must be unique)
+        return (
+            torch.gather(x, 1, i), torch.gather(x, -1, i[:, :2]), x.scatter(0, p, x * 10),
+            x.scatter(1, i[:, :1], -1.0), x.scatter_add(1, i, x), torch.take(x, i[:2]),
+            x.scatter_reduce(1, i, x, "sum"), x.scatter_reduce(1, i, x, "amax"),
+            x.scatter_reduce(1, i, x, "amin", include_self=False),
+            x.scatter_reduce(1, i, x.abs() + 0.5, "prod"),
+            x.scatter_reduce(1, i, x, "mean", include_self=False),
+            x.scatter(1, i, x, reduce="add"), x.scatter(1, i, x.abs(), reduce="multiply"),
+            x.index_add(1, i[0], x, alpha=2), x.index_add(0, p[:, 0], x),
+            x.index_select(1, i[1]),
+        )
+
+
 class Mixed(nn.Module):
     """Attributes off their defaults, dtype arguments, mixed dtypes,
     input-independent subgraphs."""
@@ -546,6 +564,10 @@ def _sweep_cases():
         "integers_more": (IntegersMore(), (torch.randint(-10, 10, (4, 6), generator=g),)),
         "mixed": (Mixed(), (torch.randn(4, 6, generator=g),
                             torch.randint(-3, 4, (4, 6), generator=g))),
+        "indexing": (Indexing(), (torch.randn(4, 6, generator=g),
+                                  torch.randint(0, 6, (4, 6), generator=g),
+                                  torch.stack([torch.randperm(4, generator=g)
+                                               for _ in range(6)], 1))),
     }
 
 
@@ -557,9 +579,9 @@ def test_op_sweep(tmp_path, case):
 
 
 NEW_CASES = ["activations", "pointwise_more", "specials", "statistics", "shapes_more",
-             "integers_more", "mixed"]
+             "integers_more", "mixed", "indexing"]
 DTYPE_CASES = ["pointwise", "reductions", "activations", "pointwise_more", "specials",
-               "statistics", "shapes_more"]
+               "statistics", "shapes_more", "indexing"]
 
 
 @pytest.mark.parametrize("case", NEW_CASES)
@@ -611,6 +633,8 @@ def test_whole_ops_stay_whole(tmp_path):
                        "cummin", "clamp_min"],
         "shapes_more": ["roll", "repeat", "tile", "tril", "triu", "flip", "fliplr", "flipud",
                         "constant_pad_nd"],
+        "indexing": ["gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "take",
+                     "index_select"],
     }
     for case, ops in want.items():
         module, args = _sweep_cases()[case]
