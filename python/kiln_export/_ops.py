@@ -161,6 +161,22 @@ def _unary(kir_op):
 for _u in UNARY:
     op(f"aten.{_u}.default")(_unary(_u))
 
+# Kiln's composites of real tensors (integers promote to float as in PyTorch).
+REAL_UNARY = ["tan", "sinh", "cosh", "asinh", "acosh", "atanh", "log10", "exp2"]
+
+
+def _real_unary(kir_op):
+    def fn(c):
+        if c.meta_of("self")[1].is_complex:
+            raise Unsupported(f"Kiln's {kir_op} takes real tensors only")
+        return c.emit(kir_op, [c.tensor("self")])
+
+    return fn
+
+
+for _u in REAL_UNARY:
+    op(f"aten.{_u}.default")(_real_unary(_u))
+
 
 @op("aten.round.default")
 def _round(c):

@@ -27,7 +27,11 @@ KILN = Path(os.environ.get("KILN_BIN", REPO / "target" / "release" / "kiln"))
 if not KILN.is_absolute():
     KILN = REPO / KILN
 
-pytestmark = pytest.mark.skipif(not KILN.exists(), reason=f"no kiln binary at {KILN}")
+pytestmark = [
+    pytest.mark.skipif(not KILN.exists(), reason=f"no kiln binary at {KILN}"),
+    # the sweep exercises scatter's legacy reduce= on purpose
+    pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter:UserWarning"),
+]
 
 NPY_DTYPES = {torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.bool}
 
@@ -439,6 +443,8 @@ class PointwiseMore(nn.Module):
             torch.float_power(p, 2.5), torch.float_power(x, 2), torch.float_power(p, x),
             torch.true_divide(x, p), torch.floor_divide(x, 0.3), torch.floor_divide(x, p),
             torch.heaviside(x.round(), p), torch.fmax(x, p), torch.fmin(x, p),
+            x.tan(), x.sinh(), x.cosh(), x.asinh(), (x.abs() + 1).acosh(), (p * 2 - 1).atanh(),
+            p.log10(), x.exp2(),
         )
 
 
@@ -497,7 +503,8 @@ class IntegersMore(nn.Module):
             i.repeat(1, 2), torch.floor_divide(i, 3), torch.floor_divide(i, i.abs() + 1),
             torch.clamp_min(i, 0), torch.clamp_max(i, 2), F.hardtanh(i, -3, 3), F.relu6(i),
             torch.square(i), torch.count_nonzero(i, 0), i.isinf(), torch.true_divide(i, 4),
-            torch.float_power(i, 2), torch.addcmul(i, i, i, value=2),
+            torch.float_power(i, 2), torch.addcmul(i, i, i, value=2), i.tan(), i.exp2(),
+            (i.abs() + 1).log10(),
         )
 
 
@@ -625,7 +632,8 @@ def test_whole_ops_stay_whole(tmp_path):
         "pointwise_more": ["square", "frac", "deg2rad", "rad2deg", "sinc", "logit", "xlogy",
                            "special_xlog1py", "logaddexp", "lerp", "addcmul", "addcdiv",
                            "clamp_min", "clamp_max", "float_power", "true_divide",
-                           "floor_divide", "heaviside", "fmax", "fmin"],
+                           "floor_divide", "heaviside", "fmax", "fmin", "tan", "sinh", "cosh",
+                           "asinh", "acosh", "atanh", "log10", "exp2"],
         "specials": ["isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "nansum",
                      "nanmean", "count_nonzero"],
         "statistics": ["var", "std", "var_mean", "std_mean", "logsumexp",
