@@ -565,6 +565,24 @@ pub fn clamp_one(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> 
     self::clamp(&clamp, args, ctx)
 }
 
+/// The real elementary functions Kiln composes (tan, sinh, ..., exp2):
+/// integers and bool in the default float dtype, complex refused (their
+/// complex forms need the real and imaginary parts).
+pub fn real_math(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    if x.dtype.is_complex() {
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!(
+                "{} of a {} tensor: Kiln computes it on real tensors only",
+                op.name(),
+                x.dtype
+            ),
+        ));
+    }
+    int_to_float(op, args, ctx)
+}
+
 /// A primitive binary op: refusals, broadcasting, promotion.
 pub fn binary(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     let Op::Binary { op: b } = op else {

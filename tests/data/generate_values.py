@@ -137,6 +137,8 @@ UNARY = {
     "isfinite": torch.isfinite, "isposinf": torch.isposinf, "isneginf": torch.isneginf,
     "frac": torch.frac, "deg2rad": torch.deg2rad, "rad2deg": torch.rad2deg, "logit": torch.logit,
     "nan_to_num": torch.nan_to_num, "sinc": torch.sinc,
+    "tan": torch.tan, "sinh": torch.sinh, "cosh": torch.cosh, "asinh": torch.asinh,
+    "acosh": torch.acosh, "atanh": torch.atanh, "log10": torch.log10, "exp2": torch.exp2,
 }
 
 BINARY = {
@@ -150,7 +152,8 @@ BINARY = {
 
 # Ops Kiln refuses on complex tensors (with ErrorKind::Unsupported: it
 # cannot yet address real and imaginary parts), tested in interp_values.rs.
-REFUSED_COMPLEX = {"isinf", "isfinite", "nan_to_num"}
+REFUSED_COMPLEX = {"isinf", "isfinite", "nan_to_num", "tan", "sinh", "cosh", "asinh", "acosh",
+                   "atanh", "log10", "exp2"}
 
 
 def gen_unary():

@@ -637,6 +637,46 @@ impl Tensor {
         record(Op::Take, vec![t(self), t(index)], None)
     }
 
+    /// `torch.tan`.
+    pub fn tan(&self) -> Tensor {
+        record(Op::Tan, vec![t(self)], None)
+    }
+
+    /// `torch.sinh`.
+    pub fn sinh(&self) -> Tensor {
+        record(Op::Sinh, vec![t(self)], None)
+    }
+
+    /// `torch.cosh`.
+    pub fn cosh(&self) -> Tensor {
+        record(Op::Cosh, vec![t(self)], None)
+    }
+
+    /// `torch.asinh`.
+    pub fn asinh(&self) -> Tensor {
+        record(Op::Asinh, vec![t(self)], None)
+    }
+
+    /// `torch.acosh`.
+    pub fn acosh(&self) -> Tensor {
+        record(Op::Acosh, vec![t(self)], None)
+    }
+
+    /// `torch.atanh`.
+    pub fn atanh(&self) -> Tensor {
+        record(Op::Atanh, vec![t(self)], None)
+    }
+
+    /// `torch.log10`.
+    pub fn log10(&self) -> Tensor {
+        record(Op::Log10, vec![t(self)], None)
+    }
+
+    /// `torch.exp2`.
+    pub fn exp2(&self) -> Tensor {
+        record(Op::Exp2, vec![t(self)], None)
+    }
+
     /// `torch.square`.
     pub fn square(&self) -> Tensor {
         record(Op::Square, vec![t(self)], None)

@@ -1746,3 +1746,108 @@ pub fn constant_pad_nd(
     let y = if y == x { copy_of(e, x)? } else { y };
     one(y)
 }
+
+/// The real elementary functions composed from Kiln's primitives, in
+/// opmath, by formulas that stay accurate where the naive ones cancel or
+/// overflow (see each op's row).
+pub fn real_math(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    use std::f64::consts::{LN_2, LN_10};
+    let op = op.clone();
+    in_opmath(e, operands, |e, x| match op {
+        Op::Tan => {
+            let s = e.unary(UnaryOp::Sin, x)?;
+            let c = e.unary(UnaryOp::Cos, x)?;
+            e.binary(BinaryOp::Div, s, c)
+        }
+        // Where exp(|x|) would overflow but the result does not
+        // (|x| a little above ln(max)), exp(|x|/2)·(exp(|x|/2)/2) keeps it
+        // finite within 3 ulps.
+        Op::Sinh | Op::Cosh => {
+            let sinh = matches!(op, Op::Sinh);
+            let a = e.unary(UnaryOp::Expm1, x)?;
+            let nx = e.unary(UnaryOp::Neg, x)?;
+            let b = e.unary(UnaryOp::Expm1, nx)?;
+            let near = if sinh {
+                // (expm1(x) - expm1(-x)) / 2: accurate near 0.
+                e.binary(BinaryOp::Sub, a, b)?
+            } else {
+                // (exp(x) + exp(-x)) / 2 = (expm1(x) + expm1(-x) + 2) / 2.
+                let s = e.binary(BinaryOp::Add, a, b)?;
+                e.binary(BinaryOp::Add, s, f(2.0))?
+            };
+            let near = e.binary(BinaryOp::Mul, near, f(0.5))?;
+            let ax = e.unary(UnaryOp::Abs, x)?;
+            let half = e.binary(BinaryOp::Mul, ax, f(0.5))?;
+            let h = e.unary(UnaryOp::Exp, half)?;
+            let hh = e.binary(BinaryOp::Mul, h, f(0.5))?;
+            let far = e.binary(BinaryOp::Mul, hh, h)?;
+            let far = if sinh {
+                let neg = e.binary(BinaryOp::Lt, x, f(0.0))?;
+                let nf = e.unary(UnaryOp::Neg, far)?;
+                select(e, neg, Operand::Value(nf), Operand::Value(far))?
+            } else {
+                far
+            };
+            let big = e.binary(BinaryOp::Gt, ax, f(80.0))?;
+            select(e, big, Operand::Value(far), Operand::Value(near))
+        }
+        Op::Asinh => {
+            let a = e.unary(UnaryOp::Abs, x)?;
+            let sq = e.binary(BinaryOp::Mul, a, a)?;
+            let r = e.binary(BinaryOp::Add, sq, f(1.0))?;
+            let r = e.unary(UnaryOp::Sqrt, r)?;
+            let den = e.binary(BinaryOp::Add, r, f(1.0))?;
+            let q = e.binary(BinaryOp::Div, sq, den)?;
+            let arg = e.binary(BinaryOp::Add, a, q)?;
+            let small = e.unary(UnaryOp::Log1p, arg)?;
+            let l = e.unary(UnaryOp::Log, a)?;
+            let large = e.binary(BinaryOp::Add, l, f(LN_2))?;
+            let huge = e.binary(BinaryOp::Gt, a, f(1e15))?;
+            let m = select(e, huge, Operand::Value(large), Operand::Value(small))?;
+            // sign(x)·m, with -0.0 kept (asinh(-0) = -0).
+            let neg = e.binary(BinaryOp::Lt, x, f(0.0))?;
+            let nm = e.unary(UnaryOp::Neg, m)?;
+            let y = select(e, neg, Operand::Value(nm), Operand::Value(m))?;
+            let zero = e.binary(BinaryOp::Eq, x, f(0.0))?;
+            select(e, zero, Operand::Value(x), Operand::Value(y))
+        }
+        Op::Acosh => {
+            let xm1 = e.binary(BinaryOp::Sub, x, f(1.0))?;
+            let xp1 = e.binary(BinaryOp::Add, x, f(1.0))?;
+            let p = e.binary(BinaryOp::Mul, xm1, xp1)?;
+            let r = e.unary(UnaryOp::Sqrt, p)?;
+            let arg = e.binary(BinaryOp::Add, xm1, r)?;
+            let small = e.unary(UnaryOp::Log1p, arg)?;
+            let l = e.unary(UnaryOp::Log, x)?;
+            let large = e.binary(BinaryOp::Add, l, f(LN_2))?;
+            let huge = e.binary(BinaryOp::Gt, x, f(1e15))?;
+            select(e, huge, Operand::Value(large), Operand::Value(small))
+        }
+        // atanh is odd: computed on |x|, where 1 - |x| is exact near 1
+        // and log1p's argument is never near -1.
+        Op::Atanh => {
+            let a = e.unary(UnaryOp::Abs, x)?;
+            let two_a = e.binary(BinaryOp::Mul, a, f(2.0))?;
+            let den = e.binary(BinaryOp::Sub, f(1.0), a)?;
+            let q = e.binary(BinaryOp::Div, two_a, den)?;
+            let l = e.unary(UnaryOp::Log1p, q)?;
+            let m = e.binary(BinaryOp::Mul, l, f(0.5))?;
+            let neg = e.binary(BinaryOp::Lt, x, f(0.0))?;
+            let nm = e.unary(UnaryOp::Neg, m)?;
+            let y = select(e, neg, Operand::Value(nm), Operand::Value(m))?;
+            // -0.0 stays -0.0; NaN stays NaN.
+            let zero = e.binary(BinaryOp::Eq, x, f(0.0))?;
+            select(e, zero, Operand::Value(x), Operand::Value(y))
+        }
+        Op::Log10 => {
+            let l = e.unary(UnaryOp::Log, x)?;
+            e.binary(BinaryOp::Div, l, f(LN_10))
+        }
+        Op::Exp2 => e.binary(BinaryOp::Pow, f(2.0), x),
+        _ => Err(Error::new(ErrorKind::Arity, "not a real math op")),
+    })
+}

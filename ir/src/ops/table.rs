@@ -645,6 +645,57 @@ define_ops! {
         => pointwise(infer::promoted, Cost::Cheap)
             .kernel(fixed("div_floor_kernel", S::REAL_NUMBERS))
             .expand(expand::divide_alias);
+    /// `torch.tan`: `sin(x) / cos(x)` in opmath.
+    Tan "tan" (input: Tensor)
+        => pointwise(infer::real_math, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("tan_vml_cpu", S::FLOATS))
+            .expand(expand::real_math);
+    /// `torch.sinh`: `(expm1(x) - expm1(-x)) / 2` (accurate near 0), and
+    /// `±exp(|x|/2)²/2` where `exp(|x|)` alone would overflow.
+    Sinh "sinh" (input: Tensor)
+        => pointwise(infer::real_math, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("sinh_vml_cpu", S::FLOATS))
+            .expand(expand::real_math);
+    /// `torch.cosh`: `(exp(x) + exp(-x)) / 2`, and `exp(|x|/2)²/2` where
+    /// `exp(|x|)` alone would overflow.
+    Cosh "cosh" (input: Tensor)
+        => pointwise(infer::real_math, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("cosh_vml_cpu", S::FLOATS))
+            .expand(expand::real_math);
+    /// `torch.asinh`: `sign(x)·log1p(|x| + x²/(1 + √(1 + x²)))`, and
+    /// `sign(x)·(log|x| + ln 2)` where x² would overflow.
+    Asinh "asinh" (input: Tensor)
+        => pointwise(infer::real_math, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("asinh_vml_cpu", S::FLOATS))
+            .expand(expand::real_math);
+    /// `torch.acosh`: `log1p((x - 1) + √((x - 1)(x + 1)))` (NaN below 1).
+    Acosh "acosh" (input: Tensor)
+        => pointwise(infer::real_math, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("acosh_vml_cpu", S::FLOATS))
+            .expand(expand::real_math);
+    /// `torch.atanh`: `sign(x)·log1p(2|x| / (1 - |x|)) / 2`.
+    Atanh "atanh" (input: Tensor)
+        => pointwise(infer::real_math, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("atanh_vml_cpu", S::FLOATS))
+            .expand(expand::real_math);
+    /// `torch.log10`: `log(x) / ln 10`.
+    Log10 "log10" (input: Tensor)
+        => pointwise(infer::real_math, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("log10_vml_cpu", S::FLOATS))
+            .expand(expand::real_math);
+    /// `torch.exp2`: `pow(2, x)`.
+    Exp2 "exp2" (input: Tensor)
+        => pointwise(infer::real_math, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("exp2_vml_cpu", S::FLOATS))
+            .expand(expand::real_math);
     /// `torch.sigmoid`.
     Sigmoid "sigmoid" (input: Tensor)
         => pointwise(infer::int_to_float, Cost::Costly)
