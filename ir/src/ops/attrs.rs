@@ -355,6 +355,21 @@ attr_enum! {
     }
 }
 
+attr_enum! {
+    /// A loss's `reduction` (ATen's `Reduction` enum, as
+    /// `torch.nn.functional` spells it).
+    LossReduction, "{} is not a valid value for reduction" {
+        /// The loss per element.
+        None = "none",
+        /// The mean of the losses (for the class-index losses, weighted).
+        Mean = "mean",
+        /// The sum of the losses.
+        Sum = "sum",
+        /// `kl_div` only: the sum divided by the batch size.
+        Batchmean = "batchmean",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
