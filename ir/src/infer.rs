@@ -2265,14 +2265,14 @@ pub fn norms(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
                     format_shape(&x.shape)
                 ));
             }
-            if let Some(w) = param(1) {
-                if w.shape != **normalized_shape {
-                    return shape_error(format!(
-                        "Expected weight to be of same shape as normalized_shape, but got weight of shape {} and normalized_shape = {}",
-                        format_shape(&w.shape),
-                        format_shape(normalized_shape)
-                    ));
-                }
+            if let Some(w) = param(1)
+                && w.shape != **normalized_shape
+            {
+                return shape_error(format!(
+                    "Expected weight to be of same shape as normalized_shape, but got weight of shape {} and normalized_shape = {}",
+                    format_shape(&w.shape),
+                    format_shape(normalized_shape)
+                ));
             }
             if x.dtype.is_complex() {
                 return Err(err(
@@ -2296,14 +2296,14 @@ pub fn norms(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
                 ));
             }
             for (i, name) in [(1, "weight"), (2, "bias")] {
-                if let Some(p) = param(i) {
-                    if p.rank() != 1 || p.shape[0] != c {
-                        return shape_error(format!(
-                            "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {} and input of shape {}",
-                            format_shape(&p.shape),
-                            format_shape(&x.shape)
-                        ));
-                    }
+                if let Some(p) = param(i)
+                    && (p.rank() != 1 || p.shape[0] != c)
+                {
+                    return shape_error(format!(
+                        "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {} and input of shape {}",
+                        format_shape(&p.shape),
+                        format_shape(&x.shape)
+                    ));
                 }
             }
             let params: Vec<&TensorType> = [1, 2].into_iter().filter_map(param).collect();
@@ -2352,13 +2352,13 @@ pub fn norms(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
                 (1, "weight"),
                 (2, "bias"),
             ] {
-                if let Some(p) = param(i) {
-                    if p.numel() * repeat != c {
-                        return shape_error(format!(
-                            "{name} should contain {c} elements not {}",
-                            p.numel() * repeat
-                        ));
-                    }
+                if let Some(p) = param(i)
+                    && p.numel() * repeat != c
+                {
+                    return shape_error(format!(
+                        "{name} should contain {c} elements not {}",
+                        p.numel() * repeat
+                    ));
                 }
             }
             if *training {
@@ -2596,14 +2596,14 @@ pub fn losses(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
                 ));
             }
             loss_float(name, x.dtype)?;
-            if let Some(w) = args.get(2).and_then(Arg::tensor) {
-                if broadcast_shapes(&x.shape, &w.shape)? != x.shape {
-                    return shape_error(format!(
-                        "the weight of shape {} does not broadcast to the input's {}",
-                        format_shape(&w.shape),
-                        format_shape(&x.shape)
-                    ));
-                }
+            if let Some(w) = args.get(2).and_then(Arg::tensor)
+                && broadcast_shapes(&x.shape, &w.shape)? != x.shape
+            {
+                return shape_error(format!(
+                    "the weight of shape {} does not broadcast to the input's {}",
+                    format_shape(&w.shape),
+                    format_shape(&x.shape)
+                ));
             }
             (x.shape.clone(), promoted()?)
         }
@@ -2684,13 +2684,13 @@ pub fn losses(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
                     return shape_error("Expected 1 or more dimensions (got 0)".into());
                 }
                 let c = x.shape[if x.rank() == 1 { 0 } else { 1 }];
-                if let Some(w) = w {
-                    if w.numel() != c {
-                        return shape_error(format!(
-                            "weight tensor should be defined either for all {c} classes or no classes but got weight tensor of shape: {}",
-                            format_shape(&w.shape)
-                        ));
-                    }
+                if let Some(w) = w
+                    && w.numel() != c
+                {
+                    return shape_error(format!(
+                        "weight tensor should be defined either for all {c} classes or no classes but got weight tensor of shape: {}",
+                        format_shape(&w.shape)
+                    ));
                 }
                 let mut shape = x.shape.clone();
                 shape.remove(if x.rank() == 1 { 0 } else { 1 });

@@ -1622,10 +1622,7 @@ fn nll_terms(
             let wt = pick(e, onehot, wc, class_dim)?;
             select(e, valid, Operand::Value(wt), f(0.0))?
         }
-        None => {
-            let ones = e.cast(valid, d)?;
-            ones
-        }
+        None => e.cast(valid, d)?,
     };
     let neg = e.unary(UnaryOp::Neg, picked)?;
     let loss = if w.is_some() {
