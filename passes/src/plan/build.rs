@@ -27,7 +27,7 @@
 //! reduced dims last, in logical order; the later steps order its loops
 //! for memory.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use kiln_ir::graph::{Func, FuncBuilder, Inst, NewInst, Operand, ValueId};
 use kiln_ir::infer::InferCtx;
@@ -260,7 +260,10 @@ struct PlanBuilder<'a> {
     views: Vec<Option<TensorView>>,
     steps: Vec<Step>,
     /// For each inlined value, the kernels that compute it.
-    inlined_in: HashMap<ValueId, BTreeSet<usize>>,
+    /// Ordered, so that the value picked for a retry (the first one
+    /// inlined into several kernels) and so the plan are the same on every
+    /// run.
+    inlined_in: BTreeMap<ValueId, BTreeSet<usize>>,
     /// The value to materialize before trying again.
     retry: Option<ValueId>,
 }
@@ -449,7 +452,7 @@ impl<'a> PlanBuilder<'a> {
             buffers: Vec::new(),
             views: vec![None; func.values.len()],
             steps: Vec::new(),
-            inlined_in: HashMap::new(),
+            inlined_in: BTreeMap::new(),
             retry: None,
         }
     }
