@@ -11,7 +11,10 @@ within the tolerance stated in that test.
 
 Values are written as strings that round-trip exactly through float64
 (`"nan"`, `"-0.0"`, `"inf"`), complex values as [re, im], integers as
-strings.
+strings; an absent optional tensor operand is `{"none": true}`.
+
+Issue 16's cases draw on PyTorch's OpInfo sample inputs
+(`torch.testing._internal`, which needs the `expecttest` package).
 """
 
 import json
@@ -517,6 +520,7 @@ def gen_issue16():
            lambda: torch.addr(make(torch.int32, [3, 4]), make(torch.float64, [3]), make(torch.int64, [4])))
     gen_issue16_norms()
     gen_issue16_losses()
+    gen_issue16_opinfo()
 
 
 def gen_issue16_norms():
@@ -667,6 +671,75 @@ def gen_issue16_losses():
     record("one_hot", {"num_classes": 6}, [idx[0]], lambda: F.one_hot(idx[0], 6))
     record("one_hot", {"num_classes": 5}, [torch.tensor(3)], lambda: F.one_hot(torch.tensor(3), 5))
     record("one_hot", {"num_classes": 3}, [idx[:0]], lambda: F.one_hot(idx[:0], 3))
+
+
+def gen_issue16_opinfo():
+    """PyTorch's OpInfo samples for the normalizations, the class-index
+    losses, masked_fill and one_hot, on the float dtypes (int64 for
+    one_hot): weights, ignored classes, label smoothing, probability
+    targets, empty and 0-D inputs."""
+    names = {
+        "nn.functional.nll_loss": "nll_loss", "nn.functional.cross_entropy": "cross_entropy",
+        "nn.functional.mse_loss": "mse_loss", "nn.functional.group_norm": "group_norm",
+        "nn.functional.rms_norm": "rms_norm", "nn.functional.normalize": "normalize",
+        "masked_fill": "masked_fill", "nn.functional.one_hot": "one_hot",
+    }
+    floats = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+    for name, dt, s in op_db_samples(set(names), floats + (torch.int64,)):
+        kiln = names[name]
+        if (kiln == "one_hot") != (dt == torch.int64):
+            continue
+        x, args, kw = s.input, list(s.args), dict(s.kwargs)
+        if not isinstance(x, torch.Tensor):
+            continue
+        attrs = {}
+        if kiln in ("nll_loss", "cross_entropy", "mse_loss"):
+            target = args[0]
+            weight = kw.get("weight")
+            operands = [x, target] + ([weight] if weight is not None and kiln != "mse_loss" else [])
+            for k in ("reduction", "ignore_index", "label_smoothing"):
+                if k in kw:
+                    attrs[k] = kw[k]
+            if x.dim() == 0 or (target.dtype == torch.int64 and target.numel() and target.max() >= x.shape[min(1, x.dim() - 1)]):
+                continue
+            fn = getattr(F, kiln)
+            call = lambda: fn(x, target, **kw)
+        elif kiln == "group_norm":
+            attrs = {"num_groups": args[0]}
+            if "eps" in kw:
+                attrs["eps"] = kw["eps"]
+            operands = [x, kw.get("weight"), kw.get("bias")]
+            call = lambda: F.group_norm(x, args[0], **kw)
+        elif kiln == "rms_norm":
+            shape = list(args[0])
+            weight = args[1] if len(args) > 1 else kw.get("weight")
+            attrs = {"normalized_shape": shape}
+            if kw.get("eps") is not None:
+                attrs["eps"] = kw["eps"]
+            operands = [x, weight]
+            call = lambda: F.rms_norm(x, shape, weight, eps=kw.get("eps"))
+        elif kiln == "normalize":
+            attrs = {k: (scalar_spec(v) if k == "p" else v) for k, v in kw.items()}
+            operands = [x]
+            call = lambda: F.normalize(x, **kw)
+        elif kiln == "masked_fill":
+            mask, value = args
+            if isinstance(value, torch.Tensor):
+                continue
+            attrs = {"value": scalar_spec(value)}
+            operands = [x, mask]
+            call = lambda: x.masked_fill(mask, value)
+        else:
+            n = kw.get("num_classes", -1)
+            if n < 0:
+                continue
+            attrs = {"num_classes": n}
+            operands = [x]
+            call = lambda: F.one_hot(x, n)
+        while operands and operands[-1] is None:
+            operands.pop()
+        operands = [o.contiguous() if isinstance(o, torch.Tensor) else o for o in operands]
+        record(kiln, attrs, operands, call)
 
 
 def main():
