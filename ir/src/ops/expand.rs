@@ -1004,7 +1004,7 @@ pub fn logit(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
 
 /// `nan_to_num`: floats get NaN, +inf and -inf replaced (by default with
 /// 0 and the dtype's largest and lowest finite values); integers and bool
-/// are returned as they are.
+/// are copied as they are.
 pub fn nan_to_num(
     e: &mut Emitter<'_>,
     op: &Op,
@@ -1021,7 +1021,16 @@ pub fn nan_to_num(
     let x = input(operands)?;
     let d = e.ty(x).dtype;
     if !d.is_floating_point() {
-        return one(x);
+        // A copy, as PyTorch's `empty_like` and `copy_` (returning the
+        // input's value itself would make the result share its buffer,
+        // and an expanded input's strides).
+        return one(e.push(
+            Op::Clone {
+                strides: None,
+                memory_format: MemoryFormat::Preserve,
+            },
+            vec![Operand::Value(x)],
+        )?);
     }
     let info = d.finfo()?;
     let nan = nan.map_or(0.0, |v| v.0);
