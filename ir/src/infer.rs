@@ -463,6 +463,16 @@ pub fn predicate(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
         };
         return Err(Error::new(kind, message));
     }
+    // PyTorch has no float4 kernel for these (the float8 formats widen to
+    // f32 in the expansion; float4 has no conversion).
+    if x.dtype == DType::F4E2M1FNX2 {
+        let kernel = match op {
+            Op::Isposinf => "isposinf_cpu",
+            Op::Isneginf => "isneginf_cpu",
+            _ => op.name(),
+        };
+        return Err(crate::support::not_implemented(kernel, x.dtype));
+    }
     Ok(single(x.shape.clone(), DType::Bool, vec![Some(x.dtype)]))
 }
 
@@ -475,6 +485,10 @@ pub fn nan_to_num(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
             ErrorKind::Unsupported,
             "nan_to_num of a complex tensor: Kiln cannot replace in its real and imaginary parts yet",
         ));
+    }
+    // PyTorch's CPU kernel takes no float8 or float4 format.
+    if x.dtype.is_shell() {
+        return Err(crate::support::not_implemented("nan_to_num", x.dtype));
     }
     Ok(single(x.shape.clone(), x.dtype, vec![Some(x.dtype)]))
 }
