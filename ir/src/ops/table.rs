@@ -861,6 +861,7 @@ define_ops! {
     MaskedFill "masked_fill" { value: Scalar } (input: Tensor, mask: Tensor)
         => pointwise(infer::masked_fill, Cost::Cheap)
             .traits(Traits::DISCONTINUOUS)
+            .kernel(fixed("masked_fill", S::NUMBERS.union(S::BOOL)))
             .expand(expand::masked_fill);
     /// `torch.nn.functional.one_hot`: int64 `[..., num_classes]`, 1 at each
     /// value's class (`num_classes` must be given: PyTorch's -1 reads the
