@@ -228,3 +228,39 @@ proptest! {
         prop_assert_eq!(reparsed.unwrap().to_string(), printed);
     }
 }
+
+/// Issue 16's tracing methods record their ops with PyTorch's attributes
+/// (absent optional tensors as `none`, reductions as strings).
+#[test]
+fn traced_products_norms_and_losses() {
+    let specs = [
+        TensorSpec::new([3, 4], DType::F32).name("x"),
+        TensorSpec::new([4, 2], DType::F32).name("w"),
+        TensorSpec::new([3], DType::I64).name("t"),
+        TensorSpec::new([4], DType::F32).name("g"),
+    ];
+    let traced = trace(&specs, |v| {
+        let mm = v[0].mm(&v[1]);
+        let addmm = mm.addmm(&v[0], &v[1], 0.5, 2);
+        let normed = v[0].rms_norm(&[4], Some(&v[3]), None);
+        let bn = v[0].batch_norm(None, None, Some(&v[3]), None, true, 1e-5);
+        let ce = v[0].cross_entropy(&v[2], None, -100, kiln::LossReduction::Sum, 0.1);
+        let mask = v[0].gt(0.0);
+        let filled = v[0].masked_fill(&mask, -1.0);
+        let oh = v[2].one_hot(5);
+        vec![addmm, normed, bn, ce, filled, oh]
+    })
+    .unwrap();
+    let text = traced.to_string();
+    for line in [
+        "%0 = mm %x, %w : tensor<3x2xf32>",
+        "%1 = addmm %0, %x, %w {beta = 0.5, alpha = 2} : tensor<3x2xf32>",
+        "%2 = rms_norm %x, %g {normalized_shape = [4]} : tensor<3x4xf32>",
+        "%3 = batch_norm %x, %g {training = true, eps = 1e-5} : tensor<3x4xf32>",
+        "%4 = cross_entropy %x, %t {reduction = \"sum\", label_smoothing = 0.1} : tensor<f32>",
+        "%6 = masked_fill %x, %5 {value = -1.0} : tensor<3x4xf32>",
+        "%7 = one_hot %t {num_classes = 5} : tensor<3x5xi64>",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}

@@ -15,7 +15,7 @@ use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ops::def::{KernelRule, Results, SlotKind};
 use crate::ops::prims::{Refusal, RefuseWhen, ResultDType, ScalarOperands};
-use crate::ops::{BinaryOp, Op, ReduceOp};
+use crate::ops::{BinaryOp, LossReduction, Op, ReduceOp};
 use crate::promotion::{DefaultDType, Operand as PromoOperand, check_can_cast, result_type};
 use crate::scalar::Scalar;
 use crate::support::check_copy;
@@ -477,9 +477,12 @@ pub fn predicate(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
 
 /// `nan_to_num`: the input's dtype; complex refused (PyTorch replaces in
 /// each part, which Kiln cannot address yet).
-pub fn nan_to_num(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+pub fn nan_to_num(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let x = tensor(args)?;
-    refuse_float4(op, x.dtype)?;
+    // PyTorch's CPU kernel takes no float8 or float4 format.
+    if x.dtype.is_shell() {
+        return Err(crate::support::not_implemented("nan_to_num", x.dtype));
+    }
     if x.dtype.is_complex() {
         return Err(Error::new(
             ErrorKind::Unsupported,
@@ -2525,4 +2528,936 @@ fn check_clone_strides(shape: &[i64], strides: &[i64], format: crate::MemoryForm
         ));
     }
     Ok(())
+}
+
+/// A shape error with PyTorch's message.
+fn shape_error<T>(message: String) -> Result<T> {
+    Err(err(ErrorKind::Shape, message))
+}
+
+/// A dtype error with PyTorch's message.
+fn dtype_error<T>(message: String) -> Result<T> {
+    Err(err(ErrorKind::DType, message))
+}
+
+/// The scalar type name PyTorch's messages use (`Float`, `Double`).
+fn type_name(t: &TensorType) -> &'static str {
+    t.dtype.scalar_type_name()
+}
+
+/// `addr`'s scalar coefficient (`beta`, `alpha`) against the result
+/// dtype: PyTorch refuses a float for integers and a bool for non-bool
+/// results (the other products convert the coefficient to the result
+/// dtype instead, truncating).
+fn check_coefficient(name: &str, value: Scalar, result: DType) -> Result<()> {
+    if (result.is_integral() || result.is_bool()) && matches!(value, Scalar::Float(_)) {
+        return Err(err(
+            ErrorKind::Attribute,
+            format!(
+                "For integral input tensors, argument {name} must not be a floating point number."
+            ),
+        ));
+    }
+    if !result.is_bool() && value.is_bool() {
+        return Err(err(
+            ErrorKind::Attribute,
+            format!("Boolean {name} only supported for Boolean results."),
+        ));
+    }
+    Ok(())
+}
+
+/// `input` broadcast to a product's result shape (PyTorch expands it).
+fn expands_to(input: &TensorType, shape: &[i64]) -> Result<()> {
+    Geometry::contiguous(&input.shape).expand(shape).map(|_| ())
+}
+
+/// The dtype of `a * b`, with `mul`'s own checks (its kernel's dtypes):
+/// the products that expand into a `mul` refuse what it refuses.
+fn mul_dtype(a: &TensorType, b: &TensorType, ctx: &InferCtx) -> Result<DType> {
+    let mul = Op::Binary { op: BinaryOp::Mul };
+    // Shapes of ones: the operands' ranks and dtypes decide, not sizes.
+    let ones = |t: &TensorType| {
+        let mut u = t.clone();
+        u.shape = vec![1; t.rank()];
+        u
+    };
+    let (a, b) = (ones(a), ones(b));
+    let inf = infer(&mul, &[Arg::Tensor(&a), Arg::Tensor(&b)], None, ctx)?;
+    Ok(inf.results[0].dtype)
+}
+
+/// The matrix and vector products (`mm`, `bmm`, `mv`, `dot`, `outer`,
+/// `inner`, `addmm`, `addmv`, `addr`, `baddbmm`, `addbmm`, `trace`,
+/// `linalg_vecdot`, `kron`): PyTorch's rank, size and dtype checks, with
+/// its messages, in its order.
+pub fn products(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let a = tensor(args)?;
+    let same = |x: &TensorType, y: &TensorType| {
+        if x.dtype == y.dtype {
+            Ok(())
+        } else {
+            Err(err(
+                ErrorKind::DType,
+                format!(
+                    "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                    x.dtype.info().cpp_type_name,
+                    y.dtype.info().cpp_type_name
+                ),
+            ))
+        }
+    };
+    let mm_shape = |prefix: &str, x: &TensorType, y: &TensorType| -> Result<Vec<i64>> {
+        for (t, name) in [(x, "self"), (y, "mat2")] {
+            if t.rank() != 2 {
+                return shape_error(format!(
+                    "{prefix}{name} must be a matrix, got {}-D tensor",
+                    t.rank()
+                ));
+            }
+        }
+        same(x, y)?;
+        if x.shape[1] != y.shape[0] {
+            return shape_error(format!(
+                "{prefix}mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                x.shape[0], x.shape[1], y.shape[0], y.shape[1]
+            ));
+        }
+        Ok(vec![x.shape[0], y.shape[1]])
+    };
+    let bmm_shape = |x: &TensorType, y: &TensorType| -> Result<Vec<i64>> {
+        for (t, name) in [(x, "batch1"), (y, "batch2")] {
+            if t.rank() != 3 {
+                return shape_error(format!("{name} must be a 3D tensor"));
+            }
+        }
+        if y.shape[0] != x.shape[0] || y.shape[1] != x.shape[2] {
+            return shape_error(format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                x.shape[0], x.shape[2], y.shape[0], y.shape[1]
+            ));
+        }
+        Ok(vec![x.shape[0], x.shape[1], y.shape[2]])
+    };
+    let mv_shape = |input_rank: usize, x: &TensorType, v: &TensorType| -> Result<Vec<i64>> {
+        if x.rank() != 2 || v.rank() != 1 || input_rank > 1 {
+            return shape_error(format!(
+                "vector + matrix @ vector expected, got {input_rank}, {}, {}",
+                x.rank(),
+                v.rank()
+            ));
+        }
+        if x.shape[1] != v.shape[0] {
+            return shape_error(format!(
+                "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                x.shape[0], x.shape[0], x.shape[1], v.shape[0]
+            ));
+        }
+        Ok(vec![x.shape[0]])
+    };
+    let vector = |t: &TensorType, what: &str, name: &str| -> Result<()> {
+        if t.rank() == 1 {
+            Ok(())
+        } else {
+            shape_error(format!(
+                "{what}: Expected 1-D argument {name}, but got {}-D",
+                t.rank()
+            ))
+        }
+    };
+    let promoted = |ts: &[&TensorType]| -> Result<DType> {
+        let operands: Vec<PromoOperand> = ts
+            .iter()
+            .map(|t| PromoOperand::tensor(t.dtype, t.rank()))
+            .collect();
+        result_type(&operands, ctx.default_dtype)
+    };
+    let n = args.len();
+    let (shape, dtype) = match op {
+        Op::Mm => (mm_shape("mm: ", a, nth_tensor(args, 1)?)?, a.dtype),
+        Op::Bmm => {
+            let b = nth_tensor(args, 1)?;
+            let shape = bmm_shape(a, b)?;
+            if a.dtype != b.dtype {
+                return dtype_error(format!(
+                    "expected scalar type {} but found {}",
+                    type_name(a),
+                    type_name(b)
+                ));
+            }
+            (shape, a.dtype)
+        }
+        Op::Mv => {
+            let v = nth_tensor(args, 1)?;
+            let shape = mv_shape(1, a, v)?;
+            if a.dtype != v.dtype {
+                return dtype_error(format!(
+                    "addmv input tensors must have the same dtype, but got {}, {}, and {}",
+                    type_name(v),
+                    type_name(a),
+                    type_name(v)
+                ));
+            }
+            (shape, a.dtype)
+        }
+        Op::Dot => {
+            let b = nth_tensor(args, 1)?;
+            if a.rank() != 1 || b.rank() != 1 {
+                return shape_error(format!(
+                    "1D tensors expected, but got {}D and {}D tensors",
+                    a.rank(),
+                    b.rank()
+                ));
+            }
+            if a.dtype != b.dtype {
+                return dtype_error(format!(
+                    "dot : expected both vectors to have same dtype, but found {} and {}",
+                    type_name(a),
+                    type_name(b)
+                ));
+            }
+            matmul_shape(&a.shape, &b.shape)?;
+            (vec![], a.dtype)
+        }
+        Op::Outer => {
+            let b = nth_tensor(args, 1)?;
+            vector(a, "outer", "self")?;
+            vector(b, "outer", "vec2")?;
+            (vec![a.shape[0], b.shape[0]], mul_dtype(a, b, ctx)?)
+        }
+        Op::Inner => {
+            let b = nth_tensor(args, 1)?;
+            if a.rank() == 0 || b.rank() == 0 {
+                (broadcast_shapes(&a.shape, &b.shape)?, mul_dtype(a, b, ctx)?)
+            } else {
+                if a.shape[a.rank() - 1] != b.shape[b.rank() - 1] {
+                    return shape_error(format!(
+                        "inner() the last dimension must match on both input tensors but got shapes {} and {}",
+                        format_shape(&a.shape),
+                        format_shape(&b.shape)
+                    ));
+                }
+                if a.dtype != b.dtype {
+                    return dtype_error("both inputs should have same dtype".into());
+                }
+                // A matrix product here (a 0-D operand is a `mul`, which
+                // takes every dtype).
+                crate::support::AtenKernel::new(
+                    "addmm_impl_cpu_",
+                    crate::support::DTypeSet::FLOATS_COMPLEX
+                        .union(crate::support::DTypeSet::FLOAT8_SIGNED)
+                        .union(crate::support::DTypeSet::INTS),
+                )
+                .check(a.dtype)?;
+                let mut shape = a.shape[..a.rank() - 1].to_vec();
+                shape.extend_from_slice(&b.shape[..b.rank() - 1]);
+                (shape, a.dtype)
+            }
+        }
+        Op::Addmm { .. } => {
+            let (m1, m2) = (nth_tensor(args, 1)?, nth_tensor(args, 2)?);
+            for (t, name) in [(m1, "self"), (m2, "mat2")] {
+                if t.rank() != 2 {
+                    return shape_error(format!(
+                        "addmm: {name} must be a matrix, got {}-D tensor",
+                        t.rank()
+                    ));
+                }
+            }
+            if a.dtype != m2.dtype {
+                return dtype_error(format!(
+                    "self and mat2 must have the same dtype, but got {} and {}",
+                    type_name(a),
+                    type_name(m2)
+                ));
+            }
+            let shape = mm_shape("addmm: ", m1, m2)?;
+            expands_to(a, &shape)?;
+            (shape, a.dtype)
+        }
+        Op::Addmv { .. } => {
+            let (m, v) = (nth_tensor(args, 1)?, nth_tensor(args, 2)?);
+            let shape = mv_shape(a.rank(), m, v)?;
+            if a.rank() == 1 && a.shape[0] != shape[0] && a.shape[0] != 1 {
+                return shape_error(format!(
+                    "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                    a.shape[0], m.shape[0], m.shape[1], v.shape[0]
+                ));
+            }
+            if a.dtype != m.dtype || m.dtype != v.dtype {
+                return dtype_error(format!(
+                    "addmv input tensors must have the same dtype, but got {}, {}, and {}",
+                    type_name(a),
+                    type_name(m),
+                    type_name(v)
+                ));
+            }
+            (shape, a.dtype)
+        }
+        Op::Addr { beta, alpha } => {
+            let (v1, v2) = (nth_tensor(args, 1)?, nth_tensor(args, 2)?);
+            vector(v1, "addr", "vec1")?;
+            vector(v2, "addr", "vec2")?;
+            let shape = vec![v1.shape[0], v2.shape[0]];
+            expands_to(a, &shape)?;
+            let d = promoted(&[a, v1, v2])?;
+            check_coefficient("beta", *beta, d)?;
+            check_coefficient("alpha", *alpha, d)?;
+            (shape, d)
+        }
+        Op::Baddbmm { .. } => {
+            let (b1, b2) = (nth_tensor(args, 1)?, nth_tensor(args, 2)?);
+            let shape = bmm_shape(b1, b2)?;
+            if a.dtype != b1.dtype || a.dtype != b2.dtype {
+                if a.dtype == b1.dtype {
+                    return dtype_error(format!(
+                        "expected scalar type {} but found {}",
+                        type_name(b1),
+                        type_name(b2)
+                    ));
+                }
+                return dtype_error(format!(
+                    "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}",
+                    a.dtype.info().cpp_type_name,
+                    b1.dtype.info().cpp_type_name,
+                    b2.dtype.info().cpp_type_name
+                ));
+            }
+            expands_to(a, &shape)?;
+            (shape, a.dtype)
+        }
+        Op::Addbmm { .. } => {
+            let (b1, b2) = (nth_tensor(args, 1)?, nth_tensor(args, 2)?);
+            for (t, name) in [(b1, "batch1"), (b2, "batch2")] {
+                if t.rank() != 3 {
+                    return shape_error(format!("{name} must be a 3D tensor"));
+                }
+            }
+            if b1.shape[0] != b2.shape[0] {
+                return shape_error(format!(
+                    "batch1 and batch2 must have same number of batches, got {} and {}",
+                    b1.shape[0], b2.shape[0]
+                ));
+            }
+            if b1.shape[2] != b2.shape[1] {
+                return shape_error(format!(
+                    "Incompatible matrix sizes for bmm ({}x{} and {}x{})",
+                    b1.shape[1], b1.shape[2], b2.shape[1], b2.shape[2]
+                ));
+            }
+            let shape = vec![b1.shape[1], b2.shape[2]];
+            expands_to(a, &shape)?;
+            if a.dtype != b2.dtype {
+                return dtype_error(format!(
+                    "self and mat2 must have the same dtype, but got {} and {}",
+                    type_name(a),
+                    type_name(b2)
+                ));
+            }
+            same(b1, b2)?;
+            (shape, a.dtype)
+        }
+        Op::Trace => {
+            if a.rank() != 2 {
+                return shape_error(format!(
+                    "trace: expected a matrix, but got tensor with dim {}",
+                    a.rank()
+                ));
+            }
+            let d = if a.dtype.is_integral() || a.dtype.is_bool() {
+                DType::I64
+            } else {
+                a.dtype
+            };
+            return Ok(single(vec![], d, vec![Some(a.dtype)]));
+        }
+        Op::LinalgVecdot { dim } => {
+            let b = nth_tensor(args, 1)?;
+            if a.dtype != b.dtype {
+                return dtype_error(format!(
+                    "linalg.vecdot: Expected x and y to have the same dtype, but found x of type {} and y of type {} instead",
+                    type_name(a),
+                    type_name(b)
+                ));
+            }
+            if !a.dtype.is_floating_point() && !a.dtype.is_complex() {
+                return dtype_error(format!(
+                    "linalg.vecdot: Expected a floating point or complex tensor as input. Got {}",
+                    type_name(a)
+                ));
+            }
+            if a.dtype.is_complex() {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    "linalg_vecdot of complex tensors conjugates x: Kiln has no conj yet",
+                ));
+            }
+            mul_dtype(a, b, ctx)?;
+            let mut shape = broadcast_shapes(&a.shape, &b.shape)?;
+            let d = wrap_dim(*dim, shape.len())?;
+            shape.remove(d);
+            (shape, a.dtype)
+        }
+        Op::Kron => {
+            let b = nth_tensor(args, 1)?;
+            let r = a.rank().max(b.rank());
+            let pad = |t: &TensorType| {
+                let mut s = vec![1; r - t.rank()];
+                s.extend_from_slice(&t.shape);
+                s
+            };
+            let (sa, sb) = (pad(a), pad(b));
+            let shape = sa.iter().zip(&sb).map(|(x, y)| x * y).collect();
+            (shape, mul_dtype(a, b, ctx)?)
+        }
+        _ => return Err(wrong_rule("products")),
+    };
+    check_shape(&shape)?;
+    Ok(single(shape, dtype, vec![None; n]))
+}
+
+/// The normalizations (`rms_norm`, `group_norm`, `batch_norm`,
+/// `instance_norm`, `normalize`): the input's shape and dtype, with
+/// PyTorch's checks of the parameters' shapes and dtypes.
+pub fn norms(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let param = |i: usize| args.get(i).and_then(Arg::tensor);
+    // PyTorch's CPU check_mixed_data_type: parameters of the input's
+    // dtype, or f32 for a reduced-precision input.
+    let mixed = |params: &[&TensorType]| -> Result<()> {
+        let Some(first) = params.first() else {
+            return Ok(());
+        };
+        let p = first.dtype;
+        if params.iter().any(|t| t.dtype != p) || p != x.dtype {
+            if p != DType::F32 {
+                return Err(err(
+                    ErrorKind::DType,
+                    "mixed dtype (CPU): expect parameter to have scalar type of Float",
+                ));
+            }
+            if !x.dtype.is_reduced_float() {
+                return Err(err(
+                    ErrorKind::DType,
+                    "mixed dtype (CPU): all inputs must share same datatype.",
+                ));
+            }
+        }
+        Ok(())
+    };
+    match op {
+        Op::RmsNorm {
+            normalized_shape, ..
+        } => {
+            let n = normalized_shape.len();
+            if n == 0 || n > x.rank() || x.shape[x.rank() - n..] != **normalized_shape {
+                return shape_error(format!(
+                    "Given normalized_shape={}, expected input with shape [*{}], but got input of size{}",
+                    format_shape(normalized_shape),
+                    normalized_shape
+                        .iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    format_shape(&x.shape)
+                ));
+            }
+            if let Some(w) = param(1)
+                && w.shape != **normalized_shape
+            {
+                return shape_error(format!(
+                    "Expected weight to be of same shape as normalized_shape, but got weight of shape {} and normalized_shape = {}",
+                    format_shape(&w.shape),
+                    format_shape(normalized_shape)
+                ));
+            }
+            if x.dtype.is_complex() {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    "rms_norm of complex tensors: Kiln computes it on floats only",
+                ));
+            }
+        }
+        Op::GroupNorm { num_groups, .. } => {
+            if x.rank() < 2 {
+                return shape_error(format!(
+                    "Expected at least 2 dimensions for input tensor but received {}",
+                    x.rank()
+                ));
+            }
+            let c = x.shape[1];
+            if *num_groups <= 0 || c % num_groups != 0 {
+                return shape_error(format!(
+                    "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={num_groups}",
+                    format_shape(&x.shape)
+                ));
+            }
+            for (i, name) in [(1, "weight"), (2, "bias")] {
+                if let Some(p) = param(i)
+                    && (p.rank() != 1 || p.shape[0] != c)
+                {
+                    return shape_error(format!(
+                        "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {} and input of shape {}",
+                        format_shape(&p.shape),
+                        format_shape(&x.shape)
+                    ));
+                }
+            }
+            let params: Vec<&TensorType> = [1, 2].into_iter().filter_map(param).collect();
+            mixed(&params)?;
+        }
+        Op::BatchNorm { training, .. }
+        | Op::InstanceNorm {
+            use_input_stats: training,
+            ..
+        } => {
+            let instance = matches!(op, Op::InstanceNorm { .. });
+            if x.rank() < 2 {
+                return shape_error(format!(
+                    "Expected at least 2 dimensions for input tensor but received {}",
+                    x.rank()
+                ));
+            }
+            let (rm, rv) = (param(3), param(4));
+            if instance {
+                if !training && (rm.is_none() || rv.is_none()) {
+                    return shape_error(
+                        "Expected running_mean and running_var to be defined when use_input_stats is false".into(),
+                    );
+                }
+            } else if !training && (rm.is_none() || rv.is_none()) {
+                let name = if rm.is_none() {
+                    "running_mean"
+                } else {
+                    "running_var"
+                };
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!("{name} must be defined in evaluation mode"),
+                ));
+            }
+            // instance_norm is batch_norm of the input viewed as
+            // [1, N·C, ...], with its parameters repeated N times.
+            let (repeat, c) = match (instance, x.rank()) {
+                (_, 0 | 1) => (1, 0),
+                (true, _) => (x.shape[0], x.shape[0] * x.shape[1]),
+                (false, _) => (1, x.shape[1]),
+            };
+            for (i, name) in [
+                (3, "running_mean"),
+                (4, "running_var"),
+                (1, "weight"),
+                (2, "bias"),
+            ] {
+                if let Some(p) = param(i)
+                    && p.numel() * repeat != c
+                {
+                    return shape_error(format!(
+                        "{name} should contain {c} elements not {}",
+                        p.numel() * repeat
+                    ));
+                }
+            }
+            if *training {
+                let per_channel: i64 = if instance {
+                    x.shape.iter().skip(2).product()
+                } else {
+                    x.shape
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != 1)
+                        .map(|(_, n)| *n)
+                        .product()
+                };
+                if per_channel <= 1 {
+                    let what = if instance {
+                        "spatial element"
+                    } else {
+                        "value per channel"
+                    };
+                    return Err(err(
+                        ErrorKind::Shape,
+                        format!(
+                            "Expected more than 1 {what} when training, got input size torch.Size({})",
+                            format_shape(&x.shape)
+                        ),
+                    ));
+                }
+            }
+            let params: Vec<&TensorType> = [1, 2, 3, 4].into_iter().filter_map(param).collect();
+            mixed(&params)?;
+        }
+        Op::Normalize { dim, .. } => {
+            if !x.dtype.is_floating_point() && !x.dtype.is_complex() {
+                return Err(err(
+                    ErrorKind::DType,
+                    format!(
+                        "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+                        type_name(x)
+                    ),
+                ));
+            }
+            if x.dtype.is_complex() || x.dtype.is_shell() {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "normalize of {} tensors: Kiln computes it on f16, bf16, f32 and f64",
+                        x.dtype.torch_name()
+                    ),
+                ));
+            }
+            wrap_dim(*dim, x.rank())?;
+        }
+        _ => return Err(wrong_rule("norms")),
+    }
+    let mut operand_dtypes = vec![Some(x.dtype)];
+    operand_dtypes.extend(args[1..].iter().map(|_| None));
+    Ok(single(x.shape.clone(), x.dtype, operand_dtypes))
+}
+
+/// The floating-point dtypes Kiln's losses compute on.
+fn loss_float(name: &str, d: DType) -> Result<()> {
+    if matches!(d, DType::F16 | DType::BF16 | DType::F32 | DType::F64) {
+        Ok(())
+    } else {
+        Err(err(
+            ErrorKind::Unsupported,
+            format!(
+                "{name} of {} tensors: Kiln computes it on f16, bf16, f32 and f64",
+                d.torch_name()
+            ),
+        ))
+    }
+}
+
+/// A class-index loss's checks (`nll_loss`, `cross_entropy`): the
+/// input `[C]`, `[N, C]` or `[N, C, d...]`, the target `[]`, `[N]` or
+/// `[N, d...]` of int64 (or uint8), the weight `[C]` of the input's dtype.
+fn check_class_targets(x: &TensorType, t: &TensorType, w: Option<&TensorType>) -> Result<()> {
+    if x.rank() == 0 {
+        return shape_error("Expected 1 or more dimensions (got 0)".into());
+    }
+    if !matches!(t.dtype, DType::I64 | DType::U8) {
+        return dtype_error(format!(
+            "expected target dtype to be Long or Byte, but got {}",
+            type_name(t)
+        ));
+    }
+    if x.rank() >= 2 && t.rank() >= 1 && x.shape[0] != t.shape[0] {
+        return shape_error(format!(
+            "Expected input batch_size ({}) to match target batch_size ({}).",
+            x.shape[0], t.shape[0]
+        ));
+    }
+    if x.rank() <= 2 {
+        if t.rank() > 1 {
+            return shape_error(
+                "0D or 1D target tensor expected, multi-target not supported".into(),
+            );
+        }
+        let no_batch = x.rank() == 1 && t.rank() == 0;
+        if !no_batch && (t.rank() == 0 || x.shape[0] != t.shape[0]) {
+            return shape_error(format!(
+                "size mismatch (got input: {}, target: {})",
+                format_shape(&x.shape),
+                format_shape(&t.shape)
+            ));
+        }
+    } else {
+        let mut expected = vec![x.shape[0]];
+        expected.extend_from_slice(&x.shape[2..]);
+        if t.shape != expected {
+            return shape_error(format!(
+                "size mismatch (got input: {} , target: {}",
+                format_shape(&x.shape),
+                format_shape(&t.shape)
+            ));
+        }
+    }
+    let c = x.shape[if x.rank() == 1 { 0 } else { 1 }];
+    if let Some(w) = w {
+        if w.numel() != c {
+            return shape_error(format!(
+                "weight tensor should be defined either for all {c} classes or no classes but got weight tensor of shape: {}",
+                format_shape(&w.shape)
+            ));
+        }
+        if w.dtype != x.dtype {
+            return dtype_error(format!(
+                "expected scalar type {} but found {}",
+                type_name(x),
+                type_name(w)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The losses (`mse_loss`, `l1_loss`, ..., `nll_loss`, `cross_entropy`),
+/// `cosine_similarity` and `pairwise_distance`: PyTorch's shape and dtype
+/// checks and result types (the loss per element for `reduction =
+/// "none"`, else a 0-D result). Kiln computes them on floats.
+pub fn losses(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let name = op.name();
+    let tensors: Vec<&TensorType> = args.iter().filter_map(Arg::tensor).collect();
+    let promoted = || -> Result<DType> {
+        let operands: Vec<PromoOperand> = tensors
+            .iter()
+            .map(|t| PromoOperand::tensor(t.dtype, t.rank()))
+            .collect();
+        result_type(&operands, ctx.default_dtype)
+    };
+    let reduction = match op {
+        Op::MseLoss { reduction }
+        | Op::L1Loss { reduction }
+        | Op::SmoothL1Loss { reduction, .. }
+        | Op::HuberLoss { reduction, .. }
+        | Op::BinaryCrossEntropy { reduction }
+        | Op::BinaryCrossEntropyWithLogits { reduction }
+        | Op::KlDiv { reduction, .. }
+        | Op::SoftMarginLoss { reduction }
+        | Op::MarginRankingLoss { reduction, .. }
+        | Op::HingeEmbeddingLoss { reduction, .. }
+        | Op::PoissonNllLoss { reduction, .. }
+        | Op::NllLoss { reduction, .. }
+        | Op::CrossEntropy { reduction, .. } => Some(*reduction),
+        _ => None,
+    };
+    if reduction == Some(LossReduction::Batchmean) && !matches!(op, Op::KlDiv { .. }) {
+        return Err(err(
+            ErrorKind::Attribute,
+            "batchmean is not a valid value for reduction",
+        ));
+    }
+    let (shape, dtype) = match op {
+        Op::MseLoss { .. }
+        | Op::L1Loss { .. }
+        | Op::SmoothL1Loss { .. }
+        | Op::HuberLoss { .. }
+        | Op::KlDiv { .. }
+        | Op::SoftMarginLoss { .. }
+        | Op::MarginRankingLoss { .. }
+        | Op::HingeEmbeddingLoss { .. }
+        | Op::PoissonNllLoss { .. } => {
+            let d = promoted()?;
+            if matches!(op, Op::MseLoss { .. }) && !d.is_floating_point() {
+                return Err(crate::support::not_implemented("mse_cpu", d));
+            }
+            match op {
+                Op::SmoothL1Loss { beta, .. } if beta.0 < 0.0 => {
+                    return Err(err(
+                        ErrorKind::Attribute,
+                        "smooth_l1_loss does not support negative values for beta.",
+                    ));
+                }
+                Op::HuberLoss { delta, .. } if delta.0 <= 0.0 => {
+                    return Err(err(
+                        ErrorKind::Attribute,
+                        "huber_loss does not support non-positive values for delta.",
+                    ));
+                }
+                _ => {}
+            }
+            loss_float(name, d)?;
+            // huber, soft margin and hinge losses are written into a
+            // tensor like the input: its dtype.
+            let d = match op {
+                Op::HuberLoss { .. }
+                | Op::SoftMarginLoss { .. }
+                | Op::HingeEmbeddingLoss { .. } => {
+                    loss_float(name, x.dtype)?;
+                    x.dtype
+                }
+                _ => d,
+            };
+            (broadcast_all(args)?, d)
+        }
+        Op::BinaryCrossEntropy { .. } => {
+            let t = nth_tensor(args, 1)?;
+            if t.shape != x.shape {
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!(
+                        "Using a target size (torch.Size({})) that is different to the input size (torch.Size({})) is deprecated. Please ensure they have the same size.",
+                        format_shape(&t.shape),
+                        format_shape(&x.shape)
+                    ),
+                ));
+            }
+            if t.dtype != x.dtype {
+                return dtype_error(format!(
+                    "Found dtype {} but expected {}",
+                    type_name(t),
+                    type_name(x)
+                ));
+            }
+            loss_float(name, x.dtype)?;
+            if let Some(w) = args.get(2).and_then(Arg::tensor)
+                && broadcast_shapes(&x.shape, &w.shape)? != x.shape
+            {
+                return shape_error(format!(
+                    "the weight of shape {} does not broadcast to the input's {}",
+                    format_shape(&w.shape),
+                    format_shape(&x.shape)
+                ));
+            }
+            (x.shape.clone(), promoted()?)
+        }
+        Op::BinaryCrossEntropyWithLogits { .. } => {
+            let t = nth_tensor(args, 1)?;
+            if t.shape != x.shape {
+                return shape_error(format!(
+                    "Target size (torch.Size({})) must be the same as input size (torch.Size({}))",
+                    format_shape(&t.shape),
+                    format_shape(&x.shape)
+                ));
+            }
+            let d = promoted()?;
+            loss_float(name, d)?;
+            let shape = broadcast_all(args)?;
+            if shape != x.shape {
+                return shape_error(format!(
+                    "the weights of binary_cross_entropy_with_logits do not broadcast to the input's {}",
+                    format_shape(&x.shape)
+                ));
+            }
+            (shape, d)
+        }
+        Op::CosineSimilarity { dim, .. } => {
+            let d = promoted()?;
+            if !d.is_floating_point() {
+                return dtype_error(format!(
+                    "expected common dtype to be floating point, yet common dtype is {}",
+                    d.scalar_type_name()
+                ));
+            }
+            loss_float(name, d)?;
+            let mut shape = broadcast_all(args)?;
+            let i = wrap_dim(*dim, shape.len())?;
+            if !shape.is_empty() {
+                shape.remove(i);
+            }
+            (shape, d)
+        }
+        Op::PairwiseDistance { keepdim, .. } => {
+            let d = promoted()?;
+            loss_float(name, d)?;
+            let mut shape = broadcast_all(args)?;
+            if let Some(last) = shape.len().checked_sub(1) {
+                if *keepdim {
+                    shape[last] = 1;
+                } else {
+                    shape.remove(last);
+                }
+            }
+            (shape, d)
+        }
+        Op::NllLoss { .. } => {
+            let t = nth_tensor(args, 1)?;
+            loss_float(name, x.dtype)?;
+            check_class_targets(x, t, args.get(2).and_then(Arg::tensor))?;
+            (t.shape.clone(), x.dtype)
+        }
+        Op::CrossEntropy {
+            label_smoothing, ..
+        } => {
+            let t = nth_tensor(args, 1)?;
+            if !(0.0..=1.0).contains(&label_smoothing.0) {
+                return Err(err(
+                    ErrorKind::Attribute,
+                    format!(
+                        "label_smoothing must be between 0.0 and 1.0. Got: {}",
+                        label_smoothing.0
+                    ),
+                ));
+            }
+            let w = args.get(2).and_then(Arg::tensor);
+            if t.shape == x.shape && t.dtype.is_floating_point() {
+                // Class probabilities.
+                let d = promoted()?;
+                loss_float(name, d)?;
+                if x.rank() == 0 {
+                    return shape_error("Expected 1 or more dimensions (got 0)".into());
+                }
+                let c = x.shape[if x.rank() == 1 { 0 } else { 1 }];
+                if let Some(w) = w
+                    && w.numel() != c
+                {
+                    return shape_error(format!(
+                        "weight tensor should be defined either for all {c} classes or no classes but got weight tensor of shape: {}",
+                        format_shape(&w.shape)
+                    ));
+                }
+                let mut shape = x.shape.clone();
+                shape.remove(if x.rank() == 1 { 0 } else { 1 });
+                (shape, d)
+            } else {
+                loss_float(name, x.dtype)?;
+                check_class_targets(x, t, w)?;
+                (t.shape.clone(), x.dtype)
+            }
+        }
+        _ => return Err(wrong_rule("losses")),
+    };
+    let shape = match reduction {
+        Some(LossReduction::None) | None => shape,
+        Some(_) => vec![],
+    };
+    Ok(single(shape, dtype, vec![None; args.len()]))
+}
+
+/// `masked_fill`: the input and a bool mask broadcast together; the
+/// input's dtype (the value converted to it).
+pub fn masked_fill(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Op::MaskedFill { value } = op else {
+        return Err(wrong_rule("masked_fill"));
+    };
+    let (x, mask) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    if mask.dtype != DType::Bool {
+        return dtype_error(format!(
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            mask.dtype.info().cpp_type_name
+        ));
+    }
+    if matches!(value, Scalar::Complex(..)) && !x.dtype.is_complex() {
+        return Err(err(
+            ErrorKind::Attribute,
+            format!(
+                "value cannot be converted to type {} without overflow",
+                x.dtype.info().cpp_type_name
+            ),
+        ));
+    }
+    let shape = broadcast_shapes(&x.shape, &mask.shape)?;
+    // The expansion is a `where`: its checks (its kernel's dtypes) apply.
+    infer(
+        &Op::Where,
+        &[Arg::Tensor(mask), Arg::Scalar(*value), Arg::Tensor(x)],
+        None,
+        ctx,
+    )?;
+    Ok(single(shape, x.dtype, vec![None, None]))
+}
+
+/// `one_hot`: an int64 input gives int64 `[..., num_classes]`.
+pub fn one_hot(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::OneHot { num_classes } = op else {
+        return Err(wrong_rule("one_hot"));
+    };
+    let x = tensor(args)?;
+    if x.dtype != DType::I64 {
+        return dtype_error(
+            "one_hot is only applicable to index tensor of type LongTensor.".into(),
+        );
+    }
+    if *num_classes < 0 {
+        return Err(err(
+            ErrorKind::Unsupported,
+            "one_hot with num_classes = -1 counts the classes from the values: Kiln needs num_classes",
+        ));
+    }
+    let mut shape = x.shape.clone();
+    shape.push(*num_classes);
+    Ok(single(shape, DType::I64, vec![None]))
 }

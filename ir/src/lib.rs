@@ -44,7 +44,8 @@ pub use error::{Error, ErrorKind, Location, Result};
 pub use graph::{Func, FuncBuilder, Inst, Module, NewInst, Operand, Stage, ValueId};
 pub use layout::{Layout, MemoryFormat};
 pub use ops::{
-    ArgReduceOp, BinaryOp, GeluApproximate, Op, PowForm, ReduceOp, RoundingMode, Traits, UnaryOp,
+    ArgReduceOp, BinaryOp, GeluApproximate, LossReduction, Op, PowForm, ReduceOp, RoundingMode,
+    Traits, UnaryOp,
 };
 pub use parse::{parse_bytes, parse_module};
 pub use promotion::{DefaultDType, can_cast, promote_types, result_type};

@@ -11,7 +11,10 @@ within the tolerance stated in that test.
 
 Values are written as strings that round-trip exactly through float64
 (`"nan"`, `"-0.0"`, `"inf"`), complex values as [re, im], integers as
-strings.
+strings; an absent optional tensor operand is `{"none": true}`.
+
+Issue 16's cases draw on PyTorch's OpInfo sample inputs
+(`torch.testing._internal`, which needs the `expecttest` package).
 """
 
 import json
@@ -114,7 +117,8 @@ def record(op, attrs, operands, fn):
     case = {
         "op": op,
         "attrs": attrs,
-        "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else scalar_spec(o) for o in operands],
+        "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else {"none": True} if o is None
+                     else scalar_spec(o) for o in operands],
     }
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     case["results"] = [tensor_spec(o) for o in outs]
@@ -613,6 +617,316 @@ def gen_creation():
             attrs = {"start": scalar_spec(a), "end": scalar_spec(b), "step": scalar_spec(c), "dtype": SHORT[dt]}
             record("arange", attrs, [], lambda: torch.arange(a, b, c, dtype=dt))
 
+ISSUE16_PRODUCTS = {
+    # op_db name: Kiln's name, and the keyword arguments that are attributes.
+    "mm": "mm", "bmm": "bmm", "mv": "mv", "dot": "dot", "outer": "outer", "inner": "inner",
+    "addmm": "addmm", "addmv": "addmv", "addr": "addr", "baddbmm": "baddbmm", "addbmm": "addbmm",
+    "trace": "trace", "linalg.vecdot": "linalg_vecdot", "kron": "kron",
+}
+
+
+def op_db_samples(names, dtypes):
+    """PyTorch's own OpInfo sample inputs (broadcast, empty and 0-D cases)
+    for the ops `names`, per dtype: (op_db name, dtype, sample)."""
+    from torch.testing._internal.common_methods_invocations import op_db
+    for op in op_db:
+        if op.name not in names or op.variant_test_name:
+            continue
+        for dt in dtypes:
+            try:
+                samples = list(op.sample_inputs("cpu", dt))
+            except Exception:
+                continue
+            for sample in samples:
+                yield op.name, dt, sample
+
+
+def attr_spec(v):
+    """An attribute as the JSON tables write it: numbers that are Scalars
+    (beta, alpha) as scalar specs."""
+    return scalar_spec(v) if isinstance(v, (bool, int, float, complex)) else v
+
+
+def gen_issue16():
+    """Issue 16's composites: products, normalizations, losses,
+    masked_fill and one_hot, on every dtype PyTorch's CPU runs them on,
+    with PyTorch's OpInfo samples (broadcast, empty, 0-D operands)."""
+    torch.manual_seed(16)
+    # Products: OpInfo samples on every dtype (random values, so f16 and
+    # bf16 sums differ by summation order only).
+    for name, dt, s in op_db_samples(set(ISSUE16_PRODUCTS), DTYPES):
+        if name in ("kron", "outer") and dt not in (torch.float32, torch.int64, torch.bool, torch.float16):
+            continue
+        # PyTorch skips the kernel (and its dtype check) for some empty
+        # products; Kiln checks the dtype first. Empty operands are
+        # sampled on dtypes every product takes.
+        tensors = [s.input] + list(s.args)
+        empty = any(isinstance(t, torch.Tensor) and t.numel() == 0 for t in tensors)
+        if empty and dt not in (torch.float32, torch.float64, torch.int64):
+            continue
+        # Kiln refuses linalg_vecdot of complex tensors (it has no conj).
+        if name == "linalg.vecdot" and dt.is_complex:
+            continue
+        tensors = [s.input] + list(s.args)
+        if not all(isinstance(t, torch.Tensor) for t in tensors):
+            continue
+        tensors = [t.contiguous() for t in tensors]
+        attrs = {k: (attr_spec(v) if k in ("beta", "alpha") else v) for k, v in s.kwargs.items()}
+        fn = {"linalg.vecdot": torch.linalg.vecdot}.get(name) or getattr(torch, name)
+        record(ISSUE16_PRODUCTS[name], attrs, tensors, lambda: fn(*tensors, **s.kwargs))
+    # Products on the deterministic values, with integer coefficients.
+    for dt in DTYPES:
+        a, b = make(dt, [3, 4], special=False), make(dt, [4, 2], special=False, reverse=True)
+        c = make(dt, [2], special=False)
+        v, w = make(dt, [4], special=False), make(dt, [3], special=False, reverse=True)
+        b1, b2 = make(dt, [2, 3, 4], special=False), make(dt, [2, 4, 2], special=False, reverse=True)
+        record("mm", {}, [a, b], lambda: torch.mm(a, b))
+        record("mv", {}, [a, v], lambda: torch.mv(a, v))
+        record("dot", {}, [v, v], lambda: torch.dot(v, v))
+        record("outer", {}, [w, v], lambda: torch.outer(w, v))
+        record("inner", {}, [a, a], lambda: torch.inner(a, a))
+        record("bmm", {}, [b1, b2], lambda: torch.bmm(b1, b2))
+        two, three = scalar_spec(2), scalar_spec(3)
+        record("addmm", {"beta": two, "alpha": three}, [c, a, b], lambda: torch.addmm(c, a, b, beta=2, alpha=3))
+        record("addmv", {"beta": two}, [w, a, v], lambda: torch.addmv(w, a, v, beta=2))
+        record("addr", {"alpha": two}, [a, w, v], lambda: torch.addr(a, w, v, alpha=2))
+        record("addr", {}, [a, w, v], lambda: torch.addr(a, w, v))
+        record("baddbmm", {"alpha": two}, [c, b1, b2], lambda: torch.baddbmm(c, b1, b2, alpha=2))
+        record("addbmm", {"beta": three}, [c, b1, b2], lambda: torch.addbmm(c, b1, b2, beta=3))
+        record("trace", {}, [a], lambda: torch.trace(a))
+        if not dt.is_complex:
+            record("linalg_vecdot", {"dim": 0}, [a, w.reshape(3, 1)],
+                   lambda: torch.linalg.vecdot(a, w.reshape(3, 1), dim=0))
+        record("kron", {}, [a, w], lambda: torch.kron(a, w))
+    # beta = 0 ignores the input's NaN.
+    nan = torch.full((3, 2), float("nan"))
+    a, b = make(torch.float32, [3, 4], special=False), make(torch.float32, [4, 2], special=False)
+    record("addmm", {"beta": scalar_spec(0)}, [nan, a, b], lambda: torch.addmm(nan, a, b, beta=0))
+    record("addr", {}, [make(torch.int32, [3, 4]), make(torch.float64, [3]), make(torch.int64, [4])],
+           lambda: torch.addr(make(torch.int32, [3, 4]), make(torch.float64, [3]), make(torch.int64, [4])))
+    gen_issue16_norms()
+    gen_issue16_losses()
+    gen_issue16_opinfo()
+
+
+def gen_issue16_norms():
+    """rms_norm, group_norm, batch_norm, instance_norm, normalize."""
+    g = torch.Generator().manual_seed(16)
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        rnd = lambda *s: (torch.rand(*s, generator=g, dtype=torch.float64) * 4 - 2).to(dt)
+        pos = lambda *s: (torch.rand(*s, generator=g, dtype=torch.float64) + 0.5).to(dt)
+        x = rnd(2, 6, 5)
+        w, b = rnd(5), rnd(5)
+        record("rms_norm", {"normalized_shape": [5]}, [x], lambda: F.rms_norm(x, (5,)))
+        record("rms_norm", {"normalized_shape": [5], "eps": 1e-3}, [x, w], lambda: F.rms_norm(x, (5,), w, eps=1e-3))
+        w2 = rnd(6, 5)
+        record("rms_norm", {"normalized_shape": [6, 5], "eps": 0.5}, [x, w2], lambda: F.rms_norm(x, (6, 5), w2, eps=0.5))
+        record("rms_norm", {"normalized_shape": [5]}, [x[:0]], lambda: F.rms_norm(x[:0], (5,)))
+        wc, bc = rnd(6), rnd(6)
+        for groups in (1, 2, 3, 6):
+            record("group_norm", {"num_groups": groups}, [x], lambda: F.group_norm(x, groups))
+        record("group_norm", {"num_groups": 3, "eps": 0.5}, [x, wc, bc], lambda: F.group_norm(x, 3, wc, bc, eps=0.5))
+        record("group_norm", {"num_groups": 2}, [x, None, bc], lambda: F.group_norm(x, 2, None, bc))
+        x4 = rnd(2, 4, 3, 2)
+        wg = rnd(4)
+        record("group_norm", {"num_groups": 2}, [x4, wg], lambda: F.group_norm(x4, 2, wg))
+        rm, rv = rnd(6), pos(6)
+        for xx in (x, x[:, :, 0], x4.reshape(2, 6, 2, 2)[:, :, :, :1].contiguous()):
+            record("batch_norm", {}, [xx, wc, bc, rm, rv],
+                   lambda: F.batch_norm(xx, rm, rv, wc, bc))
+            record("batch_norm", {"eps": 0.25}, [xx, None, None, rm, rv],
+                   lambda: F.batch_norm(xx, rm, rv, eps=0.25))
+            record("batch_norm", {"training": True}, [xx, wc, bc, rm.clone(), rv.clone()],
+                   lambda: F.batch_norm(xx, rm.clone(), rv.clone(), wc, bc, training=True))
+            record("batch_norm", {"training": True}, [xx],
+                   lambda: F.batch_norm(xx, None, None, training=True))
+            record("instance_norm", {}, [xx, wc, bc], lambda: F.instance_norm(xx, weight=wc, bias=bc))
+            record("instance_norm", {"eps": 0.5}, [xx], lambda: F.instance_norm(xx, eps=0.5))
+            record("instance_norm", {"use_input_stats": False}, [xx, wc, bc, rm, rv],
+                   lambda: F.instance_norm(xx, rm, rv, wc, bc, use_input_stats=False))
+        if dt in (torch.float16, torch.bfloat16):
+            w32, b32 = rnd(6).float(), rnd(6).float()
+            record("group_norm", {"num_groups": 3}, [x, w32, b32], lambda: F.group_norm(x, 3, w32, b32))
+            record("batch_norm", {}, [x, w32, b32, rm.float(), rv.float()],
+                   lambda: F.batch_norm(x, rm.float(), rv.float(), w32, b32))
+        for p, dim in ((2.0, 1), (1.0, -1), (float("inf"), 0), (3.0, 2), (0.0, 1), (0.5, 1), (float("-inf"), 1)):
+            record("normalize", {"p": scalar_spec(p), "dim": dim}, [x], lambda: F.normalize(x, p, dim))
+        z = torch.zeros(2, 3, dtype=dt)
+        record("normalize", {}, [z], lambda: F.normalize(z))
+        record("normalize", {"dim": 0}, [x[0, 0]], lambda: F.normalize(x[0, 0], dim=0))
+
+
+def gen_issue16_losses():
+    """The losses with each reduction, cosine_similarity,
+    pairwise_distance, masked_fill and one_hot."""
+    g = torch.Generator().manual_seed(1616)
+    reductions = ("mean", "sum", "none")
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        rnd = lambda *s: (torch.rand(*s, generator=g, dtype=torch.float64) * 4 - 2).to(dt)
+        prob = lambda *s: (torch.rand(*s, generator=g, dtype=torch.float64) * 0.98 + 0.01).to(dt)
+        x, y = rnd(3, 4), rnd(3, 4)
+        sign = (torch.rand(3, 4, generator=g) > 0.5).to(dt) * 2 - 1
+        p, q = prob(3, 4), prob(3, 4)
+        for r in reductions:
+            red = {"reduction": r}
+            record("mse_loss", red, [x, y], lambda: F.mse_loss(x, y, reduction=r))
+            record("mse_loss", red, [x, y[0]], lambda: F.mse_loss(x, y[0].expand(3, 4), reduction=r))
+            record("l1_loss", red, [x, y], lambda: F.l1_loss(x, y, reduction=r))
+            record("smooth_l1_loss", red, [x, y], lambda: F.smooth_l1_loss(x, y, reduction=r))
+            record("smooth_l1_loss", dict(red, beta=0.5), [x, y], lambda: F.smooth_l1_loss(x, y, reduction=r, beta=0.5))
+            record("smooth_l1_loss", dict(red, beta=0.0), [x, y], lambda: F.smooth_l1_loss(x, y, reduction=r, beta=0.0))
+            record("huber_loss", red, [x, y], lambda: F.huber_loss(x, y, reduction=r))
+            record("huber_loss", dict(red, delta=0.75), [x, y], lambda: F.huber_loss(x, y, reduction=r, delta=0.75))
+            record("binary_cross_entropy", red, [p, q], lambda: F.binary_cross_entropy(p, q, reduction=r))
+            w4 = prob(4)
+            record("binary_cross_entropy", red, [p, q, w4], lambda: F.binary_cross_entropy(p, q, w4, reduction=r))
+            record("binary_cross_entropy_with_logits", red, [x, q],
+                   lambda: F.binary_cross_entropy_with_logits(x, q, reduction=r))
+            pw = prob(4) * 3
+            record("binary_cross_entropy_with_logits", red, [x, q, w4, pw],
+                   lambda: F.binary_cross_entropy_with_logits(x, q, w4, reduction=r, pos_weight=pw))
+            record("binary_cross_entropy_with_logits", red, [x, q, None, pw],
+                   lambda: F.binary_cross_entropy_with_logits(x, q, reduction=r, pos_weight=pw))
+            lp = torch.log_softmax(x.float(), 1).to(dt)
+            record("kl_div", red, [lp, p], lambda: F.kl_div(lp, p, reduction=r))
+            record("kl_div", dict(red, log_target=True), [lp, y], lambda: F.kl_div(lp, y, reduction=r, log_target=True))
+            record("soft_margin_loss", red, [x, sign], lambda: F.soft_margin_loss(x, sign, reduction=r))
+            x1, x2, s1 = x[0], y[0], sign[0]
+            record("margin_ranking_loss", red, [x1, x2, s1], lambda: F.margin_ranking_loss(x1, x2, s1, reduction=r))
+            record("margin_ranking_loss", dict(red, margin=0.5), [x, y, sign],
+                   lambda: F.margin_ranking_loss(x, y, sign, margin=0.5, reduction=r))
+            record("hinge_embedding_loss", red, [x, sign], lambda: F.hinge_embedding_loss(x, sign, reduction=r))
+            record("hinge_embedding_loss", dict(red, margin=0.5), [x, sign],
+                   lambda: F.hinge_embedding_loss(x, sign, margin=0.5, reduction=r))
+            cnt = (p * 5).round()
+            record("poisson_nll_loss", red, [x, cnt], lambda: F.poisson_nll_loss(x, cnt, reduction=r))
+            record("poisson_nll_loss", dict(red, log_input=False, full=True), [p, cnt],
+                   lambda: F.poisson_nll_loss(p, cnt, log_input=False, full=True, reduction=r))
+            xs = rnd(2, 5, 3)
+            t1 = torch.tensor([4, 0, 2, 2, 1, 3], dtype=torch.int64)[:2]
+            t3 = torch.tensor([[4, 0, 2], [1, 3, -100]], dtype=torch.int64)
+            w5 = prob(5)
+            x2d = xs[:, :, 0]
+            for ii in (-100, 2):
+                attrs = dict(red, ignore_index=ii)
+                record("nll_loss", attrs, [x2d, t1], lambda: F.nll_loss(x2d, t1, ignore_index=ii, reduction=r))
+                record("nll_loss", attrs, [x2d, t1, w5], lambda: F.nll_loss(x2d, t1, w5, ignore_index=ii, reduction=r))
+                record("nll_loss", attrs, [xs, t3, w5], lambda: F.nll_loss(xs, t3, w5, ignore_index=ii, reduction=r))
+                record("cross_entropy", attrs, [x2d, t1], lambda: F.cross_entropy(x2d, t1, ignore_index=ii, reduction=r))
+                record("cross_entropy", attrs, [xs, t3, w5],
+                       lambda: F.cross_entropy(xs, t3, w5, ignore_index=ii, reduction=r))
+                record("cross_entropy", dict(attrs, label_smoothing=0.2), [x2d, t1, w5],
+                       lambda: F.cross_entropy(x2d, t1, w5, ignore_index=ii, reduction=r, label_smoothing=0.2))
+                record("cross_entropy", dict(attrs, label_smoothing=0.1), [xs, t3],
+                       lambda: F.cross_entropy(xs, t3, ignore_index=ii, reduction=r, label_smoothing=0.1))
+            t0 = torch.tensor(3)
+            record("nll_loss", red, [x2d[0], t0], lambda: F.nll_loss(x2d[0], t0, reduction=r))
+            record("cross_entropy", red, [x2d[0], t0], lambda: F.cross_entropy(x2d[0], t0, reduction=r))
+            pt = torch.softmax(rnd(2, 5, 3).float(), 1).to(dt)
+            record("cross_entropy", red, [xs, pt], lambda: F.cross_entropy(xs, pt, reduction=r))
+            record("cross_entropy", dict(red, label_smoothing=0.3), [xs, pt, w5],
+                   lambda: F.cross_entropy(xs, pt, w5, reduction=r, label_smoothing=0.3))
+        record("kl_div", {"reduction": "batchmean"}, [lp, p], lambda: F.kl_div(lp, p, reduction="batchmean"))
+        record("mse_loss", {}, [x[:0], y[:0]], lambda: F.mse_loss(x[:0], y[:0]))
+        record("cosine_similarity", {}, [x, y], lambda: F.cosine_similarity(x, y))
+        record("cosine_similarity", {"dim": 0, "eps": 0.5}, [x, y[:1]], lambda: F.cosine_similarity(x, y[:1], dim=0, eps=0.5))
+        record("cosine_similarity", {"dim": -1}, [x[:, :1], y], lambda: F.cosine_similarity(x[:, :1], y, dim=-1))
+        zero = torch.zeros(3, 4, dtype=dt)
+        record("cosine_similarity", {}, [zero, y], lambda: F.cosine_similarity(zero, y))
+        for pp in (2.0, 1.0, 3.0, float("inf")):
+            record("pairwise_distance", {"p": scalar_spec(pp)}, [x, y], lambda: F.pairwise_distance(x, y, p=pp))
+        record("pairwise_distance", {"keepdim": True, "eps": 0.5}, [x, y[0]], lambda: F.pairwise_distance(x, y[0], eps=0.5, keepdim=True))
+        record("pairwise_distance", {}, [x[0], y[0]], lambda: F.pairwise_distance(x[0], y[0]))
+    for dt in (torch.float32, torch.float64):
+        x, y = make(dt, [3, 4], special=False), make(torch.float32, [3, 4], reverse=True, special=False)
+        record("mse_loss", {}, [x, y], lambda: F.mse_loss(x, y))
+        record("huber_loss", {"reduction": "none"}, [y, x], lambda: F.huber_loss(y, x, reduction="none"))
+        record("cosine_similarity", {}, [x, y], lambda: F.cosine_similarity(x, y))
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        m = torch.tensor([True, False, True, False])
+        m2 = make(torch.bool, [3, 4])
+        for v in (2.5, -3, True, 0):
+            record("masked_fill", {"value": scalar_spec(v)}, [x, m], lambda: x.masked_fill(m, v))
+        record("masked_fill", {"value": scalar_spec(7)}, [x[0], m2], lambda: x[0].masked_fill(m2, 7))
+    big = torch.tensor([2**62 + 1, -5, 3], dtype=torch.int64)
+    mb = torch.tensor([False, True, False])
+    record("masked_fill", {"value": scalar_spec(4)}, [big, mb], lambda: big.masked_fill(mb, 4))
+    idx = torch.tensor([[0, 3, 1], [2, 2, 0]], dtype=torch.int64)
+    record("one_hot", {"num_classes": 4}, [idx], lambda: F.one_hot(idx, 4))
+    record("one_hot", {"num_classes": 6}, [idx[0]], lambda: F.one_hot(idx[0], 6))
+    record("one_hot", {"num_classes": 5}, [torch.tensor(3)], lambda: F.one_hot(torch.tensor(3), 5))
+    record("one_hot", {"num_classes": 3}, [idx[:0]], lambda: F.one_hot(idx[:0], 3))
+
+
+def gen_issue16_opinfo():
+    """PyTorch's OpInfo samples for the normalizations, the class-index
+    losses, masked_fill and one_hot, on the float dtypes (int64 for
+    one_hot): weights, ignored classes, label smoothing, probability
+    targets, empty and 0-D inputs."""
+    names = {
+        "nn.functional.nll_loss": "nll_loss", "nn.functional.cross_entropy": "cross_entropy",
+        "nn.functional.mse_loss": "mse_loss", "nn.functional.group_norm": "group_norm",
+        "nn.functional.rms_norm": "rms_norm", "nn.functional.normalize": "normalize",
+        "masked_fill": "masked_fill", "nn.functional.one_hot": "one_hot",
+    }
+    floats = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+    for name, dt, s in op_db_samples(set(names), floats + (torch.int64,)):
+        kiln = names[name]
+        if (kiln == "one_hot") != (dt == torch.int64):
+            continue
+        x, args, kw = s.input, list(s.args), dict(s.kwargs)
+        if not isinstance(x, torch.Tensor):
+            continue
+        attrs = {}
+        if kiln in ("nll_loss", "cross_entropy", "mse_loss"):
+            target = args[0]
+            weight = kw.get("weight")
+            operands = [x, target] + ([weight] if weight is not None and kiln != "mse_loss" else [])
+            for k in ("reduction", "ignore_index", "label_smoothing"):
+                if k in kw:
+                    attrs[k] = kw[k]
+            if x.dim() == 0 or (target.dtype == torch.int64 and target.numel() and target.max() >= x.shape[min(1, x.dim() - 1)]):
+                continue
+            fn = getattr(F, kiln)
+            call = lambda: fn(x, target, **kw)
+        elif kiln == "group_norm":
+            attrs = {"num_groups": args[0]}
+            if "eps" in kw:
+                attrs["eps"] = kw["eps"]
+            operands = [x, kw.get("weight"), kw.get("bias")]
+            call = lambda: F.group_norm(x, args[0], **kw)
+        elif kiln == "rms_norm":
+            shape = list(args[0])
+            weight = args[1] if len(args) > 1 else kw.get("weight")
+            attrs = {"normalized_shape": shape}
+            if kw.get("eps") is not None:
+                attrs["eps"] = kw["eps"]
+            operands = [x, weight]
+            call = lambda: F.rms_norm(x, shape, weight, eps=kw.get("eps"))
+        elif kiln == "normalize":
+            attrs = {k: (scalar_spec(v) if k == "p" else v) for k, v in kw.items()}
+            operands = [x]
+            call = lambda: F.normalize(x, **kw)
+        elif kiln == "masked_fill":
+            mask, value = args
+            if isinstance(value, torch.Tensor):
+                continue
+            attrs = {"value": scalar_spec(value)}
+            operands = [x, mask]
+            call = lambda: x.masked_fill(mask, value)
+        else:
+            n = kw.get("num_classes", -1)
+            if n < 0:
+                continue
+            attrs = {"num_classes": n}
+            operands = [x]
+            call = lambda: F.one_hot(x, n)
+        while operands and operands[-1] is None:
+            operands.pop()
+        operands = [o.contiguous() if isinstance(o, torch.Tensor) else o for o in operands]
+        record(kiln, attrs, operands, call)
+
 
 def main():
     gen_unary()
@@ -632,6 +946,7 @@ def main():
     gen_movement()
     gen_matmul()
     gen_creation()
+    gen_issue16()
     out = {
         "meta": {
             "torch_version": torch.__version__,

@@ -8,8 +8,8 @@
 use std::ops;
 
 use kiln_ir::{
-    ArgReduceOp, BinaryOp, DType, Device, F64, GeluApproximate, MemoryFormat, Op, ReduceOp,
-    RoundingMode, Scalar, TensorType, UnaryOp,
+    ArgReduceOp, BinaryOp, DType, Device, F64, GeluApproximate, LossReduction, MemoryFormat, Op,
+    ReduceOp, RoundingMode, Scalar, TensorType, UnaryOp,
 };
 
 use crate::defaults::default_device;
@@ -1364,5 +1364,418 @@ impl ops::Not for Tensor {
     type Output = Tensor;
     fn not(self) -> Tensor {
         self.bitwise_not()
+    }
+}
+
+/// The products and normalizations of issue 16 (composites: each expands
+/// into `matmul`, reductions and pointwise ops).
+impl Tensor {
+    /// `torch.mm(self, mat2)`.
+    pub fn mm(&self, mat2: &Tensor) -> Tensor {
+        record(Op::Mm, vec![t(self), t(mat2)], None)
+    }
+
+    /// `torch.bmm(self, mat2)`.
+    pub fn bmm(&self, mat2: &Tensor) -> Tensor {
+        record(Op::Bmm, vec![t(self), t(mat2)], None)
+    }
+
+    /// `torch.mv(self, vec)`.
+    pub fn mv(&self, vec: &Tensor) -> Tensor {
+        record(Op::Mv, vec![t(self), t(vec)], None)
+    }
+
+    /// `torch.dot(self, other)`.
+    pub fn dot(&self, other: &Tensor) -> Tensor {
+        record(Op::Dot, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.outer(self, vec2)`.
+    pub fn outer(&self, vec2: &Tensor) -> Tensor {
+        record(Op::Outer, vec![t(self), t(vec2)], None)
+    }
+
+    /// `torch.inner(self, other)`.
+    pub fn inner(&self, other: &Tensor) -> Tensor {
+        record(Op::Inner, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.addmm(self, mat1, mat2, beta=beta, alpha=alpha)`.
+    pub fn addmm(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: impl Into<Scalar>,
+        alpha: impl Into<Scalar>,
+    ) -> Tensor {
+        let op = Op::Addmm {
+            beta: beta.into(),
+            alpha: alpha.into(),
+        };
+        record(op, vec![t(self), t(mat1), t(mat2)], None)
+    }
+
+    /// `torch.addmv(self, mat, vec, beta=beta, alpha=alpha)`.
+    pub fn addmv(
+        &self,
+        mat: &Tensor,
+        vec: &Tensor,
+        beta: impl Into<Scalar>,
+        alpha: impl Into<Scalar>,
+    ) -> Tensor {
+        let op = Op::Addmv {
+            beta: beta.into(),
+            alpha: alpha.into(),
+        };
+        record(op, vec![t(self), t(mat), t(vec)], None)
+    }
+
+    /// `torch.addr(self, vec1, vec2, beta=beta, alpha=alpha)`.
+    pub fn addr(
+        &self,
+        vec1: &Tensor,
+        vec2: &Tensor,
+        beta: impl Into<Scalar>,
+        alpha: impl Into<Scalar>,
+    ) -> Tensor {
+        let op = Op::Addr {
+            beta: beta.into(),
+            alpha: alpha.into(),
+        };
+        record(op, vec![t(self), t(vec1), t(vec2)], None)
+    }
+
+    /// `torch.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)`.
+    pub fn baddbmm(
+        &self,
+        batch1: &Tensor,
+        batch2: &Tensor,
+        beta: impl Into<Scalar>,
+        alpha: impl Into<Scalar>,
+    ) -> Tensor {
+        let op = Op::Baddbmm {
+            beta: beta.into(),
+            alpha: alpha.into(),
+        };
+        record(op, vec![t(self), t(batch1), t(batch2)], None)
+    }
+
+    /// `torch.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)`.
+    pub fn addbmm(
+        &self,
+        batch1: &Tensor,
+        batch2: &Tensor,
+        beta: impl Into<Scalar>,
+        alpha: impl Into<Scalar>,
+    ) -> Tensor {
+        let op = Op::Addbmm {
+            beta: beta.into(),
+            alpha: alpha.into(),
+        };
+        record(op, vec![t(self), t(batch1), t(batch2)], None)
+    }
+
+    /// `torch.trace(self)`: the sum of a matrix's diagonal.
+    pub fn trace(&self) -> Tensor {
+        record(Op::Trace, vec![t(self)], None)
+    }
+
+    /// `torch.linalg.vecdot(self, y, dim=dim)`.
+    pub fn linalg_vecdot(&self, y: &Tensor, dim: i64) -> Tensor {
+        record(Op::LinalgVecdot { dim }, vec![t(self), t(y)], None)
+    }
+
+    /// `torch.kron(self, other)`.
+    pub fn kron(&self, other: &Tensor) -> Tensor {
+        record(Op::Kron, vec![t(self), t(other)], None)
+    }
+
+    /// `F.rms_norm(self, normalized_shape, weight, eps)`; `eps = None` is
+    /// the machine epsilon of the dtype it computes in.
+    pub fn rms_norm(
+        &self,
+        normalized_shape: &[i64],
+        weight: Option<&Tensor>,
+        eps: Option<f64>,
+    ) -> Tensor {
+        let op = Op::RmsNorm {
+            normalized_shape: normalized_shape.to_vec(),
+            eps: eps.map(F64),
+        };
+        record(op, vec![t(self), Input::from(weight)], None)
+    }
+
+    /// `F.group_norm(self, num_groups, weight, bias, eps)`.
+    pub fn group_norm(
+        &self,
+        num_groups: i64,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Tensor {
+        let op = Op::GroupNorm {
+            num_groups,
+            eps: F64(eps),
+            cudnn_enabled: true,
+        };
+        let operands = vec![t(self), Input::from(weight), Input::from(bias)];
+        record(op, operands, None)
+    }
+
+    /// `F.batch_norm(self, running_mean, running_var, weight, bias,
+    /// training, eps=eps)`: with `training`, the batch's own statistics
+    /// (the running statistics are not updated).
+    pub fn batch_norm(
+        &self,
+        running_mean: Option<&Tensor>,
+        running_var: Option<&Tensor>,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        training: bool,
+        eps: f64,
+    ) -> Tensor {
+        let op = Op::BatchNorm {
+            training,
+            momentum: F64(0.1),
+            eps: F64(eps),
+            cudnn_enabled: true,
+        };
+        let operands = vec![
+            t(self),
+            Input::from(weight),
+            Input::from(bias),
+            Input::from(running_mean),
+            Input::from(running_var),
+        ];
+        record(op, operands, None)
+    }
+
+    /// `F.instance_norm(self, weight=weight, bias=bias, eps=eps)`: each
+    /// sample's channels normalized by their own statistics.
+    pub fn instance_norm(
+        &self,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Tensor {
+        let op = Op::InstanceNorm {
+            use_input_stats: true,
+            momentum: F64(0.1),
+            eps: F64(eps),
+            cudnn_enabled: true,
+        };
+        let operands = vec![
+            t(self),
+            Input::from(weight),
+            Input::from(bias),
+            Input::None,
+            Input::None,
+        ];
+        record(op, operands, None)
+    }
+
+    /// `F.normalize(self, p, dim, eps)`.
+    pub fn normalize(&self, p: f64, dim: i64, eps: f64) -> Tensor {
+        let op = Op::Normalize {
+            p: F64(p),
+            dim,
+            eps: F64(eps),
+        };
+        record(op, vec![t(self)], None)
+    }
+}
+
+/// The losses and distances of issue 16, `masked_fill` and `one_hot`
+/// (composites); `self` is the input, `reduction` PyTorch's.
+impl Tensor {
+    /// `F.mse_loss(self, target, reduction=...)`.
+    pub fn mse_loss(&self, target: &Tensor, reduction: LossReduction) -> Tensor {
+        record(Op::MseLoss { reduction }, vec![t(self), t(target)], None)
+    }
+
+    /// `F.l1_loss(self, target, reduction=...)`.
+    pub fn l1_loss(&self, target: &Tensor, reduction: LossReduction) -> Tensor {
+        record(Op::L1Loss { reduction }, vec![t(self), t(target)], None)
+    }
+
+    /// `F.smooth_l1_loss(self, target, reduction=..., beta=...)`.
+    pub fn smooth_l1_loss(&self, target: &Tensor, reduction: LossReduction, beta: f64) -> Tensor {
+        let op = Op::SmoothL1Loss {
+            reduction,
+            beta: F64(beta),
+        };
+        record(op, vec![t(self), t(target)], None)
+    }
+
+    /// `F.huber_loss(self, target, reduction=..., delta=...)`.
+    pub fn huber_loss(&self, target: &Tensor, reduction: LossReduction, delta: f64) -> Tensor {
+        let op = Op::HuberLoss {
+            reduction,
+            delta: F64(delta),
+        };
+        record(op, vec![t(self), t(target)], None)
+    }
+
+    /// `F.binary_cross_entropy(self, target, weight, reduction=...)`.
+    pub fn binary_cross_entropy(
+        &self,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let operands = vec![t(self), t(target), Input::from(weight)];
+        record(Op::BinaryCrossEntropy { reduction }, operands, None)
+    }
+
+    /// `F.binary_cross_entropy_with_logits(self, target, weight,
+    /// reduction=..., pos_weight=...)`.
+    pub fn binary_cross_entropy_with_logits(
+        &self,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        pos_weight: Option<&Tensor>,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let operands = vec![
+            t(self),
+            t(target),
+            Input::from(weight),
+            Input::from(pos_weight),
+        ];
+        record(
+            Op::BinaryCrossEntropyWithLogits { reduction },
+            operands,
+            None,
+        )
+    }
+
+    /// `F.kl_div(self, target, reduction=..., log_target=...)`.
+    pub fn kl_div(&self, target: &Tensor, reduction: LossReduction, log_target: bool) -> Tensor {
+        let op = Op::KlDiv {
+            reduction,
+            log_target,
+        };
+        record(op, vec![t(self), t(target)], None)
+    }
+
+    /// `F.soft_margin_loss(self, target, reduction=...)`.
+    pub fn soft_margin_loss(&self, target: &Tensor, reduction: LossReduction) -> Tensor {
+        record(
+            Op::SoftMarginLoss { reduction },
+            vec![t(self), t(target)],
+            None,
+        )
+    }
+
+    /// `F.margin_ranking_loss(self, input2, target, margin, reduction=...)`.
+    pub fn margin_ranking_loss(
+        &self,
+        input2: &Tensor,
+        target: &Tensor,
+        margin: f64,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::MarginRankingLoss {
+            margin: F64(margin),
+            reduction,
+        };
+        record(op, vec![t(self), t(input2), t(target)], None)
+    }
+
+    /// `F.hinge_embedding_loss(self, target, margin, reduction=...)`.
+    pub fn hinge_embedding_loss(
+        &self,
+        target: &Tensor,
+        margin: f64,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::HingeEmbeddingLoss {
+            margin: F64(margin),
+            reduction,
+        };
+        record(op, vec![t(self), t(target)], None)
+    }
+
+    /// `F.poisson_nll_loss(self, target, log_input, full, eps=eps,
+    /// reduction=...)`.
+    pub fn poisson_nll_loss(
+        &self,
+        target: &Tensor,
+        log_input: bool,
+        full: bool,
+        eps: f64,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::PoissonNllLoss {
+            log_input,
+            full,
+            eps: F64(eps),
+            reduction,
+        };
+        record(op, vec![t(self), t(target)], None)
+    }
+
+    /// `F.cosine_similarity(self, x2, dim, eps)`.
+    pub fn cosine_similarity(&self, x2: &Tensor, dim: i64, eps: f64) -> Tensor {
+        let op = Op::CosineSimilarity { dim, eps: F64(eps) };
+        record(op, vec![t(self), t(x2)], None)
+    }
+
+    /// `F.pairwise_distance(self, x2, p, eps, keepdim)`.
+    pub fn pairwise_distance(&self, x2: &Tensor, p: f64, eps: f64, keepdim: bool) -> Tensor {
+        let op = Op::PairwiseDistance {
+            p: F64(p),
+            eps: F64(eps),
+            keepdim,
+        };
+        record(op, vec![t(self), t(x2)], None)
+    }
+
+    /// `F.nll_loss(self, target, weight, ignore_index=..., reduction=...)`
+    /// with class-index targets.
+    pub fn nll_loss(
+        &self,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        ignore_index: i64,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::NllLoss {
+            reduction,
+            ignore_index,
+        };
+        record(op, vec![t(self), t(target), Input::from(weight)], None)
+    }
+
+    /// `F.cross_entropy(self, target, weight, ignore_index=...,
+    /// reduction=..., label_smoothing=...)`: class indices (int64) or
+    /// class probabilities (a float target of the input's shape).
+    pub fn cross_entropy(
+        &self,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        ignore_index: i64,
+        reduction: LossReduction,
+        label_smoothing: f64,
+    ) -> Tensor {
+        let op = Op::CrossEntropy {
+            reduction,
+            ignore_index,
+            label_smoothing: F64(label_smoothing),
+        };
+        record(op, vec![t(self), t(target), Input::from(weight)], None)
+    }
+
+    /// `self.masked_fill(mask, value)`.
+    pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Scalar>) -> Tensor {
+        let op = Op::MaskedFill {
+            value: value.into(),
+        };
+        record(op, vec![t(self), t(mask)], None)
+    }
+
+    /// `F.one_hot(self, num_classes)` (int64).
+    pub fn one_hot(&self, num_classes: i64) -> Tensor {
+        record(Op::OneHot { num_classes }, vec![t(self)], None)
     }
 }

@@ -362,12 +362,27 @@ attr_enum! {
         Sum = "sum",
         /// Their product.
         Prod = "prod",
-        /// Their mean (an integer mean rounds toward zero... as PyTorch's floor division).
+        /// Their mean (integers divided with rounding toward negative infinity).
         Mean = "mean",
         /// Their maximum.
         Amax = "amax",
         /// Their minimum.
         Amin = "amin",
+    }
+}
+
+attr_enum! {
+    /// A loss's `reduction` (ATen's `Reduction` enum, as
+    /// `torch.nn.functional` spells it).
+    LossReduction, "{} is not a valid value for reduction" {
+        /// The loss per element.
+        None = "none",
+        /// The mean of the losses (for the class-index losses, weighted).
+        Mean = "mean",
+        /// The sum of the losses.
+        Sum = "sum",
+        /// `kl_div` only: the sum divided by the batch size.
+        Batchmean = "batchmean",
     }
 }
 

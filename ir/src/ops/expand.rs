@@ -17,7 +17,7 @@ use crate::layout::MemoryFormat;
 use crate::scalar::{F64, Scalar};
 use crate::types::TensorType;
 
-use super::{BinaryOp, GeluApproximate, Op, ReduceOp, UnaryOp};
+use super::{BinaryOp, GeluApproximate, LossReduction, Op, ReduceOp, UnaryOp};
 
 /// Appends ops to a function being built, expanding composite ops as they
 /// are emitted (an expansion may use other composites).
@@ -1850,4 +1850,987 @@ pub fn real_math(
         Op::Exp2 => e.binary(BinaryOp::Pow, f(2.0), x),
         _ => Err(Error::new(ErrorKind::Arity, "not a real math op")),
     })
+}
+
+/// The `i`th operand, a tensor (inference checked the slots).
+fn nth(operands: &[Operand], i: usize) -> Result<ValueId> {
+    match operands.get(i) {
+        Some(Operand::Value(v)) => Ok(*v),
+        _ => Err(Error::new(
+            ErrorKind::Arity,
+            format!("missing operand {}", i + 1),
+        )),
+    }
+}
+
+/// The `i`th operand if it is a tensor (absent optional tensors are not).
+fn optional(operands: &[Operand], i: usize) -> Option<ValueId> {
+    match operands.get(i) {
+        Some(Operand::Value(v)) => Some(*v),
+        _ => None,
+    }
+}
+
+/// A view of `x` with shape `shape`.
+fn reshape(e: &mut Emitter<'_>, x: ValueId, shape: Vec<i64>) -> Result<ValueId> {
+    if e.ty(x).shape == shape {
+        return Ok(x);
+    }
+    e.push(Op::Reshape { shape }, vec![Operand::Value(x)])
+}
+
+/// A product's coefficient as PyTorch's kernels hold it in the result
+/// dtype: truncated for integers, a truth value for bool.
+fn coefficient(s: Scalar, d: DType) -> Operand {
+    let s = if d.is_bool() {
+        Scalar::Bool(s.to_complex() != (0.0, 0.0))
+    } else if d.is_integral() && matches!(s, Scalar::Float(_)) {
+        Scalar::Int(s.to_f64().trunc() as i64)
+    } else {
+        s
+    };
+    Operand::Scalar(s)
+}
+
+/// `beta·input + alpha·product` in the result dtype `d`: the input is not
+/// read where `beta` is 0 (PyTorch ignores its NaN), and a coefficient of
+/// 1 multiplies nothing. The float8 formats, which Kiln does not compute
+/// on, compute in f32 and round once (as PyTorch's float8 gemm).
+fn add_scaled(
+    e: &mut Emitter<'_>,
+    input: ValueId,
+    product: ValueId,
+    beta: Scalar,
+    alpha: Scalar,
+    d: DType,
+) -> Result<ValueId> {
+    let c = if d.is_shell() { DType::F32 } else { d };
+    let product = e.cast(product, c)?;
+    let scaled = if is_value(alpha, 1.0) {
+        product
+    } else {
+        e.binary(BinaryOp::Mul, product, coefficient(alpha, c))?
+    };
+    if is_value(beta, 0.0) {
+        return e.cast(scaled, d);
+    }
+    let input = e.cast(input, c)?;
+    let term = if is_value(beta, 1.0) {
+        input
+    } else {
+        e.binary(BinaryOp::Mul, input, coefficient(beta, c))?
+    };
+    let y = e.binary(BinaryOp::Add, term, scaled)?;
+    e.cast(y, d)
+}
+
+/// Whether a coefficient is exactly `v`.
+fn is_value(s: Scalar, v: f64) -> bool {
+    s.to_complex() == (v, 0.0)
+}
+
+/// `x · s` where `s` is held in `x`'s dtype first, as PyTorch's `addr`
+/// kernel holds its coefficients (`scalar_t`, so 0.2 is rounded to f16
+/// for an f16 `addr`); nothing where `s` is 1.
+fn times_held(e: &mut Emitter<'_>, x: ValueId, s: Scalar) -> Result<ValueId> {
+    if is_value(s, 1.0) {
+        return Ok(x);
+    }
+    let ty = e.ty(x).clone();
+    if !ty.dtype.is_floating_point() && !ty.dtype.is_complex() {
+        return e.binary(BinaryOp::Mul, x, coefficient(s, ty.dtype));
+    }
+    let held = e.push(
+        Op::Full {
+            shape: vec![],
+            value: s,
+            dtype: Some(ty.dtype),
+            device: Some(ty.device),
+        },
+        vec![],
+    )?;
+    e.binary(BinaryOp::Mul, x, held)
+}
+
+/// The matrix and vector products, by `matmul` and pointwise ops:
+/// `mm`, `bmm`, `mv` and `dot` are `matmul`; `outer` is
+/// `input[:, None] * vec2`; `inner` a `matmul` of the operands flattened
+/// to matrices; the `add*` forms `beta·input + alpha·product`; `addbmm`
+/// sums `bmm` over the batch; `trace` sums every `(n+1)`th element of the
+/// flattened matrix; `linalg_vecdot` is `sum(x·y, dim)`; `kron` a product
+/// of the operands with interleaved unit dims, merged.
+pub fn products(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let matmul = |e: &mut Emitter<'_>, a: ValueId, b: ValueId| {
+        e.push(Op::Matmul, vec![Operand::Value(a), Operand::Value(b)])
+    };
+    let a = nth(operands, 0)?;
+    let d = e.ty(a).dtype;
+    let y = match op {
+        Op::Mm | Op::Bmm | Op::Mv | Op::Dot => matmul(e, a, nth(operands, 1)?)?,
+        Op::Outer => {
+            let column = e.push(Op::Unsqueeze { dim: 1 }, vec![Operand::Value(a)])?;
+            e.binary(BinaryOp::Mul, column, nth(operands, 1)?)?
+        }
+        Op::Inner => {
+            let b = nth(operands, 1)?;
+            let (sa, sb) = (e.ty(a).shape.clone(), e.ty(b).shape.clone());
+            if sa.is_empty() || sb.is_empty() {
+                return one(e.binary(BinaryOp::Mul, a, b)?);
+            }
+            let k = sa[sa.len() - 1];
+            let rows = |s: &[i64]| s[..s.len() - 1].iter().product::<i64>();
+            let a2 = reshape(e, a, vec![rows(&sa), k])?;
+            let b2 = reshape(e, b, vec![rows(&sb), k])?;
+            let bt = e.push(Op::T, vec![Operand::Value(b2)])?;
+            let p = matmul(e, a2, bt)?;
+            let mut shape = sa[..sa.len() - 1].to_vec();
+            shape.extend_from_slice(&sb[..sb.len() - 1]);
+            reshape(e, p, shape)?
+        }
+        Op::Addmm { beta, alpha } | Op::Addmv { beta, alpha } | Op::Baddbmm { beta, alpha } => {
+            let p = matmul(e, nth(operands, 1)?, nth(operands, 2)?)?;
+            add_scaled(e, a, p, *beta, *alpha, d)?
+        }
+        Op::Addbmm { beta, alpha } => {
+            let p = matmul(e, nth(operands, 1)?, nth(operands, 2)?)?;
+            // Float8 products sum in f32 (Kiln has no float8 sum).
+            let acc = if d.is_shell() { DType::F32 } else { d };
+            let s = e.reduce(ReduceOp::Sum, p, vec![0], false, Some(acc))?;
+            add_scaled(e, a, s, *beta, *alpha, d)?
+        }
+        Op::Addr { beta, alpha } => {
+            let (v1, v2) = (nth(operands, 1)?, nth(operands, 2)?);
+            let operands: Vec<crate::promotion::Operand> = [a, v1, v2]
+                .iter()
+                .map(|v| crate::promotion::Operand::tensor(e.ty(*v).dtype, e.ty(*v).rank()))
+                .collect();
+            let d = crate::promotion::result_type(&operands, Default::default())?;
+            // PyTorch's kernel: `beta·self + alpha·vec1·vec2`, each step
+            // rounded to the result dtype.
+            let v1 = e.cast(v1, d)?;
+            let v2 = e.cast(v2, d)?;
+            let v1 = times_held(e, v1, *alpha)?;
+            let p = e.push(Op::Outer, vec![Operand::Value(v1), Operand::Value(v2)])?;
+            if is_value(*beta, 0.0) {
+                p
+            } else {
+                let a = e.cast(a, d)?;
+                let term = times_held(e, a, *beta)?;
+                e.binary(BinaryOp::Add, term, p)?
+            }
+        }
+        Op::Trace => {
+            let shape = e.ty(a).shape.clone();
+            let (m, n) = (shape[0], shape[1]);
+            let k = m.min(n);
+            let flat = e.push(
+                Op::Flatten {
+                    start_dim: 0,
+                    end_dim: -1,
+                },
+                vec![Operand::Value(a)],
+            )?;
+            // The diagonal of an m×n row-major matrix: elements 0, n+1,
+            // 2(n+1), ..., the last at (k-1)(n+1).
+            let end = if k == 0 { 0 } else { (k - 1) * (n + 1) + 1 };
+            let diagonal = e.push(
+                Op::Slice {
+                    dim: 0,
+                    start: Some(0),
+                    end: Some(end),
+                    step: n + 1,
+                },
+                vec![Operand::Value(flat)],
+            )?;
+            e.reduce(ReduceOp::Sum, diagonal, vec![0], false, None)?
+        }
+        Op::LinalgVecdot { dim } => {
+            let p = e.binary(BinaryOp::Mul, a, nth(operands, 1)?)?;
+            e.reduce(ReduceOp::Sum, p, vec![*dim], false, None)?
+        }
+        Op::Kron => {
+            let b = nth(operands, 1)?;
+            let (sa, sb) = (e.ty(a).shape.clone(), e.ty(b).shape.clone());
+            let r = sa.len().max(sb.len());
+            let pad = |s: &[i64]| {
+                let mut p = vec![1; r - s.len()];
+                p.extend_from_slice(s);
+                p
+            };
+            let (pa, pb) = (pad(&sa), pad(&sb));
+            let wa: Vec<i64> = pa.iter().flat_map(|n| [*n, 1]).collect();
+            let wb: Vec<i64> = pb.iter().flat_map(|n| [1, *n]).collect();
+            let xa = reshape(e, a, wa)?;
+            let xb = reshape(e, b, wb)?;
+            let p = e.binary(BinaryOp::Mul, xa, xb)?;
+            let merged = pa.iter().zip(&pb).map(|(x, y)| x * y).collect();
+            reshape(e, p, merged)?
+        }
+        _ => return Ok(None),
+    };
+    one(y)
+}
+
+/// `x` normalized by per-row statistics, in opmath: `x·alpha + beta` with
+/// `alpha = rsqrt(var + eps)·weight` and `beta = bias - mean·alpha`, as
+/// PyTorch's batch_norm CPU kernel computes it. `mean` and `var`
+/// broadcast against `x`; `weight` and `bias` are per channel (dim 1).
+#[allow(clippy::too_many_arguments)]
+fn affine_normalize(
+    e: &mut Emitter<'_>,
+    xf: ValueId,
+    mean: ValueId,
+    var: ValueId,
+    weight: Option<ValueId>,
+    bias: Option<ValueId>,
+    eps: f64,
+    stats_shape: Vec<i64>,
+) -> Result<ValueId> {
+    let acc = e.ty(xf).dtype;
+    let rank = e.ty(xf).rank();
+    let channels = |e: &mut Emitter<'_>, p: ValueId| -> Result<ValueId> {
+        let pf = e.cast(p, acc)?;
+        let mut shape = vec![e.ty(pf).numel()];
+        shape.extend(std::iter::repeat_n(1, rank.saturating_sub(2)));
+        reshape(e, pf, shape)
+    };
+    let mean = reshape(e, mean, stats_shape.clone())?;
+    let var = reshape(e, var, stats_shape)?;
+    let var_eps = e.binary(BinaryOp::Add, var, f(eps))?;
+    let mut alpha = e.unary(UnaryOp::Rsqrt, var_eps)?;
+    if let Some(w) = weight {
+        let w = channels(e, w)?;
+        alpha = e.binary(BinaryOp::Mul, alpha, w)?;
+    }
+    let shift = e.binary(BinaryOp::Mul, mean, alpha)?;
+    let beta = match bias {
+        Some(b) => {
+            let b = channels(e, b)?;
+            e.binary(BinaryOp::Sub, b, shift)?
+        }
+        None => e.unary(UnaryOp::Neg, shift)?,
+    };
+    let scaled = e.binary(BinaryOp::Mul, xf, alpha)?;
+    e.binary(BinaryOp::Add, scaled, beta)
+}
+
+/// The mean over `dims` (kept) and the biased variance about it.
+fn moments(e: &mut Emitter<'_>, x: ValueId, dims: Vec<i64>) -> Result<(ValueId, ValueId)> {
+    let mean_of = |e: &mut Emitter<'_>, v: ValueId| {
+        e.push(
+            Op::Mean {
+                dims: Some(dims.clone()),
+                keepdim: true,
+                dtype: None,
+            },
+            vec![Operand::Value(v)],
+        )
+    };
+    let mean = mean_of(e, x)?;
+    let centered = e.binary(BinaryOp::Sub, x, mean)?;
+    let sq = e.binary(BinaryOp::Mul, centered, centered)?;
+    let var = mean_of(e, sq)?;
+    Ok((mean, var))
+}
+
+/// The normalizations, in opmath, rounded once to the input's dtype:
+/// `rms_norm` (`x · rsqrt(mean(x²) + eps)`, then the weight);
+/// `group_norm` (each group's mean and biased variance); `batch_norm`
+/// and `instance_norm` (running or batch statistics per channel, or per
+/// sample and channel); `normalize` (`x / max(‖x‖_p, eps)`, the norm
+/// rounded to the input's dtype first, as PyTorch's `norm` returns it).
+pub fn norms(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = nth(operands, 0)?;
+    let x_ty = e.ty(x).clone();
+    let d = x_ty.dtype;
+    if !computable_float(d) {
+        return Ok(None);
+    }
+    let acc = d.opmath();
+    let xf = e.cast(x, acc)?;
+    let rank = x_ty.rank() as i64;
+    let y = match op {
+        Op::RmsNorm {
+            normalized_shape,
+            eps,
+        } => {
+            let n = normalized_shape.len() as i64;
+            let sq = e.binary(BinaryOp::Mul, xf, xf)?;
+            let ms = e.push(
+                Op::Mean {
+                    dims: Some((-n..0).collect()),
+                    keepdim: true,
+                    dtype: None,
+                },
+                vec![Operand::Value(sq)],
+            )?;
+            // PyTorch holds a given eps in the input's dtype, and defaults
+            // to the opmath dtype's machine epsilon.
+            let eps = match eps {
+                Some(F64(v)) => {
+                    let held = e.push(
+                        Op::Full {
+                            shape: vec![],
+                            value: Scalar::Float(*v),
+                            dtype: Some(d),
+                            device: Some(x_ty.device),
+                        },
+                        vec![],
+                    )?;
+                    Operand::Value(e.cast(held, acc)?)
+                }
+                None => f(acc.finfo()?.eps),
+            };
+            let ms_eps = e.binary(BinaryOp::Add, ms, eps)?;
+            let r = e.unary(UnaryOp::Rsqrt, ms_eps)?;
+            let mut y = e.binary(BinaryOp::Mul, xf, r)?;
+            if let Some(w) = optional(operands, 1) {
+                let wf = e.cast(w, acc)?;
+                y = e.binary(BinaryOp::Mul, y, wf)?;
+            }
+            y
+        }
+        Op::GroupNorm {
+            num_groups,
+            eps: F64(eps),
+            ..
+        } => {
+            let (n, c) = (x_ty.shape[0], x_ty.shape[1]);
+            let spatial: i64 = x_ty.shape[2..].iter().product();
+            let per_group = c / num_groups * spatial;
+            let grouped = reshape(e, xf, vec![n, *num_groups, per_group])?;
+            let (mean, var) = moments(e, grouped, vec![2])?;
+            let var_eps = e.binary(BinaryOp::Add, var, f(*eps))?;
+            let rstd = e.unary(UnaryOp::Rsqrt, var_eps)?;
+            let centered = e.binary(BinaryOp::Sub, grouped, mean)?;
+            let normed = e.binary(BinaryOp::Mul, centered, rstd)?;
+            let mut y = reshape(e, normed, x_ty.shape.clone())?;
+            let mut pshape = vec![c];
+            pshape.extend(std::iter::repeat_n(1, x_ty.rank() - 2));
+            for (i, combine) in [(1, BinaryOp::Mul), (2, BinaryOp::Add)] {
+                if let Some(p) = optional(operands, i) {
+                    let pf = e.cast(p, acc)?;
+                    let pf = reshape(e, pf, pshape.clone())?;
+                    y = e.binary(combine, y, pf)?;
+                }
+            }
+            y
+        }
+        Op::BatchNorm {
+            training,
+            eps: F64(eps),
+            ..
+        }
+        | Op::InstanceNorm {
+            use_input_stats: training,
+            eps: F64(eps),
+            ..
+        } => {
+            let instance = matches!(op, Op::InstanceNorm { .. });
+            let c = x_ty.shape[1];
+            let (mean, var, stats_shape) = if *training {
+                let dims: Vec<i64> = if instance {
+                    (2..rank).collect()
+                } else {
+                    std::iter::once(0).chain(2..rank).collect()
+                };
+                let (mean, var) = moments(e, xf, dims)?;
+                let shape = e.ty(mean).shape.clone();
+                (mean, var, shape)
+            } else {
+                let rm = e.cast(nth(operands, 3)?, acc)?;
+                let rv = e.cast(nth(operands, 4)?, acc)?;
+                let mut shape = vec![c];
+                shape.extend(std::iter::repeat_n(1, x_ty.rank() - 2));
+                (rm, rv, shape)
+            };
+            affine_normalize(
+                e,
+                xf,
+                mean,
+                var,
+                optional(operands, 1),
+                optional(operands, 2),
+                *eps,
+                stats_shape,
+            )?
+        }
+        Op::Normalize {
+            p: F64(p),
+            dim,
+            eps: F64(eps),
+        } => {
+            let norm = p_norm(e, xf, *p, vec![*dim], true)?;
+            let norm = e.cast(norm, d)?;
+            let floor = e.push(
+                Op::Clamp {
+                    min: Some(Scalar::Float(*eps)),
+                    max: None,
+                },
+                vec![Operand::Value(norm)],
+            )?;
+            return one(e.binary(BinaryOp::Div, x, floor)?);
+        }
+        _ => return Ok(None),
+    };
+    one(e.cast(y, d)?)
+}
+
+/// `‖x‖_p` over `dims` (PyTorch's `linalg.vector_norm`), in `x`'s dtype:
+/// `p = 2` is `sqrt(Σ x²)`, 1 `Σ|x|`, ±inf the largest or smallest `|x|`,
+/// 0 the count of nonzeros, else `(Σ|x|^p)^(1/p)`.
+fn p_norm(
+    e: &mut Emitter<'_>,
+    x: ValueId,
+    p: f64,
+    dims: Vec<i64>,
+    keepdim: bool,
+) -> Result<ValueId> {
+    let d = e.ty(x).dtype;
+    let reduce =
+        |e: &mut Emitter<'_>, r: ReduceOp, v: ValueId| e.reduce(r, v, dims.clone(), keepdim, None);
+    let a = e.unary(UnaryOp::Abs, x)?;
+    if p == 2.0 {
+        let sq = e.binary(BinaryOp::Mul, x, x)?;
+        let s = reduce(e, ReduceOp::Sum, sq)?;
+        e.unary(UnaryOp::Sqrt, s)
+    } else if p == 1.0 {
+        reduce(e, ReduceOp::Sum, a)
+    } else if p == f64::INFINITY {
+        reduce(e, ReduceOp::Amax, a)
+    } else if p == f64::NEG_INFINITY {
+        reduce(e, ReduceOp::Amin, a)
+    } else if p == 0.0 {
+        let nz = e.binary(BinaryOp::Ne, x, f(0.0))?;
+        let nz = e.cast(nz, d)?;
+        reduce(e, ReduceOp::Sum, nz)
+    } else {
+        let powered = e.binary(BinaryOp::Pow, a, f(p))?;
+        let s = reduce(e, ReduceOp::Sum, powered)?;
+        e.binary(BinaryOp::Pow, s, f(1.0 / p))
+    }
+}
+
+/// A loss's reduction: the losses as they are, their mean, their sum, or
+/// (`kl_div`'s `batchmean`) their sum over the batch size `batch`.
+fn reduce_loss(
+    e: &mut Emitter<'_>,
+    loss: ValueId,
+    reduction: LossReduction,
+    batch: i64,
+) -> Result<ValueId> {
+    let all: Vec<i64> = (0..e.ty(loss).rank() as i64).collect();
+    match reduction {
+        LossReduction::None => Ok(loss),
+        LossReduction::Mean => e.push(
+            Op::Mean {
+                dims: None,
+                keepdim: false,
+                dtype: None,
+            },
+            vec![Operand::Value(loss)],
+        ),
+        LossReduction::Sum => e.reduce(ReduceOp::Sum, loss, all, false, None),
+        LossReduction::Batchmean => {
+            let s = e.reduce(ReduceOp::Sum, loss, all, false, None)?;
+            e.binary(BinaryOp::Div, s, Operand::Scalar(Scalar::Int(batch)))
+        }
+    }
+}
+
+/// The dtype PyTorch promotes these tensors to.
+fn promoted(e: &Emitter<'_>, values: &[ValueId]) -> Result<DType> {
+    let operands: Vec<crate::promotion::Operand> = values
+        .iter()
+        .map(|v| crate::promotion::Operand::tensor(e.ty(*v).dtype, e.ty(*v).rank()))
+        .collect();
+    crate::promotion::result_type(&operands, Default::default())
+}
+
+/// `x` broadcast to `shape` (nothing when it has it).
+fn broadcast_to(e: &mut Emitter<'_>, x: ValueId, shape: &[i64]) -> Result<ValueId> {
+    if e.ty(x).shape == shape {
+        return Ok(x);
+    }
+    e.push(
+        Op::Expand {
+            shape: shape.to_vec(),
+        },
+        vec![Operand::Value(x)],
+    )
+}
+
+/// The classes `0..c` as int64, shaped to run along `class_dim` of a
+/// tensor of rank `rank` (`[c, 1, ..., 1]`).
+fn classes(e: &mut Emitter<'_>, c: i64, rank: usize, class_dim: usize) -> Result<ValueId> {
+    let a = e.push(
+        Op::Arange {
+            start: Scalar::Int(0),
+            end: Scalar::Int(c),
+            step: Scalar::Int(1),
+            dtype: None,
+            device: None,
+        },
+        vec![],
+    )?;
+    let mut shape = vec![c];
+    shape.extend(std::iter::repeat_n(1, rank - class_dim - 1));
+    reshape(e, a, shape)
+}
+
+/// `Σ_class where(onehot, v, 0)`: the entry of `v` (broadcast along the
+/// class dim) at each target's class; exact, as one term is picked.
+fn pick(e: &mut Emitter<'_>, onehot: ValueId, v: ValueId, class_dim: usize) -> Result<ValueId> {
+    let picked = select(e, onehot, Operand::Value(v), f(0.0))?;
+    e.reduce(ReduceOp::Sum, picked, vec![class_dim as i64], false, None)
+}
+
+/// `nll_loss`'s parts for input `x` `[N, C, ...]` (or `[C]`) and class
+/// indices `t`: each target's `-x·w` (0 where ignored), and the weight
+/// each target carries (`w` at its class, 0 where ignored), in `x`'s
+/// dtype.
+fn nll_terms(
+    e: &mut Emitter<'_>,
+    x: ValueId,
+    t: ValueId,
+    w: Option<ValueId>,
+    ignore_index: i64,
+) -> Result<(ValueId, ValueId, ValueId)> {
+    let rank = e.ty(x).rank();
+    let class_dim = if rank == 1 { 0 } else { 1 };
+    let c = e.ty(x).shape[class_dim];
+    let d = e.ty(x).dtype;
+    let tu = e.push(
+        Op::Unsqueeze {
+            dim: class_dim as i64,
+        },
+        vec![Operand::Value(t)],
+    )?;
+    let tu = e.cast(tu, DType::I64)?;
+    let cls = classes(e, c, rank, class_dim)?;
+    let onehot = e.binary(BinaryOp::Eq, tu, cls)?;
+    let picked = pick(e, onehot, x, class_dim)?;
+    let valid = e.binary(BinaryOp::Ne, t, Operand::Scalar(Scalar::Int(ignore_index)))?;
+    let weight = match w {
+        Some(w) => {
+            let wc = reshape(e, w, {
+                let mut s = vec![c];
+                s.extend(std::iter::repeat_n(1, rank - class_dim - 1));
+                s
+            })?;
+            let wt = pick(e, onehot, wc, class_dim)?;
+            select(e, valid, Operand::Value(wt), f(0.0))?
+        }
+        None => e.cast(valid, d)?,
+    };
+    let neg = e.unary(UnaryOp::Neg, picked)?;
+    let loss = if w.is_some() {
+        e.binary(BinaryOp::Mul, neg, weight)?
+    } else {
+        neg
+    };
+    let loss = select(e, valid, Operand::Value(loss), f(0.0))?;
+    Ok((loss, weight, valid))
+}
+
+/// The losses, `cosine_similarity` and `pairwise_distance`, as PyTorch's
+/// ATen functions compute them (each step in the promoted dtype, so f16
+/// rounds as PyTorch's kernels do), then reduced.
+pub fn losses(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = nth(operands, 0)?;
+    let batch = e.ty(x).shape.first().copied().unwrap_or(1);
+    let tensors: Vec<ValueId> = operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Value(v) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    let d = promoted(e, &tensors)?;
+    let input_dtype = e.ty(x).dtype;
+    let bin = |e: &mut Emitter<'_>, op: BinaryOp, a: ValueId, b: Operand| e.binary(op, a, b);
+    let v = Operand::Value;
+    let (loss, reduction) = match op {
+        Op::MseLoss { reduction } => {
+            let diff = e.binary(BinaryOp::Sub, x, nth(operands, 1)?)?;
+            (e.binary(BinaryOp::Mul, diff, diff)?, *reduction)
+        }
+        Op::L1Loss { reduction } => {
+            let diff = e.binary(BinaryOp::Sub, x, nth(operands, 1)?)?;
+            (e.unary(UnaryOp::Abs, diff)?, *reduction)
+        }
+        Op::SmoothL1Loss {
+            reduction,
+            beta: F64(beta),
+        }
+        | Op::HuberLoss {
+            reduction,
+            delta: F64(beta),
+        } => {
+            let huber = matches!(op, Op::HuberLoss { .. });
+            let diff = e.binary(BinaryOp::Sub, x, nth(operands, 1)?)?;
+            let z = e.unary(UnaryOp::Abs, diff)?;
+            let loss = if !huber && *beta == 0.0 {
+                z
+            } else {
+                let small = e.binary(BinaryOp::Lt, z, f(*beta))?;
+                let half = e.binary(BinaryOp::Mul, z, f(0.5))?;
+                let sq = e.binary(BinaryOp::Mul, half, z)?;
+                let (inner, outer) = if huber {
+                    let shifted = e.binary(BinaryOp::Sub, z, f(0.5 * beta))?;
+                    (sq, e.binary(BinaryOp::Mul, shifted, f(*beta))?)
+                } else {
+                    let q = e.binary(BinaryOp::Div, sq, f(*beta))?;
+                    (q, e.binary(BinaryOp::Sub, z, f(0.5 * beta))?)
+                };
+                select(e, small, v(inner), v(outer))?
+            };
+            (
+                e.cast(loss, if huber { input_dtype } else { d })?,
+                *reduction,
+            )
+        }
+        Op::BinaryCrossEntropy { reduction } => {
+            let t = nth(operands, 1)?;
+            let clamp_log = |e: &mut Emitter<'_>, l: ValueId| {
+                e.push(
+                    Op::Clamp {
+                        min: Some(Scalar::Float(-100.0)),
+                        max: None,
+                    },
+                    vec![Operand::Value(l)],
+                )
+            };
+            let negx = e.unary(UnaryOp::Neg, x)?;
+            let l1p = e.unary(UnaryOp::Log1p, negx)?;
+            let l1p = clamp_log(e, l1p)?;
+            let lx = e.unary(UnaryOp::Log, x)?;
+            let lx = clamp_log(e, lx)?;
+            let tm1 = bin(e, BinaryOp::Sub, t, f(1.0))?;
+            let a = e.binary(BinaryOp::Mul, tm1, l1p)?;
+            let b = e.binary(BinaryOp::Mul, t, lx)?;
+            let mut loss = e.binary(BinaryOp::Sub, a, b)?;
+            if let Some(w) = optional(operands, 2) {
+                loss = e.binary(BinaryOp::Mul, loss, w)?;
+                loss = e.cast(loss, input_dtype)?;
+            }
+            (loss, *reduction)
+        }
+        Op::BinaryCrossEntropyWithLogits { reduction } => {
+            let t = nth(operands, 1)?;
+            let mut ls = e.push(Op::Logsigmoid, vec![v(x)])?;
+            if let Some(pw) = optional(operands, 3) {
+                let pm1 = bin(e, BinaryOp::Sub, pw, f(1.0))?;
+                let lw = e.binary(BinaryOp::Mul, pm1, t)?;
+                let lw = bin(e, BinaryOp::Add, lw, Operand::Scalar(Scalar::Int(1)))?;
+                ls = e.binary(BinaryOp::Mul, ls, lw)?;
+            }
+            let omt = e.binary(BinaryOp::Sub, Operand::Scalar(Scalar::Int(1)), t)?;
+            let a = e.binary(BinaryOp::Mul, omt, x)?;
+            let mut loss = e.binary(BinaryOp::Sub, a, ls)?;
+            if let Some(w) = optional(operands, 2) {
+                loss = e.binary(BinaryOp::Mul, loss, w)?;
+            }
+            (e.cast(loss, d)?, *reduction)
+        }
+        Op::KlDiv {
+            reduction,
+            log_target,
+        } => {
+            let t = nth(operands, 1)?;
+            let loss = if *log_target {
+                let et = e.unary(UnaryOp::Exp, t)?;
+                let diff = e.binary(BinaryOp::Sub, t, x)?;
+                e.binary(BinaryOp::Mul, et, diff)?
+            } else {
+                // xlogy(t, t): 0 where t is 0 (NaN stays NaN).
+                let lt = e.unary(UnaryOp::Log, t)?;
+                let tl = e.binary(BinaryOp::Mul, t, lt)?;
+                let zero = e.binary(BinaryOp::Eq, t, f(0.0))?;
+                let xlogy = select(e, zero, f(0.0), v(tl))?;
+                let tx = e.binary(BinaryOp::Mul, t, x)?;
+                e.binary(BinaryOp::Sub, xlogy, tx)?
+            };
+            (e.cast(loss, d)?, *reduction)
+        }
+        Op::SoftMarginLoss { reduction } => {
+            let t = nth(operands, 1)?;
+            let negx = e.unary(UnaryOp::Neg, x)?;
+            let p = e.binary(BinaryOp::Mul, negx, t)?;
+            let ex = e.unary(UnaryOp::Exp, p)?;
+            let loss = e.unary(UnaryOp::Log1p, ex)?;
+            (e.cast(loss, input_dtype)?, *reduction)
+        }
+        Op::MarginRankingLoss {
+            margin: F64(margin),
+            reduction,
+        } => {
+            let (x2, t) = (nth(operands, 1)?, nth(operands, 2)?);
+            let negt = e.unary(UnaryOp::Neg, t)?;
+            let diff = e.binary(BinaryOp::Sub, x, x2)?;
+            let p = e.binary(BinaryOp::Mul, negt, diff)?;
+            let m = e.binary(BinaryOp::Add, p, f(*margin))?;
+            let loss = e.push(
+                Op::Clamp {
+                    min: Some(Scalar::Int(0)),
+                    max: None,
+                },
+                vec![v(m)],
+            )?;
+            (e.cast(loss, d)?, *reduction)
+        }
+        Op::HingeEmbeddingLoss {
+            margin: F64(margin),
+            reduction,
+        } => {
+            let t = nth(operands, 1)?;
+            let t = e.cast(t, input_dtype)?;
+            let mx = e.binary(BinaryOp::Sub, f(*margin), x)?;
+            let mc = e.push(
+                Op::Clamp {
+                    min: Some(Scalar::Int(0)),
+                    max: None,
+                },
+                vec![v(mx)],
+            )?;
+            let not_pos = e.binary(BinaryOp::Ne, t, f(1.0))?;
+            let not_neg = e.binary(BinaryOp::Ne, t, f(-1.0))?;
+            let om = select(e, not_pos, v(mc), f(0.0))?;
+            let os = select(e, not_neg, v(x), f(0.0))?;
+            let loss = e.binary(BinaryOp::Add, om, os)?;
+            (e.cast(loss, input_dtype)?, *reduction)
+        }
+        Op::PoissonNllLoss {
+            log_input,
+            full,
+            eps: F64(eps),
+            reduction,
+        } => {
+            let t = nth(operands, 1)?;
+            let mut loss = if *log_input {
+                let ex = e.unary(UnaryOp::Exp, x)?;
+                let tx = e.binary(BinaryOp::Mul, t, x)?;
+                e.binary(BinaryOp::Sub, ex, tx)?
+            } else {
+                let xe = e.binary(BinaryOp::Add, x, f(*eps))?;
+                let l = e.unary(UnaryOp::Log, xe)?;
+                let tl = e.binary(BinaryOp::Mul, t, l)?;
+                e.binary(BinaryOp::Sub, x, tl)?
+            };
+            if *full {
+                // Stirling's approximation of log(t!), for t > 1.
+                let lt = e.unary(UnaryOp::Log, t)?;
+                let tlt = e.binary(BinaryOp::Mul, t, lt)?;
+                let s = e.binary(BinaryOp::Sub, tlt, t)?;
+                let tp = e.binary(BinaryOp::Mul, t, f(2.0 * std::f64::consts::PI))?;
+                let ltp = e.unary(UnaryOp::Log, tp)?;
+                let half = e.binary(BinaryOp::Mul, ltp, f(0.5))?;
+                let stirling = e.binary(BinaryOp::Add, s, half)?;
+                let small = e.binary(BinaryOp::Le, t, f(1.0))?;
+                let stirling = select(e, small, f(0.0), v(stirling))?;
+                loss = e.binary(BinaryOp::Add, loss, stirling)?;
+            }
+            (e.cast(loss, d)?, *reduction)
+        }
+        Op::CosineSimilarity { dim, eps: F64(eps) } => {
+            let x2 = nth(operands, 1)?;
+            let shape = crate::view::broadcast_shapes(&e.ty(x).shape, &e.ty(x2).shape)?;
+            // Each operand is normalized in its own dtype (PyTorch's
+            // order); their product promotes.
+            let a = broadcast_to(e, x, &shape)?;
+            let b = broadcast_to(e, x2, &shape)?;
+            let unit = |e: &mut Emitter<'_>, t: ValueId| -> Result<ValueId> {
+                let own = e.ty(t).dtype;
+                let tf = e.cast(t, own.opmath())?;
+                let n = p_norm(e, tf, 2.0, vec![*dim], true)?;
+                let n = e.cast(n, own)?;
+                let n = e.push(
+                    Op::Clamp {
+                        min: Some(Scalar::Float(*eps)),
+                        max: None,
+                    },
+                    vec![v(n)],
+                )?;
+                e.binary(BinaryOp::Div, t, n)
+            };
+            let ua = unit(e, a)?;
+            let ub = unit(e, b)?;
+            let p = e.binary(BinaryOp::Mul, ua, ub)?;
+            let s = e.reduce(ReduceOp::Sum, p, vec![*dim], false, None)?;
+            return one(e.cast(s, d)?);
+        }
+        Op::PairwiseDistance {
+            p,
+            eps: F64(eps),
+            keepdim,
+        } => {
+            let x2 = nth(operands, 1)?;
+            let diff = e.binary(BinaryOp::Sub, x, x2)?;
+            let shifted = e.binary(BinaryOp::Add, diff, f(*eps))?;
+            let shifted = e.cast(shifted, d)?;
+            let sf = e.cast(shifted, d.opmath())?;
+            let n = p_norm(e, sf, p.0, vec![-1], *keepdim)?;
+            return one(e.cast(n, d)?);
+        }
+        Op::NllLoss {
+            reduction,
+            ignore_index,
+        } => {
+            let t = nth(operands, 1)?;
+            let (loss, weight, _) = nll_terms(e, x, t, optional(operands, 2), *ignore_index)?;
+            return one(nll_reduce(e, loss, weight, *reduction)?);
+        }
+        Op::CrossEntropy {
+            reduction,
+            ignore_index,
+            label_smoothing: F64(ls),
+        } => {
+            let t = nth(operands, 1)?;
+            let rank = e.ty(x).rank();
+            let class_dim = if rank == 1 { 0 } else { 1 };
+            let c = e.ty(x).shape[class_dim];
+            let lsm = e.push(
+                Op::LogSoftmax {
+                    dim: class_dim as i64,
+                    dtype: None,
+                },
+                vec![v(x)],
+            )?;
+            let w = optional(operands, 2);
+            let wb = match w {
+                Some(w) => {
+                    let mut s = vec![c];
+                    s.extend(std::iter::repeat_n(1, rank - class_dim - 1));
+                    Some(reshape(e, w, s)?)
+                }
+                None => None,
+            };
+            let all: Vec<i64> = (0..rank as i64).collect();
+            if e.ty(t).shape == e.ty(x).shape && e.ty(t).dtype.is_floating_point() {
+                // Class probabilities.
+                let tt = if *ls > 0.0 {
+                    let a = e.binary(BinaryOp::Mul, t, f(1.0 - ls))?;
+                    e.binary(BinaryOp::Add, a, f(ls / c as f64))?
+                } else {
+                    t
+                };
+                let mut prod = e.binary(BinaryOp::Mul, lsm, tt)?;
+                if let Some(wb) = wb {
+                    prod = e.binary(BinaryOp::Mul, prod, wb)?;
+                }
+                let y = match reduction {
+                    LossReduction::None => {
+                        let s =
+                            e.reduce(ReduceOp::Sum, prod, vec![class_dim as i64], false, None)?;
+                        e.unary(UnaryOp::Neg, s)?
+                    }
+                    _ => {
+                        let s = e.reduce(ReduceOp::Sum, prod, all, false, None)?;
+                        let s = e.unary(UnaryOp::Neg, s)?;
+                        if *reduction == LossReduction::Mean {
+                            let rows = e.ty(x).numel() as f64 / c as f64;
+                            let rows = if rows == 0.0 { f64::NAN } else { rows };
+                            e.binary(BinaryOp::Div, s, f(rows))?
+                        } else {
+                            s
+                        }
+                    }
+                };
+                return one(e.cast(y, d)?);
+            }
+            let (loss, weight, valid) = nll_terms(e, lsm, t, w, *ignore_index)?;
+            let nll = nll_reduce(e, loss, weight, *reduction)?;
+            if *ls <= 0.0 {
+                return one(nll);
+            }
+            let weighted = match wb {
+                Some(wb) => e.binary(BinaryOp::Mul, lsm, wb)?,
+                None => lsm,
+            };
+            let s = e.reduce(ReduceOp::Sum, weighted, vec![class_dim as i64], false, None)?;
+            let smooth = e.unary(UnaryOp::Neg, s)?;
+            let smooth = select(e, valid, v(smooth), f(0.0))?;
+            let ret = match reduction {
+                LossReduction::None => smooth,
+                _ => {
+                    let dims: Vec<i64> = (0..e.ty(smooth).rank() as i64).collect();
+                    let total = e.reduce(ReduceOp::Sum, smooth, dims.clone(), false, None)?;
+                    if *reduction == LossReduction::Mean {
+                        let wsum = e.reduce(ReduceOp::Sum, weight, dims, false, None)?;
+                        e.binary(BinaryOp::Div, total, wsum)?
+                    } else {
+                        total
+                    }
+                }
+            };
+            let a = e.binary(BinaryOp::Mul, nll, f(1.0 - ls))?;
+            let b = e.binary(BinaryOp::Mul, ret, f(ls / c as f64))?;
+            return one(e.binary(BinaryOp::Add, a, b)?);
+        }
+        _ => return Ok(None),
+    };
+    one(reduce_loss(e, loss, reduction, batch)?)
+}
+
+/// `nll_loss`'s reduction: the losses, their sum, or their sum over the
+/// total weight of the targets not ignored (NaN when there is none, as
+/// PyTorch's 0/0).
+fn nll_reduce(
+    e: &mut Emitter<'_>,
+    loss: ValueId,
+    weight: ValueId,
+    reduction: LossReduction,
+) -> Result<ValueId> {
+    let dims: Vec<i64> = (0..e.ty(loss).rank() as i64).collect();
+    match reduction {
+        LossReduction::None => Ok(loss),
+        LossReduction::Sum | LossReduction::Batchmean => {
+            e.reduce(ReduceOp::Sum, loss, dims, false, None)
+        }
+        LossReduction::Mean => {
+            let total = e.reduce(ReduceOp::Sum, loss, dims.clone(), false, None)?;
+            let wsum = e.reduce(ReduceOp::Sum, weight, dims, false, None)?;
+            e.binary(BinaryOp::Div, total, wsum)
+        }
+    }
+}
+
+/// `masked_fill`: `where(mask, value, input)` with the value converted to
+/// the input's dtype first (so the result keeps it, and int64 values do
+/// not pass through a float).
+pub fn masked_fill(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::MaskedFill { value } = op else {
+        return Ok(None);
+    };
+    let (x, mask) = (nth(operands, 0)?, nth(operands, 1)?);
+    let d = e.ty(x).dtype;
+    let value = if d.is_bool() {
+        Scalar::Bool(value.to_complex() != (0.0, 0.0))
+    } else if d.is_integral() && !matches!(value, Scalar::Int(_) | Scalar::UInt(_)) {
+        Scalar::Int(value.to_f64().trunc() as i64)
+    } else {
+        *value
+    };
+    let y = select(e, mask, Operand::Scalar(value), Operand::Value(x))?;
+    one(e.cast(y, d)?)
+}
+
+/// `one_hot`: `x[..., None] == arange(num_classes)`, as int64.
+pub fn one_hot(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::OneHot { num_classes } = op else {
+        return Ok(None);
+    };
+    let x = nth(operands, 0)?;
+    let u = e.push(Op::Unsqueeze { dim: -1 }, vec![Operand::Value(x)])?;
+    let cls = classes(e, *num_classes, 1, 0)?;
+    let eq = e.binary(BinaryOp::Eq, u, cls)?;
+    one(e.cast(eq, DType::I64)?)
 }

@@ -13,7 +13,7 @@ use crate::layout::{self, MemoryFormat};
 use crate::scalar::{F64, Scalar};
 use crate::support::{self, AtenKernel, DTypeSet as S};
 
-use super::attrs::{AttrType, AttrValue, Attrs, GeluApproximate, ScatterReduce};
+use super::attrs::{AttrType, AttrValue, Attrs, GeluApproximate, LossReduction, ScatterReduce};
 use super::def::{
     Alias, Cost, KernelRule, LayoutRule, OpDef, Results, Rules, Slot, SlotKind, Traits,
 };
@@ -918,6 +918,246 @@ define_ops! {
         => Rules::new(infer::linear, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("addmm_impl_cpu_", S::FLOATS_COMPLEX.union(S::INTS)))
             .expand(expand::linear);
+    /// `torch.mm`: the product of two matrices.
+    Mm "mm" (input: Tensor, mat2: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("addmm_impl_cpu_", S::FLOATS_COMPLEX.union(S::FLOAT8_SIGNED).union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.bmm`: a batch of matrix products (`[b, n, m] @ [b, m, p]`).
+    Bmm "bmm" (input: Tensor, mat2: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("bmm", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.mv`: a matrix times a vector.
+    Mv "mv" (input: Tensor, vec: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("addmv_impl_cpu", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.dot`: the inner product of two vectors (no conjugation).
+    Dot "dot" (input: Tensor, tensor: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("dot", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.outer`: `input[:, None] * vec2` (type promotion, as `mul`).
+    Outer "outer" (input: Tensor, vec2: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Cheap)
+            .expand(expand::products);
+    /// `torch.inner`: sums of products over the last dims (`mul` for a
+    /// 0-D operand).
+    Inner "inner" (input: Tensor, other: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .expand(expand::products);
+    /// `torch.addmm`: `beta·input + alpha·(mat1 @ mat2)` (`input` ignored,
+    /// NaN included, where `beta` is 0).
+    Addmm "addmm" { beta: Scalar = Scalar::Int(1), alpha: Scalar = Scalar::Int(1) }
+        (input: Tensor, mat1: Tensor, mat2: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("addmm_impl_cpu_", S::FLOATS_COMPLEX.union(S::FLOAT8_SIGNED).union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.addmv`: `beta·input + alpha·(mat @ vec)`.
+    Addmv "addmv" { beta: Scalar = Scalar::Int(1), alpha: Scalar = Scalar::Int(1) }
+        (input: Tensor, mat: Tensor, vec: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("addmv_impl_cpu", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.addr`: `beta·input + alpha·outer(vec1, vec2)` (type
+    /// promotion; bool as logical and/or).
+    Addr "addr" { beta: Scalar = Scalar::Int(1), alpha: Scalar = Scalar::Int(1) }
+        (input: Tensor, vec1: Tensor, vec2: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("addr_cpu", S::FLOATS_COMPLEX.union(S::INTS).union(S::BOOL)))
+            .expand(expand::products);
+    /// `torch.baddbmm`: `beta·input + alpha·bmm(batch1, batch2)`.
+    Baddbmm "baddbmm" { beta: Scalar = Scalar::Int(1), alpha: Scalar = Scalar::Int(1) }
+        (input: Tensor, batch1: Tensor, batch2: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("bmm", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.addbmm`: `beta·input + alpha·Σ_b batch1[b] @ batch2[b]`.
+    Addbmm "addbmm" { beta: Scalar = Scalar::Int(1), alpha: Scalar = Scalar::Int(1) }
+        (input: Tensor, batch1: Tensor, batch2: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("addmm_impl_cpu_", S::FLOATS_COMPLEX.union(S::FLOAT8_SIGNED).union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.trace`: the sum of a matrix's diagonal (integers sum in
+    /// int64).
+    Trace "trace" (input: Tensor)
+        => reduction(infer::products, Cost::Reduction)
+            .kernel(fixed("trace", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.linalg.vecdot`: `sum(x · y, dim)` after broadcasting
+    /// (floats; complex, which conjugates `x`, is refused).
+    LinalgVecdot "linalg_vecdot" { dim: i64 = -1 } (x: Tensor, y: Tensor)
+        => reduction(infer::products, Cost::Reduction)
+            .expand(expand::products);
+    /// `torch.kron`: the Kronecker product (type promotion, as `mul`).
+    Kron "kron" (input: Tensor, other: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Cheap)
+            .expand(expand::products);
+    /// `torch.nn.functional.rms_norm`: `x · rsqrt(mean(x²) + eps) · weight`
+    /// over the normalized dims, in opmath; `eps` defaults to the opmath
+    /// dtype's machine epsilon.
+    RmsNorm "rms_norm" { normalized_shape: Vec<i64>, eps: Option<F64> = None }
+        (input: Tensor, weight: Optional)
+        => reduction(infer::norms, Cost::Rows)
+            .kernel(fixed("rms_norm", S::FLOATS))
+            .expand(expand::norms);
+    /// `torch.nn.functional.group_norm`: each sample's channels in
+    /// `num_groups` groups, each normalized by its mean and (biased)
+    /// variance, then a per-channel weight and bias.
+    GroupNorm "group_norm" { num_groups: i64, #[shown] eps: F64 = F64(1e-5), cudnn_enabled: bool = true }
+        (input: Tensor, weight: Optional, bias: Optional)
+        => reduction(infer::norms, Cost::Rows)
+            .kernel(fixed("GroupNormKernelImpl", S::FLOATS))
+            .expand(expand::norms);
+    /// `torch.nn.functional.batch_norm`: `(x - mean) / sqrt(var + eps) ·
+    /// weight + bias` per channel (dim 1), with the running statistics
+    /// (`training = false`) or the batch's own (`training = true`; the
+    /// running statistics' update is a side effect Kiln does not make).
+    BatchNorm "batch_norm" { training: bool = false, momentum: F64 = F64(0.1), #[shown] eps: F64 = F64(1e-5), cudnn_enabled: bool = true }
+        (input: Tensor, weight: Optional, bias: Optional, running_mean: Optional, running_var: Optional)
+        => reduction(infer::norms, Cost::Rows)
+            .kernel(fixed("batch_norm", S::FLOATS))
+            .expand(expand::norms);
+    /// `torch.nn.functional.instance_norm`: batch_norm per sample and
+    /// channel, with each instance's statistics (`use_input_stats`) or the
+    /// running ones.
+    InstanceNorm "instance_norm" { use_input_stats: bool = true, momentum: F64 = F64(0.1), #[shown] eps: F64 = F64(1e-5), cudnn_enabled: bool = true }
+        (input: Tensor, weight: Optional, bias: Optional, running_mean: Optional, running_var: Optional)
+        => reduction(infer::norms, Cost::Rows)
+            .kernel(fixed("batch_norm", S::FLOATS))
+            .expand(expand::norms);
+    /// `torch.nn.functional.normalize`: `x / max(‖x‖_p, eps)` along `dim`.
+    Normalize "normalize" { p: F64 = F64(2.0), dim: i64 = 1, eps: F64 = F64(1e-12) } (input: Tensor)
+        => reduction(infer::norms, Cost::Rows)
+            .expand(expand::norms);
+    /// `torch.nn.functional.mse_loss`: `(input - target)²`, reduced.
+    MseLoss "mse_loss" { reduction: LossReduction = LossReduction::Mean } (input: Tensor, target: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("mse_cpu", S::FLOATS))
+            .expand(expand::losses);
+    /// `torch.nn.functional.l1_loss`: `|input - target|`, reduced.
+    L1Loss "l1_loss" { reduction: LossReduction = LossReduction::Mean } (input: Tensor, target: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("l1_loss", S::FLOATS))
+            .expand(expand::losses);
+    /// `torch.nn.functional.smooth_l1_loss`: `0.5·z²/beta` where
+    /// `z = |input - target| < beta`, else `z - 0.5·beta`.
+    SmoothL1Loss "smooth_l1_loss" { reduction: LossReduction = LossReduction::Mean, beta: F64 = F64(1.0) }
+        (input: Tensor, target: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("smooth_l1_loss", S::FLOATS))
+            .expand(expand::losses);
+    /// `torch.nn.functional.huber_loss`: `0.5·z²` where
+    /// `z = |input - target| < delta`, else `delta·(z - 0.5·delta)`.
+    HuberLoss "huber_loss" { reduction: LossReduction = LossReduction::Mean, delta: F64 = F64(1.0) }
+        (input: Tensor, target: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("huber_loss", S::FLOATS))
+            .expand(expand::losses);
+    /// `torch.nn.functional.binary_cross_entropy`: `-(t·log(x) + (1-t)·log(1-x))`,
+    /// each log clamped to at least -100, times `weight`.
+    BinaryCrossEntropy "binary_cross_entropy" { reduction: LossReduction = LossReduction::Mean }
+        (input: Tensor, target: Tensor, weight: Optional)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("binary_cross_entropy", S::FLOATS))
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::losses);
+    /// `torch.nn.functional.binary_cross_entropy_with_logits`:
+    /// `(1 - t)·x - logsigmoid(x)·((pos_weight - 1)·t + 1)`, times `weight`.
+    BinaryCrossEntropyWithLogits "binary_cross_entropy_with_logits" { reduction: LossReduction = LossReduction::Mean }
+        (input: Tensor, target: Tensor, weight: Optional, pos_weight: Optional)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("binary_cross_entropy_with_logits", S::FLOATS))
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::losses);
+    /// `torch.nn.functional.kl_div`: `xlogy(t, t) - t·input`, or
+    /// `exp(t)·(t - input)` with `log_target`; `batchmean` divides the sum
+    /// by the batch size.
+    KlDiv "kl_div" { reduction: LossReduction = LossReduction::Mean, log_target: bool = false }
+        (input: Tensor, target: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("kl_div", S::FLOATS))
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::losses);
+    /// `torch.nn.functional.soft_margin_loss`: `log1p(exp(-input·target))`.
+    SoftMarginLoss "soft_margin_loss" { reduction: LossReduction = LossReduction::Mean }
+        (input: Tensor, target: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("soft_margin_loss", S::FLOATS))
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::losses);
+    /// `torch.nn.functional.margin_ranking_loss`:
+    /// `max(0, -target·(input1 - input2) + margin)`.
+    MarginRankingLoss "margin_ranking_loss" { margin: F64 = F64(0.0), reduction: LossReduction = LossReduction::Mean }
+        (input1: Tensor, input2: Tensor, target: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("margin_ranking_loss", S::FLOATS))
+            .expand(expand::losses);
+    /// `torch.nn.functional.hinge_embedding_loss`: `x` where the target is
+    /// not -1, plus `max(0, margin - x)` where it is not 1.
+    HingeEmbeddingLoss "hinge_embedding_loss" { margin: F64 = F64(1.0), reduction: LossReduction = LossReduction::Mean }
+        (input: Tensor, target: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("hinge_embedding_loss", S::FLOATS))
+            .expand(expand::losses);
+    /// `torch.nn.functional.poisson_nll_loss`: `exp(x) - t·x` (or
+    /// `x - t·log(x + eps)`), plus Stirling's term with `full`.
+    PoissonNllLoss "poisson_nll_loss" { log_input: bool = true, full: bool = false, eps: F64 = F64(1e-8), reduction: LossReduction = LossReduction::Mean }
+        (input: Tensor, target: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("poisson_nll_loss", S::FLOATS))
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::losses);
+    /// `torch.nn.functional.cosine_similarity`: `Σ (x1/‖x1‖)·(x2/‖x2‖)`
+    /// along `dim`, each norm at least `eps`.
+    CosineSimilarity "cosine_similarity" { dim: i64 = 1, eps: F64 = F64(1e-8) } (x1: Tensor, x2: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("cosine_similarity", S::FLOATS))
+            .expand(expand::losses);
+    /// `torch.nn.functional.pairwise_distance`: `‖x1 - x2 + eps‖_p` along
+    /// the last dim.
+    PairwiseDistance "pairwise_distance" { p: F64 = F64(2.0), eps: F64 = F64(1e-6), keepdim: bool = false }
+        (x1: Tensor, x2: Tensor)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("pairwise_distance", S::FLOATS))
+            .expand(expand::losses);
+    /// `torch.nn.functional.nll_loss` with class-index targets: `-input`
+    /// at each target's class (a one-hot comparison with the classes and
+    /// a sum: exact), times its weight; `ignore_index` targets count for
+    /// nothing (out-of-range targets, which PyTorch refuses when it runs,
+    /// pick no class).
+    NllLoss "nll_loss" { reduction: LossReduction = LossReduction::Mean, ignore_index: i64 = -100 }
+        (input: Tensor, target: Tensor, weight: Optional)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("nll_loss", S::FLOATS))
+            .expand(expand::losses);
+    /// `torch.nn.functional.cross_entropy`: `nll_loss(log_softmax(input))`
+    /// for class-index targets (with label smoothing), or
+    /// `-Σ target·log_softmax(input)` for class probabilities.
+    CrossEntropy "cross_entropy" {
+        reduction: LossReduction = LossReduction::Mean,
+        ignore_index: i64 = -100,
+        label_smoothing: F64 = F64(0.0),
+    } (input: Tensor, target: Tensor, weight: Optional)
+        => reduction(infer::losses, Cost::Reduction)
+            .kernel(fixed("cross_entropy", S::FLOATS))
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::losses);
+    /// `torch.masked_fill`: `value` where `mask` (bool, broadcast) is true,
+    /// in the input's dtype.
+    MaskedFill "masked_fill" { value: Scalar } (input: Tensor, mask: Tensor)
+        => pointwise(infer::masked_fill, Cost::Cheap)
+            .traits(Traits::DISCONTINUOUS)
+            .kernel(fixed("masked_fill", S::NUMBERS.union(S::BOOL)))
+            .expand(expand::masked_fill);
+    /// `torch.nn.functional.one_hot`: int64 `[..., num_classes]`, 1 at each
+    /// value's class (`num_classes` must be given: PyTorch's -1 reads the
+    /// values).
+    OneHot "one_hot" { num_classes: i64 = -1 } (input: Tensor)
+        => Rules::new(infer::one_hot, LayoutRule::Contiguous, Cost::Cheap)
+            .traits(Traits::DISCONTINUOUS)
+            .expand(expand::one_hot);
     /// `torch.matmul`.
     Matmul "matmul" (input: Tensor, other: Tensor)
         => Rules::new(infer::matmul, LayoutRule::Contiguous, Cost::Kernel).kernel(fixed(

@@ -260,7 +260,9 @@ struct PlanBuilder<'a> {
     views: Vec<Option<TensorView>>,
     steps: Vec<Step>,
     /// For each inlined value, the kernels that compute it.
-    // Ordered, so that the value a plan retries is the same every run.
+    /// Ordered, so that the value picked for a retry (the first one
+    /// inlined into several kernels) and so the plan are the same on every
+    /// run.
     inlined_in: BTreeMap<ValueId, BTreeSet<usize>>,
     /// The value to materialize before trying again.
     retry: Option<ValueId>,
