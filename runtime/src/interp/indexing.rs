@@ -16,6 +16,29 @@ fn index_values(index: &Tensor) -> Vec<i64> {
     index.values().into_iter().map(|v| v.int() as i64).collect()
 }
 
+/// The positions `index` holds along dim `dim` of `x` (wrapped; a 0-D
+/// input counts as one dim of one), each checked to be in range before
+/// anything is read or written.
+fn checked_positions(x: &Tensor, dim: i64, index: &Tensor) -> Result<(usize, Vec<i64>)> {
+    let d = dim_of(dim, x.shape().len())?;
+    let size = size_of(x, d);
+    let idx = index_values(index);
+    if let Some(&bad) = idx.iter().find(|&&i| i < 0 || i >= size) {
+        return Err(out_of_bounds(bad, d, size));
+    }
+    Ok((d, idx))
+}
+
+/// A fresh result laid out as the layout pass says, holding `x`'s values
+/// (the scatters and index_add work on a copy of their input).
+fn copy_of(x: &Tensor, out_ty: &TensorType, strides: &[i64]) -> Result<Tensor> {
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    for p in Indices::new(x.shape()) {
+        out.set(&p, x.get(&p))?;
+    }
+    Ok(out)
+}
+
 /// PyTorch's error for an index outside `[0, size)` along `dim`.
 fn out_of_bounds(i: i64, dim: usize, size: i64) -> Error {
     Error::new(
@@ -55,12 +78,7 @@ pub fn gather(
     strides: &[i64],
 ) -> Result<Tensor> {
     let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
-    let d = dim_of(dim, x.shape().len())?;
-    let size = size_of(x, d);
-    let idx = index_values(index);
-    if let Some(&bad) = idx.iter().find(|&&i| i < 0 || i >= size) {
-        return Err(out_of_bounds(bad, d, size));
-    }
+    let (d, idx) = checked_positions(x, dim, index)?;
     let shape = index.shape().to_vec();
     for (n, p) in Indices::new(&shape).enumerate() {
         let mut source = p.clone();
@@ -131,17 +149,9 @@ fn scatter_into(
     out_ty: &TensorType,
     strides: &[i64],
 ) -> Result<Tensor> {
-    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    let (d, idx) = checked_positions(x, dim, index)?;
+    let mut out = copy_of(x, out_ty, strides)?;
     let rank = x.shape().len();
-    for p in Indices::new(x.shape()) {
-        out.set(&p, x.get(&p))?;
-    }
-    let d = dim_of(dim, rank)?;
-    let size = size_of(x, d);
-    let idx = index_values(index);
-    if let Some(&bad) = idx.iter().find(|&&i| i < 0 || i >= size) {
-        return Err(out_of_bounds(bad, d, size));
-    }
     let dtype = out_ty.dtype;
     let ishape = index.shape().to_vec();
     // scatter_reduce: targets not yet touched start from the first value
@@ -213,17 +223,9 @@ fn index_add(
     out_ty: &TensorType,
     strides: &[i64],
 ) -> Result<Tensor> {
-    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    let (d, idx) = checked_positions(x, dim, index)?;
+    let mut out = copy_of(x, out_ty, strides)?;
     let rank = x.shape().len();
-    for p in Indices::new(x.shape()) {
-        out.set(&p, x.get(&p))?;
-    }
-    let d = dim_of(dim, rank)?;
-    let size = size_of(x, d);
-    let idx = index_values(index);
-    if let Some(&bad) = idx.iter().find(|&&i| i < 0 || i >= size) {
-        return Err(out_of_bounds(bad, d, size));
-    }
     let dtype = out_ty.dtype;
     let alpha = convert(Elem::from_scalar(alpha), dtype);
     for p in Indices::new(source.shape()) {

@@ -295,6 +295,16 @@ fn tensor<'a>(arg: &Arg<'a>) -> &'a Tensor {
     }
 }
 
+/// Zero-filled results of these types, laid out as the layout pass says
+/// (the multi-result ops write into them).
+fn fresh_results(types: &[TensorType], layouts: &[ResultLayout]) -> Result<Vec<Tensor>> {
+    types
+        .iter()
+        .zip(layouts)
+        .map(|(ty, l)| Tensor::zeros_strided(&ty.shape, Some(l.strides()), ty.dtype, ty.device))
+        .collect()
+}
+
 /// Casts to the result dtype (out_dtype) and lays the result out as the
 /// layout pass says, when it is not already.
 fn finish(result: Tensor, strides: &[i64], dtype: DType) -> Result<Tensor> {

@@ -93,11 +93,7 @@ pub fn scan(
     types: &[TensorType],
     layouts: &[ResultLayout],
 ) -> Result<Vec<Tensor>> {
-    let mut outs = types
-        .iter()
-        .zip(layouts)
-        .map(|(ty, l)| Tensor::zeros_strided(&ty.shape, Some(l.strides()), ty.dtype, ty.device))
-        .collect::<Result<Vec<_>>>()?;
+    let mut outs = super::fresh_results(types, layouts)?;
     let d = types[0].dtype;
     let acc = accumulator(d);
     let dim = match op {

@@ -36,11 +36,7 @@ fn sorted_rows(
     types: &[TensorType],
     layouts: &[ResultLayout],
 ) -> Result<Vec<Tensor>> {
-    let mut outs = types
-        .iter()
-        .zip(layouts)
-        .map(|(ty, l)| Tensor::zeros_strided(&ty.shape, Some(l.strides()), ty.dtype, ty.device))
-        .collect::<Result<Vec<_>>>()?;
+    let mut outs = super::fresh_results(types, layouts)?;
     let shape = x.shape().to_vec();
     if shape.is_empty() {
         // A zero-dim tensor is one row of one element.
