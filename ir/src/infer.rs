@@ -1426,6 +1426,82 @@ pub fn padded_shape(pad: &[i64], shape: &[i64]) -> Result<Vec<i64>> {
     Ok(out)
 }
 
+/// `max` and `min` along a dim: values and int64 positions, PyTorch's
+/// errors for complex inputs and empty dims.
+pub fn extreme_dim(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (Op::MaxDim { dim, keepdim } | Op::MinDim { dim, keepdim }) = op else {
+        return Err(wrong_rule("extreme_dim"));
+    };
+    let x = tensor(args)?;
+    let name = op.name();
+    if x.dtype.is_complex() {
+        return Err(err(
+            ErrorKind::DType,
+            format!("{name}(): does not support complex input"),
+        ));
+    }
+    let (d, size) = dim_size(x, *dim)?;
+    if size == 0 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!("{name}(): Expected reduction dim {d} to have non-zero size."),
+        ));
+    }
+    let reduced = reduced_dims(Some(&[*dim]), x.rank())?;
+    Ok(values_and_indices(
+        reduced_shape(&x.shape, &reduced, *keepdim),
+        x.dtype,
+    ))
+}
+
+/// `argsort`: int64 positions of the input's shape.
+pub fn argsort(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Argsort { dim, .. } = op else {
+        return Err(wrong_rule("argsort"));
+    };
+    let x = tensor(args)?;
+    if x.dtype.is_complex() {
+        return Err(err(
+            ErrorKind::DType,
+            "Sort does not support complex dtypes on CPU",
+        ));
+    }
+    dim_size(x, *dim)?;
+    // The kernel check is sort's, on the input's dtype.
+    Ok(single(x.shape.clone(), DType::I64, vec![Some(x.dtype)]))
+}
+
+/// `repeat_interleave` with a static count: `dim` (or the flattened
+/// input) `repeats` times as long.
+pub fn repeat_interleave(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::RepeatInterleave { repeats, dim } = op else {
+        return Err(wrong_rule("repeat_interleave"));
+    };
+    let x = tensor(args)?;
+    if x.dtype == DType::F4E2M1FNX2 {
+        // Its expansion copies, and the packed float4 format has no copy.
+        return Err(crate::support::not_implemented("copy_", x.dtype));
+    }
+    if *repeats < 0 {
+        return Err(err(ErrorKind::Shape, "repeats can not be negative"));
+    }
+    let shape = match dim {
+        None => vec![x.numel() * repeats],
+        // A 0-D input is a vector of one.
+        Some(d) if x.rank() == 0 => {
+            wrap_dim(*d, 1)?;
+            vec![*repeats]
+        }
+        Some(d) => {
+            let (d, _) = dim_size(x, *d)?;
+            let mut shape = x.shape.clone();
+            shape[d] *= repeats;
+            shape
+        }
+    };
+    Ok(single(shape, x.dtype, vec![None]))
+}
+
 /// `glu`: the input's shape with `dim` halved; PyTorch's error where its
 /// size is odd.
 pub fn glu(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {

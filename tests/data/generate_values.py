@@ -394,6 +394,24 @@ def gen_gather_scatter():
         record("take", {}, [x, flat], lambda: torch.take(x, flat))
 
 
+def gen_selection():
+    """max/min along a dim (values and positions), argsort and
+    repeat_interleave on every dtype, with ties and NaN."""
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        for dim, keep in ((0, False), (1, True), (-1, False)):
+            record("max", {"dim": dim, "keepdim": keep}, [x], lambda: torch.max(x, dim, keepdim=keep))
+            record("min", {"dim": dim, "keepdim": keep}, [x], lambda: torch.min(x, dim, keepdim=keep))
+        for desc in (False, True):
+            record("argsort", {"dim": 1, "descending": desc, "stable": True}, [x],
+                   lambda: torch.argsort(x, dim=1, descending=desc, stable=True))
+        record("repeat_interleave", {"repeats": 2, "dim": 0}, [x], lambda: torch.repeat_interleave(x, 2, dim=0))
+        record("repeat_interleave", {"repeats": 3}, [x], lambda: torch.repeat_interleave(x, 3))
+    x = torch.tensor([[2.0, 1.0, 1.0, 2.0], [float("nan"), 3.0, float("nan"), -1.0]])
+    for name, fn in (("max", torch.max), ("min", torch.min)):
+        record(name, {"dim": 1}, [x], lambda: fn(x, 1))
+
+
 def gen_binary():
     pairs = [(dt, dt) for dt in DTYPES] + [
         (torch.int32, torch.float32), (torch.uint8, torch.int8), (torch.float16, torch.bfloat16),
@@ -936,6 +954,7 @@ def main():
     gen_binary_composites()
     gen_shape_ops()
     gen_gather_scatter()
+    gen_selection()
     gen_binary()
     gen_where_clamp_cast()
     gen_reductions()

@@ -677,6 +677,41 @@ impl Tensor {
         record(Op::Exp2, vec![t(self)], None)
     }
 
+    /// `torch.max(self, dim, keepdim)`: `(values, indices)`.
+    pub fn max_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        pair(record_all(
+            Op::MaxDim { dim, keepdim },
+            vec![t(self)],
+            None,
+            Some(2),
+        ))
+    }
+
+    /// `torch.min(self, dim, keepdim)`: `(values, indices)`.
+    pub fn min_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        pair(record_all(
+            Op::MinDim { dim, keepdim },
+            vec![t(self)],
+            None,
+            Some(2),
+        ))
+    }
+
+    /// `torch.argsort(self, dim, descending, stable)`.
+    pub fn argsort(&self, dim: i64, descending: bool, stable: bool) -> Tensor {
+        let op = Op::Argsort {
+            dim,
+            descending,
+            stable,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.repeat_interleave(self, repeats, dim)` with a static count.
+    pub fn repeat_interleave(&self, repeats: i64, dim: Option<i64>) -> Tensor {
+        record(Op::RepeatInterleave { repeats, dim }, vec![t(self)], None)
+    }
+
     /// `torch.square`.
     pub fn square(&self) -> Tensor {
         record(Op::Square, vec![t(self)], None)

@@ -2834,3 +2834,94 @@ pub fn one_hot(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Opt
     let eq = e.binary(BinaryOp::Eq, u, cls)?;
     one(e.cast(eq, DType::I64)?)
 }
+
+/// `max` and `min` along a dim: `amax`/`amin` for the values and
+/// `argmax`/`argmin` for the positions (both take NaN as the extreme and
+/// the first position of equal values, as PyTorch's CPU kernel); bool
+/// positions are found on uint8.
+pub fn extreme_dim(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let (values, positions, dim, keepdim) = match op {
+        Op::MaxDim { dim, keepdim } => (ReduceOp::Amax, super::ArgReduceOp::Argmax, *dim, *keepdim),
+        Op::MinDim { dim, keepdim } => (ReduceOp::Amin, super::ArgReduceOp::Argmin, *dim, *keepdim),
+        _ => return Ok(None),
+    };
+    let x = input(operands)?;
+    let v = e.reduce(values, x, vec![dim], keepdim, None)?;
+    let xi = if e.ty(x).dtype.is_bool() {
+        e.cast(x, DType::U8)?
+    } else {
+        x
+    };
+    let i = e.push(
+        Op::ArgReduce {
+            op: positions,
+            dim: Some(dim),
+            keepdim,
+        },
+        vec![Operand::Value(xi)],
+    )?;
+    Ok(Some(vec![v, i]))
+}
+
+/// `argsort`: `sort`'s second result.
+pub fn argsort(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Argsort {
+        dim,
+        descending,
+        stable,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let x = input(operands)?;
+    let sorted = e.push_all(
+        Op::Sort {
+            dim: *dim,
+            descending: *descending,
+            stable: *stable,
+        },
+        vec![Operand::Value(x)],
+    )?;
+    match sorted.get(1) {
+        Some(i) => one(*i),
+        None => Err(Error::new(ErrorKind::Arity, "sort gives two results")),
+    }
+}
+
+/// `repeat_interleave`: a dim of one inserted after `dim`, expanded to
+/// `repeats`, merged back (on the flattened input without `dim`).
+pub fn repeat_interleave(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::RepeatInterleave { repeats, dim } = op else {
+        return Ok(None);
+    };
+    let mut x = input(operands)?;
+    let d = match dim {
+        None => {
+            x = e.push(Op::Reshape { shape: vec![-1] }, vec![Operand::Value(x)])?;
+            0
+        }
+        Some(d) if e.ty(x).rank() == 0 => {
+            crate::view::wrap_dim(*d, 1)?;
+            x = e.push(Op::Reshape { shape: vec![1] }, vec![Operand::Value(x)])?;
+            0
+        }
+        Some(d) => crate::view::wrap_dim(*d, e.ty(x).rank())?,
+    };
+    let shape = e.ty(x).shape.clone();
+    let u = e.push(Op::Unsqueeze { dim: d as i64 + 1 }, vec![Operand::Value(x)])?;
+    let mut wide = shape.clone();
+    wide.insert(d + 1, *repeats);
+    let w = e.push(Op::Expand { shape: wide }, vec![Operand::Value(u)])?;
+    let mut merged = shape;
+    merged[d] *= repeats;
+    let y = e.push(Op::Reshape { shape: merged }, vec![Operand::Value(w)])?;
+    one(copy_of(e, y)?)
+}

@@ -250,6 +250,14 @@ const fn reduction(infer: crate::ops::def::InferFn, cost: Cost) -> Rules {
     Rules::new(infer, LayoutRule::Contiguous, cost).traits(REDUCTION)
 }
 
+/// Every dtype but the float8 and packed float4 formats (the ops PyTorch
+/// dispatches over all "regular" dtypes: tril, triu, flip and fliplr;
+/// flipud takes every dtype).
+const NOT_PACKED_OR_FLOAT8: S = S::ROUNDABLE
+    .union(S::COMPLEX)
+    .union(S::COMPLEX_HALF)
+    .union(S::BOOL);
+
 const fn fixed(name: &'static str, dtypes: S) -> KernelRule {
     KernelRule::Fixed(AtenKernel::new(name, dtypes))
 }
@@ -359,6 +367,19 @@ define_ops! {
         => Rules::new(infer::scan, LayoutRule::Contiguous, Cost::Kernel)
             .results(Results::Fixed(2))
             .kernel(fixed("cummin_cpu", S::REAL_NUMBERS.union(S::BOOL)));
+    /// `torch.max(x, dim, keepdim)`: the largest values along `dim` and
+    /// where they are (the first; NaN counts as the largest).
+    MaxDim "max" { dim: i64, keepdim: bool = false } (input: Tensor)
+        => reduction(infer::extreme_dim, Cost::Reduction)
+            .results(Results::Fixed(2))
+            .kernel(fixed("max_cpu", S::REAL_NUMBERS.union(S::BOOL)))
+            .expand(expand::extreme_dim);
+    /// `torch.min(x, dim, keepdim)`: the smallest values and where they are.
+    MinDim "min" { dim: i64, keepdim: bool = false } (input: Tensor)
+        => reduction(infer::extreme_dim, Cost::Reduction)
+            .results(Results::Fixed(2))
+            .kernel(fixed("min_cpu", S::REAL_NUMBERS.union(S::BOOL)))
+            .expand(expand::extreme_dim);
     /// `torch.any`: whether some element is nonzero (NaN is).
     Any "any" { dims: Option<Vec<i64>> = None, keepdim: bool = false } (input: Tensor)
         => reduction(infer::any_all, Cost::Reduction).expand(expand::any_all);
@@ -739,18 +760,22 @@ define_ops! {
     /// last two dims, zeros elsewhere.
     Tril "tril" { diagonal: i64 = 0 } (input: Tensor)
         => Rules::new(infer::triangle, LayoutRule::Contiguous, Cost::Cheap)
+            .kernel(fixed("tril", NOT_PACKED_OR_FLOAT8))
             .expand(expand::triangle);
     /// `torch.triu`: elements on and above the `diagonal`-th diagonal.
     Triu "triu" { diagonal: i64 = 0 } (input: Tensor)
         => Rules::new(infer::triangle, LayoutRule::Contiguous, Cost::Cheap)
+            .kernel(fixed("triu", NOT_PACKED_OR_FLOAT8))
             .expand(expand::triangle);
     /// `torch.flip`: the order of `dims` reversed (run as `index_select`s).
     Flip "flip" { dims: Vec<i64> } (input: Tensor)
         => Rules::new(infer::flip, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
+            .kernel(fixed("flip_cpu", NOT_PACKED_OR_FLOAT8))
             .expand(expand::flip);
     /// `torch.fliplr`: `flip` of dim 1.
     Fliplr "fliplr" (input: Tensor)
         => Rules::new(infer::flip, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
+            .kernel(fixed("flip_cpu", NOT_PACKED_OR_FLOAT8))
             .expand(expand::flip);
     /// `torch.flipud`: `flip` of dim 0.
     Flipud "flipud" (input: Tensor)
@@ -762,6 +787,16 @@ define_ops! {
     ConstantPadNd "constant_pad_nd" { pad: Vec<i64>, value: Scalar = Scalar::Int(0) } (input: Tensor)
         => Rules::new(infer::constant_pad_nd, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
             .expand(expand::constant_pad_nd);
+    /// `torch.argsort`: the positions `sort` orders the input by.
+    Argsort "argsort" { #[shown] dim: i64 = -1, descending: bool = false, stable: bool = false } (input: Tensor)
+        => Rules::new(infer::argsort, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("sort", S::ROUNDABLE.union(S::BOOL)))
+            .expand(expand::argsort);
+    /// `torch.repeat_interleave` with a static count: each element repeated
+    /// `repeats` times along `dim` (of the flattened input without one).
+    RepeatInterleave "repeat_interleave" { repeats: i64, dim: Option<i64> = None } (input: Tensor)
+        => Rules::new(infer::repeat_interleave, LayoutRule::Contiguous, Cost::Copy)
+            .expand(expand::repeat_interleave);
     /// `torch.reshape`: a view where the strides allow one, else a copy.
     Reshape "reshape" { shape: Vec<i64> } (input: Tensor) => view();
     /// `Tensor.view`: an error where the strides allow no view.
