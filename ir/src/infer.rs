@@ -362,6 +362,16 @@ fn check_refusals(refusals: &[Refusal], args: &[Arg<'_>]) -> Result<()> {
     Ok(())
 }
 
+/// PyTorch's rule for ops that compute in floats: integers and bool go to
+/// the default float dtype, other dtypes stay.
+fn floating(d: DType, ctx: &InferCtx) -> DType {
+    if d.is_integral() || d.is_bool() {
+        ctx.default_dtype.dtype()
+    } else {
+        d
+    }
+}
+
 /// A primitive unary op: its refusals, then int→float promotion for the
 /// ops that compute in floats.
 pub fn unary(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
@@ -372,8 +382,8 @@ pub fn unary(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     check_refusals(def.refusals, args)?;
     let x = tensor(args)?;
     let d = x.dtype;
-    let compute = if def.int_to_float && (d.is_integral() || d.is_bool()) {
-        ctx.default_dtype.dtype()
+    let compute = if def.int_to_float {
+        floating(d, ctx)
     } else {
         d
     };
@@ -396,12 +406,7 @@ pub fn same_dtype(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
 /// (sigmoid).
 pub fn int_to_float(_: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     let x = tensor(args)?;
-    let d = x.dtype;
-    let compute = if d.is_integral() || d.is_bool() {
-        ctx.default_dtype.dtype()
-    } else {
-        d
-    };
+    let compute = floating(x.dtype, ctx);
     Ok(single(x.shape.clone(), compute, vec![Some(compute)]))
 }
 
@@ -410,13 +415,8 @@ pub fn int_to_float(_: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred
 /// whose result is a float: integers and bool give the default float dtype.
 pub fn int_result_float(_: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     let x = tensor(args)?;
-    let d = x.dtype;
-    let result = if d.is_integral() || d.is_bool() {
-        ctx.default_dtype.dtype()
-    } else {
-        d
-    };
-    Ok(single(x.shape.clone(), result, vec![Some(d)]))
+    let result = floating(x.dtype, ctx);
+    Ok(single(x.shape.clone(), result, vec![Some(x.dtype)]))
 }
 
 /// `square`: `pow(x, 2)`, so bool squares as int64.
@@ -506,7 +506,7 @@ pub fn promoted(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     let compute = match op {
         Op::FloatPower if common.is_complex() => DType::C128,
         Op::FloatPower => DType::F64,
-        _ if to_float && (common.is_integral() || common.is_bool()) => ctx.default_dtype.dtype(),
+        _ if to_float => floating(common, ctx),
         _ => common,
     };
     if matches!(op, Op::Logaddexp) && compute.is_complex() {
@@ -554,18 +554,10 @@ pub fn heaviside(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
 
 /// `clamp_min` and `clamp_max`: `clamp`'s rule with one bound.
 pub fn clamp_one(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
-    let clamp = match op {
-        Op::ClampMin { min } => Op::Clamp {
-            min: Some(*min),
-            max: None,
-        },
-        Op::ClampMax { max } => Op::Clamp {
-            min: None,
-            max: Some(*max),
-        },
-        _ => return Err(wrong_rule("clamp_one")),
-    };
-    self::clamp(&clamp, args, ctx)
+    match crate::ops::derived::as_clamp(op) {
+        Some(clamp) => self::clamp(&clamp, args, ctx),
+        None => Err(wrong_rule("clamp_one")),
+    }
 }
 
 /// The real elementary functions Kiln composes (tan, sinh, ..., exp2):
@@ -595,8 +587,8 @@ pub fn binary(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     check_refusals(def.refusals, args)?;
     let shape = broadcast_all(args)?;
     let mut compute = common_dtype(args, ctx)?;
-    if def.int_to_float && (compute.is_integral() || compute.is_bool()) {
-        compute = ctx.default_dtype.dtype();
+    if def.int_to_float {
+        compute = floating(compute, ctx);
     }
     let scalar_exponent = matches!(args.get(1), Some(Arg::Scalar(_)));
     let result = if def.is_predicate() {
@@ -1098,11 +1090,7 @@ pub fn logsumexp(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> 
             ),
         ));
     }
-    let d = if x.dtype.is_integral() || x.dtype.is_bool() {
-        ctx.default_dtype.dtype()
-    } else {
-        x.dtype
-    };
+    let d = floating(x.dtype, ctx);
     let reduced = reduced_dims(Some(dims), x.rank())?;
     Ok(single(
         reduced_shape(&x.shape, &reduced, *keepdim),

@@ -2,7 +2,8 @@
 //! arguments (`narrow` is a `slice`, `movedim` a `permute`, `broadcast_to`
 //! an `expand`, `unflatten` a `view`, `atleast_Nd` a `view`). Their shape,
 //! their strides and their expansion all come from that one view, so they
-//! are views with PyTorch's strides by construction.
+//! are views with PyTorch's strides by construction. `clamp_min` and
+//! `clamp_max` are likewise one `clamp` ([`as_clamp`]).
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::view::wrap_dim;
@@ -115,4 +116,19 @@ fn movedim_order(source: &[i64], destination: &[i64], rank: usize) -> Result<Vec
         .into_iter()
         .map(|o| o.or_else(|| rest.next()).unwrap_or(0))
         .collect())
+}
+
+/// The `clamp` that `clamp_min` or `clamp_max` is; `None` for any other op.
+pub fn as_clamp(op: &Op) -> Option<Op> {
+    match op {
+        Op::ClampMin { min } => Some(Op::Clamp {
+            min: Some(*min),
+            max: None,
+        }),
+        Op::ClampMax { max } => Some(Op::Clamp {
+            min: None,
+            max: Some(*max),
+        }),
+        _ => None,
+    }
 }

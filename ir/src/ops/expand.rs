@@ -371,19 +371,6 @@ pub fn scaled_dot_product_attention(
         )
     };
     if *is_causal {
-        let positions = |e: &mut Emitter<'_>, n: i64, dim: i64| {
-            let a = e.push(
-                Op::Arange {
-                    start: Scalar::Int(0),
-                    end: Scalar::Int(n),
-                    step: Scalar::Int(1),
-                    dtype: None,
-                    device: None,
-                },
-                vec![],
-            )?;
-            e.push(Op::Unsqueeze { dim }, vec![Operand::Value(a)])
-        };
         let rows = positions(e, l, 1)?;
         let cols = positions(e, s, 0)?;
         let allowed = e.binary(BinaryOp::Le, cols, rows)?;
@@ -644,6 +631,22 @@ pub fn split(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
         out.push(e.push(p, vec![Operand::Value(x)])?);
     }
     Ok(Some(out))
+}
+
+/// `arange(0, n)` (int64) with a dim of one inserted at `dim`: row
+/// (`dim` 1) or column (`dim` 0) positions for masks over two dims.
+fn positions(e: &mut Emitter<'_>, n: i64, dim: i64) -> Result<ValueId> {
+    let a = e.push(
+        Op::Arange {
+            start: Scalar::Int(0),
+            end: Scalar::Int(n),
+            step: Scalar::Int(1),
+            dtype: None,
+            device: None,
+        },
+        vec![],
+    )?;
+    e.push(Op::Unsqueeze { dim }, vec![Operand::Value(a)])
 }
 
 /// `where(cond, a, b)`.
@@ -1481,16 +1484,8 @@ pub fn clamp_one(
     op: &Op,
     operands: &[Operand],
 ) -> Result<Option<Vec<ValueId>>> {
-    let clamp = match op {
-        Op::ClampMin { min } => Op::Clamp {
-            min: Some(*min),
-            max: None,
-        },
-        Op::ClampMax { max } => Op::Clamp {
-            min: None,
-            max: Some(*max),
-        },
-        _ => return Ok(None),
+    let Some(clamp) = super::derived::as_clamp(op) else {
+        return Ok(None);
     };
     one(e.push(clamp, vec![Operand::Value(input(operands)?)])?)
 }
@@ -1649,19 +1644,6 @@ pub fn triangle(
     let x = input(operands)?;
     let ty = e.ty(x).clone();
     let (n, m) = (ty.shape[ty.rank() - 2], ty.shape[ty.rank() - 1]);
-    let positions = |e: &mut Emitter<'_>, len: i64, dim: i64| {
-        let a = e.push(
-            Op::Arange {
-                start: Scalar::Int(0),
-                end: Scalar::Int(len),
-                step: Scalar::Int(1),
-                dtype: None,
-                device: None,
-            },
-            vec![],
-        )?;
-        e.push(Op::Unsqueeze { dim }, vec![Operand::Value(a)])
-    };
     let rows = positions(e, n, 1)?;
     let cols = positions(e, m, 0)?;
     let offset = e.binary(BinaryOp::Sub, cols, rows)?;
