@@ -131,49 +131,60 @@ fn close(got: f64, expected: f64, rtol: f64, atol: f64) -> bool {
 }
 
 fn sums(op: &str) -> bool {
-    matches!(
-        op,
-        "sum"
-            | "prod"
-            | "mean"
-            | "matmul"
-            | "linear"
-            | "scaled_dot_product_attention"
-            | "softmax"
-            | "log_softmax"
-            | "layer_norm"
-            | "mm"
-            | "bmm"
-            | "mv"
-            | "dot"
-            | "inner"
-            | "addmm"
-            | "addmv"
-            | "baddbmm"
-            | "addbmm"
-            | "trace"
-            | "linalg_vecdot"
-            | "rms_norm"
-            | "group_norm"
-            | "batch_norm"
-            | "instance_norm"
-            | "normalize"
-            | "mse_loss"
-            | "l1_loss"
-            | "smooth_l1_loss"
-            | "huber_loss"
-            | "binary_cross_entropy"
-            | "binary_cross_entropy_with_logits"
-            | "kl_div"
-            | "soft_margin_loss"
-            | "margin_ranking_loss"
-            | "hinge_embedding_loss"
-            | "poisson_nll_loss"
-            | "cosine_similarity"
-            | "pairwise_distance"
-            | "nll_loss"
-            | "cross_entropy"
-    )
+    // Convolutions, average pools and (bi/tri)linear or bicubic resampling
+    // sum windows in PyTorch's own order.
+    const SUMMING: [&str; 6] = [
+        "conv",
+        "avg_pool",
+        "adaptive_avg_pool",
+        "upsample_linear",
+        "upsample_bi",
+        "upsample_tri",
+    ];
+    SUMMING.iter().any(|p| op.starts_with(p))
+        || matches!(
+            op,
+            "sum"
+                | "prod"
+                | "mean"
+                | "matmul"
+                | "linear"
+                | "scaled_dot_product_attention"
+                | "softmax"
+                | "log_softmax"
+                | "layer_norm"
+                | "mm"
+                | "bmm"
+                | "mv"
+                | "dot"
+                | "inner"
+                | "addmm"
+                | "addmv"
+                | "baddbmm"
+                | "addbmm"
+                | "trace"
+                | "linalg_vecdot"
+                | "rms_norm"
+                | "group_norm"
+                | "batch_norm"
+                | "instance_norm"
+                | "normalize"
+                | "mse_loss"
+                | "l1_loss"
+                | "smooth_l1_loss"
+                | "huber_loss"
+                | "binary_cross_entropy"
+                | "binary_cross_entropy_with_logits"
+                | "kl_div"
+                | "soft_margin_loss"
+                | "margin_ranking_loss"
+                | "hinge_embedding_loss"
+                | "poisson_nll_loss"
+                | "cosine_similarity"
+                | "pairwise_distance"
+                | "nll_loss"
+                | "cross_entropy"
+        )
 }
 
 /// Compares one result of a case with PyTorch's.

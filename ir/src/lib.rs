@@ -33,6 +33,7 @@ pub mod parse;
 pub mod print;
 pub mod promotion;
 pub mod scalar;
+pub mod spatial;
 pub mod support;
 pub mod types;
 pub mod verify;
@@ -44,8 +45,8 @@ pub use error::{Error, ErrorKind, Location, Result};
 pub use graph::{Func, FuncBuilder, Inst, Module, NewInst, Operand, Stage, ValueId};
 pub use layout::{Layout, MemoryFormat};
 pub use ops::{
-    ArgReduceOp, BinaryOp, GeluApproximate, LossReduction, Op, PowForm, ReduceOp, RoundingMode,
-    Traits, UnaryOp,
+    ArgReduceOp, BinaryOp, ConvPadding, GeluApproximate, LossReduction, Op, PowForm, ReduceOp,
+    RoundingMode, Traits, UnaryOp,
 };
 pub use parse::{parse_bytes, parse_module};
 pub use promotion::{DefaultDType, can_cast, promote_types, result_type};

@@ -946,6 +946,504 @@ def gen_issue16_opinfo():
         record(kiln, attrs, operands, call)
 
 
+# Spatial ops: convolution, pooling and resampling, under ATen's names and
+# attribute names. Every case is computed by spatial_call() from the same
+# attrs it records, so the attributes and the values cannot disagree.
+
+SPATIAL_FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+# Integer dtypes PyTorch's CPU pools (see gen_pool): max_pool2d/3d and every
+# max_poolNd_with_indices take all five; avg_pool1d/2d/3d take int64 only;
+# max_pool1d (no indices), the adaptive pools and the upsamplings none.
+POOL_INTS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+_A = torch.ops.aten
+_UPSAMPLE_SCALES = {1: ["scales"], 2: ["scales_h", "scales_w"], 3: ["scales_d", "scales_h", "scales_w"]}
+
+
+def spatial_call(op, a, operands):
+    """Runs the Kiln op `op` with attributes `a` on `operands` through
+    PyTorch (the ATen op of that name, or F.convNd/F.conv_transposeNd)."""
+    x = operands[0]
+    w = operands[1] if len(operands) > 1 else None
+    b = operands[2] if len(operands) > 2 else None
+    if op == "convolution":
+        return _A.convolution(x, w, b, a["stride"], a["padding"], a["dilation"], a["transposed"],
+                              a["output_padding"], a["groups"])
+    if op in ("conv1d", "conv2d", "conv3d"):
+        return getattr(F, op)(x, w, b, a.get("stride", [1]), a.get("padding", [0]), a.get("dilation", [1]),
+                              a.get("groups", 1))
+    if op.startswith("conv_transpose"):
+        return getattr(F, op)(x, w, b, a.get("stride", [1]), a.get("padding", [0]), a.get("output_padding", [0]),
+                              a.get("groups", 1), a.get("dilation", [1]))
+    if op.startswith("max_pool"):
+        return getattr(_A, op)(x, a["kernel_size"], a.get("stride", []), a.get("padding", [0]),
+                               a.get("dilation", [1]), a.get("ceil_mode", False))
+    if op == "avg_pool1d":
+        return _A.avg_pool1d(x, a["kernel_size"], a.get("stride", []), a.get("padding", [0]),
+                             a.get("ceil_mode", False), a.get("count_include_pad", True))
+    if op in ("avg_pool2d", "avg_pool3d"):
+        return getattr(_A, op)(x, a["kernel_size"], a.get("stride", []), a.get("padding", [0]),
+                               a.get("ceil_mode", False), a.get("count_include_pad", True),
+                               a.get("divisor_override"))
+    if op.startswith("adaptive_"):
+        return getattr(_A, op)(x, a["output_size"])
+    d = int(op[-2])
+    scales = [a.get(k) for k in _UPSAMPLE_SCALES[d]]
+    fn = getattr(_A, op).default
+    if "nearest" in op:
+        return fn(x, a["output_size"], *scales)
+    return fn(x, a["output_size"], a["align_corners"], *scales)
+
+
+def spatial_record(op, attrs, operands):
+    record(op, attrs, list(operands), lambda: spatial_call(op, attrs, list(operands)))
+
+
+def spatial_randn(g, dt, *shape):
+    """Small random values rounded to dt (integers in a small range)."""
+    if dt.is_floating_point:
+        return torch.randn(*shape, generator=g, dtype=torch.float64).to(dt)
+    if dt == torch.uint8:
+        return torch.randint(0, 60, shape, generator=g).to(dt)
+    return torch.randint(-30, 30, shape, generator=g).to(dt)
+
+
+def spatial_subset(dt, cases):
+    """Every case on f32; on each other dtype, every third case (f64, f16 and
+    bf16 in turn) or every other one (the integer dtypes in turn), so each
+    case also runs on one other dtype."""
+    if dt == torch.float32:
+        return cases
+    if dt.is_floating_point:
+        k = SPATIAL_FLOATS.index(dt) - 1
+        return cases[k::3]
+    return cases[POOL_INTS.index(dt) % 2::2]
+
+
+def gen_conv():
+    """conv1d/2d/3d, conv_transpose1d/2d/3d and convolution: strides,
+    padding (ints, 'same' with odd and even kernels, 'valid'), dilation,
+    groups and depthwise, bias or none, unbatched inputs, empty batch,
+    transposed with output_padding, groups and dilation."""
+    g = torch.Generator().manual_seed(2024)
+
+    def conv(stride, padding, dilation, transposed, output_padding, groups):
+        return {"stride": stride, "padding": padding, "dilation": dilation, "transposed": transposed,
+                "output_padding": output_padding, "groups": groups}
+
+    for dt in SPATIAL_FLOATS:
+        r = lambda *s: spatial_randn(g, dt, *s)
+        x, w, b = r(2, 4, 9), r(6, 4, 3), r(6)
+        w2, w4, wd, wd2 = r(6, 2, 3), r(6, 4, 4), r(4, 1, 3), r(8, 1, 2)
+        cases = [("conv1d", a, o) for a, o in (
+            ({}, [x, w, b]),
+            ({}, [x, w]),
+            ({"stride": [2]}, [x, w, b]),
+            ({"padding": [1]}, [x, w]),
+            ({"padding": [4]}, [x, w, b]),
+            ({"dilation": [2]}, [x, w, b]),
+            ({"stride": [2], "padding": [2], "dilation": [3]}, [x, w, b]),
+            ({"groups": 2}, [x, w2, b]),
+            ({"groups": 4}, [x, wd]),
+            ({"groups": 4, "stride": [2], "padding": [1]}, [x, wd2, r(8)]),
+            ({"padding": "same"}, [x, w, b]),
+            ({"padding": "same"}, [x, w4]),
+            ({"padding": "same", "dilation": [2]}, [x, w4, b]),
+            ({"padding": "same", "groups": 4}, [x, wd2]),
+            ({"padding": "valid"}, [x, w4, b]),
+            ({"padding": "valid", "stride": [3]}, [x, w]),
+            ({}, [x[0], w, b]),
+            ({"padding": "same", "groups": 2}, [x[1], w2]),
+            ({}, [x[:0], w, b]),
+            ({"stride": [9]}, [x, r(6, 4, 9), b]),
+        )]
+        x, w, b = r(2, 4, 4, 5), r(3, 4, 3, 3), r(3)
+        w2, wd, w1 = r(4, 2, 3, 2), r(4, 1, 3, 3), r(3, 4, 1, 1)
+        we, wd2 = r(3, 4, 2, 4), r(8, 1, 2, 2)
+        cases += [("conv2d", a, o) for a, o in (
+            ({}, [x, w, b]),
+            ({}, [x, w]),
+            ({"stride": [2, 1]}, [x, w, b]),
+            ({"stride": [2]}, [x, w]),
+            ({"padding": [1, 2]}, [x, w, b]),
+            ({"padding": [1]}, [x, w]),
+            ({"dilation": [2, 1], "padding": [1, 0]}, [x, w, b]),
+            ({"stride": [2, 3], "padding": [2, 1], "dilation": [1, 2]}, [x, w, b]),
+            ({"groups": 2}, [x, w2, r(4)]),
+            ({"groups": 2, "stride": [1, 2], "padding": [1, 1]}, [x, w2]),
+            ({"groups": 4}, [x, wd, r(4)]),
+            ({"groups": 4, "padding": [1, 1], "dilation": [2, 2]}, [x, wd]),
+            ({"groups": 4, "stride": [2, 2]}, [x, wd2, r(8)]),
+            ({}, [x, w1, b]),
+            ({"stride": [2, 2]}, [x, w1]),
+            ({"padding": "same"}, [x, w, b]),
+            ({"padding": "same"}, [x, we]),
+            ({"padding": "same", "dilation": [2, 3]}, [x, we, r(3)]),
+            ({"padding": "valid"}, [x, we]),
+            ({}, [x[1], w, b]),
+            ({"padding": "same", "groups": 4}, [x[0], wd]),
+            ({}, [x[:0], w, b]),
+        )]
+        x, w, b = r(1, 4, 3, 4, 4), r(2, 4, 2, 2, 2), r(2)
+        cases += [("conv3d", a, o) for a, o in (
+            ({}, [x, w, b]),
+            ({"stride": [1, 2, 2], "padding": [1, 0, 1]}, [x, w]),
+            ({"dilation": [1, 2, 2]}, [x, w, b]),
+            ({"groups": 2}, [x, r(4, 2, 2, 1, 3), r(4)]),
+            ({"groups": 4, "padding": [0, 1, 1]}, [x, r(4, 1, 1, 3, 3)]),
+            ({"padding": "same"}, [x, w, b]),
+            ({"padding": "valid", "stride": [2]}, [x, w]),
+            ({}, [x[0], w, b]),
+            ({}, [x[:0], w, b]),
+        )]
+        # conv_transpose: weight [in, out / groups, k...]
+        x, w, b = r(2, 4, 5), r(4, 3, 3), r(3)
+        cases += [("conv_transpose1d", a, o) for a, o in (
+            ({}, [x, w, b]),
+            ({"stride": [2]}, [x, w]),
+            ({"stride": [2], "output_padding": [1]}, [x, w, b]),
+            ({"stride": [3], "padding": [1], "output_padding": [2]}, [x, w, b]),
+            ({"dilation": [2], "output_padding": [1], "stride": [1]}, [x, w]),
+            ({"padding": [2]}, [x, w, b]),
+            ({"groups": 2, "stride": [2]}, [x, r(4, 2, 3), r(4)]),
+            ({"groups": 4, "stride": [2], "padding": [1], "dilation": [2]}, [x, r(4, 1, 2)]),
+            ({}, [x[0], w, b]),
+            ({}, [x[:0], w, b]),
+        )]
+        x, w, b = r(2, 4, 3, 4), r(4, 2, 3, 2), r(2)
+        cases += [("conv_transpose2d", a, o) for a, o in (
+            ({}, [x, w, b]),
+            ({"stride": [2, 1]}, [x, w]),
+            ({"stride": [2, 3], "padding": [1, 1], "output_padding": [1, 2]}, [x, w, b]),
+            ({"dilation": [2, 1], "padding": [1, 0], "output_padding": [1, 0]}, [x, w, b]),
+            ({"groups": 2, "stride": [2, 2]}, [x, r(4, 3, 2, 2), r(6)]),
+            ({"groups": 4}, [x, r(4, 1, 3, 3)]),
+            ({}, [x[1], w, b]),
+            ({}, [x[:0], w]),
+        )]
+        x, w, b = r(1, 2, 2, 3, 3), r(2, 2, 2, 2, 2), r(2)
+        cases += [("conv_transpose3d", a, o) for a, o in (
+            ({}, [x, w, b]),
+            ({"stride": [2, 1, 2], "padding": [0, 1, 1], "output_padding": [1, 0, 1]}, [x, w]),
+            ({"groups": 2, "dilation": [1, 2, 1]}, [x, r(2, 1, 2, 2, 2), r(2)]),
+            ({}, [x[0], w]),
+        )]
+        # convolution: every attribute given, transposed or not; bias or none.
+        x1, x2, x3 = r(2, 4, 7), r(1, 4, 5, 4), r(1, 2, 3, 3, 4)
+        cases += [("convolution", a, o) for a, o in (
+            (conv([1], [0], [1], False, [0], 1), [x1, r(3, 4, 3), r(3)]),
+            (conv([2], [1], [2], False, [0], 2), [x1, r(4, 2, 2), None]),
+            (conv([2], [1], [1], True, [1], 1), [x1, r(4, 3, 3), r(3)]),
+            (conv([1, 2], [1, 0], [1, 1], False, [0, 0], 1), [x2, r(3, 4, 3, 3), r(3)]),
+            (conv([1, 1], [0, 0], [2, 1], False, [0, 0], 4), [x2, r(4, 1, 2, 2), r(4)]),
+            (conv([2, 2], [1, 0], [1, 1], True, [1, 1], 2), [x2, r(4, 2, 3, 2), r(4)]),
+            (conv([2, 1], [0, 1], [2, 2], True, [1, 0], 1), [x2, r(4, 1, 2, 2), None]),
+            (conv([1], [1], [1], False, [0], 1), [x2, r(2, 4, 3, 3), None]),
+            (conv([1, 1, 1], [0, 1, 0], [1, 1, 1], False, [0, 0, 0], 1), [x3, r(3, 2, 2, 2, 2), r(3)]),
+            (conv([2, 1, 2], [0, 0, 1], [1, 1, 1], True, [1, 0, 0], 2), [x3, r(2, 2, 1, 2, 2), r(4)]),
+            (conv([1], [0], [1], False, [0], 1), [x1[:0], r(3, 4, 3), r(3)]),
+        )]
+        for op, attrs, operands in spatial_subset(dt, cases):
+            spatial_record(op, attrs, operands)
+
+
+def gen_pool():
+    """max_poolNd (values; with indices), avg_poolNd and the adaptive
+    pools: strides, padding, dilation, ceil_mode edge cases (a last window
+    that would start in the padding), count_include_pad, divisor_override,
+    adaptive sizes that don't divide the input, NaN and infinities, empty
+    batch, unbatched inputs; the integer dtypes where PyTorch's CPU pools them."""
+    g = torch.Generator().manual_seed(2025)
+    for dt in SPATIAL_FLOATS + POOL_INTS:
+        r = lambda *s: spatial_randn(g, dt, *s)
+        cases = []
+        x1, x2, x3 = r(2, 3, 7), r(2, 2, 5, 6), r(1, 2, 4, 3, 5)
+        for d, x in ((1, x1), (2, x2), (3, x3)):
+            plain = [
+                {"kernel_size": [2] * d},
+                {"kernel_size": [3, 2, 2][:d], "stride": [1, 2, 1][:d]},
+                {"kernel_size": [3] * d, "stride": [2] * d, "padding": [1] * d},
+                # ceil_mode: the last window would start in the padding, and is dropped.
+                {"kernel_size": [2] * d, "stride": [2] * d, "padding": [1] * d, "ceil_mode": True},
+                {"kernel_size": [2] * d, "dilation": [2] * d, "stride": [1] * d, "padding": [1] * d},
+                # ceil_mode: an extra, partial window.
+                {"kernel_size": [3] * d, "stride": [2] * d, "ceil_mode": True},
+                {"kernel_size": [2] * d, "padding": [1] * d},
+                # ceil_mode: the last window runs past the input.
+                {"kernel_size": [2] * d, "ceil_mode": True},
+            ]
+            if d == 3:
+                plain = [plain[i] for i in (0, 2, 3, 7)]
+            if d == 2:
+                plain += [
+                    {"kernel_size": [2], "stride": [], "padding": [0], "dilation": [1], "ceil_mode": False},
+                    {"kernel_size": [3, 2], "stride": [2, 3], "padding": [1, 1], "dilation": [1, 2], "ceil_mode": True},
+                    {"kernel_size": [5, 6]},
+                ]
+            for op in (f"max_pool{d}d", f"max_pool{d}d_with_indices"):
+                cases += [(op, a, [x]) for a in plain]
+                cases += [(op, {"kernel_size": [2] * d}, [x[:0]]),
+                          (op, {"kernel_size": [2] * d, "padding": [1] * d, "stride": [1] * d}, [x[0]])]
+                if dt.is_floating_point:  # NaN, infinities, -0.0 and ties from make()
+                    xs = make(dt, list(x.shape[:1]) + [2] + list(x.shape[2:]))
+                    cases += [(op, a, [xs]) for a in plain[:2] + plain[-2:]]
+        cases += [("avg_pool1d", a, [x1]) for a in (
+            {"kernel_size": [2]},
+            {"kernel_size": [3], "stride": [2], "padding": [1]},
+            {"kernel_size": [3], "stride": [2], "padding": [1], "count_include_pad": False},
+            {"kernel_size": [2], "stride": [2], "padding": [1], "ceil_mode": True},
+            {"kernel_size": [2], "ceil_mode": True},
+            {"kernel_size": [4], "stride": [3], "padding": [2], "ceil_mode": True, "count_include_pad": False},
+            {"kernel_size": [4], "stride": [3], "padding": [2], "ceil_mode": True, "count_include_pad": True},
+        )]
+        cases += [("avg_pool1d", {"kernel_size": [3]}, [x1[0]])]
+        cases += [("avg_pool2d", a, [x2]) for a in (
+            {"kernel_size": [2, 2]},
+            {"kernel_size": [3, 2], "stride": [2, 1], "padding": [1, 1]},
+            {"kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1], "count_include_pad": False},
+            {"kernel_size": [2, 3], "stride": [2, 2], "padding": [1, 1], "ceil_mode": True},
+            {"kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1], "ceil_mode": True, "count_include_pad": False},
+            {"kernel_size": [2, 2], "divisor_override": 3},
+            {"kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1], "divisor_override": 2, "count_include_pad": False},
+            {"kernel_size": [2], "stride": [], "padding": [0], "ceil_mode": False, "count_include_pad": True},
+        )]
+        cases += [("avg_pool2d", {"kernel_size": [2, 2], "ceil_mode": True}, [x2[0]]),
+                  ("avg_pool2d", {"kernel_size": [2, 2]}, [x2[:0]])]
+        cases += [("avg_pool3d", a, [x3]) for a in (
+            {"kernel_size": [2, 2, 2]},
+            {"kernel_size": [2, 3, 2], "stride": [1, 2, 2], "padding": [1, 1, 0], "count_include_pad": False},
+            {"kernel_size": [2, 2, 3], "stride": [2, 2, 2], "padding": [0, 1, 1], "ceil_mode": True},
+            {"kernel_size": [2, 2, 2], "divisor_override": 5},
+        )]
+        cases += [("avg_pool3d", {"kernel_size": [2, 2, 2]}, [x3[0]])]
+        if dt.is_floating_point:  # the adaptive pools take floats only
+            xa1, xa2, xa3 = r(2, 3, 7), r(1, 2, 5, 7), r(1, 2, 4, 5, 3)
+            sizes = {1: [[3], [7], [10], [1], [4]], 2: [[3, 2], [5, 7], [1, 1], [4, 9], [2, 5]],
+                     3: [[2, 3, 2], [1, 1, 1], [3, 2, 5], [4, 5, 3]]}
+            for d, x in ((1, xa1), (2, xa2), (3, xa3)):
+                for kind in ("avg", "max"):
+                    op = f"adaptive_{kind}_pool{d}d"
+                    cases += [(op, {"output_size": s}, [x]) for s in sizes[d]]
+                    cases += [(op, {"output_size": sizes[d][0]}, [x[0]]),
+                              (op, {"output_size": sizes[d][0]}, [x[:0]]),
+                              (op, {"output_size": sizes[d][0]}, [make(dt, list(x.shape))])]
+        for op, attrs, operands in spatial_subset(dt, cases):
+            spatial_record(op, attrs, operands)
+
+
+def gen_upsample():
+    """The upsamplings: nearest, nearest-exact, (bi/tri)linear and bicubic,
+    up and down, by output size and by scales (output size floor(in*s)),
+    align_corners both ways, on 1-, 2- and 3-D spatial inputs."""
+    g = torch.Generator().manual_seed(2026)
+    plans = {
+        1: [([11], None), ([3], None), ([5], None), (None, [2.0]), (None, [1.7]), (None, [0.6]), (None, [2.5])],
+        2: [([7, 9], None), ([3, 2], None), ([4, 9], None), (None, [2.0, 1.5]), (None, [1.5, 0.7]),
+            (None, [0.5, 0.5]), (None, [1.3, 1.1])],
+        3: [([5, 4, 6], None), ([2, 2, 3], None), (None, [2.0, 1.5, 0.75]), (None, [0.7, 1.0, 2.2])],
+    }
+    for dt in SPATIAL_FLOATS:
+        r = lambda *s: spatial_randn(g, dt, *s)
+        xs = {1: r(2, 3, 5), 2: r(1, 2, 4, 5), 3: r(1, 2, 3, 3, 4)}
+        cases = []
+        for d, x in xs.items():
+            nearest = [f"upsample_nearest{d}d", f"_upsample_nearest_exact{d}d"]
+            interp = {1: ["upsample_linear1d"], 2: ["upsample_bilinear2d", "upsample_bicubic2d"],
+                      3: ["upsample_trilinear3d"]}[d]
+            for size, scales in plans[d]:
+                if size is None:
+                    size = [math.floor(n * s) for n, s in zip(x.shape[2:], scales)]
+                attrs = {"output_size": size}
+                if scales is not None:
+                    attrs.update(zip(_UPSAMPLE_SCALES[d], scales))
+                cases += [(op, attrs, [x]) for op in nearest]
+                cases += [(op, dict(attrs, align_corners=ac), [x]) for op in interp for ac in (False, True)]
+            for op in nearest + interp:
+                extra = {} if "nearest" in op else {"align_corners": False}
+                size = [2 * n for n in x.shape[2:]]
+                cases += [(op, dict(extra, output_size=size), [x[:0]]),
+                          (op, dict(extra, output_size=size), [make(dt, list(x.shape))])]
+        # Only some scales given: the others come from the sizes.
+        cases += [
+            ("upsample_nearest2d", {"output_size": [6, 8], "scales_w": 1.5}, [xs[2]]),
+            ("upsample_bilinear2d", {"output_size": [6, 8], "align_corners": False, "scales_h": 1.5}, [xs[2]]),
+            ("upsample_trilinear3d", {"output_size": [4, 3, 4], "align_corners": False, "scales_d": 1.25}, [xs[3]]),
+        ]
+        for op, attrs, operands in spatial_subset(dt, cases):
+            spatial_record(op, attrs, operands)
+
+
+_OPINFO_CONV = {f"nn.functional.conv{d}d": d for d in (1, 2, 3)}
+_OPINFO_CONVT = {f"nn.functional.conv_transpose{d}d": d for d in (1, 2, 3)}
+_OPINFO_MAXPOOL = {f"nn.functional.max_pool{d}d": d for d in (1, 2, 3)}
+_OPINFO_AVGPOOL = {f"nn.functional.avg_pool{d}d": d for d in (1, 2, 3)}
+_OPINFO_ADAPTIVE = {f"nn.functional.adaptive_{k}_pool{d}d": (k, d) for k in ("avg", "max") for d in (1, 2, 3)}
+# Keeps one max_pool sample in this many (PyTorch has 576 to 1440 of them).
+_OPINFO_MAXPOOL_EVERY = {1: 29, 2: 47, 3: 41}
+
+
+def _spatial_list(v, d):
+    """An F argument (int or tuple) as an ATen int list."""
+    return [v] * d if isinstance(v, int) else list(v)
+
+
+def _spatial_from_opinfo(name, x, args, kw):
+    """(Kiln op, attrs, operands, F call) for an OpInfo sample, or None when
+    the sample cannot be written with the Kiln op's attributes."""
+    if name in _OPINFO_CONV or name in _OPINFO_CONVT:
+        t = name in _OPINFO_CONVT
+        d = (_OPINFO_CONVT if t else _OPINFO_CONV)[name]
+        order = ["weight", "bias", "stride", "padding"] + (["output_padding", "groups", "dilation"] if t
+                                                          else ["dilation", "groups"])
+        kw = dict(kw, **dict(zip(order, args)))
+        attrs = {}
+        for k in ("stride", "padding", "output_padding", "dilation"):
+            if k in kw:
+                attrs[k] = kw[k] if isinstance(kw[k], str) else _spatial_list(kw[k], d)
+        if "groups" in kw:
+            attrs["groups"] = kw["groups"]
+        op = name.split(".")[-1]
+        return op, attrs, [x, kw["weight"], kw.get("bias")], lambda: getattr(F, op)(x, **kw)
+    if name in _OPINFO_MAXPOOL:
+        d = _OPINFO_MAXPOOL[name]
+        kw = dict(kw, **dict(zip(["kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"], args)))
+        attrs = {"kernel_size": _spatial_list(kw["kernel_size"], d)}
+        for k in ("stride", "padding", "dilation"):
+            if kw.get(k) is not None:
+                attrs[k] = _spatial_list(kw[k], d)
+        if "ceil_mode" in kw:
+            attrs["ceil_mode"] = kw["ceil_mode"]
+        op = f"max_pool{d}d" + ("_with_indices" if kw.get("return_indices") else "")
+        return op, attrs, [x], lambda: getattr(F, f"max_pool{d}d")(x, **kw)
+    if name in _OPINFO_AVGPOOL:
+        d = _OPINFO_AVGPOOL[name]
+        order = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
+        kw = dict(kw, **dict(zip(order, args)))
+        attrs = {"kernel_size": _spatial_list(kw["kernel_size"], d)}
+        for k in ("stride", "padding"):
+            if kw.get(k) is not None:
+                attrs[k] = _spatial_list(kw[k], d)
+        for k in ("ceil_mode", "count_include_pad", "divisor_override"):
+            if kw.get(k) is not None:
+                attrs[k] = kw[k]
+        if d == 1 and "divisor_override" in attrs:
+            return None
+        return f"avg_pool{d}d", attrs, [x], lambda: getattr(F, f"avg_pool{d}d")(x, **kw)
+    if name in _OPINFO_ADAPTIVE:
+        kind, d = _OPINFO_ADAPTIVE[name]
+        size = args[0] if args else kw["output_size"]
+        size = [size] * d if isinstance(size, int) or size is None else list(size)
+        size = [x.shape[x.dim() - d + i] if s is None else s for i, s in enumerate(size)]
+        fn = getattr(F, name.split(".")[-1])
+        call = (lambda: fn(x, *args, **kw)) if kind == "avg" else (lambda: fn(x, args[0], True))
+        return f"adaptive_{kind}_pool{d}d", {"output_size": size}, [x], call
+    return None
+
+
+_INTERP_OPS = {"nearest": "upsample_nearest{d}d", "nearest-exact": "_upsample_nearest_exact{d}d",
+               "linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d",
+               "bicubic": "upsample_bicubic2d", "trilinear": "upsample_trilinear3d",
+               "area": "adaptive_avg_pool{d}d"}
+
+
+def _interpolate_from_opinfo(x, args, kw):
+    """F.interpolate's arguments as (Kiln op, attrs), or None."""
+    kw = dict(kw, **dict(zip(["size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
+                               "antialias"], args)))
+    if kw.get("antialias"):
+        return None
+    d = x.dim() - 2
+    mode = kw.get("mode", "nearest")
+    op = _INTERP_OPS[mode].format(d=d)
+    size, sf = kw.get("size"), kw.get("scale_factor")
+    attrs = {}
+    if size is not None:
+        attrs["output_size"] = _spatial_list(size, d)
+    else:
+        sf = [float(sf)] * d if isinstance(sf, (int, float)) else [float(s) for s in sf]
+        attrs["output_size"] = [math.floor(n * s) for n, s in zip(x.shape[2:], sf)]
+        if not kw.get("recompute_scale_factor") and mode != "area":
+            attrs.update(zip(_UPSAMPLE_SCALES[d], sf))
+    if mode in ("linear", "bilinear", "bicubic", "trilinear"):
+        attrs["align_corners"] = bool(kw.get("align_corners"))
+    return op, attrs
+
+
+def gen_spatial_opinfo():
+    """PyTorch's OpInfo samples for the convolutions, the pools and
+    F.interpolate (each of its modes; 'area' is adaptive_avg_poolNd),
+    written with the ATen ops' attributes. Each sample runs on one of f32,
+    f64, f16 and bf16 in turn; max_pool keeps one sample in 29 to 47; a
+    sample that only repeats an earlier one's op, attributes, shapes and
+    dtype (align_corners None and False) is left out. The ATen op is checked
+    to give F's result bit for bit."""
+    from torch.testing._internal.common_methods_invocations import op_db
+    torch.manual_seed(2027)
+    names = set(_OPINFO_CONV) | set(_OPINFO_CONVT) | set(_OPINFO_MAXPOOL) | set(_OPINFO_AVGPOOL) | set(_OPINFO_ADAPTIVE)
+    mismatches, seen = [], set()
+    for op_info in op_db:
+        interp = op_info.name in ("nn.functional.interpolate", "nn.functional.upsample_nearest",
+                                  "nn.functional.upsample_bilinear")
+        if not interp and (op_info.name not in names or op_info.variant_test_name):
+            continue
+        for dt in SPATIAL_FLOATS:
+            try:
+                samples = list(op_info.sample_inputs("cpu", dt))
+            except Exception:
+                continue
+            for i, s in enumerate(samples):
+                if SPATIAL_FLOATS[i % 4] != dt:
+                    continue
+                every = _OPINFO_MAXPOOL_EVERY.get(_OPINFO_MAXPOOL.get(op_info.name))
+                if every and i % every != 0:
+                    continue
+                x = s.input.contiguous()
+                args = [a.contiguous() if isinstance(a, torch.Tensor) else a for a in s.args]
+                kw = {k: (v.contiguous() if isinstance(v, torch.Tensor) else v) for k, v in s.kwargs.items()}
+                if any(isinstance(v, torch.Tensor) and v.numel() > 400 for v in [x] + args + list(kw.values())):
+                    continue
+                if interp:
+                    if op_info.name == "nn.functional.upsample_nearest":
+                        kw = dict(kw, mode="nearest")
+                    elif op_info.name == "nn.functional.upsample_bilinear":
+                        kw = dict(kw, mode="bilinear", align_corners=True)
+                    t = _interpolate_from_opinfo(x, args, kw)
+                    if t is None:
+                        continue
+                    op, attrs = t
+                    operands = [x]
+                    call = lambda: F.interpolate(x, *args, **kw)
+                else:
+                    t = _spatial_from_opinfo(op_info.name, x, args, kw)
+                    if t is None:
+                        continue
+                    op, attrs, operands, call = t
+                try:
+                    want = call()
+                except Exception:
+                    continue
+                try:
+                    got = spatial_call(op, attrs, operands)
+                except Exception as e:
+                    mismatches.append((op, attrs, repr(e)))
+                    continue
+                want = tuple(want) if isinstance(want, tuple) else (want,)
+                if sum(o.numel() for o in want) > 500:
+                    continue
+                got = tuple(got) if isinstance(got, tuple) else (got,)
+                if len(want) != len(got) or not all(a.shape == b.shape and torch.equal(
+                        torch.nan_to_num(a.double(), 7.0), torch.nan_to_num(b.double(), 7.0)) for a, b in zip(want, got)):
+                    mismatches.append((op, attrs, "values differ"))
+                    continue
+                key = json.dumps([op, attrs, [None if o is None else [SHORT[o.dtype], list(o.shape)]
+                                              for o in operands]])
+                if key not in seen:
+                    seen.add(key)
+                    spatial_record(op, attrs, operands)
+    for m in mismatches:
+        print("spatial OpInfo sample not written as an ATen op:", m, file=sys.stderr)
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -966,6 +1464,10 @@ def main():
     gen_matmul()
     gen_creation()
     gen_issue16()
+    gen_conv()
+    gen_pool()
+    gen_upsample()
+    gen_spatial_opinfo()
     out = {
         "meta": {
             "torch_version": torch.__version__,

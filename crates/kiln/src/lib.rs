@@ -51,7 +51,10 @@ pub use defaults::{
     default_device, default_dtype, set_default_device, set_default_dtype, with_default_device,
     with_default_dtype,
 };
-pub use tensor::{AttentionOptions, Tensor, arange, cat, full, ones, stack, where_, zeros};
+pub use tensor::{
+    AttentionOptions, ConvOptions, Interpolate, InterpolateMode, PoolOptions, Tensor, arange, cat,
+    full, ones, stack, where_, zeros,
+};
 pub use trace::{
     Input, IntoOutputs, TensorOrScalar, TensorSpec, Traced, apply, apply_named, trace,
 };

@@ -14,6 +14,9 @@ use kiln_ir::{
 
 use crate::defaults::default_device;
 
+mod spatial;
+pub use spatial::{ConvOptions, Interpolate, InterpolateMode, PoolOptions};
+
 /// A reduction's `dims` attribute: none (every dim) for an empty list.
 fn opt_dims(dims: &[i64]) -> Option<Vec<i64>> {
     (!dims.is_empty()).then(|| dims.to_vec())

@@ -386,6 +386,48 @@ attr_enum! {
     }
 }
 
+/// A convolution's `padding`: zeros added on both sides of each spatial
+/// dim (one number for all, or one per dim), or PyTorch's strings:
+/// `"valid"` (none) and `"same"` (the output as large as the input, the
+/// odd extra zero on the far side).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConvPadding {
+    /// Zeros per side, per dim (or one for every dim).
+    Sizes(Vec<i64>),
+    /// `"same"`.
+    Same,
+    /// `"valid"`.
+    Valid,
+}
+
+impl AttrType for ConvPadding {
+    fn from_attr(value: AttrValue) -> std::result::Result<Self, AttrMismatch> {
+        match value {
+            AttrValue::Str(s) if s == "same" => Ok(ConvPadding::Same),
+            AttrValue::Str(s) if s == "valid" => Ok(ConvPadding::Valid),
+            AttrValue::Str(s) => Err(AttrMismatch::Message(format!(
+                "Invalid padding string: '{s}'"
+            ))),
+            other => match Vec::<i64>::from_attr(other) {
+                Ok(sizes) => Ok(ConvPadding::Sizes(sizes)),
+                Err(AttrMismatch::Expected(_, v)) => Err(AttrMismatch::Expected(
+                    "a list of integers, \"same\" or \"valid\"",
+                    v,
+                )),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    fn to_attr(&self) -> Option<AttrValue> {
+        Some(match self {
+            ConvPadding::Sizes(l) => AttrValue::List(l.clone()),
+            ConvPadding::Same => AttrValue::Str("same".into()),
+            ConvPadding::Valid => AttrValue::Str("valid".into()),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2907,3 +2907,64 @@ pub fn repeat_interleave(
     let y = e.push(Op::Reshape { shape: merged }, vec![Operand::Value(w)])?;
     one(copy_of(e, y)?)
 }
+
+/// `conv1d`..`conv_transpose3d`: ATen's `convolution`, with a batch dim
+/// added to an unbatched input (and removed from the result), and for
+/// `padding="same"` with an odd total padding the extra zero added on the
+/// far side first (PyTorch's `_convolution_mode`).
+pub fn conv_call(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let (
+        Some(crate::spatial::Spatial::ConvCall(call)),
+        Some(Operand::Value(x)),
+        Some(Operand::Value(w)),
+    ) = (
+        crate::spatial::spatial(op),
+        operands.first(),
+        operands.get(1),
+    )
+    else {
+        return Ok(None);
+    };
+    let (x, w) = (*x, *w);
+    let lowered = crate::spatial::lower_conv_call(&call, &e.ty(x).shape, &e.ty(w).shape)?;
+    let mut input = x;
+    if lowered.unbatched {
+        input = e.push(Op::Unsqueeze { dim: 0 }, vec![Operand::Value(input)])?;
+    }
+    if lowered.extra.iter().any(|p| *p != 0) {
+        let pad: Vec<i64> = lowered.extra.iter().rev().flat_map(|p| [0, *p]).collect();
+        input = e.push(
+            Op::ConstantPadNd {
+                pad,
+                value: Scalar::Int(0),
+            },
+            vec![Operand::Value(input)],
+        )?;
+    }
+    let conv = lowered.conv;
+    let bias = operands.get(2).cloned().unwrap_or(Operand::None);
+    let mut y = e.push(
+        Op::Convolution {
+            stride: conv.stride,
+            padding: conv.padding,
+            dilation: conv.dilation,
+            transposed: conv.transposed,
+            output_padding: conv.output_padding,
+            groups: conv.groups,
+        },
+        vec![Operand::Value(input), Operand::Value(w), bias],
+    )?;
+    if lowered.unbatched {
+        y = e.push(
+            Op::Squeeze {
+                dims: Some(vec![0]),
+            },
+            vec![Operand::Value(y)],
+        )?;
+    }
+    Ok(Some(vec![y]))
+}

@@ -34,7 +34,9 @@ pub mod expand;
 pub mod prims;
 pub mod table;
 
-pub use attrs::{AttrType, AttrValue, Attrs, GeluApproximate, LossReduction, RoundingMode};
+pub use attrs::{
+    AttrType, AttrValue, Attrs, ConvPadding, GeluApproximate, LossReduction, RoundingMode,
+};
 pub use def::{Alias, Cost, OpDef, Results, Rules, Slot, SlotKind, Traits};
 pub use prims::Fold;
 pub use table::{ArgReduceOp, BinaryOp, Op, ReduceOp, UnaryOp};

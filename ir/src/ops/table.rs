@@ -11,9 +11,12 @@ use crate::error::Result;
 use crate::infer;
 use crate::layout::{self, MemoryFormat};
 use crate::scalar::{F64, Scalar};
+use crate::spatial;
 use crate::support::{self, AtenKernel, DTypeSet as S};
 
-use super::attrs::{AttrType, AttrValue, Attrs, GeluApproximate, LossReduction, ScatterReduce};
+use super::attrs::{
+    AttrType, AttrValue, Attrs, ConvPadding, GeluApproximate, LossReduction, ScatterReduce,
+};
 use super::def::{
     Alias, Cost, KernelRule, LayoutRule, OpDef, Results, Rules, Slot, SlotKind, Traits,
 };
@@ -1193,6 +1196,313 @@ define_ops! {
         => Rules::new(infer::one_hot, LayoutRule::Contiguous, Cost::Cheap)
             .traits(Traits::DISCONTINUOUS)
             .expand(expand::one_hot);
+    /// ATen's `convolution`: `input [N, C, *]` with `weight [O, C/groups, *k]`
+    /// (transposed: `[C, O/groups, *k]`), every parameter given; what
+    /// `torch.export` produces for the `conv*` functions. Run by the
+    /// interpreter on every backend.
+    Convolution "convolution" {
+        stride: Vec<i64>,
+        padding: Vec<i64>,
+        dilation: Vec<i64>,
+        transposed: bool,
+        output_padding: Vec<i64>,
+        groups: i64,
+    } (input: Tensor, weight: Tensor, bias: Optional)
+        => Rules::new(spatial::infer_convolution, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .kernel(fixed("slow_conv2d_cpu", S::FLOATS));
+    /// `torch.nn.functional.conv1d`: `convolution` with a batch dim added
+    /// to an unbatched input, and `padding` `"same"` or `"valid"` settled.
+    Conv1d "conv1d" {
+        stride: Vec<i64> = vec![1],
+        padding: ConvPadding = ConvPadding::Sizes(vec![0]),
+        dilation: Vec<i64> = vec![1],
+        groups: i64 = 1,
+    } (input: Tensor, weight: Tensor, bias: Optional)
+        => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .expand(expand::conv_call);
+    /// `torch.nn.functional.conv2d`: `convolution` with a batch dim added
+    /// to an unbatched input, and `padding` `"same"` or `"valid"` settled.
+    Conv2d "conv2d" {
+        stride: Vec<i64> = vec![1],
+        padding: ConvPadding = ConvPadding::Sizes(vec![0]),
+        dilation: Vec<i64> = vec![1],
+        groups: i64 = 1,
+    } (input: Tensor, weight: Tensor, bias: Optional)
+        => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .expand(expand::conv_call);
+    /// `torch.nn.functional.conv3d`: `convolution` with a batch dim added
+    /// to an unbatched input, and `padding` `"same"` or `"valid"` settled.
+    Conv3d "conv3d" {
+        stride: Vec<i64> = vec![1],
+        padding: ConvPadding = ConvPadding::Sizes(vec![0]),
+        dilation: Vec<i64> = vec![1],
+        groups: i64 = 1,
+    } (input: Tensor, weight: Tensor, bias: Optional)
+        => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .expand(expand::conv_call);
+    /// `torch.nn.functional.conv_transpose1d`: a transposed `convolution`
+    /// (ATen's argument order: `groups` before `dilation`).
+    ConvTranspose1d "conv_transpose1d" {
+        stride: Vec<i64> = vec![1],
+        padding: Vec<i64> = vec![0],
+        output_padding: Vec<i64> = vec![0],
+        groups: i64 = 1,
+        dilation: Vec<i64> = vec![1],
+    } (input: Tensor, weight: Tensor, bias: Optional)
+        => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .expand(expand::conv_call);
+    /// `torch.nn.functional.conv_transpose2d`: a transposed `convolution`
+    /// (ATen's argument order: `groups` before `dilation`).
+    ConvTranspose2d "conv_transpose2d" {
+        stride: Vec<i64> = vec![1],
+        padding: Vec<i64> = vec![0],
+        output_padding: Vec<i64> = vec![0],
+        groups: i64 = 1,
+        dilation: Vec<i64> = vec![1],
+    } (input: Tensor, weight: Tensor, bias: Optional)
+        => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .expand(expand::conv_call);
+    /// `torch.nn.functional.conv_transpose3d`: a transposed `convolution`
+    /// (ATen's argument order: `groups` before `dilation`).
+    ConvTranspose3d "conv_transpose3d" {
+        stride: Vec<i64> = vec![1],
+        padding: Vec<i64> = vec![0],
+        output_padding: Vec<i64> = vec![0],
+        groups: i64 = 1,
+        dilation: Vec<i64> = vec![1],
+    } (input: Tensor, weight: Tensor, bias: Optional)
+        => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .expand(expand::conv_call);
+    /// `torch.nn.functional.max_pool1d`: the largest value of each window
+    /// (NaN wins); padding never wins.
+    MaxPool1d "max_pool1d" {
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        ceil_mode: bool = false,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("max_pool1d", S::REAL_NUMBERS));
+    /// `max_pool1d` with `return_indices`: also where each maximum is, as
+    /// a flat position in the input's spatial dims (int64).
+    MaxPool1dWithIndices "max_pool1d_with_indices" {
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        ceil_mode: bool = false,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("max_pool1d", S::REAL_NUMBERS));
+    /// `torch.nn.functional.max_pool2d`: the largest value of each window
+    /// (NaN wins); padding never wins.
+    MaxPool2d "max_pool2d" {
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        ceil_mode: bool = false,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("max_pool2d", S::REAL_NUMBERS));
+    /// `max_pool2d` with `return_indices`: also where each maximum is, as
+    /// a flat position in the input's spatial dims (int64).
+    MaxPool2dWithIndices "max_pool2d_with_indices" {
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        ceil_mode: bool = false,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("max_pool2d", S::REAL_NUMBERS));
+    /// `torch.nn.functional.max_pool3d`: the largest value of each window
+    /// (NaN wins); padding never wins.
+    MaxPool3d "max_pool3d" {
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        ceil_mode: bool = false,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("max_pool3d", S::REAL_NUMBERS));
+    /// `max_pool3d` with `return_indices`: also where each maximum is, as
+    /// a flat position in the input's spatial dims (int64).
+    MaxPool3dWithIndices "max_pool3d_with_indices" {
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        padding: Vec<i64> = vec![0],
+        dilation: Vec<i64> = vec![1],
+        ceil_mode: bool = false,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("max_pool3d", S::REAL_NUMBERS));
+    /// `torch.nn.functional.avg_pool1d`: the mean of each window.
+    AvgPool1d "avg_pool1d" {
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        padding: Vec<i64> = vec![0],
+        ceil_mode: bool = false,
+        count_include_pad: bool = true,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("avg_pool1d", S::FLOATS));
+    /// `torch.nn.functional.avg_pool2d`: the mean of each window, or its
+    /// sum divided by `divisor_override`.
+    AvgPool2d "avg_pool2d" {
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        padding: Vec<i64> = vec![0],
+        ceil_mode: bool = false,
+        count_include_pad: bool = true,
+        divisor_override: Option<i64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("avg_pool2d", S::FLOATS));
+    /// `torch.nn.functional.avg_pool3d`: the mean of each window, or its
+    /// sum divided by `divisor_override`.
+    AvgPool3d "avg_pool3d" {
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        padding: Vec<i64> = vec![0],
+        ceil_mode: bool = false,
+        count_include_pad: bool = true,
+        divisor_override: Option<i64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("avg_pool3d", S::FLOATS));
+    /// `torch.nn.functional.adaptive_avg_pool1d`: means over windows chosen
+    /// to give `output_size` exactly.
+    AdaptiveAvgPool1d "adaptive_avg_pool1d" { output_size: Vec<i64> } (input: Tensor)
+        => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("adaptive_avg_pool1d", S::FLOATS));
+    /// `torch.nn.functional.adaptive_avg_pool2d`: means over windows chosen
+    /// to give `output_size` exactly.
+    AdaptiveAvgPool2d "adaptive_avg_pool2d" { output_size: Vec<i64> } (input: Tensor)
+        => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("adaptive_avg_pool2d", S::FLOATS));
+    /// `torch.nn.functional.adaptive_avg_pool3d`: means over windows chosen
+    /// to give `output_size` exactly.
+    AdaptiveAvgPool3d "adaptive_avg_pool3d" { output_size: Vec<i64> } (input: Tensor)
+        => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("adaptive_avg_pool3d", S::FLOATS));
+    /// `torch.nn.functional.adaptive_max_pool1d` with its positions: maxima
+    /// over windows chosen to give `output_size` exactly.
+    AdaptiveMaxPool1d "adaptive_max_pool1d" { output_size: Vec<i64> } (input: Tensor)
+        => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("adaptive_max_pool1d", S::FLOATS));
+    /// `torch.nn.functional.adaptive_max_pool2d` with its positions: maxima
+    /// over windows chosen to give `output_size` exactly.
+    AdaptiveMaxPool2d "adaptive_max_pool2d" { output_size: Vec<i64> } (input: Tensor)
+        => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("adaptive_max_pool2d", S::FLOATS));
+    /// `torch.nn.functional.adaptive_max_pool3d` with its positions: maxima
+    /// over windows chosen to give `output_size` exactly.
+    AdaptiveMaxPool3d "adaptive_max_pool3d" { output_size: Vec<i64> } (input: Tensor)
+        => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(fixed("adaptive_max_pool3d", S::FLOATS));
+    /// `interpolate(mode="nearest")` in 1-D: each output reads the
+    /// source `floor(dst · in/out)` (`1/scale` where a scale is given).
+    UpsampleNearest1d "upsample_nearest1d" {
+        output_size: Vec<i64>,
+        scales: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_nearest1d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+    /// `interpolate(mode="nearest-exact")` in 1-D: each output reads the
+    /// source `floor((dst + ½) · in/out)` (`1/scale` where a scale is given).
+    UpsampleNearestExact1d "_upsample_nearest_exact1d" {
+        output_size: Vec<i64>,
+        scales: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_nearest1d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+    /// `interpolate(mode="nearest")` in 2-D: each output reads the
+    /// source `floor(dst · in/out)` (`1/scale` where a scale is given).
+    UpsampleNearest2d "upsample_nearest2d" {
+        output_size: Vec<i64>,
+        scales_h: Option<F64> = None,
+        scales_w: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_nearest2d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+    /// `interpolate(mode="nearest-exact")` in 2-D: each output reads the
+    /// source `floor((dst + ½) · in/out)` (`1/scale` where a scale is given).
+    UpsampleNearestExact2d "_upsample_nearest_exact2d" {
+        output_size: Vec<i64>,
+        scales_h: Option<F64> = None,
+        scales_w: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_nearest2d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+    /// `interpolate(mode="nearest")` in 3-D: each output reads the
+    /// source `floor(dst · in/out)` (`1/scale` where a scale is given).
+    UpsampleNearest3d "upsample_nearest3d" {
+        output_size: Vec<i64>,
+        scales_d: Option<F64> = None,
+        scales_h: Option<F64> = None,
+        scales_w: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_nearest3d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+    /// `interpolate(mode="nearest-exact")` in 3-D: each output reads the
+    /// source `floor((dst + ½) · in/out)` (`1/scale` where a scale is given).
+    UpsampleNearestExact3d "_upsample_nearest_exact3d" {
+        output_size: Vec<i64>,
+        scales_d: Option<F64> = None,
+        scales_h: Option<F64> = None,
+        scales_w: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_nearest3d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+    /// `interpolate(mode="linear")`: linear resampling to
+    /// `output_size`, pixel centres or (`align_corners`) corners aligned.
+    UpsampleLinear1d "upsample_linear1d" {
+        output_size: Vec<i64>,
+        align_corners: bool,
+        scales: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_linear1d", S::FLOATS));
+    /// `interpolate(mode="bilinear")`: bilinear resampling to
+    /// `output_size`, pixel centres or (`align_corners`) corners aligned.
+    UpsampleBilinear2d "upsample_bilinear2d" {
+        output_size: Vec<i64>,
+        align_corners: bool,
+        scales_h: Option<F64> = None,
+        scales_w: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_bilinear2d", S::FLOATS));
+    /// `interpolate(mode="bicubic")`: bicubic (Keys, a = −0.75, clamped at the border) resampling to
+    /// `output_size`, pixel centres or (`align_corners`) corners aligned.
+    UpsampleBicubic2d "upsample_bicubic2d" {
+        output_size: Vec<i64>,
+        align_corners: bool,
+        scales_h: Option<F64> = None,
+        scales_w: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_bicubic2d", S::FLOATS));
+    /// `interpolate(mode="trilinear")`: trilinear resampling to
+    /// `output_size`, pixel centres or (`align_corners`) corners aligned.
+    UpsampleTrilinear3d "upsample_trilinear3d" {
+        output_size: Vec<i64>,
+        align_corners: bool,
+        scales_d: Option<F64> = None,
+        scales_h: Option<F64> = None,
+        scales_w: Option<F64> = None,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(fixed("upsample_trilinear3d", S::FLOATS));
     /// `torch.matmul`.
     Matmul "matmul" (input: Tensor, other: Tensor)
         => Rules::new(infer::matmul, LayoutRule::Contiguous, Cost::Kernel).kernel(fixed(

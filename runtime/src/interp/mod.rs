@@ -17,6 +17,7 @@ mod indexing;
 mod reduce;
 mod scan;
 mod sort;
+mod spatial;
 
 use kiln_ir::graph::{Func, FuncBuilder, Operand};
 use kiln_ir::infer::InferCtx;
@@ -161,6 +162,16 @@ fn execute(
         | Op::Cummax { .. }
         | Op::Cummin { .. } => return scan::scan(&inst.op, tensor(&args[0]), types, &layouts),
         _ => {}
+    }
+    if let Some(s) = kiln_ir::spatial::spatial(&inst.op) {
+        let operands: Vec<Option<&Tensor>> = args
+            .iter()
+            .map(|a| match a {
+                Arg::Tensor(t) => Some(*t),
+                _ => None,
+            })
+            .collect();
+        return spatial::run(&inst.op, &s, &operands, types, &layouts);
     }
     let [out_ty] = types else {
         return Err(Error::new(
