@@ -1326,7 +1326,7 @@ mod tests {
         assert_eq!(pooling_output_size(5, 2, 0, 2, 1, false), 2);
         assert_eq!(pooling_output_size(5, 2, 0, 2, 1, true), 3);
         // A last window starting in the padding is dropped.
-        assert_eq!(pooling_output_size(4, 3, 1, 2, 1, true), 2);
+        assert_eq!(pooling_output_size(5, 2, 1, 2, 1, true), 3);
         assert_eq!(adaptive_window(1, 5, 3), (1, 4));
         assert_eq!(adaptive_window(2, 5, 3), (3, 5));
     }

@@ -137,6 +137,18 @@ _KEEP_NAMES = [
     "count_nonzero.default",
     "count_nonzero.dim_IntList",
     "linalg_vector_norm.default",
+    # Convolution, pooling and resampling as ATen's ops (not lowered to
+    # `convolution` and `*_with_indices`: the `.kir` reads as the module).
+    "conv1d.default", "conv2d.default", "conv3d.default",
+    "conv1d.padding", "conv2d.padding", "conv3d.padding",
+    "conv_transpose1d.input", "conv_transpose2d.input", "conv_transpose3d.input",
+    "max_pool1d.default", "max_pool2d.default", "max_pool3d.default",
+    "avg_pool1d.default", "adaptive_avg_pool1d.default", "adaptive_avg_pool2d.default",
+    "adaptive_avg_pool3d.default",
+    "upsample_nearest1d.vec", "upsample_nearest2d.vec", "upsample_nearest3d.vec",
+    "_upsample_nearest_exact1d.vec", "_upsample_nearest_exact2d.vec",
+    "_upsample_nearest_exact3d.vec", "upsample_linear1d.vec", "upsample_bilinear2d.vec",
+    "upsample_bicubic2d.vec", "upsample_trilinear3d.vec",
     "roll.default",
     "tile.default",
     "tril.default",

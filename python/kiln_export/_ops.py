@@ -104,18 +104,11 @@ MISSING = {
              "indexing is folded at export time",
     "_unsafe_index": "Kiln has no advanced indexing",
     "index_put": "Kiln has no index_put",
-    "convolution": "Kiln has no convolution (conv1d/conv2d)",
-    "_native_batch_norm_legit_no_training": "Kiln has no batch_norm",
-    "_native_batch_norm_legit": "Kiln has no batch_norm (nor instance_norm)",
-    "native_batch_norm": "Kiln has no batch_norm",
+    "_native_batch_norm_legit": "Kiln's batch_norm in training mode is not exported "
+                                "(export in eval mode)",
+    "native_batch_norm": "Kiln's batch_norm in training mode is not exported "
+                         "(export in eval mode)",
     "native_group_norm": "Kiln has no group_norm",
-    "max_pool2d_with_indices": "Kiln has no max_pool2d",
-    "max_pool3d_with_indices": "Kiln has no max_pool3d",
-    "avg_pool2d": "Kiln has no avg_pool2d",
-    "avg_pool3d": "Kiln has no avg_pool3d",
-    "_adaptive_avg_pool2d": "Kiln has no adaptive_avg_pool2d",
-    "upsample_nearest2d": "Kiln has no upsampling",
-    "upsample_bilinear2d": "Kiln has no upsampling",
     "fmod": "Kiln has no fmod",
     "rrelu_with_noise": "rrelu in training mode is random: export in eval mode",
     "native_dropout": "dropout is random: export in eval mode",
@@ -935,6 +928,121 @@ for _q, _attrs in [
     ("flipud.default", ()), ("constant_pad_nd.default", ("pad", "value")),
 ]:
     op(f"aten.{_q}")(_whole(_q.split(".")[0], attrs=_attrs))
+
+
+# Convolution, pooling and resampling: Kiln has ATen's ops whole.
+def _opt(c, name):
+    v = c.a.get(name)
+    return v if v is not None else NONE
+
+
+def _ints(v):
+    return [v] if isinstance(v, int) else list(v)
+
+
+@op("aten.convolution.default")
+def _convolution(c):
+    return c.emit("convolution", [c.tensor("input"), c.tensor("weight"), _opt(c, "bias")],
+                  {k: (_ints(c.a[k]) if k != "transposed" and k != "groups" else c.a[k])
+                   for k in ("stride", "padding", "dilation", "transposed", "output_padding",
+                             "groups")})
+
+
+def _conv(kir_op, names):
+    def fn(c):
+        # Lists of ints as lists; `groups` and a padding string as they are.
+        attrs = {n: c.a[n] if n == "groups" or isinstance(c.a[n], str) else _ints(c.a[n])
+                 for n in names}
+        return c.emit(kir_op, [c.tensor("input"), c.tensor("weight"), _opt(c, "bias")], attrs)
+
+    return fn
+
+
+for _n in (1, 2, 3):
+    for _ov in ("default", "padding"):
+        op(f"aten.conv{_n}d.{_ov}")(_conv(f"conv{_n}d", ("stride", "padding", "dilation", "groups")))
+    op(f"aten.conv_transpose{_n}d.input")(_conv(
+        f"conv_transpose{_n}d", ("stride", "padding", "output_padding", "groups", "dilation")))
+
+
+@op("aten._native_batch_norm_legit_no_training.default")
+def _batch_norm_eval(c):
+    # Eval mode: the normalized input; the saved statistics are empty.
+    y = c.emit("batch_norm", [c.tensor("input"), _opt(c, "weight"), _opt(c, "bias"),
+                              c.tensor("running_mean"), c.tensor("running_var")],
+               {"momentum": c.a["momentum"], "eps": c.a["eps"]}, final=False, hint=c.node.name)
+    val = c.node.meta.get("val")
+    y.shape, y.dtype = tuple(val[0].shape), val[0].dtype
+    empty = [c.emit("zeros", [], {"shape": [0], "dtype": t.dtype}, final=False,
+                    hint=c.node.name + "_saved", shape=(0,), dtype=t.dtype) for t in val[1:]]
+    for e in empty:
+        e.shape, e.dtype = (0,), val[1].dtype
+    return (y, *empty)
+
+
+@op("aten.batch_norm.default")
+def _batch_norm(c):
+    if c.a["training"]:
+        raise Unsupported("batch_norm in training mode (export in eval mode)")
+    return c.emit("batch_norm", [c.tensor("input"), _opt(c, "weight"), _opt(c, "bias"),
+                                 _opt(c, "running_mean"), _opt(c, "running_var")],
+                  {"momentum": c.a["momentum"], "eps": c.a["eps"]})
+
+
+def _pool(kir_op, names, multi=False):
+    def fn(c):
+        # Sizes as lists; flags and divisor_override as they are.
+        attrs = {n: c.a.get(n) if isinstance(c.a.get(n), bool) or c.a.get(n) is None
+                 or n == "divisor_override" else _ints(c.a[n]) for n in names}
+        if multi:
+            return tuple(_multi(c, kir_op, [c.tensor("self")], attrs))
+        return c.emit(kir_op, [c.tensor("self")], attrs)
+
+    return fn
+
+
+_MAX = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+for _n in (1, 2, 3):
+    op(f"aten.max_pool{_n}d.default")(_pool(f"max_pool{_n}d", _MAX))
+    op(f"aten.max_pool{_n}d_with_indices.default")(
+        _pool(f"max_pool{_n}d_with_indices", _MAX, multi=True))
+    _avg = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad") + \
+        (("divisor_override",) if _n > 1 else ())
+    op(f"aten.avg_pool{_n}d.default")(_pool(f"avg_pool{_n}d", _avg))
+    for _q in (f"adaptive_avg_pool{_n}d", f"_adaptive_avg_pool{_n}d"):
+        op(f"aten.{_q}.default")(_pool(f"adaptive_avg_pool{_n}d", ("output_size",)))
+    op(f"aten.adaptive_max_pool{_n}d.default")(
+        _pool(f"adaptive_max_pool{_n}d", ("output_size",), multi=True))
+
+_SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
+_UPSAMPLE = [("upsample_nearest", 1, False), ("upsample_nearest", 2, False),
+             ("upsample_nearest", 3, False), ("_upsample_nearest_exact", 1, False),
+             ("_upsample_nearest_exact", 2, False), ("_upsample_nearest_exact", 3, False),
+             ("upsample_linear", 1, True), ("upsample_bilinear", 2, True),
+             ("upsample_bicubic", 2, True), ("upsample_trilinear", 3, True)]
+
+
+def _upsample(kir_op, n, corners):
+    def fn(c):
+        # The .vec overloads give the output size or the scale factors;
+        # the size comes from the node's shape either way.
+        attrs = {"output_size": list(c.shape[-n:])}
+        if corners:
+            attrs["align_corners"] = c.a["align_corners"]
+        if "scale_factors" in c.a:
+            scales = c.a["scale_factors"] or [None] * n
+        else:
+            scales = [c.a.get(k) for k in _SCALES[n]]
+        for k, v in zip(_SCALES[n], scales):
+            attrs[k] = v
+        return c.emit(kir_op, [c.tensor("self" if "self" in c.a else "input")], attrs)
+
+    return fn
+
+
+for _base, _n, _corners in _UPSAMPLE:
+    for _ov in ("default", "vec"):
+        op(f"aten.{_base}{_n}d.{_ov}")(_upsample(f"{_base}{_n}d", _n, _corners))
 
 
 SUPPORTED = sorted(REGISTRY)

@@ -303,22 +303,21 @@ def test_fully_masked_row(tmp_path, native):
 # ---- (4) an op Kiln lacks gives a clear error ----------------------------
 
 
-class Convolving(nn.Module):
+class Fmodding(nn.Module):
     def forward(self, x, w):
         y = x * 2
-        return F.conv1d(y, w)  # the line the error names
+        return torch.fmod(y, w)  # the line the error names
 
 
 def test_unsupported_op_error(tmp_path):
     with pytest.raises(kiln_export.UnsupportedOpError) as e:
-        kiln_export.export(Convolving(), (torch.randn(1, 3, 8), torch.randn(4, 3, 3)),
+        kiln_export.export(Fmodding(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
                            tmp_path / "m.kir", tmp_path / "m.safetensors")
     msg = str(e.value)
-    assert e.value.op == "aten.convolution.default" and e.value.node == "convolution"
-    assert ("aten.convolution.default (FX node 'convolution') has no exact translation to Kiln"
-            in msg)
-    assert "Kiln has no convolution" in msg
-    assert "test_export.py" in msg and "F.conv1d(y, w)" in msg
+    assert e.value.op == "aten.fmod.Tensor" and e.value.node == "fmod"
+    assert "aten.fmod.Tensor (FX node 'fmod') has no exact translation to Kiln" in msg
+    assert "Kiln has no fmod" in msg
+    assert "test_export.py" in msg and "torch.fmod(y, w)" in msg
     assert not (tmp_path / "m.kir").exists()
 
 
@@ -335,15 +334,19 @@ def test_random_op_refused(tmp_path):
 
 
 def test_unsupported_op_command_line(tmp_path):
-    (tmp_path / "conv.py").write_text(
-        "import torch\nmodel = torch.nn.Conv2d(3, 4, 3)\n")
+    (tmp_path / "fmod.py").write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return torch.fmod(x, 1.5)\n"
+        "model = M()\n")
     p = subprocess.run(
-        [sys.executable, "-m", "kiln_export", f"{tmp_path / 'conv.py'}:model",
+        [sys.executable, "-m", "kiln_export", f"{tmp_path / 'fmod.py'}:model",
          "--example-input", "1x3x8x8xf32", "-o", str(tmp_path / "c.kir"),
          "--weights", str(tmp_path / "c.safetensors")], capture_output=True, text=True)
     assert p.returncode == 1
-    assert "kiln_export: error: aten.convolution.default (FX node 'convolution')" in p.stderr
-    assert "Kiln has no convolution" in p.stderr
+    assert "kiln_export: error: aten.fmod.Scalar (FX node 'fmod')" in p.stderr
+    assert "Kiln has no fmod" in p.stderr
 
 
 # ---- a sweep of translated ops ---------------------------------------------
@@ -525,6 +528,45 @@ class Indexing(nn.Module):
         )
 
 
+class Spatial(nn.Module):
+    """Convolution, batch norm (eval), pooling and resampling, as
+    torchvision's models and U-Nets use them."""
+
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(1)
+        self.conv = nn.Conv2d(4, 6, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(6)
+        self.bn.running_mean.uniform_(-1, 1, generator=g)
+        self.bn.running_var.uniform_(0.5, 2, generator=g)
+        self.depthwise = nn.Conv2d(6, 6, 3, stride=2, padding=1, groups=6)
+        self.up = nn.ConvTranspose2d(6, 3, 3, stride=2, padding=1, output_padding=1)
+        self.seq = nn.Conv1d(4, 2, 4, padding="same", dilation=1)
+        self.vol = nn.Conv3d(1, 2, 3, padding=1)
+
+    def forward(self, x):
+        y = F.relu(self.bn(self.conv(x)))
+        d = F.hardswish(self.depthwise(y))
+        p, i = F.max_pool2d(y, 3, 2, 1, return_indices=True)
+        v = x.unsqueeze(1)
+        return (
+            d, p, i, F.max_pool2d(y, 2, ceil_mode=True), self.up(d),
+            F.avg_pool2d(y, 3, 2, 1, count_include_pad=False), F.avg_pool2d(y, 2, divisor_override=3),
+            F.adaptive_avg_pool2d(y, (3, 2)), F.adaptive_max_pool2d(y, 3),
+            F.interpolate(d, scale_factor=2, mode="bilinear"),
+            F.interpolate(d, size=(5, 7), mode="bicubic", align_corners=True),
+            F.interpolate(d, scale_factor=3), F.interpolate(d, size=(3, 5), mode="nearest-exact"),
+            F.interpolate(d, size=(7, 9), mode="area"),
+            self.seq(x[0, :, 0]), F.avg_pool1d(x[:, 0], 3), F.max_pool1d(x[:, 0], 2),
+            F.interpolate(x[:, 0], scale_factor=1.5, mode="linear"),
+            # PyTorch's CPU avg_pool3d takes f32 and f64 only.
+            self.vol(v), F.max_pool3d(v, 2),
+            F.avg_pool3d(v, 2) if v.dtype in (torch.float32, torch.float64) else v,
+            F.interpolate(v, scale_factor=2, mode="trilinear"),
+            F.adaptive_avg_pool3d(v, 2),
+        )
+
+
 class Mixed(nn.Module):
     """Attributes off their defaults, dtype arguments, mixed dtypes,
     input-independent subgraphs."""
@@ -571,6 +613,7 @@ def _sweep_cases():
         "integers_more": (IntegersMore(), (torch.randint(-10, 10, (4, 6), generator=g),)),
         "mixed": (Mixed(), (torch.randn(4, 6, generator=g),
                             torch.randint(-3, 4, (4, 6), generator=g))),
+        "spatial": (Spatial(), (torch.randn(2, 4, 6, 8, generator=g),)),
         "indexing": (Indexing(), (torch.randn(4, 6, generator=g),
                                   torch.randint(0, 6, (4, 6), generator=g),
                                   torch.stack([torch.randperm(4, generator=g)
@@ -586,9 +629,9 @@ def test_op_sweep(tmp_path, case):
 
 
 NEW_CASES = ["activations", "pointwise_more", "specials", "statistics", "shapes_more",
-             "integers_more", "mixed", "indexing"]
+             "integers_more", "mixed", "indexing", "spatial"]
 DTYPE_CASES = ["pointwise", "reductions", "activations", "pointwise_more", "specials",
-               "statistics", "shapes_more", "indexing"]
+               "statistics", "shapes_more", "indexing", "spatial"]
 
 
 @pytest.mark.parametrize("case", NEW_CASES)
@@ -603,6 +646,7 @@ def test_op_sweep_interp(tmp_path, case):
 def test_op_sweep_dtypes(tmp_path, case, dtype, tol):
     torch.manual_seed(0)
     module, args = _sweep_cases()[case]
+    module = module.to(dtype)
     args = tuple(a.to(dtype) if a.is_floating_point() else a for a in args)
     export_and_compare(module, args, tmp_path, tol=tol)
 
@@ -650,6 +694,16 @@ def test_whole_ops_stay_whole(tmp_path):
         used = {line.split("=", 1)[1].split()[0] for line in r.kir.splitlines()
                 if " = " in line and not line.lstrip().startswith("//")}
         assert set(ops) <= used, (case, sorted(set(ops) - used))
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v3_small"])
+def test_torchvision_models(tmp_path, name):
+    """torchvision's ResNet-18 and MobileNetV3-small (random weights, eval
+    mode) on a 64×64 image."""
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)()
+    export_and_compare(model, (torch.randn(1, 3, 64, 64),), tmp_path)
 
 
 def test_supported_ops_listed():

@@ -103,10 +103,22 @@ fn attributes(entry: &CatalogueEntry) -> String {
 /// `1e-5`, `MemoryFormat::Preserve` is `preserve`.
 fn literal(rust: &str) -> String {
     let mut s = rust.replace(' ', "");
-    for wrapper in ["Scalar::Int(", "Scalar::Float(", "F64("] {
+    for wrapper in [
+        "Scalar::Int(",
+        "Scalar::Float(",
+        "F64(",
+        "ConvPadding::Sizes(",
+    ] {
         if let Some(inner) = s.strip_prefix(wrapper) {
-            s = inner.trim_end_matches(')').to_string();
+            s = inner.strip_suffix(')').unwrap_or(inner).to_string();
         }
+    }
+    // Lists: `vec![1]` is `[1]`, `Vec::new()` is `[]`.
+    if s == "Vec::new()" {
+        return "[]".to_string();
+    }
+    if let Some(items) = s.strip_prefix("vec!") {
+        return items.replace(',', ", ");
     }
     if let Some((_, variant)) = s.rsplit_once("::") {
         s = variant.to_lowercase();
@@ -187,6 +199,8 @@ mod tests {
     #[test]
     fn defaults_read_as_kir() {
         assert_eq!(literal("Scalar::Int(20)"), "20");
+        assert_eq!(literal("ConvPadding::Sizes(vec![0])"), "[0]");
+        assert_eq!(literal("Vec::new()"), "[]");
         assert_eq!(literal("F64(1e-5)"), "1e-5");
         assert_eq!(literal("MemoryFormat::Preserve"), "preserve");
         assert_eq!(literal("None"), "none");
