@@ -87,7 +87,11 @@ fn program(case: &Value) -> Module {
         } else if o.get("scalar").is_some() {
             ops.push(Operand::Scalar(scalar(o).unwrap()));
         } else {
-            let ty = kiln::TensorType::new(int_list(&o["shape"]), dtype(&o["dtype"]).unwrap());
+            let mut ty = kiln::TensorType::new(int_list(&o["shape"]), dtype(&o["dtype"]).unwrap());
+            // spatial_layouts.json gives operands their strides.
+            if o.get("strides").is_some() {
+                ty = ty.with_layout(kiln::TypeLayout::Strided(int_list(&o["strides"])));
+            }
             ops.push(Operand::Value(b.param(Some(&format!("x{i}")), ty).unwrap()));
         }
     }
@@ -381,4 +385,62 @@ fn complex_value(s: &str) -> Elem {
 
 fn same_float(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b
+}
+
+/// The result strides of convolution, pooling and resampling over inputs
+/// and weights of every layout (`tests/data/spatial_layouts.json`, from
+/// `generate_spatial_layouts.py`): the interpreter lays each result out by
+/// the op's layout rule, which must give PyTorch's strides.
+#[test]
+fn spatial_results_have_pytorch_strides() {
+    let cases = oracle("spatial_layouts.json")["cases"].as_array().unwrap();
+    let mut m = Mismatches::default();
+    for case in cases {
+        let module = program(case);
+        let inputs: Vec<Tensor> = case["operands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o.get("none").is_none())
+            .map(|o| {
+                let shape = int_list(&o["shape"]);
+                let d = dtype(&o["dtype"]).unwrap();
+                let mut t = Tensor::zeros_strided(
+                    &shape,
+                    Some(&int_list(&o["strides"])),
+                    d,
+                    kiln::Device::CPU,
+                )
+                .unwrap();
+                for (i, index) in kiln_runtime::tensor::Indices::new(&shape).enumerate() {
+                    t.set(&index, Elem::F((i % 7) as f64 - 3.0)).unwrap();
+                }
+                t
+            })
+            .collect();
+        let got = match kiln_runtime::interp::run(&module, &inputs) {
+            Ok(g) => g,
+            Err(e) => {
+                m.check(false, || format!("{case}: interpreter error {e}"));
+                continue;
+            }
+        };
+        for (out, expected) in got.iter().zip(case["results"].as_array().unwrap()) {
+            let strides = int_list(&expected["strides"]);
+            m.check(
+                out.shape() == int_list(&expected["shape"]) && out.strides() == strides,
+                || {
+                    format!(
+                        "{} {}  operands {}\n     PyTorch strides {:?}, Kiln {:?}",
+                        case["op"],
+                        case["attrs"],
+                        case["operands"],
+                        strides,
+                        out.strides()
+                    )
+                },
+            );
+        }
+    }
+    m.finish("spatial_layouts.json");
 }

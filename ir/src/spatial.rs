@@ -16,6 +16,7 @@ use crate::infer::{Arg, InferCtx, Inferred};
 use crate::layout::{LayoutArg, MemoryFormat, ResultLayout, suggest_memory_format};
 use crate::ops::Op;
 use crate::ops::attrs::ConvPadding;
+use crate::support::{AtenKernel, DTypeSet};
 use crate::types::TensorType;
 
 fn err(kind: ErrorKind, message: impl Into<String>) -> Error {
@@ -634,7 +635,10 @@ pub fn conv_params(
         return Err(shape_err("non-positive stride is not supported"));
     }
     if dilation.iter().any(|d| *d <= 0) {
-        return Err(shape_err("dilation should be greater than zero"));
+        return Err(shape_err(format!(
+            "dilation should be greater than zero, but got {}",
+            list(&dilation)
+        )));
     }
     let groups = conv.groups;
     if groups <= 0 {
@@ -642,7 +646,7 @@ pub fn conv_params(
     }
     if weight[0] % groups != 0 && !conv.transposed {
         return Err(shape_err(format!(
-            "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {} instead",
+            "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{}] instead",
             list(weight)
         )));
     }
@@ -674,11 +678,32 @@ pub fn conv_params(
         }
         for d in 0..dims {
             if output_padding[d] >= stride[d] && output_padding[d] >= dilation[d] {
+                // The 1-D transposed convolution runs as a 2-D one of height 1.
+                let labels: &[&str] = match dims {
+                    3 => &["depth", "height", "width"],
+                    _ => &["height", "width"],
+                };
+                let pad = |v: &[i64], one: i64| {
+                    let mut v = v.to_vec();
+                    if dims == 1 {
+                        v.insert(0, one);
+                    }
+                    v
+                };
+                let (op, st, dl) = (pad(&output_padding, 0), pad(&stride, 1), pad(&dilation, 1));
+                let part = |what: &str, v: &[i64]| {
+                    labels
+                        .iter()
+                        .zip(v)
+                        .map(|(l, x)| format!("{what}_{l}: {x}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
                 return Err(shape_err(format!(
-                    "output padding must be smaller than either stride or dilation, but got output_padding={} stride={} dilation={}",
-                    list(&output_padding),
-                    list(&stride),
-                    list(&dilation)
+                    "output padding must be smaller than either stride or dilation, but got {} {} {}",
+                    part("output_padding", &op),
+                    part("stride", &st),
+                    part("dilation", &dl)
                 )));
             }
         }
@@ -753,16 +778,16 @@ pub fn conv_output_shape(conv: &Conv, input: &[i64], weight: &[i64]) -> Vec<i64>
     shape
 }
 
-/// Input, weight and bias share the input's floating dtype.
+/// Input, weight and bias share a dtype (PyTorch's messages: the weight's
+/// from the kernel's dispatch, the bias's from the convolution's check).
 fn conv_dtypes(input: &TensorType, weight: &TensorType, bias: Option<&TensorType>) -> Result<()> {
-    let name = |d: DType| d.info().cpp_type_name.to_lowercase();
     if weight.dtype != input.dtype {
         return Err(err(
             ErrorKind::DType,
             format!(
-                "Input type ({}) and weight type ({}) should be the same",
-                name(input.dtype),
-                name(weight.dtype)
+                "expected scalar type {} but found {}",
+                input.dtype.info().scalar_type_name,
+                weight.dtype.info().scalar_type_name
             ),
         ));
     }
@@ -773,12 +798,46 @@ fn conv_dtypes(input: &TensorType, weight: &TensorType, bias: Option<&TensorType
             ErrorKind::DType,
             format!(
                 "Input type ({}) and bias type ({}) should be the same",
-                name(input.dtype),
-                name(b.dtype)
+                input.dtype.info().cpp_type_name,
+                b.dtype.info().cpp_type_name
             ),
         ));
     }
     Ok(())
+}
+
+/// The CPU kernel PyTorch runs a convolution with, by its case: the
+/// transposed, dilated, 3-D and plain kernels take different dtypes; an
+/// empty batch runs none.
+pub fn conv_kernel(op: &Op, args: &[Arg<'_>], _: &Inferred) -> Result<Option<AtenKernel>> {
+    let (conv, dims) = match spatial(op) {
+        Some(Spatial::Conv(conv)) => {
+            let dims = tensor(args, 1)?.rank().saturating_sub(2);
+            (conv, dims)
+        }
+        Some(Spatial::ConvCall(call)) => (call.conv, call.dims),
+        _ => return Err(not_spatial(op)),
+    };
+    let x = tensor(args, 0)?;
+    if x.rank() == dims + 2 && x.shape[0] == 0 {
+        return Ok(None);
+    }
+    let floats_and = |d: DTypeSet| DTypeSet::FLOATS.union(d);
+    let long = DTypeSet::of(DType::I64);
+    Ok(Some(if conv.transposed {
+        let name = if dims == 3 {
+            "slow_conv_transpose3d_out_cpu"
+        } else {
+            "slow_conv_transpose2d_out_cpu"
+        };
+        AtenKernel::new(name, floats_and(long))
+    } else if conv.dilation.iter().any(|d| *d != 1) {
+        AtenKernel::new("slow_conv_dilated<>", floats_and(long))
+    } else if dims == 3 {
+        AtenKernel::new("compute_columns3d", floats_and(DTypeSet::INTS))
+    } else {
+        AtenKernel::new("slow_conv2d_cpu", floats_and(DTypeSet::INTS))
+    }))
 }
 
 /// Inference of ATen's `convolution`.
@@ -825,9 +884,21 @@ pub fn lower_conv_call(call: &ConvCall, input: &[i64], weight: &[i64]) -> Result
     }
     let unbatched = rank == dims + 1;
     let mut conv = call.conv.clone();
+    // The schema's `int[n]` arguments: one value stands for every dim (a
+    // list of another length goes on to `convolution`'s check).
+    let schema = |v: &[i64]| {
+        if v.len() == 1 {
+            vec![v[0]; dims]
+        } else {
+            v.to_vec()
+        }
+    };
+    conv.stride = schema(&conv.stride);
+    conv.dilation = schema(&conv.dilation);
+    conv.output_padding = schema(&conv.output_padding);
     let mut extra = vec![0; dims];
     match &call.padding {
-        ConvPadding::Sizes(p) => conv.padding = p.clone(),
+        ConvPadding::Sizes(p) => conv.padding = schema(p),
         ConvPadding::Valid => conv.padding = vec![0; dims],
         ConvPadding::Same => {
             let stride = per_dim("stride", &conv.stride, dims)?;
@@ -869,6 +940,16 @@ pub fn infer_conv_call(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferr
     };
     let (x, w, b) = (tensor(args, 0)?, tensor(args, 1)?, optional(args, 2));
     let lowered = lower_conv_call(&call, &x.shape, &w.shape)?;
+    if x.dtype.is_complex() && x.numel() > 0 {
+        // PyTorch computes complex convolutions as real ones of the parts.
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!(
+                "Kiln's {} takes real tensors: complex convolution is not supported",
+                call.name
+            ),
+        ));
+    }
     let mut input = x.shape.clone();
     if lowered.unbatched {
         input.insert(0, 1);
@@ -885,36 +966,155 @@ pub fn infer_conv_call(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferr
     Ok(single(shape, x.dtype, args.len()))
 }
 
-/// The memory format of a convolution's result: channels-last when the
-/// input or the weight suggests it (ATen's `_determine_backend_memory_format`
-/// on the CPU), for 4-D and 5-D operands.
+/// Shape and strides of a layout argument.
+fn geometry_of<'a>(args: &'a [LayoutArg<'_>], i: usize) -> Option<(&'a [i64], &'a [i64])> {
+    match args.get(i) {
+        Some(LayoutArg::Tensor(g, _)) => Some((&g.shape[..], &g.strides[..])),
+        _ => None,
+    }
+}
+
+/// `x.unsqueeze(dim)`'s shape and strides (the new dim's stride is the
+/// next dim's extent, as ATen computes it).
+fn unsqueezed(shape: &[i64], strides: &[i64], dim: usize) -> (Vec<i64>, Vec<i64>) {
+    let stride = if dim < shape.len() {
+        shape[dim] * strides[dim]
+    } else {
+        1
+    };
+    let (mut sh, mut st) = (shape.to_vec(), strides.to_vec());
+    sh.insert(dim, 1);
+    st.insert(dim, stride);
+    (sh, st)
+}
+
+/// Whether a tensor suggests a channels-last format.
+fn suggests_cl(shape: &[i64], strides: &[i64]) -> bool {
+    suggest_memory_format(shape, strides) != MemoryFormat::Contiguous
+}
+
+/// The channels-last strides a result has once the size-1 dims at
+/// `removed` (ascending positions of the full shape) are squeezed out: a
+/// 1-D op runs as a 2-D one over a height of 1 (dim 2), an unbatched
+/// input as a batch of one (dim 0).
+fn cl_strides_without(shape: &[i64], removed: &[usize]) -> Result<Vec<i64>> {
+    let mut full = shape.to_vec();
+    for &d in removed {
+        full.insert(d, 1);
+    }
+    let format = if full.len() == 5 {
+        MemoryFormat::ChannelsLast3d
+    } else {
+        MemoryFormat::ChannelsLast
+    };
+    let mut strides = format.strides(&full)?;
+    for &d in removed.iter().rev() {
+        strides.remove(d);
+    }
+    Ok(strides)
+}
+
+/// Whether PyTorch's CPU runs a 3-D convolution with oneDNN, the one
+/// backend that keeps channels_last_3d (observed with one thread, on a CPU
+/// with AVX512-BF16 and without AVX512-FP16: bf16 always, f16 and f64
+/// never, f32 by oneDNN's size heuristic).
+fn onednn_3d(conv: &Conv, dtype: DType, input: &[i64], weight: &[i64]) -> bool {
+    if conv.transposed
+        && (0..conv.dims).any(|d| {
+            conv.output_padding.get(d).copied().unwrap_or(0)
+                >= conv.stride.get(d).copied().unwrap_or(1)
+        })
+    {
+        return false;
+    }
+    match dtype {
+        DType::BF16 => true,
+        DType::F32 => {
+            let n = input[0];
+            let k = &weight[weight.len() - 2..];
+            let strided = conv.stride.iter().chain(&conv.dilation).any(|v| *v != 1);
+            let volume: i64 = input[..4].iter().product();
+            (strided || n >= 16 || k.iter().any(|v| *v != 1))
+                && (conv.groups > 1 || k.iter().all(|v| *v > 3) || n > 1 || volume > 20480)
+        }
+        _ => false,
+    }
+}
+
+/// The layout of a convolution's result, PyTorch's CPU rule:
+/// - 2-D: channels_last iff the input or the weight suggests it;
+/// - 1-D: PyTorch makes the input contiguous and views both as 2-D, so
+///   `[N, L, C]` in memory ("NLC") iff `weight.unsqueeze(2)` suggests it;
+/// - 3-D: channels_last_3d iff the input or the weight suggests it and
+///   oneDNN runs it ([`onednn_3d`]);
+/// - an empty batch is contiguous; an unbatched input is the batched one
+///   of one, its result the batched result with dim 0 removed.
 pub fn conv_layout(
-    _: &Op,
+    op: &Op,
     args: &[LayoutArg<'_>],
     results: &[TensorType],
 ) -> Result<Vec<ResultLayout>> {
-    let formats: Vec<MemoryFormat> = args
-        .iter()
-        .take(2)
-        .filter_map(|a| match a {
-            LayoutArg::Tensor(g, _) => Some(suggest_memory_format(&g.shape, &g.strides)),
-            _ => None,
-        })
-        .collect();
-    let rank = results.first().map_or(0, TensorType::rank);
-    let wanted = match rank {
-        4 => MemoryFormat::ChannelsLast,
-        5 => MemoryFormat::ChannelsLast3d,
-        _ => MemoryFormat::Contiguous,
+    let ((xs, xst), (ws, wst)) = match (geometry_of(args, 0), geometry_of(args, 1)) {
+        (Some(x), Some(w)) => (x, w),
+        _ => {
+            return Err(err(
+                ErrorKind::Layout,
+                "a convolution needs an input and a weight",
+            ));
+        }
     };
-    let format = if wanted != MemoryFormat::Contiguous && formats.contains(&wanted) {
-        wanted
+    let dims = ws.len().saturating_sub(2);
+    let (conv, unbatched) = match spatial(op) {
+        Some(Spatial::Conv(conv)) => (conv, false),
+        Some(Spatial::ConvCall(call)) => {
+            let unbatched = xs.len() == call.dims + 1;
+            (call.conv, unbatched)
+        }
+        _ => return Err(not_spatial(op)),
+    };
+    let (xs, xst) = if unbatched {
+        unsqueezed(xs, xst, 0)
     } else {
-        MemoryFormat::Contiguous
+        (xs.to_vec(), xst.to_vec())
     };
+    let dtype = match args.first() {
+        Some(LayoutArg::Tensor(_, ty)) => ty.dtype,
+        _ => DType::F32,
+    };
+    let channels_last = xs.first().is_some_and(|n| *n > 0)
+        && match dims {
+            1 => {
+                let (s, st) = unsqueezed(ws, wst, 2);
+                suggests_cl(&s, &st)
+            }
+            2 => suggests_cl(&xs, &xst) || suggests_cl(ws, wst),
+            3 => {
+                (suggests_cl(&xs, &xst) || suggests_cl(ws, wst)) && onednn_3d(&conv, dtype, &xs, ws)
+            }
+            _ => false,
+        };
     results
         .iter()
-        .map(|r| Ok(ResultLayout::Fresh(format.strides(&r.shape)?)))
+        .map(|r| {
+            let removed: &[usize] = match (unbatched, dims) {
+                (true, 1) => &[0, 2],
+                (true, _) => &[0],
+                (false, 1) => &[2],
+                (false, _) => &[],
+            };
+            Ok(ResultLayout::Fresh(if !channels_last {
+                crate::layout::contiguous_strides(&r.shape)
+            } else if !removed.is_empty() {
+                cl_strides_without(&r.shape, removed)?
+            } else {
+                let format = if dims == 3 {
+                    MemoryFormat::ChannelsLast3d
+                } else {
+                    MemoryFormat::ChannelsLast
+                };
+                format.strides(&r.shape)?
+            }))
+        })
         .collect()
 }
 
@@ -940,114 +1140,179 @@ pub fn pooling_output_size(
 }
 
 /// A pool's parameters per spatial dim (stride defaulting to the kernel),
-/// checked with PyTorch's messages.
+/// checked with PyTorch's messages. `max_pool1d` has its own kernel and
+/// messages; the other 1-D pools run as 2-D ones over a height of 1, and
+/// their messages say so.
 pub fn pool_params(pool: &Pool, name: &str, input: &[i64]) -> Result<Pool> {
     let dims = pool.dims;
-    let plural = match dims {
-        1 => "",
-        _ => "s",
-    };
     let count = ["", "one", "two", "three"][dims];
-    let param = |what: &str, v: &[i64], allow_empty: bool| -> Result<Vec<i64>> {
+    let param = |what: &str, v: &[i64]| -> Result<Vec<i64>> {
         match v.len() {
-            0 if allow_empty => Ok(pool.kernel.clone()),
             1 => Ok(vec![v[0]; dims]),
             n if n == dims => Ok(v.to_vec()),
             _ => Err(shape_err(if dims == 1 {
                 format!("{name}: {what} must be a single int")
             } else {
-                format!(
-                    "{name}: {what} must either be a single int, or a tuple of {count} int{plural}"
-                )
+                format!("{name}: {what} must either be a single int, or a tuple of {count} ints")
             })),
         }
     };
-    let kernel = param("kernel_size", &pool.kernel, false)?;
+    let kernel = param("kernel_size", &pool.kernel)?;
     let stride = match pool.stride.len() {
         0 => kernel.clone(),
-        _ => param("stride", &pool.stride, true)?,
+        _ => param("stride", &pool.stride)?,
     };
-    let padding = param("padding", &pool.padding, false)?;
-    let dilation = param("dilation", &pool.dilation, false)?;
+    let padding = param("padding", &pool.padding)?;
+    let dilation = param("dilation", &pool.dilation)?;
     let rank = input.len();
-    if rank != dims + 1 && rank != dims + 2 {
-        return Err(shape_err(format!(
-            "{name}: Expected {}D or {}D (batch mode) tensor for input, but got {}D input of size {}",
-            dims + 1,
-            dims + 2,
-            rank,
-            list(input)
-        )));
-    }
-    if kernel.iter().any(|k| *k <= 0) {
-        return Err(shape_err(format!(
-            "kernel size should be greater than zero, but got {}",
-            list(&kernel)
-        )));
-    }
-    if stride.iter().any(|s| *s <= 0) {
-        return Err(shape_err(format!(
-            "stride should be greater than zero, but got {}",
-            list(&stride)
-        )));
-    }
-    if dilation.iter().any(|d| *d <= 0) {
-        return Err(shape_err(format!(
-            "dilation should be greater than zero, but got {}",
-            list(&dilation)
-        )));
-    }
-    if let Window::Avg {
-        divisor_override: Some(0),
-        ..
-    } = pool.window
-    {
-        return Err(shape_err("divisor must be not zero"));
-    }
-    for d in 0..dims {
-        if padding[d] < 0 || padding[d] > kernel[d] / 2 {
+    let spatial = &input[rank.saturating_sub(dims)..];
+    let plain_1d = name == "max_pool1d";
+    if plain_1d {
+        let batch_ok = rank == 2 || rank == 3;
+        if !batch_ok || input[rank - 2] == 0 || input[rank - 1] == 0 {
             return Err(shape_err(format!(
-                "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
-                padding[d], kernel[d], dilation[d]
+                "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
+                list(input)
             )));
         }
-    }
-    let spatial = &input[rank - dims..];
-    let lead = &input[..rank - dims];
-    if lead
-        .iter()
-        .skip(if rank == dims + 2 { 1 } else { 0 })
-        .any(|s| *s == 0)
-        || spatial.iter().any(|s| *s == 0)
-    {
-        return Err(shape_err(format!(
-            "{name}: Expected input's non-batch dimensions to have positive length, but input has a shape of {}",
-            list(input)
-        )));
-    }
-    let out: Vec<i64> = (0..dims)
-        .map(|d| {
-            pooling_output_size(
-                spatial[d],
-                kernel[d],
-                padding[d],
-                stride[d],
-                dilation[d],
-                pool.ceil_mode,
+        for (what, v) in [
+            ("kernel_size", kernel[0]),
+            ("stride", stride[0]),
+            ("dilation", dilation[0]),
+        ] {
+            if v <= 0 {
+                return Err(shape_err(format!(
+                    "max_pool1d() {what} must be greater than zero, but got {v}"
+                )));
+            }
+        }
+        if padding[0] < 0 {
+            return Err(shape_err(format!(
+                "max_pool1d() padding must be non-negative, but got {}",
+                padding[0]
+            )));
+        }
+        if padding[0] > kernel[0] / 2 {
+            return Err(shape_err(format!(
+                "max_pool1d() padding should be at most half of kernel size, but got padding={} and kernel_size={}",
+                padding[0], kernel[0]
+            )));
+        }
+        let out = pooling_output_size(
+            input[rank - 1],
+            kernel[0],
+            padding[0],
+            stride[0],
+            dilation[0],
+            pool.ceil_mode,
+        );
+        if out < 1 {
+            return Err(shape_err(format!(
+                "max_pool1d() Invalid computed output size: {out}"
+            )));
+        }
+    } else {
+        // The 1-D pools are 2-D ones over a height of 1.
+        let (k, st, pad, dil, sp) = if dims == 1 {
+            (
+                vec![1, kernel[0]],
+                vec![1, stride[0]],
+                vec![0, padding[0]],
+                vec![1, dilation[0]],
+                {
+                    let mut v = vec![1];
+                    v.extend_from_slice(spatial);
+                    v
+                },
             )
-        })
-        .collect();
-    if out.iter().any(|o| *o < 1) {
-        let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join("x");
-        let mut given = vec![input[rank - dims - 1]];
-        given.extend_from_slice(spatial);
-        let mut calc = vec![input[rank - dims - 1]];
-        calc.extend_from_slice(&out);
-        return Err(shape_err(format!(
-            "Given input size: ({}). Calculated output size: ({}). Output size is too small",
-            join(&given),
-            join(&calc)
-        )));
+        } else {
+            (
+                kernel.clone(),
+                stride.clone(),
+                padding.clone(),
+                dilation.clone(),
+                spatial.to_vec(),
+            )
+        };
+        let d = k.len();
+        let labels: &[&str] = if d == 3 {
+            &["T", "H", "W"]
+        } else {
+            &["H", "W"]
+        };
+        let named = |prefix: &str, v: &[i64]| {
+            labels
+                .iter()
+                .zip(v)
+                .map(|(l, x)| format!("{prefix}{l}: {x}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        if rank != dims + 1 && rank != dims + 2
+            || input[..rank - dims]
+                .iter()
+                .skip(usize::from(rank == dims + 2))
+                .chain(spatial)
+                .any(|s| *s == 0)
+        {
+            return Err(shape_err(format!(
+                "non-empty {}D or {}D (batch mode) tensor expected for input",
+                d + 1,
+                d + 2
+            )));
+        }
+        if st.iter().any(|s| *s == 0) {
+            return Err(shape_err("stride should not be zero"));
+        }
+        if k.iter().any(|k| *k <= 0) {
+            return Err(shape_err(format!(
+                "kernel size should be greater than zero, but got {}",
+                named("k", &k)
+            )));
+        }
+        if st.iter().any(|s| *s < 0) {
+            return Err(shape_err(format!(
+                "stride should be greater than zero, but got {}",
+                named("d", &st)
+            )));
+        }
+        if dil.iter().any(|d| *d <= 0) {
+            return Err(shape_err(format!(
+                "dilation should be greater than zero, but got {}",
+                named("dilation", &dil)
+            )));
+        }
+        if let Window::Avg {
+            divisor_override: Some(0),
+            ..
+        } = pool.window
+        {
+            return Err(shape_err("divisor must be not zero"));
+        }
+        for i in 0..d {
+            if pad[i] < 0 || pad[i] > k[i] / 2 {
+                return Err(shape_err(format!(
+                    "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+                    pad[i], k[i], dil[i]
+                )));
+            }
+        }
+        let out: Vec<i64> = (0..d)
+            .map(|i| pooling_output_size(sp[i], k[i], pad[i], st[i], dil[i], pool.ceil_mode))
+            .collect();
+        if out.iter().any(|o| *o < 1) {
+            let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join("x");
+            let channels = input[rank - dims - 1];
+            let mut given = vec![channels];
+            given.extend_from_slice(&sp);
+            let mut calc = vec![channels];
+            calc.extend_from_slice(&out);
+            return Err(shape_err(format!(
+                "Given input size: ({}). Calculated output size: ({}). Output size is too small",
+                join(&given),
+                join(&calc)
+            )));
+        }
     }
     Ok(Pool {
         dims,
@@ -1109,7 +1374,11 @@ pub fn infer_adaptive(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferre
     let x = tensor(args, 0)?;
     let dims = a.dims;
     if a.output_size.len() != dims {
-        return Err(shape_err(format!("{name}: output_size must be {dims}")));
+        return Err(shape_err(if a.max {
+            format!("{name}(): internal error: output_size.size() must be {dims}")
+        } else {
+            format!("{name}: output_size must be {dims}")
+        }));
     }
     let rank = x.rank();
     if rank != dims + 1 && rank != dims + 2 {
@@ -1131,11 +1400,33 @@ pub fn infer_adaptive(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferre
                     .unwrap_or(0)
         )));
     }
-    if a.output_size.iter().any(|s| *s < 0) {
-        return Err(shape_err(format!(
-            "{name}: elements of output_size must be greater than or equal to 0 but received {}",
-            list(&a.output_size)
-        )));
+    if let Some(bad) = a.output_size.iter().find(|s| **s < 0) {
+        let mut shape = x.shape[..rank - dims].to_vec();
+        shape.extend_from_slice(&a.output_size);
+        return Err(shape_err(if a.max {
+            format!(
+                "Trying to create tensor with negative dimension {bad}: {}",
+                list(&shape)
+            )
+        } else {
+            // The 1-D pool runs as the 2-D one over a height of 1; the
+            // 3-D one prints its sizes as ATen does.
+            let sizes: Vec<String> = a.output_size.iter().map(i64::to_string).collect();
+            let (op, received) = match dims {
+                1 => (
+                    "adaptive_avg_pool2d".to_string(),
+                    format!("1, {}", sizes[0]),
+                ),
+                3 => (
+                    name.to_string(),
+                    format!("{}, {},{}", sizes[0], sizes[1], sizes[2]),
+                ),
+                _ => (name.to_string(), sizes.join(", ")),
+            };
+            format!(
+                "{op}: elements of output_size must be greater than or equal to 0 but received {{{received}}}"
+            )
+        }));
     }
     let mut shape = x.shape[..rank - dims].to_vec();
     shape.extend_from_slice(&a.output_size);
@@ -1146,26 +1437,51 @@ pub fn infer_adaptive(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferre
     Ok(inferred)
 }
 
-/// The memory format of a pooled or resampled result: the input's
-/// suggested format (ATen allocates these outputs with
-/// `input.suggest_memory_format()`), for batched 4-D and 5-D inputs.
+/// The layout of a pooled or resampled result, PyTorch's CPU rule: the
+/// input's suggested format for the 2-D and 3-D ops, except `avg_pool3d`
+/// and `adaptive_max_pool3d` (contiguous) and `adaptive_avg_pool3d`
+/// (contiguous unless it takes a mean to 1×1×1); "NLC" for the 1-D pools
+/// that run as 2-D ones (iff `x.unsqueeze(-2)` suggests channels_last),
+/// contiguous for `max_pool1d`, the 1-D resamplings and unbatched inputs.
 pub fn pool_layout(
-    _: &Op,
+    op: &Op,
     args: &[LayoutArg<'_>],
     results: &[TensorType],
 ) -> Result<Vec<ResultLayout>> {
-    let format = match args.first() {
-        Some(LayoutArg::Tensor(g, _)) => suggest_memory_format(&g.shape, &g.strides),
-        _ => MemoryFormat::Contiguous,
+    let Some((xs, xst)) = geometry_of(args, 0) else {
+        return Err(err(ErrorKind::Layout, "a pool needs an input"));
     };
+    let dims = match spatial(op) {
+        Some(Spatial::Pool { pool, .. }) => pool.dims,
+        Some(Spatial::Adaptive(a)) => a.dims,
+        Some(Spatial::Resample(r)) => r.dims,
+        _ => return Err(not_spatial(op)),
+    };
+    let batched = xs.len() == dims + 2;
+    let follows_input = match op {
+        Op::AvgPool3d { .. } | Op::AdaptiveMaxPool3d { .. } => false,
+        Op::AdaptiveAvgPool3d { output_size } => output_size.iter().all(|s| *s == 1),
+        Op::MaxPool1d { .. } => false,
+        _ => !(dims == 1 && matches!(spatial(op), Some(Spatial::Resample(_)))),
+    };
+    let channels_last = batched
+        && follows_input
+        && if dims == 1 {
+            let (s, st) = unsqueezed(xs, xst, 2);
+            suggests_cl(&s, &st)
+        } else {
+            suggests_cl(xs, xst)
+        };
     results
         .iter()
         .map(|r| {
-            let format = match format.required_rank() {
-                Some(rank) if rank == r.rank() => format,
-                _ => MemoryFormat::Contiguous,
-            };
-            Ok(ResultLayout::Fresh(format.strides(&r.shape)?))
+            Ok(ResultLayout::Fresh(if !channels_last {
+                crate::layout::contiguous_strides(&r.shape)
+            } else if dims == 1 {
+                cl_strides_without(&r.shape, &[2])?
+            } else {
+                suggest_memory_format(xs, xst).strides(&r.shape)?
+            }))
         })
         .collect()
 }
@@ -1253,9 +1569,13 @@ pub fn area_source(scale: f64, dst: i64, align_corners: bool, cubic: bool) -> f6
 }
 
 /// The source position a nearest (or nearest-exact) resampling reads for
-/// output `dst`, computed in `f32` as PyTorch's CPU kernels do.
+/// output `dst`, computed in `f32` as PyTorch's CPU kernels do. Its 2-D
+/// nearest kernel (`nearest_idx`) copies when the sizes are equal and
+/// halves at twice the size, whatever the scale; the 1-D and 3-D ones
+/// always scale.
 pub fn nearest_source(
     sampling: Sampling,
+    dims: usize,
     dst: i64,
     input: i64,
     output: i64,
@@ -1267,8 +1587,8 @@ pub fn nearest_source(
     };
     let src = match sampling {
         Sampling::NearestExact => ((dst as f32 + 0.5) * scale).floor() as i64,
-        _ if output == input => dst,
-        _ if output == 2 * input => dst >> 1,
+        _ if dims == 2 && output == input => dst,
+        _ if dims == 2 && output == 2 * input => dst >> 1,
         _ => (dst as f32 * scale).floor() as i64,
     };
     src.min(input - 1)
@@ -1335,11 +1655,11 @@ mod tests {
     fn resampling_sources_follow_aten() {
         // ×2 nearest repeats each source.
         let src: Vec<i64> = (0..6)
-            .map(|d| nearest_source(Sampling::Nearest, d, 3, 6, None))
+            .map(|d| nearest_source(Sampling::Nearest, 2, d, 3, 6, None))
             .collect();
         assert_eq!(src, [0, 0, 1, 1, 2, 2]);
         let exact: Vec<i64> = (0..2)
-            .map(|d| nearest_source(Sampling::NearestExact, d, 5, 2, None))
+            .map(|d| nearest_source(Sampling::NearestExact, 2, d, 5, 2, None))
             .collect();
         assert_eq!(exact, [1, 3]);
         let (i0, i1, l0, l1) = linear_sources(1, 2, 4, false, None);

@@ -78,6 +78,11 @@ impl DTypeSet {
         .union(Self::INTS)
         .union(Self::BOOL);
 
+    /// The set of one dtype.
+    pub const fn of(d: DType) -> DTypeSet {
+        DTypeSet(bit(d))
+    }
+
     /// Both sets.
     pub const fn union(self, other: DTypeSet) -> DTypeSet {
         DTypeSet(self.0 | other.0)

@@ -437,23 +437,75 @@ fn run_step<L: Launcher>(
         } => {
             let module = island.as_ref().expect("check_plan keeps every island");
             let host = HostCopies::download(launcher, buffers, views.iter().chain(outputs))?;
-            let tensors = views
-                .iter()
-                .map(|v| host.tensor(v))
-                .collect::<Result<Vec<_>>>()?;
-            let ctx = InferCtx {
-                default_dtype: checked.default_dtype,
-            };
-            let results = crate::interp::run_func(module.entry()?, &ctx, &tensors)?;
-            for (r, v) in results.iter().zip(outputs) {
-                // SAFETY: the view was checked against its buffer, of
-                // which this is the host storage.
-                unsafe { write_view(r, v, host.ptr(v.buffer)) };
+            // SAFETY: the views were checked against their buffers, of
+            // which these are the host storages.
+            if !unsafe { native_step(module.entry()?, views, outputs, &host)? } {
+                let tensors = views
+                    .iter()
+                    .map(|v| host.tensor(v))
+                    .collect::<Result<Vec<_>>>()?;
+                let ctx = InferCtx {
+                    default_dtype: checked.default_dtype,
+                };
+                let results = crate::interp::run_func(module.entry()?, &ctx, &tensors)?;
+                for (r, v) in results.iter().zip(outputs) {
+                    // SAFETY: the view was checked against its buffer, of
+                    // which this is the host storage.
+                    unsafe { write_view(r, v, host.ptr(v.buffer)) };
+                }
             }
             host.upload(launcher, buffers, outputs)?;
         }
     }
     Ok(())
+}
+
+/// Runs a host step that is one op with a native kernel (a convolution in
+/// f32 or f64: `crate::spatial`) on the step's buffers directly; `false`
+/// when it has none, and the interpreter runs the step.
+///
+/// # Safety
+/// The views must have been checked against their buffers, of which
+/// `host` holds the storages.
+unsafe fn native_step(
+    func: &kiln_ir::Func,
+    views: &[TensorView],
+    outputs: &[TensorView],
+    host: &HostCopies,
+) -> Result<bool> {
+    let ([inst], [out]) = (&func.insts[..], outputs) else {
+        return Ok(false);
+    };
+    let Some(kiln_ir::spatial::Spatial::Conv(conv)) = kiln_ir::spatial::spatial(&inst.op) else {
+        return Ok(false);
+    };
+    if func.returns.as_slice() != [inst.result()] {
+        return Ok(false);
+    }
+    let operand = |i: usize| -> Option<crate::spatial::Operand<'_>> {
+        let v = inst.operands.get(i)?.value()?;
+        let view = &views[func.params.iter().position(|p| *p == v)?];
+        Some(crate::spatial::Operand {
+            ptr: host.ptr(view.buffer),
+            geometry: &view.geometry,
+        })
+    };
+    let (Some(x), Some(w)) = (operand(0), operand(1)) else {
+        return Ok(false);
+    };
+    let bias = operand(2);
+    let conv = kiln_ir::spatial::conv_params(
+        &conv,
+        &x.geometry.shape,
+        &w.geometry.shape,
+        bias.map(|b| &b.geometry.shape[..]),
+    )?;
+    let out = crate::spatial::Operand {
+        ptr: host.ptr(out.buffer),
+        geometry: &out.geometry,
+    };
+    // SAFETY: forwarded; the plan gives the result its own buffer.
+    unsafe { crate::spatial::convolution(&conv, outputs[0].dtype, x, w, bias, out) }
 }
 
 /// The memory of a plan's buffers: inputs and outputs their own, temps

@@ -34,6 +34,7 @@ pub mod matmul;
 pub mod pool;
 pub mod print;
 pub mod random;
+pub mod spatial;
 pub mod storage;
 pub mod tensor;
 

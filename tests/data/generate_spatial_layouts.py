@@ -39,8 +39,8 @@ sliced operand's own strides.
 
 - conv2d, conv_transpose2d, convolution on 4-D (every groups, depthwise
   included, dilation, transposed, 1x1 kernels, bias or not; all four
-  dtypes): CL iff the input or the weight suggests CL. The bias never
-  counts.
+  dtypes; with oneDNN or the native kernels): CL iff the input or the
+  weight suggests CL. The bias (1-D) plays no part.
 - Empty batch (N = 0) convolutions: contiguous, whatever the weight.
 - Unbatched inputs ([C, H, W] for conv2d, [C, D, H, W] for conv3d,
   [C, L] for conv1d): PyTorch unsqueezes dim 0 (the new dim's stride is
@@ -54,17 +54,20 @@ sliced operand's own strides.
   ([N, O, L] strides [O*L, 1, O]) iff weight.unsqueeze(2) suggests CL (a
   weight stored [O, K, I], channels innermost, does), else contiguous.
 - 3-D convolutions (conv3d, conv_transpose3d, convolution on 5-D): CL iff
-  (input or weight suggests CL) AND the oneDNN (mkldnn) backend runs.
-  Which depends on dtype, CPU and thread count: bf16: always (on CPUs
-  with AVX512-BW/VL/DQ, as here); f16: only on CPUs with AVX512-FP16 or
-  AMX-FP16 (not here: f16 3-D results are always contiguous); f64: never
-  (always contiguous); f32: iff (stride != 1 or dilation != 1 or N >= 16
-  or kernel's last two sizes not both 1 or threads > 1) and (groups > 1 or
-  both last two kernel sizes > 3 or N > 1 or N*C*D*H > 20480). Never for a
-  transposed convolution with output_padding >= stride in some dim. So an
-  f32 1x1x1 conv3d with N = 2 is contiguous with 1 thread and CL with 2;
-  an f32 conv3d with N = 1 (an unbatched input) and a 2x2x2 kernel is
-  contiguous.
+  (input or weight suggests CL) AND the oneDNN (mkldnn) backend runs (with
+  torch.backends.mkldnn disabled a channels_last_3d conv3d gave a
+  contiguous result on f32, bf16 and f16). Whether oneDNN runs depends on
+  dtype, CPU and thread count. Here: bf16 always; f16 never (so f16 3-D
+  results are always contiguous here; PyTorch's source enables oneDNN for
+  f16 only on CPUs with AVX512-FP16 or AMX-FP16, and for bf16 on CPUs with
+  AVX512-BW/VL/DQ: not observed on other CPUs); f64 never (always
+  contiguous); f32 iff (stride != 1 or dilation != 1 or N >= 16 or the
+  kernel's last two sizes not both 1 or threads > 1) and (groups > 1 or
+  both last two kernel sizes > 3 or N > 1 or N*C*D*H > 20480), each
+  branch checked by running. Never for a transposed convolution with
+  output_padding >= stride in some dim. So an f32 1x1x1 conv3d with N = 2
+  is contiguous with 1 thread and CL with 2; an f32 conv3d with N = 1 (as
+  for an unbatched input) and a 2x2x2 kernel is contiguous.
 - max_pool2d/3d, max_pool2d/3d_with_indices (both results), avg_pool2d,
   adaptive_avg_pool2d, adaptive_max_pool2d (both results), every 2-D and
   3-D upsampling (nearest, nearest-exact, bilinear, bicubic, trilinear):

@@ -14,9 +14,10 @@ use crate::{inputs_for, load, programs, runnable};
 /// Whether a program sums (its results may differ in summation order).
 pub fn sums(module: &Module) -> bool {
     module.funcs.iter().flat_map(|f| &f.insts).any(|i| {
-        // Every reduction (sum, mean, any/all...), and the composites that
-        // sum inside.
+        // Every reduction (sum, mean, any/all...), convolution, pooling
+        // and resampling, and the composites that sum inside.
         (i.op.is(Traits::REDUCTION) && !matches!(i.op, Op::ArgReduce { .. }))
+            || kiln::spatial::spatial(&i.op).is_some()
             || matches!(
                 i.op,
                 Op::Matmul

@@ -1209,7 +1209,7 @@ define_ops! {
         groups: i64,
     } (input: Tensor, weight: Tensor, bias: Optional)
         => Rules::new(spatial::infer_convolution, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
-            .kernel(fixed("slow_conv2d_cpu", S::FLOATS));
+            .kernel(KernelRule::Custom(spatial::conv_kernel));
     /// `torch.nn.functional.conv1d`: `convolution` with a batch dim added
     /// to an unbatched input, and `padding` `"same"` or `"valid"` settled.
     Conv1d "conv1d" {
@@ -1219,6 +1219,7 @@ define_ops! {
         groups: i64 = 1,
     } (input: Tensor, weight: Tensor, bias: Optional)
         => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::conv_kernel))
             .expand(expand::conv_call);
     /// `torch.nn.functional.conv2d`: `convolution` with a batch dim added
     /// to an unbatched input, and `padding` `"same"` or `"valid"` settled.
@@ -1229,6 +1230,7 @@ define_ops! {
         groups: i64 = 1,
     } (input: Tensor, weight: Tensor, bias: Optional)
         => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::conv_kernel))
             .expand(expand::conv_call);
     /// `torch.nn.functional.conv3d`: `convolution` with a batch dim added
     /// to an unbatched input, and `padding` `"same"` or `"valid"` settled.
@@ -1239,6 +1241,7 @@ define_ops! {
         groups: i64 = 1,
     } (input: Tensor, weight: Tensor, bias: Optional)
         => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::conv_kernel))
             .expand(expand::conv_call);
     /// `torch.nn.functional.conv_transpose1d`: a transposed `convolution`
     /// (ATen's argument order: `groups` before `dilation`).
@@ -1250,6 +1253,7 @@ define_ops! {
         dilation: Vec<i64> = vec![1],
     } (input: Tensor, weight: Tensor, bias: Optional)
         => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::conv_kernel))
             .expand(expand::conv_call);
     /// `torch.nn.functional.conv_transpose2d`: a transposed `convolution`
     /// (ATen's argument order: `groups` before `dilation`).
@@ -1261,6 +1265,7 @@ define_ops! {
         dilation: Vec<i64> = vec![1],
     } (input: Tensor, weight: Tensor, bias: Optional)
         => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::conv_kernel))
             .expand(expand::conv_call);
     /// `torch.nn.functional.conv_transpose3d`: a transposed `convolution`
     /// (ATen's argument order: `groups` before `dilation`).
@@ -1272,6 +1277,7 @@ define_ops! {
         dilation: Vec<i64> = vec![1],
     } (input: Tensor, weight: Tensor, bias: Optional)
         => Rules::new(spatial::infer_conv_call, LayoutRule::Custom(spatial::conv_layout), Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::conv_kernel))
             .expand(expand::conv_call);
     /// `torch.nn.functional.max_pool1d`: the largest value of each window
     /// (NaN wins); padding never wins.
@@ -1283,7 +1289,7 @@ define_ops! {
         ceil_mode: bool = false,
     } (input: Tensor)
         => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("max_pool1d", S::REAL_NUMBERS));
+            .kernel(fixed("max_pool1d_impl", S::FLOATS));
     /// `max_pool1d` with `return_indices`: also where each maximum is, as
     /// a flat position in the input's spatial dims (int64).
     MaxPool1dWithIndices "max_pool1d_with_indices" {
@@ -1295,7 +1301,7 @@ define_ops! {
     } (input: Tensor)
         => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
             .results(Results::Fixed(2))
-            .kernel(fixed("max_pool1d", S::REAL_NUMBERS));
+            .kernel(fixed("max_pool2d", S::FLOATS.union(S::INTS)));
     /// `torch.nn.functional.max_pool2d`: the largest value of each window
     /// (NaN wins); padding never wins.
     MaxPool2d "max_pool2d" {
@@ -1306,7 +1312,7 @@ define_ops! {
         ceil_mode: bool = false,
     } (input: Tensor)
         => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("max_pool2d", S::REAL_NUMBERS));
+            .kernel(fixed("max_pool2d", S::FLOATS.union(S::INTS)));
     /// `max_pool2d` with `return_indices`: also where each maximum is, as
     /// a flat position in the input's spatial dims (int64).
     MaxPool2dWithIndices "max_pool2d_with_indices" {
@@ -1318,7 +1324,7 @@ define_ops! {
     } (input: Tensor)
         => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
             .results(Results::Fixed(2))
-            .kernel(fixed("max_pool2d", S::REAL_NUMBERS));
+            .kernel(fixed("max_pool2d", S::FLOATS.union(S::INTS)));
     /// `torch.nn.functional.max_pool3d`: the largest value of each window
     /// (NaN wins); padding never wins.
     MaxPool3d "max_pool3d" {
@@ -1329,7 +1335,7 @@ define_ops! {
         ceil_mode: bool = false,
     } (input: Tensor)
         => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("max_pool3d", S::REAL_NUMBERS));
+            .kernel(fixed("max_pool3d", S::FLOATS.union(S::INTS)));
     /// `max_pool3d` with `return_indices`: also where each maximum is, as
     /// a flat position in the input's spatial dims (int64).
     MaxPool3dWithIndices "max_pool3d_with_indices" {
@@ -1341,7 +1347,7 @@ define_ops! {
     } (input: Tensor)
         => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
             .results(Results::Fixed(2))
-            .kernel(fixed("max_pool3d", S::REAL_NUMBERS));
+            .kernel(fixed("max_pool3d", S::FLOATS.union(S::INTS)));
     /// `torch.nn.functional.avg_pool1d`: the mean of each window.
     AvgPool1d "avg_pool1d" {
         kernel_size: Vec<i64>,
@@ -1351,7 +1357,7 @@ define_ops! {
         count_include_pad: bool = true,
     } (input: Tensor)
         => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("avg_pool1d", S::FLOATS));
+            .kernel(fixed("avg_pool2d", S::FLOATS.union(S::of(DType::I64))));
     /// `torch.nn.functional.avg_pool2d`: the mean of each window, or its
     /// sum divided by `divisor_override`.
     AvgPool2d "avg_pool2d" {
@@ -1363,7 +1369,7 @@ define_ops! {
         divisor_override: Option<i64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("avg_pool2d", S::FLOATS));
+            .kernel(fixed("avg_pool2d", S::FLOATS.union(S::of(DType::I64))));
     /// `torch.nn.functional.avg_pool3d`: the mean of each window, or its
     /// sum divided by `divisor_override`.
     AvgPool3d "avg_pool3d" {
@@ -1375,12 +1381,15 @@ define_ops! {
         divisor_override: Option<i64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("avg_pool3d", S::FLOATS));
+            .kernel(fixed(
+                "avg_pool3d_out_frame",
+                S::of(DType::F32).union(S::of(DType::F64)).union(S::of(DType::I64)),
+            ));
     /// `torch.nn.functional.adaptive_avg_pool1d`: means over windows chosen
     /// to give `output_size` exactly.
     AdaptiveAvgPool1d "adaptive_avg_pool1d" { output_size: Vec<i64> } (input: Tensor)
         => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("adaptive_avg_pool1d", S::FLOATS));
+            .kernel(fixed("adaptive_avg_pool2d", S::FLOATS));
     /// `torch.nn.functional.adaptive_avg_pool2d`: means over windows chosen
     /// to give `output_size` exactly.
     AdaptiveAvgPool2d "adaptive_avg_pool2d" { output_size: Vec<i64> } (input: Tensor)
@@ -1390,13 +1399,13 @@ define_ops! {
     /// to give `output_size` exactly.
     AdaptiveAvgPool3d "adaptive_avg_pool3d" { output_size: Vec<i64> } (input: Tensor)
         => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("adaptive_avg_pool3d", S::FLOATS));
+            .kernel(fixed("adaptive_avg_pool3d_cpu", S::FLOATS));
     /// `torch.nn.functional.adaptive_max_pool1d` with its positions: maxima
     /// over windows chosen to give `output_size` exactly.
     AdaptiveMaxPool1d "adaptive_max_pool1d" { output_size: Vec<i64> } (input: Tensor)
         => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
             .results(Results::Fixed(2))
-            .kernel(fixed("adaptive_max_pool1d", S::FLOATS));
+            .kernel(fixed("adaptive_max_pool2d", S::FLOATS));
     /// `torch.nn.functional.adaptive_max_pool2d` with its positions: maxima
     /// over windows chosen to give `output_size` exactly.
     AdaptiveMaxPool2d "adaptive_max_pool2d" { output_size: Vec<i64> } (input: Tensor)
@@ -1408,7 +1417,7 @@ define_ops! {
     AdaptiveMaxPool3d "adaptive_max_pool3d" { output_size: Vec<i64> } (input: Tensor)
         => Rules::new(spatial::infer_adaptive, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
             .results(Results::Fixed(2))
-            .kernel(fixed("adaptive_max_pool3d", S::FLOATS));
+            .kernel(fixed("adaptive_max_pool3d_cpu", S::FLOATS));
     /// `interpolate(mode="nearest")` in 1-D: each output reads the
     /// source `floor(dst · in/out)` (`1/scale` where a scale is given).
     UpsampleNearest1d "upsample_nearest1d" {
@@ -1416,7 +1425,7 @@ define_ops! {
         scales: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_nearest1d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+            .kernel(fixed("compute_indices_weights_nearest", S::FLOATS.union(S::of(DType::U8))));
     /// `interpolate(mode="nearest-exact")` in 1-D: each output reads the
     /// source `floor((dst + ½) · in/out)` (`1/scale` where a scale is given).
     UpsampleNearestExact1d "_upsample_nearest_exact1d" {
@@ -1424,7 +1433,7 @@ define_ops! {
         scales: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_nearest1d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+            .kernel(fixed("compute_indices_weights_nearest", S::FLOATS.union(S::of(DType::U8))));
     /// `interpolate(mode="nearest")` in 2-D: each output reads the
     /// source `floor(dst · in/out)` (`1/scale` where a scale is given).
     UpsampleNearest2d "upsample_nearest2d" {
@@ -1433,7 +1442,7 @@ define_ops! {
         scales_w: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_nearest2d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+            .kernel(fixed("upsample_nearest2d_channels_last", S::FLOATS.union(S::of(DType::U8))));
     /// `interpolate(mode="nearest-exact")` in 2-D: each output reads the
     /// source `floor((dst + ½) · in/out)` (`1/scale` where a scale is given).
     UpsampleNearestExact2d "_upsample_nearest_exact2d" {
@@ -1442,7 +1451,7 @@ define_ops! {
         scales_w: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_nearest2d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+            .kernel(fixed("upsample_nearest2d_channels_last", S::FLOATS.union(S::of(DType::U8))));
     /// `interpolate(mode="nearest")` in 3-D: each output reads the
     /// source `floor(dst · in/out)` (`1/scale` where a scale is given).
     UpsampleNearest3d "upsample_nearest3d" {
@@ -1452,7 +1461,7 @@ define_ops! {
         scales_w: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_nearest3d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+            .kernel(fixed("compute_indices_weights_nearest", S::FLOATS.union(S::of(DType::U8))));
     /// `interpolate(mode="nearest-exact")` in 3-D: each output reads the
     /// source `floor((dst + ½) · in/out)` (`1/scale` where a scale is given).
     UpsampleNearestExact3d "_upsample_nearest_exact3d" {
@@ -1462,7 +1471,7 @@ define_ops! {
         scales_w: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_nearest3d", S::REAL_NUMBERS.without(S::BARE_UINTS.union(S::BOOL))));
+            .kernel(fixed("compute_indices_weights_nearest", S::FLOATS.union(S::of(DType::U8))));
     /// `interpolate(mode="linear")`: linear resampling to
     /// `output_size`, pixel centres or (`align_corners`) corners aligned.
     UpsampleLinear1d "upsample_linear1d" {
@@ -1471,7 +1480,7 @@ define_ops! {
         scales: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_linear1d", S::FLOATS));
+            .kernel(fixed("compute_indices_weights_linear", S::FLOATS));
     /// `interpolate(mode="bilinear")`: bilinear resampling to
     /// `output_size`, pixel centres or (`align_corners`) corners aligned.
     UpsampleBilinear2d "upsample_bilinear2d" {
@@ -1481,7 +1490,7 @@ define_ops! {
         scales_w: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_bilinear2d", S::FLOATS));
+            .kernel(fixed("upsample_bilinear2d_channels_last", S::FLOATS));
     /// `interpolate(mode="bicubic")`: bicubic (Keys, a = −0.75, clamped at the border) resampling to
     /// `output_size`, pixel centres or (`align_corners`) corners aligned.
     UpsampleBicubic2d "upsample_bicubic2d" {
@@ -1491,7 +1500,7 @@ define_ops! {
         scales_w: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_bicubic2d", S::FLOATS));
+            .kernel(fixed("compute_indices_weights_cubic", S::FLOATS));
     /// `interpolate(mode="trilinear")`: trilinear resampling to
     /// `output_size`, pixel centres or (`align_corners`) corners aligned.
     UpsampleTrilinear3d "upsample_trilinear3d" {
@@ -1502,7 +1511,7 @@ define_ops! {
         scales_w: Option<F64> = None,
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
-            .kernel(fixed("upsample_trilinear3d", S::FLOATS));
+            .kernel(fixed("compute_indices_weights_linear", S::FLOATS));
     /// `torch.matmul`.
     Matmul "matmul" (input: Tensor, other: Tensor)
         => Rules::new(infer::matmul, LayoutRule::Contiguous, Cost::Kernel).kernel(fixed(

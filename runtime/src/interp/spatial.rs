@@ -385,7 +385,10 @@ fn resample(r: &Resample, x: &Tensor, out_shape: &[i64]) -> Vec<Elem> {
             (0..output)
                 .map(|dst| match r.sampling {
                     Sampling::Nearest | Sampling::NearestExact => {
-                        vec![(nearest_source(r.sampling, dst, input, output, scale), 1.0)]
+                        vec![(
+                            nearest_source(r.sampling, dims, dst, input, output, scale),
+                            1.0,
+                        )]
                     }
                     Sampling::Linear => {
                         let (i0, i1, l0, l1) =
