@@ -387,6 +387,45 @@ fn same_float(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b
 }
 
+/// Convolution, pooling and resampling compiled for the CPU (where f32 and
+/// f64 run native kernels, `kiln_runtime::spatial`, not the interpreter)
+/// against PyTorch's values: every spatial case of `torch_values.json`.
+#[test]
+fn compiled_spatial_ops_match_pytorch_values() {
+    let cases = oracle("torch_values.json")["cases"].as_array().unwrap();
+    let mut m = Mismatches::default();
+    for case in cases {
+        let module = program(case);
+        let op = &module.entry().unwrap().insts[0].op;
+        if kiln::spatial::spatial(op).is_none() {
+            continue;
+        }
+        let inputs: Vec<Tensor> = case["operands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o.get("scalar").is_none() && o.get("none").is_none())
+            .map(tensor_of)
+            .collect();
+        let got = kiln::Compiler::new(kiln::BackendKind::Cranelift)
+            .compile(&module)
+            .and_then(|c| c.run(&inputs));
+        match got {
+            Ok(got) => {
+                for (i, (out, expected)) in got
+                    .iter()
+                    .zip(case["results"].as_array().unwrap())
+                    .enumerate()
+                {
+                    check_result(&mut m, case, i, out, expected);
+                }
+            }
+            Err(e) => m.check(false, || format!("{case}: compiled: {e}")),
+        }
+    }
+    m.finish("torch_values.json (compiled spatial ops)");
+}
+
 /// The result strides of convolution, pooling and resampling over inputs
 /// and weights of every layout (`tests/data/spatial_layouts.json`, from
 /// `generate_spatial_layouts.py`): the interpreter lays each result out by

@@ -460,8 +460,9 @@ fn run_step<L: Launcher>(
     Ok(())
 }
 
-/// Runs a host step that is one op with a native kernel (a convolution in
-/// f32 or f64: `crate::spatial`) on the step's buffers directly; `false`
+/// Runs a host step that is one op with a native kernel (a convolution, a
+/// pool or a resampling in f32 or f64: `crate::spatial`) on the step's
+/// buffers directly; `false`
 /// when it has none, and the interpreter runs the step.
 ///
 /// # Safety
@@ -473,13 +474,13 @@ unsafe fn native_step(
     outputs: &[TensorView],
     host: &HostCopies,
 ) -> Result<bool> {
-    let ([inst], [out]) = (&func.insts[..], outputs) else {
+    let [inst] = &func.insts[..] else {
         return Ok(false);
     };
-    let Some(kiln_ir::spatial::Spatial::Conv(conv)) = kiln_ir::spatial::spatial(&inst.op) else {
+    let Some(spatial) = kiln_ir::spatial::spatial(&inst.op) else {
         return Ok(false);
     };
-    if func.returns.as_slice() != [inst.result()] {
+    if func.returns != inst.results || outputs.len() != inst.results.len() {
         return Ok(false);
     }
     let operand = |i: usize| -> Option<crate::spatial::Operand<'_>> {
@@ -490,7 +491,29 @@ unsafe fn native_step(
             geometry: &view.geometry,
         })
     };
-    let (Some(x), Some(w)) = (operand(0), operand(1)) else {
+    let Some(x) = operand(0) else {
+        return Ok(false);
+    };
+    let views: Vec<crate::spatial::Operand> = outputs
+        .iter()
+        .map(|v| crate::spatial::Operand {
+            ptr: host.ptr(v.buffer),
+            geometry: &v.geometry,
+        })
+        .collect();
+    let dtype = outputs[0].dtype;
+    let conv = match spatial {
+        kiln_ir::spatial::Spatial::Conv(conv) => conv,
+        kiln_ir::spatial::Spatial::Pool { pool, indices } => {
+            let pool = kiln_ir::spatial::pool_params(&pool, inst.op.name(), &x.geometry.shape)?;
+            let spatial = kiln_ir::spatial::Spatial::Pool { pool, indices };
+            // SAFETY: forwarded; the plan gives each result its own buffer.
+            return unsafe { crate::spatial::window(&spatial, dtype, x, &views) };
+        }
+        // SAFETY: as above.
+        other => return unsafe { crate::spatial::window(&other, dtype, x, &views) },
+    };
+    let Some(w) = operand(1) else {
         return Ok(false);
     };
     let bias = operand(2);
@@ -500,12 +523,8 @@ unsafe fn native_step(
         &w.geometry.shape,
         bias.map(|b| &b.geometry.shape[..]),
     )?;
-    let out = crate::spatial::Operand {
-        ptr: host.ptr(out.buffer),
-        geometry: &out.geometry,
-    };
     // SAFETY: forwarded; the plan gives the result its own buffer.
-    unsafe { crate::spatial::convolution(&conv, outputs[0].dtype, x, w, bias, out) }
+    unsafe { crate::spatial::convolution(&conv, dtype, x, w, bias, views[0]) }
 }
 
 /// The memory of a plan's buffers: inputs and outputs their own, temps

@@ -13,7 +13,10 @@
 //! channel per group), where a product would have one column, runs as
 //! its own loop over the taps.
 
-use kiln_ir::spatial::{Conv, conv_output_shape};
+use kiln_ir::spatial::{
+    Conv, Pool, Sampling, Spatial, Window, adaptive_window, conv_output_shape, cubic_sources,
+    linear_sources, nearest_source,
+};
 use kiln_ir::view::Geometry;
 use kiln_ir::{DType, Result};
 use rayon::prelude::*;
@@ -157,7 +160,12 @@ unsafe fn run<T: Element>(
         };
         return;
     }
-    let weights = pack_weights(&shape, base(&w), wg);
+    let prefer = if xg.strides[1] == 1 && shape.in_per_group > 1 {
+        Order::TapMajor
+    } else {
+        Order::ChannelMajor
+    };
+    let weights = weights(&shape, base(&w), wg, prefer);
     // SAFETY: forwarded.
     unsafe {
         products(
@@ -173,25 +181,101 @@ unsafe fn run<T: Element>(
     };
 }
 
-/// The weights as one `[k, o]` matrix per group, `k = tap · C/g + c`.
-fn pack_weights<T: Element>(s: &Shape, w: Shared<T>, wg: &Geometry) -> Vec<T> {
-    let k = s.taps.len() as i64 * s.in_per_group;
-    let og = s.out_per_group;
+/// How `k` numbers a group's (tap, channel) pairs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// `k = tap · C/g + c`: channels innermost (channels-last inputs).
+    TapMajor,
+    /// `k = c · taps + tap`: taps innermost (contiguous weights).
+    ChannelMajor,
+}
+
+impl Order {
+    fn k(self, tap: usize, c: usize, taps: usize, cg: usize) -> usize {
+        match self {
+            Order::TapMajor => tap * cg + c,
+            Order::ChannelMajor => c * taps + tap,
+        }
+    }
+}
+
+/// The weights as a `[k, o]` matrix per group: the weight tensor itself
+/// when its layout numbers `k` with one stride (contiguous weights in
+/// channel-major order, channels-last ones in tap-major order), else a
+/// packed copy.
+struct Weights<T> {
+    ptr: Shared<T>,
+    group_stride: i64,
+    k_stride: i64,
+    o_stride: i64,
+    order: Order,
+    _packed: Vec<T>,
+}
+
+fn weights<T: Element>(s: &Shape, w: Shared<T>, wg: &Geometry, prefer: Order) -> Weights<T> {
+    let taps = s.taps.len() as i64;
+    let (cg, og) = (s.in_per_group, s.out_per_group);
+    let ws1 = wg.strides[1];
+    let tap_stride = if taps == 1 {
+        Some(0)
+    } else if flattens(wg, 2) {
+        Some(wg.strides[wg.rank() - 1])
+    } else {
+        None
+    };
+    // The k stride of each order where it is uniform.
+    let uniform = |order: Order| -> Option<i64> {
+        let t = tap_stride?;
+        match order {
+            _ if taps == 1 => Some(ws1),
+            _ if cg == 1 => Some(t),
+            Order::ChannelMajor => (ws1 == t * taps).then_some(t),
+            Order::TapMajor => (t == ws1 * cg).then_some(ws1),
+        }
+    };
+    let other = match prefer {
+        Order::TapMajor => Order::ChannelMajor,
+        Order::ChannelMajor => Order::TapMajor,
+    };
+    for order in [prefer, other] {
+        // The row-major gather writes tap-major rows only.
+        if order != prefer && prefer == Order::TapMajor {
+            continue;
+        }
+        if let Some(k_stride) = uniform(order) {
+            return Weights {
+                ptr: w,
+                group_stride: og * wg.strides[0],
+                k_stride,
+                o_stride: wg.strides[0],
+                order,
+                _packed: Vec::new(),
+            };
+        }
+    }
+    let k = taps * cg;
     let mut packed = vec![T::default(); (s.groups * k * og) as usize];
     for g in 0..s.groups {
         for (t, tap) in s.taps.iter().enumerate() {
             let tap_off: i64 = tap.iter().zip(&wg.strides[2..]).map(|(i, st)| i * st).sum();
-            for c in 0..s.in_per_group {
+            for c in 0..cg {
                 for o in 0..og {
-                    let src = (g * og + o) * wg.strides[0] + c * wg.strides[1] + tap_off;
-                    let dst = (g * k + t as i64 * s.in_per_group + c) * og + o;
+                    let src = (g * og + o) * wg.strides[0] + c * ws1 + tap_off;
+                    let dst = (g * k + t as i64 * cg + c) * og + o;
                     // SAFETY: inside the weight's buffer, as its geometry says.
                     packed[dst as usize] = unsafe { *w.ptr().offset(src as isize) };
                 }
             }
         }
     }
-    packed
+    Weights {
+        ptr: Shared(packed.as_mut_ptr()),
+        group_stride: k * og,
+        k_stride: og,
+        o_stride: 1,
+        order: Order::TapMajor,
+        _packed: packed,
+    }
 }
 
 /// The flat output position `p` as a multi-index.
@@ -209,7 +293,7 @@ unsafe fn products<T: Element>(
     s: &Shape,
     x: Shared<T>,
     xg: &Geometry,
-    weights: &[T],
+    weights: &Weights<T>,
     bias: Option<&[T]>,
     out: Shared<T>,
     og: &Geometry,
@@ -224,18 +308,28 @@ unsafe fn products<T: Element>(
         && conv.stride.iter().all(|v| *v == 1)
         && conv.padding.iter().all(|v| *v == 0)
         && flattens(xg, 2);
-    // Tiles of about 256k column elements (1 MiB of f32).
+    // Tiles of at most about 256k column elements (1 MiB of f32), as
+    // many per plane as there are threads (or a multiple), so that the
+    // threads finish together.
+    let threads = rayon::current_num_threads() as i64;
     let tile = if pointwise {
         s.positions
     } else {
-        ((1 << 18) / k.max(1)).clamp(16, s.positions.max(16))
+        let planes = s.batch * s.groups;
+        let by_size = (s.positions * k + (1 << 18) - 1) >> 18;
+        let per_plane = if planes >= threads {
+            by_size
+        } else {
+            by_size.max(threads / planes.max(1))
+        };
+        let per_plane = ((per_plane + threads - 1) / threads * threads).max(1);
+        ((s.positions + per_plane - 1) / per_plane).max(1)
     };
     let tiles = (s.positions + tile - 1) / tile.max(1);
     let items: Vec<(i64, i64, i64)> = (0..s.batch)
         .flat_map(|b| (0..s.groups).flat_map(move |g| (0..tiles).map(move |t| (b, g, t))))
         .collect();
-    let threads = rayon::current_num_threads();
-    let parallel_gemm = items.len() < threads;
+    let parallel_gemm = (items.len() as i64) < threads;
     let run_item = |&(b, g, t): &(i64, i64, i64)| {
         let p0 = t * tile;
         let rows = tile.min(s.positions - p0);
@@ -251,8 +345,13 @@ unsafe fn products<T: Element>(
             )
         } else {
             col = vec![T::default(); (rows * k) as usize];
-            gather(conv, s, x, xg, x_base, p0, rows, &mut col);
-            (col.as_ptr(), 1, k)
+            if xg.strides[1] == 1 {
+                gather(conv, s, x, xg, x_base, p0, rows, &mut col);
+                (col.as_ptr(), 1, k)
+            } else {
+                gather_planar(conv, s, x, xg, x_base, p0, rows, weights.order, &mut col);
+                (col.as_ptr(), rows, 1)
+            }
         };
         let dst = Shared(
             // SAFETY: inside the output's buffer.
@@ -273,29 +372,66 @@ unsafe fn products<T: Element>(
                 }
             }
         }
-        let rhs = weights[(g * k * n) as usize..].as_ptr();
+        // SAFETY: the group's weights, inside their buffer.
+        let rhs = unsafe {
+            weights
+                .ptr
+                .ptr()
+                .offset((g * weights.group_stride) as isize)
+        } as *const T;
+        let (w_k, w_o) = (weights.k_stride, weights.o_stride);
         let parallelism = if parallel_gemm && rows * n * k >= 1 << 18 {
-            gemm::Parallelism::Rayon(threads)
+            gemm::Parallelism::Rayon(threads as usize)
         } else {
             gemm::Parallelism::None
+        };
+        // out[p, o] = col[p, k] · w[k, o]; into an output whose positions
+        // are contiguous (NCHW) as its transpose, out[o, p] = wᵀ · colᵀ,
+        // which the gemm crate runs faster into that layout.
+        let (m, nn, d_cs, d_rs, a, a_cs, a_rs, b_, b_cs, b_rs) = if p_stride == 1 && n > 1 {
+            (
+                n,
+                rows,
+                p_stride,
+                og.strides[1],
+                rhs,
+                w_k,
+                w_o,
+                lhs,
+                lhs_rs,
+                lhs_cs,
+            )
+        } else {
+            (
+                rows,
+                n,
+                og.strides[1],
+                p_stride,
+                lhs,
+                lhs_cs,
+                lhs_rs,
+                rhs,
+                w_o,
+                w_k,
+            )
         };
         // SAFETY: the tile's rows of the output, of `col` (or the input),
         // and the group's packed weights, with their strides.
         unsafe {
             gemm::gemm::<T>(
-                rows as usize,
-                n as usize,
+                m as usize,
+                nn as usize,
                 k as usize,
                 dst.ptr(),
-                og.strides[1] as isize,
-                p_stride as isize,
+                d_cs as isize,
+                d_rs as isize,
                 bias.is_some(),
-                lhs,
-                lhs_cs as isize,
-                lhs_rs as isize,
-                rhs,
-                1,
-                n as isize,
+                a,
+                a_cs as isize,
+                a_rs as isize,
+                b_,
+                b_cs as isize,
+                b_rs as isize,
                 T::ONE,
                 T::ONE,
                 false,
@@ -357,6 +493,103 @@ fn gather<T: Element>(
                 for (c, v) in dst.iter_mut().enumerate() {
                     // SAFETY: inside the input's buffer.
                     *v = unsafe { *x.ptr().offset((off + c as i64 * c_stride) as isize) };
+                }
+            }
+        }
+    }
+}
+
+/// Where each output position `p0..p0 + rows` reads its input under
+/// tap `tap` (offset from `x_base`), or −1 in the padding; the position
+/// advances as an odometer over the output's spatial dims.
+fn tap_offsets(
+    conv: &Conv,
+    s: &Shape,
+    xg: &Geometry,
+    x_base: i64,
+    tap: &[i64],
+    p0: i64,
+    rows: i64,
+    offsets: &mut Vec<i64>,
+) {
+    let dims = conv.dims;
+    let mut index = vec![0i64; dims];
+    unflatten(p0, &s.out_size, &mut index);
+    offsets.clear();
+    for _ in 0..rows {
+        let mut off = x_base;
+        for d in 0..dims {
+            let i = index[d] * conv.stride[d] - conv.padding[d] + tap[d] * conv.dilation[d];
+            if i < 0 || i >= s.in_size[d] {
+                off = -1;
+                break;
+            }
+            off += i * xg.strides[d + 2];
+        }
+        offsets.push(off);
+        for d in (0..dims).rev() {
+            index[d] += 1;
+            if index[d] < s.out_size[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+}
+
+/// The `col` matrix of output positions `p0..p0 + rows` stored by
+/// columns (`col[k · rows + r]`), for inputs whose channels are not
+/// innermost: each (tap, channel) column reads along the input's rows.
+#[allow(clippy::too_many_arguments)]
+fn gather_planar<T: Element>(
+    conv: &Conv,
+    s: &Shape,
+    x: Shared<T>,
+    xg: &Geometry,
+    x_base: i64,
+    p0: i64,
+    rows: i64,
+    order: Order,
+    col: &mut [T],
+) {
+    let cg = s.in_per_group as usize;
+    let taps = s.taps.len();
+    let rows = rows as usize;
+    let c_stride = xg.strides[1];
+    let mut offsets = Vec::with_capacity(rows);
+    // Runs of positions reading consecutive inputs (a row of the output
+    // under a stride-1 tap), copied as slices: (first position, length,
+    // first offset or −1 for padding).
+    let mut runs: Vec<(usize, usize, i64)> = Vec::new();
+    for (t, tap) in s.taps.iter().enumerate() {
+        tap_offsets(conv, s, xg, x_base, tap, p0, rows as i64, &mut offsets);
+        runs.clear();
+        for (r, &off) in offsets.iter().enumerate() {
+            match runs.last_mut() {
+                Some((_, len, start))
+                    if (off < 0 && *start < 0)
+                        || (off >= 0 && *start >= 0 && off == *start + *len as i64) =>
+                {
+                    *len += 1
+                }
+                _ => runs.push((r, 1, off)),
+            }
+        }
+        for c in 0..cg {
+            let kk = order.k(t, c, taps, cg);
+            let column = &mut col[kk * rows..(kk + 1) * rows];
+            let shift = c as i64 * c_stride;
+            for &(r, len, start) in &runs {
+                let dst = &mut column[r..r + len];
+                if start < 0 {
+                    dst.fill(T::default());
+                } else {
+                    // SAFETY: `len` consecutive inputs from `start`, inside
+                    // the input's buffer.
+                    let src = unsafe {
+                        std::slice::from_raw_parts(x.ptr().offset((start + shift) as isize), len)
+                    };
+                    dst.copy_from_slice(src);
                 }
             }
         }
@@ -432,4 +665,427 @@ unsafe fn depthwise<T: Element>(
             unsafe { *out.ptr().offset(o_off as isize) = acc };
         }
     });
+}
+
+/// Runs a pool, an adaptive pool or a resampling when this file has a
+/// kernel for it (f32 or f64; integer pools and u8 resampling go to the
+/// interpreter); `false` otherwise. `outputs` are the values and, for the
+/// max pools that give them, the positions (int64).
+///
+/// # Safety
+/// As for [`convolution`]; the op's parameters must have been checked
+/// against the input's shape (`kiln_ir::spatial::pool_params`).
+pub unsafe fn window(
+    spatial: &Spatial,
+    dtype: DType,
+    x: Operand,
+    outputs: &[Operand],
+) -> Result<bool> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match dtype {
+            DType::F32 => window_typed::<f32>(spatial, x, outputs),
+            DType::F64 => window_typed::<f64>(spatial, x, outputs),
+            _ => Ok(false),
+        }
+    }
+}
+
+/// What one output element of a window op reads.
+enum Reads {
+    /// A pool's window: start per dim (may be negative), kernel, dilation.
+    Pool(Pool),
+    /// Adaptive windows.
+    Adaptive(bool),
+    /// Resampling taps per dim and output position: (source, weight).
+    Taps(Vec<Vec<Vec<(i64, f64)>>>),
+}
+
+unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
+    spatial: &Spatial,
+    x: Operand,
+    outputs: &[Operand],
+) -> Result<bool> {
+    let Some(values) = outputs.first() else {
+        return Ok(false);
+    };
+    let (dims, reads) = match spatial {
+        Spatial::Pool { pool, .. } => (pool.dims, Reads::Pool(pool.clone())),
+        Spatial::Adaptive(a) => (a.dims, Reads::Adaptive(a.max)),
+        Spatial::Resample(r) => {
+            let xs = &x.geometry.shape;
+            let taps = (0..r.dims)
+                .map(|d| {
+                    let (input, output) = (
+                        xs[xs.len() - r.dims + d],
+                        values.geometry.shape[xs.len() - r.dims + d],
+                    );
+                    let scale = r.scales.get(d).copied().flatten();
+                    (0..output)
+                        .map(|dst| match r.sampling {
+                            Sampling::Nearest | Sampling::NearestExact => {
+                                vec![(
+                                    nearest_source(r.sampling, r.dims, dst, input, output, scale),
+                                    1.0,
+                                )]
+                            }
+                            Sampling::Linear => {
+                                let (i0, i1, l0, l1) =
+                                    linear_sources(dst, input, output, r.align_corners, scale);
+                                vec![(i0, l0), (i1, l1)]
+                            }
+                            Sampling::Cubic => {
+                                let (src, w) =
+                                    cubic_sources(dst, input, output, r.align_corners, scale);
+                                src.into_iter().zip(w).collect()
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            (r.dims, Reads::Taps(taps))
+        }
+        _ => return Ok(false),
+    };
+    let (xg, og) = (x.geometry, values.geometry);
+    let rank = xg.rank();
+    let lead = rank - dims;
+    let in_size = &xg.shape[lead..];
+    let out_size = &og.shape[lead..];
+    let planes: Vec<Vec<i64>> = crate::tensor::Indices::new(&xg.shape[..lead]).collect();
+    let base = |o: &Operand| -> Shared<u8> { Shared(o.ptr) };
+    let (xp, vp) = (base(&x), base(values));
+    let ip = outputs.get(1).map(|o| (base(o), o.geometry));
+    let positions: i64 = out_size.iter().product();
+    if let (Reads::Pool(pool), 2) = (&reads, dims) {
+        // The 2-D pools (ResNet's and MobileNet's), as plain loops.
+        planes.par_iter().for_each(|plane| {
+            let at = |g: &Geometry| {
+                g.offset
+                    + plane
+                        .iter()
+                        .zip(&g.strides)
+                        .map(|(i, s)| i * s)
+                        .sum::<i64>()
+            };
+            // SAFETY: this plane of the input and of the results.
+            unsafe {
+                pool2d::<T>(
+                    pool,
+                    (xp.ptr() as *const T).offset(at(xg) as isize),
+                    &xg.strides[lead..],
+                    in_size,
+                    (vp.ptr() as *mut T).offset(at(og) as isize),
+                    &og.strides[lead..],
+                    out_size,
+                    ip.map(|(p, g)| {
+                        (
+                            (p.ptr() as *mut i64).offset(at(g) as isize),
+                            &g.strides[lead..],
+                        )
+                    }),
+                )
+            }
+        });
+        return Ok(true);
+    }
+    planes.par_iter().for_each(|plane| {
+        let at = |g: &Geometry| {
+            g.offset
+                + plane
+                    .iter()
+                    .zip(&g.strides)
+                    .map(|(i, s)| i * s)
+                    .sum::<i64>()
+        };
+        let (x0, v0) = (at(xg), at(og));
+        let i0 = ip.map(|(_, g)| at(g));
+        let xs = &xg.strides[lead..];
+        let read = |off: i64| -> T {
+            // SAFETY: inside the input's buffer (callers check bounds).
+            unsafe { *(xp.ptr() as *const T).offset(off as isize) }
+        };
+        let mut index = vec![0i64; dims];
+        let mut lo = vec![0i64; dims];
+        let mut hi = vec![0i64; dims];
+        let mut k = vec![0i64; dims];
+        let origin = vec![0i64; dims];
+        for _ in 0..positions {
+            let out_off: i64 = index
+                .iter()
+                .zip(&og.strides[lead..])
+                .map(|(i, s)| i * s)
+                .sum();
+            let (value, position): (f64, i64) = match &reads {
+                Reads::Pool(pool) => {
+                    let max = matches!(pool.window, Window::Max);
+                    let mut pool_size = 1;
+                    for d in 0..dims {
+                        let s = index[d] * pool.stride[d] - pool.padding[d];
+                        if max {
+                            // Taps s + j·dilation inside the input.
+                            let first = if s < 0 {
+                                (-s + pool.dilation[d] - 1) / pool.dilation[d]
+                            } else {
+                                0
+                            };
+                            let last = ((in_size[d] - 1 - s).div_euclid(pool.dilation[d]) + 1)
+                                .min(pool.kernel[d]);
+                            lo[d] = first;
+                            hi[d] = last.max(first);
+                        } else {
+                            let e = (s + pool.kernel[d]).min(in_size[d] + pool.padding[d]);
+                            pool_size *= e - s;
+                            lo[d] = s.max(0);
+                            hi[d] = e.min(in_size[d]).max(lo[d]);
+                        }
+                    }
+                    let count: i64 = (0..dims).map(|d| hi[d] - lo[d]).product();
+                    if max {
+                        let mut best = f64::NEG_INFINITY;
+                        let mut at_pos = -1;
+                        k.copy_from_slice(&lo);
+                        for _ in 0..count {
+                            let mut off = x0;
+                            let mut flat = 0;
+                            for d in 0..dims {
+                                let i = index[d] * pool.stride[d] - pool.padding[d]
+                                    + k[d] * pool.dilation[d];
+                                off += i * xs[d];
+                                flat = flat * in_size[d] + i;
+                            }
+                            let v: f64 = read(off).into();
+                            // PyTorch's rule: the first tap's position, then
+                            // any larger value or NaN (the last NaN wins).
+                            if at_pos < 0 {
+                                at_pos = flat;
+                            }
+                            if v > best || v.is_nan() {
+                                best = v;
+                                at_pos = flat;
+                            }
+                            step(&mut k, &lo, &hi);
+                        }
+                        (best, at_pos.max(0))
+                    } else if count == 0 {
+                        (0.0, 0)
+                    } else {
+                        let Window::Avg {
+                            count_include_pad,
+                            divisor_override,
+                        } = pool.window
+                        else {
+                            unreachable!("max pools are handled above")
+                        };
+                        let mut sum = 0.0;
+                        k.copy_from_slice(&lo);
+                        for _ in 0..count {
+                            let off: i64 = x0 + k.iter().zip(xs).map(|(i, s)| i * s).sum::<i64>();
+                            sum += read(off).into();
+                            step(&mut k, &lo, &hi);
+                        }
+                        let divisor = divisor_override.unwrap_or(if count_include_pad {
+                            pool_size
+                        } else {
+                            count
+                        });
+                        (sum / divisor as f64, 0)
+                    }
+                }
+                Reads::Adaptive(max) => {
+                    for d in 0..dims {
+                        let (s, e) = adaptive_window(index[d], in_size[d], out_size[d]);
+                        lo[d] = s;
+                        hi[d] = e;
+                    }
+                    let count: i64 = (0..dims).map(|d| hi[d] - lo[d]).product();
+                    k.copy_from_slice(&lo);
+                    let (mut sum, mut best, mut at_pos) = (0.0, f64::NEG_INFINITY, -1i64);
+                    for _ in 0..count {
+                        let off: i64 = x0 + k.iter().zip(xs).map(|(i, s)| i * s).sum::<i64>();
+                        let v: f64 = read(off).into();
+                        if *max {
+                            let flat = k.iter().zip(in_size).fold(0, |f, (i, n)| f * n + i);
+                            if at_pos < 0 {
+                                at_pos = flat;
+                            }
+                            if v > best || v.is_nan() {
+                                best = v;
+                                at_pos = flat;
+                            }
+                        } else {
+                            sum += v;
+                        }
+                        step(&mut k, &lo, &hi);
+                    }
+                    if *max {
+                        (best, at_pos.max(0))
+                    } else {
+                        (sum / count as f64, 0)
+                    }
+                }
+                Reads::Taps(taps) => {
+                    let per: Vec<&Vec<(i64, f64)>> =
+                        (0..dims).map(|d| &taps[d][index[d] as usize]).collect();
+                    if per.iter().all(|t| t.len() == 1) {
+                        let off: i64 =
+                            x0 + per.iter().zip(xs).map(|(t, s)| t[0].0 * s).sum::<i64>();
+                        (read(off).into(), 0)
+                    } else {
+                        for d in 0..dims {
+                            lo[d] = 0;
+                            hi[d] = per[d].len() as i64;
+                        }
+                        let count: i64 = hi.iter().product();
+                        k.fill(0);
+                        let mut acc = 0.0;
+                        for _ in 0..count {
+                            let mut w = 1.0;
+                            let mut off = x0;
+                            for d in 0..dims {
+                                let (src, wd) = per[d][k[d] as usize];
+                                w *= wd;
+                                off += src * xs[d];
+                            }
+                            acc += w * read(off).into();
+                            step(&mut k, &lo, &hi);
+                        }
+                        (acc, 0)
+                    }
+                }
+            };
+            // SAFETY: inside the results' buffers, this plane's part.
+            unsafe {
+                *(vp.ptr() as *mut T).offset((v0 + out_off) as isize) = T::from_f64(value);
+                if let (Some((p, g)), Some(i0)) = (ip, i0) {
+                    let off: i64 = index
+                        .iter()
+                        .zip(&g.strides[lead..])
+                        .map(|(i, s)| i * s)
+                        .sum();
+                    *(p.ptr() as *mut i64).offset((i0 + off) as isize) = position;
+                }
+            }
+            step(&mut index, &origin, out_size);
+        }
+    });
+    Ok(true)
+}
+
+/// A 2-D max or average pool over one plane (PyTorch's window and NaN
+/// rules, as the interpreter's reference).
+///
+/// # Safety
+/// The pointers address the plane's first element in each buffer, with
+/// these strides and sizes.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pool2d<T: Element + Into<f64> + FromF64 + PartialOrd>(
+    pool: &Pool,
+    x: *const T,
+    xs: &[i64],
+    in_size: &[i64],
+    out: *mut T,
+    os: &[i64],
+    out_size: &[i64],
+    indices: Option<(*mut i64, &[i64])>,
+) {
+    let (kh, kw) = (pool.kernel[0], pool.kernel[1]);
+    let (sh, sw) = (pool.stride[0], pool.stride[1]);
+    let (ph, pw) = (pool.padding[0], pool.padding[1]);
+    let (dh, dw) = (pool.dilation[0], pool.dilation[1]);
+    let (ih_n, iw_n) = (in_size[0], in_size[1]);
+    // The taps `start + j·dilation` inside `[0, size)`: j in [lo, hi).
+    let taps = |start: i64, k: i64, d: i64, size: i64| {
+        let lo = if start < 0 { (-start + d - 1) / d } else { 0 };
+        let hi = ((size - 1 - start).div_euclid(d) + 1).clamp(lo, k.max(lo));
+        (lo, hi)
+    };
+    for oh in 0..out_size[0] {
+        for ow in 0..out_size[1] {
+            let (hs, ws) = (oh * sh - ph, ow * sw - pw);
+            let (value, position) = match pool.window {
+                Window::Max => {
+                    let ((hl, hh), (wl, wh)) = (taps(hs, kh, dh, ih_n), taps(ws, kw, dw, iw_n));
+                    let mut best = f64::NEG_INFINITY;
+                    let mut at = (hs + hl * dh) * iw_n + ws + wl * dw;
+                    for j in hl..hh {
+                        let ih = hs + j * dh;
+                        // SAFETY: ih and iw are inside the plane.
+                        let row = unsafe { x.offset((ih * xs[0]) as isize) };
+                        for i in wl..wh {
+                            let iw = ws + i * dw;
+                            let v: f64 = unsafe { *row.offset((iw * xs[1]) as isize) }.into();
+                            if v > best || v.is_nan() {
+                                best = v;
+                                at = ih * iw_n + iw;
+                            }
+                        }
+                    }
+                    (best, at)
+                }
+                Window::Avg {
+                    count_include_pad,
+                    divisor_override,
+                } => {
+                    let (he, we) = ((hs + kh).min(ih_n + ph), (ws + kw).min(iw_n + pw));
+                    let pool_size = (he - hs) * (we - ws);
+                    let (h0, w0, h1, w1) = (hs.max(0), ws.max(0), he.min(ih_n), we.min(iw_n));
+                    if h0 >= h1 || w0 >= w1 {
+                        (0.0, 0)
+                    } else {
+                        let mut sum = 0.0;
+                        for ih in h0..h1 {
+                            for iw in w0..w1 {
+                                // SAFETY: inside the plane.
+                                sum +=
+                                    unsafe { *x.offset((ih * xs[0] + iw * xs[1]) as isize) }.into();
+                            }
+                        }
+                        let count = (h1 - h0) * (w1 - w0);
+                        let divisor = divisor_override.unwrap_or(if count_include_pad {
+                            pool_size
+                        } else {
+                            count
+                        });
+                        (sum / divisor as f64, 0)
+                    }
+                }
+            };
+            // SAFETY: inside the results' planes.
+            unsafe {
+                *out.offset((oh * os[0] + ow * os[1]) as isize) = T::from_f64(value);
+                if let Some((p, s)) = indices {
+                    *p.offset((oh * s[0] + ow * s[1]) as isize) = position;
+                }
+            }
+        }
+    }
+}
+
+/// Advances a multi-index over the box `[lo, hi)`, last dim fastest.
+fn step(index: &mut [i64], lo: &[i64], hi: &[i64]) {
+    for d in (0..index.len()).rev() {
+        index[d] += 1;
+        if index[d] < hi[d] {
+            return;
+        }
+        index[d] = lo[d];
+    }
+}
+
+/// Rounding an f64 result to the element type.
+trait FromF64 {
+    fn from_f64(v: f64) -> Self;
+}
+
+impl FromF64 for f32 {
+    fn from_f64(v: f64) -> f32 {
+        v as f32
+    }
+}
+
+impl FromF64 for f64 {
+    fn from_f64(v: f64) -> f64 {
+        v
+    }
 }
