@@ -35,14 +35,17 @@ trait Element:
     Copy + Default + Send + Sync + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + 'static
 {
     const ONE: Self;
+    const NEG_INFINITY: Self;
 }
 
 impl Element for f32 {
     const ONE: f32 = 1.0;
+    const NEG_INFINITY: f32 = f32::NEG_INFINITY;
 }
 
 impl Element for f64 {
     const ONE: f64 = 1.0;
+    const NEG_INFINITY: f64 = f64::NEG_INFINITY;
 }
 
 /// A pointer that may cross threads: the tiles write disjoint parts of the
@@ -596,10 +599,178 @@ fn gather_planar<T: Element>(
     }
 }
 
+/// `acc += src · w`, in the widest vectors the CPU has (the build targets
+/// baseline x86-64; this loop is compiled again for AVX2 and AVX-512 and
+/// chosen at run time).
+fn axpy<T: Element>(acc: &mut [T], src: &[T], w: T) {
+    #[inline(always)]
+    fn plain<T: Element>(acc: &mut [T], src: &[T], w: T) {
+        for (a, v) in acc.iter_mut().zip(src) {
+            *a = *a + *v * w;
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        unsafe fn avx512<T: Element>(acc: &mut [T], src: &[T], w: T) {
+            plain(acc, src, w)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<T: Element>(acc: &mut [T], src: &[T], w: T) {
+            plain(acc, src, w)
+        }
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { avx512(acc, src, w) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { avx2(acc, src, w) };
+        }
+    }
+    plain(acc, src, w)
+}
+
+/// The outputs `o` (of `n`) whose tap `i` reads `o·s − pad + i·d` inside
+/// `[0, size)`: the range `[lo, hi)`.
+fn outputs_of(i: i64, d: i64, s: i64, pad: i64, size: i64, n: i64) -> (i64, i64) {
+    let shift = i * d - pad;
+    let lo = if shift < 0 { (-shift + s - 1) / s } else { 0 };
+    let hi = if size - 1 - shift < 0 {
+        0
+    } else {
+        (size - 1 - shift) / s + 1
+    };
+    (lo.min(n), hi.clamp(lo.min(n), n))
+}
+
 /// A depthwise convolution: each output channel sums its own input
-/// channel's taps; channels run on rayon's threads.
+/// channel's taps; channels run on rayon's threads. In 2-D, an output row
+/// at a time: each tap adds its weight times a row of the input into the
+/// row's accumulators (a loop the compiler vectorizes).
 #[allow(clippy::too_many_arguments)]
 unsafe fn depthwise<T: Element>(
+    conv: &Conv,
+    s: &Shape,
+    x: Shared<T>,
+    xg: &Geometry,
+    w: Shared<T>,
+    wg: &Geometry,
+    bias: Option<&[T]>,
+    out: Shared<T>,
+    og: &Geometry,
+) {
+    let dims = conv.dims;
+    let planes: Vec<(i64, i64)> = (0..s.batch)
+        .flat_map(|b| (0..s.groups).map(move |c| (b, c)))
+        .collect();
+    // Lower ranks as 2-D with a height of 1; 3-D keeps the general loop.
+    let (in_size, out_size, kernel, stride, padding, dilation, xs, os, ws) = match dims {
+        1 => (
+            vec![1, s.in_size[0]],
+            vec![1, s.out_size[0]],
+            vec![1, wg.shape[2]],
+            vec![1, conv.stride[0]],
+            vec![0, conv.padding[0]],
+            vec![1, conv.dilation[0]],
+            vec![0, xg.strides[2]],
+            vec![0, og.strides[2]],
+            vec![0, wg.strides[2]],
+        ),
+        2 => (
+            s.in_size.clone(),
+            s.out_size.clone(),
+            wg.shape[2..].to_vec(),
+            conv.stride.clone(),
+            conv.padding.clone(),
+            conv.dilation.clone(),
+            xg.strides[2..].to_vec(),
+            og.strides[2..].to_vec(),
+            wg.strides[2..].to_vec(),
+        ),
+        _ => {
+            // SAFETY: forwarded.
+            unsafe { depthwise_any(conv, s, x, xg, w, wg, bias, out, og) };
+            return;
+        }
+    };
+    let ow_n = out_size[1] as usize;
+    planes.par_iter().for_each(|&(b, c)| {
+        let x0 = b * xg.strides[0] + c * xg.strides[1];
+        let o0 = b * og.strides[0] + c * og.strides[1];
+        let w0 = c * wg.strides[0];
+        let start = bias.map_or(T::default(), |bias| bias[c as usize]);
+        let mut acc = vec![start; ow_n];
+        let ranges: Vec<(i64, i64)> = (0..kernel[1])
+            .map(|i| {
+                outputs_of(
+                    i,
+                    dilation[1],
+                    stride[1],
+                    padding[1],
+                    in_size[1],
+                    out_size[1],
+                )
+            })
+            .collect();
+        let weights: Vec<T> = (0..kernel[0] * kernel[1])
+            // SAFETY: inside the weight's buffer.
+            .map(|t| unsafe {
+                *w.ptr()
+                    .offset((w0 + (t / kernel[1]) * ws[0] + (t % kernel[1]) * ws[1]) as isize)
+            })
+            .collect();
+        for oh in 0..out_size[0] {
+            acc.fill(start);
+            for j in 0..kernel[0] {
+                let ih = oh * stride[0] - padding[0] + j * dilation[0];
+                if ih < 0 || ih >= in_size[0] {
+                    continue;
+                }
+                for i in 0..kernel[1] {
+                    let wv = weights[(j * kernel[1] + i) as usize];
+                    let (lo, hi) = ranges[i as usize];
+                    let row = x0 + ih * xs[0] + (i * dilation[1] - padding[1]) * xs[1];
+                    let step = stride[1] * xs[1];
+                    let acc = &mut acc[lo as usize..hi as usize];
+                    if step == 1 {
+                        // SAFETY: the taps of outputs lo..hi, inside the input row.
+                        let src = unsafe {
+                            std::slice::from_raw_parts(
+                                x.ptr().offset((row + lo) as isize),
+                                acc.len(),
+                            )
+                        };
+                        axpy(acc, src, wv);
+                    } else {
+                        for (k, a) in acc.iter_mut().enumerate() {
+                            // SAFETY: the tap is inside the input row.
+                            let v =
+                                unsafe { *x.ptr().offset((row + (lo + k as i64) * step) as isize) };
+                            *a = *a + v * wv;
+                        }
+                    }
+                }
+            }
+            let row = o0 + oh * os[0];
+            if os[1] == 1 {
+                // SAFETY: the output row, inside this plane of the output.
+                let dst =
+                    unsafe { std::slice::from_raw_parts_mut(out.ptr().offset(row as isize), ow_n) };
+                dst.copy_from_slice(&acc);
+            } else {
+                for (ow, v) in acc.iter().enumerate() {
+                    // SAFETY: inside this plane of the output.
+                    unsafe { *out.ptr().offset((row + ow as i64 * os[1]) as isize) = *v };
+                }
+            }
+        }
+    });
+}
+
+/// A depthwise convolution of any rank, tap by tap.
+#[allow(clippy::too_many_arguments)]
+unsafe fn depthwise_any<T: Element>(
     conv: &Conv,
     s: &Shape,
     x: Shared<T>,
@@ -789,6 +960,50 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
         });
         return Ok(true);
     }
+    if let (Reads::Taps(taps), 2) = (&reads, dims) {
+        // 2-D resampling an output row at a time: each source row's
+        // weight times the row's horizontal interpolation.
+        let (os, xs) = (&og.strides[lead..], &xg.strides[lead..]);
+        planes.par_iter().for_each(|plane| {
+            let at = |g: &Geometry| {
+                g.offset
+                    + plane
+                        .iter()
+                        .zip(&g.strides)
+                        .map(|(i, s)| i * s)
+                        .sum::<i64>()
+            };
+            let (x0, v0) = (at(xg), at(og));
+            let mut acc = vec![0f64; out_size[1] as usize];
+            for (oh, rows) in taps[0].iter().enumerate() {
+                acc.fill(0.0);
+                for &(sh, wh) in rows {
+                    let row = x0 + sh * xs[0];
+                    for (a, cols) in acc.iter_mut().zip(&taps[1]) {
+                        let mut v = 0.0;
+                        for &(sw, ww) in cols {
+                            // SAFETY: sources are inside the input.
+                            let x: f64 = unsafe {
+                                *(xp.ptr() as *const T).offset((row + sw * xs[1]) as isize)
+                            }
+                            .into();
+                            v += ww * x;
+                        }
+                        *a += wh * v;
+                    }
+                }
+                let row = v0 + oh as i64 * os[0];
+                for (ow, a) in acc.iter().enumerate() {
+                    // SAFETY: inside the result's plane.
+                    unsafe {
+                        *(vp.ptr() as *mut T).offset((row + ow as i64 * os[1]) as isize) =
+                            T::from_f64(*a)
+                    };
+                }
+            }
+        });
+        return Ok(true);
+    }
     planes.par_iter().for_each(|plane| {
         let at = |g: &Geometry| {
             g.offset
@@ -973,7 +1188,10 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
 }
 
 /// A 2-D max or average pool over one plane (PyTorch's window and NaN
-/// rules, as the interpreter's reference).
+/// rules, as the interpreter's reference), an output row at a time: for
+/// each tap, the outputs whose window holds it inside the input update
+/// together, branch-free (each output still sees its taps in PyTorch's
+/// order, so the first maximum's position and the last NaN win).
 ///
 /// # Safety
 /// The pointers address the plane's first element in each buffer, with
@@ -994,68 +1212,98 @@ unsafe fn pool2d<T: Element + Into<f64> + FromF64 + PartialOrd>(
     let (ph, pw) = (pool.padding[0], pool.padding[1]);
     let (dh, dw) = (pool.dilation[0], pool.dilation[1]);
     let (ih_n, iw_n) = (in_size[0], in_size[1]);
-    // The taps `start + j·dilation` inside `[0, size)`: j in [lo, hi).
-    let taps = |start: i64, k: i64, d: i64, size: i64| {
-        let lo = if start < 0 { (-start + d - 1) / d } else { 0 };
-        let hi = ((size - 1 - start).div_euclid(d) + 1).clamp(lo, k.max(lo));
-        (lo, hi)
+    let ow_n = out_size[1] as usize;
+    // The outputs `ow` whose tap `i` (offset `i·d − pad`) lands inside `[0, size)`.
+    let outputs_of = |i: i64, d: i64, s: i64, pad: i64, size: i64, n: i64| {
+        let shift = i * d - pad;
+        let lo = if shift < 0 { (-shift + s - 1) / s } else { 0 };
+        let hi = if size - 1 - shift < 0 {
+            0
+        } else {
+            (size - 1 - shift) / s + 1
+        };
+        (lo.min(n), hi.clamp(lo.min(n), n))
     };
+    let mut best = vec![T::NEG_INFINITY; ow_n];
+    let mut at = vec![-1i64; ow_n];
+    let mut sum = vec![0f64; ow_n];
     for oh in 0..out_size[0] {
-        for ow in 0..out_size[1] {
-            let (hs, ws) = (oh * sh - ph, ow * sw - pw);
-            let (value, position) = match pool.window {
-                Window::Max => {
-                    let ((hl, hh), (wl, wh)) = (taps(hs, kh, dh, ih_n), taps(ws, kw, dw, iw_n));
-                    let mut best = f64::NEG_INFINITY;
-                    let mut at = (hs + hl * dh) * iw_n + ws + wl * dw;
-                    for j in hl..hh {
-                        let ih = hs + j * dh;
-                        // SAFETY: ih and iw are inside the plane.
-                        let row = unsafe { x.offset((ih * xs[0]) as isize) };
-                        for i in wl..wh {
-                            let iw = ws + i * dw;
-                            let v: f64 = unsafe { *row.offset((iw * xs[1]) as isize) }.into();
-                            if v > best || v.is_nan() {
-                                best = v;
-                                at = ih * iw_n + iw;
-                            }
+        let hs = oh * sh - ph;
+        match pool.window {
+            Window::Max => {
+                best.fill(T::NEG_INFINITY);
+                at.fill(-1);
+                for j in 0..kh {
+                    let ih = hs + j * dh;
+                    if ih < 0 || ih >= ih_n {
+                        continue;
+                    }
+                    // SAFETY: row ih is inside the plane.
+                    let row = unsafe { x.offset((ih * xs[0]) as isize) };
+                    for i in 0..kw {
+                        let (lo, hi) = outputs_of(i, dw, sw, pw, iw_n, out_size[1]);
+                        for ow in lo as usize..hi as usize {
+                            let iw = ow as i64 * sw - pw + i * dw;
+                            // SAFETY: iw is inside the row.
+                            let v = unsafe { *row.offset((iw * xs[1]) as isize) };
+                            #[allow(clippy::eq_op)]
+                            let take = v > best[ow] || v != v;
+                            let first = at[ow] < 0;
+                            let here = ih * iw_n + iw;
+                            best[ow] = if take { v } else { best[ow] };
+                            at[ow] = if take || first { here } else { at[ow] };
                         }
                     }
-                    (best, at)
                 }
-                Window::Avg {
-                    count_include_pad,
-                    divisor_override,
-                } => {
-                    let (he, we) = ((hs + kh).min(ih_n + ph), (ws + kw).min(iw_n + pw));
-                    let pool_size = (he - hs) * (we - ws);
-                    let (h0, w0, h1, w1) = (hs.max(0), ws.max(0), he.min(ih_n), we.min(iw_n));
-                    if h0 >= h1 || w0 >= w1 {
-                        (0.0, 0)
-                    } else {
-                        let mut sum = 0.0;
-                        for ih in h0..h1 {
-                            for iw in w0..w1 {
-                                // SAFETY: inside the plane.
-                                sum +=
-                                    unsafe { *x.offset((ih * xs[0] + iw * xs[1]) as isize) }.into();
-                            }
+                for ow in 0..ow_n {
+                    // SAFETY: inside the results' planes.
+                    unsafe {
+                        *out.offset((oh * os[0] + ow as i64 * os[1]) as isize) = best[ow];
+                        if let Some((p, s)) = indices {
+                            *p.offset((oh * s[0] + ow as i64 * s[1]) as isize) = at[ow].max(0);
                         }
-                        let count = (h1 - h0) * (w1 - w0);
+                    }
+                }
+            }
+            Window::Avg {
+                count_include_pad,
+                divisor_override,
+            } => {
+                sum.fill(0.0);
+                let (h0, h1) = (hs.max(0), (hs + kh).min(ih_n));
+                for ih in h0..h1 {
+                    // SAFETY: row ih is inside the plane.
+                    let row = unsafe { x.offset((ih * xs[0]) as isize) };
+                    for i in 0..kw {
+                        let (lo, hi) = outputs_of(i, 1, sw, pw, iw_n, out_size[1]);
+                        for ow in lo as usize..hi as usize {
+                            let iw = ow as i64 * sw - pw + i;
+                            // SAFETY: iw is inside the row.
+                            sum[ow] += unsafe { *row.offset((iw * xs[1]) as isize) }.into();
+                        }
+                    }
+                }
+                let he = (hs + kh).min(ih_n + ph);
+                for ow in 0..ow_n {
+                    let ws = ow as i64 * sw - pw;
+                    let we = (ws + kw).min(iw_n + pw);
+                    let pool_size = (he - hs) * (we - ws);
+                    let (w0, w1) = (ws.max(0), we.min(iw_n));
+                    let count = (h1 - h0).max(0) * (w1 - w0).max(0);
+                    let value = if count == 0 {
+                        0.0
+                    } else {
                         let divisor = divisor_override.unwrap_or(if count_include_pad {
                             pool_size
                         } else {
                             count
                         });
-                        (sum / divisor as f64, 0)
-                    }
-                }
-            };
-            // SAFETY: inside the results' planes.
-            unsafe {
-                *out.offset((oh * os[0] + ow * os[1]) as isize) = T::from_f64(value);
-                if let Some((p, s)) = indices {
-                    *p.offset((oh * s[0] + ow * s[1]) as isize) = position;
+                        sum[ow] / divisor as f64
+                    };
+                    // SAFETY: inside the result's plane.
+                    unsafe {
+                        *out.offset((oh * os[0] + ow as i64 * os[1]) as isize) = T::from_f64(value)
+                    };
                 }
             }
         }
