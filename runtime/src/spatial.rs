@@ -560,39 +560,51 @@ fn gather_planar<T: Element>(
     let rows = rows as usize;
     let c_stride = xg.strides[1];
     let mut offsets = Vec::with_capacity(rows);
-    // Runs of positions reading consecutive inputs (a row of the output
-    // under a stride-1 tap), copied as slices: (first position, length,
-    // first offset or −1 for padding).
-    let mut runs: Vec<(usize, usize, i64)> = Vec::new();
+    // Runs of positions whose inputs are evenly spaced (a row of the
+    // output under one tap: consecutive for stride 1, every other for
+    // stride 2), copied as strided slices: (first position, length, first
+    // offset or −1 for padding, step).
+    let mut runs: Vec<(usize, usize, i64, i64)> = Vec::new();
     for (t, tap) in s.taps.iter().enumerate() {
         tap_offsets(conv, s, xg, x_base, tap, p0, rows as i64, &mut offsets);
         runs.clear();
         for (r, &off) in offsets.iter().enumerate() {
             match runs.last_mut() {
-                Some((_, len, start))
-                    if (off < 0 && *start < 0)
-                        || (off >= 0 && *start >= 0 && off == *start + *len as i64) =>
+                Some((_, len, start, _)) if off < 0 && *start < 0 => *len += 1,
+                Some((_, len, start, step)) if off >= 0 && *start >= 0 && *len == 1 => {
+                    *step = off - *start;
+                    *len += 1;
+                }
+                Some((_, len, start, step))
+                    if off >= 0 && *start >= 0 && off == *start + *len as i64 * *step =>
                 {
                     *len += 1
                 }
-                _ => runs.push((r, 1, off)),
+                _ => runs.push((r, 1, off, 1)),
             }
         }
         for c in 0..cg {
             let kk = order.k(t, c, taps, cg);
             let column = &mut col[kk * rows..(kk + 1) * rows];
             let shift = c as i64 * c_stride;
-            for &(r, len, start) in &runs {
+            for &(r, len, start, step) in &runs {
                 let dst = &mut column[r..r + len];
                 if start < 0 {
                     dst.fill(T::default());
-                } else {
+                } else if step == 1 {
                     // SAFETY: `len` consecutive inputs from `start`, inside
                     // the input's buffer.
                     let src = unsafe {
                         std::slice::from_raw_parts(x.ptr().offset((start + shift) as isize), len)
                     };
                     dst.copy_from_slice(src);
+                } else {
+                    // SAFETY: `len` inputs `step` apart from `start`, inside
+                    // the input's buffer.
+                    let src = unsafe { x.ptr().offset((start + shift) as isize) };
+                    for (i, v) in dst.iter_mut().enumerate() {
+                        *v = unsafe { *src.offset(i as isize * step as isize) };
+                    }
                 }
             }
         }
@@ -962,8 +974,18 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
     }
     if let (Reads::Taps(taps), 2) = (&reads, dims) {
         // 2-D resampling an output row at a time: each source row's
-        // weight times the row's horizontal interpolation.
+        // weight times the row's horizontal interpolation, whose taps are
+        // laid out by tap (struct of arrays) for vectorized loops.
         let (os, xs) = (&og.strides[lead..], &xg.strides[lead..]);
+        let count = taps[1].first().map_or(0, Vec::len);
+        let cols = Columns {
+            src: (0..count)
+                .map(|k| taps[1].iter().map(|t| t[k].0 * xs[1]).collect())
+                .collect(),
+            weight: (0..count)
+                .map(|k| taps[1].iter().map(|t| t[k].1).collect())
+                .collect(),
+        };
         planes.par_iter().for_each(|plane| {
             let at = |g: &Geometry| {
                 g.offset
@@ -978,19 +1000,10 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
             for (oh, rows) in taps[0].iter().enumerate() {
                 acc.fill(0.0);
                 for &(sh, wh) in rows {
-                    let row = x0 + sh * xs[0];
-                    for (a, cols) in acc.iter_mut().zip(&taps[1]) {
-                        let mut v = 0.0;
-                        for &(sw, ww) in cols {
-                            // SAFETY: sources are inside the input.
-                            let x: f64 = unsafe {
-                                *(xp.ptr() as *const T).offset((row + sw * xs[1]) as isize)
-                            }
-                            .into();
-                            v += ww * x;
-                        }
-                        *a += wh * v;
-                    }
+                    // SAFETY: the source row, inside the input.
+                    let row = unsafe { (xp.ptr() as *const T).offset((x0 + sh * xs[0]) as isize) };
+                    // SAFETY: the columns' sources are inside the row.
+                    unsafe { resample_row(&mut acc, row, &cols, wh) };
                 }
                 let row = v0 + oh as i64 * os[0];
                 for (ow, a) in acc.iter().enumerate() {
@@ -1207,6 +1220,64 @@ unsafe fn pool2d<T: Element + Into<f64> + FromF64 + PartialOrd>(
     out_size: &[i64],
     indices: Option<(*mut i64, &[i64])>,
 ) {
+    // Compiled again for AVX2 and AVX-512, chosen at run time (see `axpy`).
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn avx512<T: Element + Into<f64> + FromF64 + PartialOrd>(
+            pool: &Pool,
+            x: *const T,
+            xs: &[i64],
+            in_size: &[i64],
+            out: *mut T,
+            os: &[i64],
+            out_size: &[i64],
+            indices: Option<(*mut i64, &[i64])>,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { pool2d_plain(pool, x, xs, in_size, out, os, out_size, indices) }
+        }
+        #[target_feature(enable = "avx2")]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn avx2<T: Element + Into<f64> + FromF64 + PartialOrd>(
+            pool: &Pool,
+            x: *const T,
+            xs: &[i64],
+            in_size: &[i64],
+            out: *mut T,
+            os: &[i64],
+            out_size: &[i64],
+            indices: Option<(*mut i64, &[i64])>,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { pool2d_plain(pool, x, xs, in_size, out, os, out_size, indices) }
+        }
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F; the rest is forwarded.
+            return unsafe { avx512(pool, x, xs, in_size, out, os, out_size, indices) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2; the rest is forwarded.
+            return unsafe { avx2(pool, x, xs, in_size, out, os, out_size, indices) };
+        }
+    }
+    // SAFETY: forwarded.
+    unsafe { pool2d_plain(pool, x, xs, in_size, out, os, out_size, indices) }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pool2d_plain<T: Element + Into<f64> + FromF64 + PartialOrd>(
+    pool: &Pool,
+    x: *const T,
+    xs: &[i64],
+    in_size: &[i64],
+    out: *mut T,
+    os: &[i64],
+    out_size: &[i64],
+    indices: Option<(*mut i64, &[i64])>,
+) {
     let (kh, kw) = (pool.kernel[0], pool.kernel[1]);
     let (sh, sw) = (pool.stride[0], pool.stride[1]);
     let (ph, pw) = (pool.padding[0], pool.padding[1]);
@@ -1242,6 +1313,20 @@ unsafe fn pool2d<T: Element + Into<f64> + FromF64 + PartialOrd>(
                     let row = unsafe { x.offset((ih * xs[0]) as isize) };
                     for i in 0..kw {
                         let (lo, hi) = outputs_of(i, dw, sw, pw, iw_n, out_size[1]);
+                        if indices.is_none() {
+                            // Values only: a loop the compiler vectorizes.
+                            let (shift, step) = ((i * dw - pw) * xs[1], sw * xs[1]);
+                            for (k, b) in best[lo as usize..hi as usize].iter_mut().enumerate() {
+                                // SAFETY: the tap is inside the row.
+                                let v = unsafe {
+                                    *row.offset((shift + (lo + k as i64) * step) as isize)
+                                };
+                                #[allow(clippy::eq_op)]
+                                let take = v > *b || v != v;
+                                *b = if take { v } else { *b };
+                            }
+                            continue;
+                        }
                         for ow in lo as usize..hi as usize {
                             let iw = ow as i64 * sw - pw + i * dw;
                             // SAFETY: iw is inside the row.
@@ -1308,6 +1393,74 @@ unsafe fn pool2d<T: Element + Into<f64> + FromF64 + PartialOrd>(
             }
         }
     }
+}
+
+/// The horizontal taps of a 2-D resampling, by tap: source offsets (in
+/// elements) and weights per output column.
+struct Columns {
+    src: Vec<Vec<i64>>,
+    weight: Vec<Vec<f64>>,
+}
+
+/// `acc[ow] += wh · Σ_k weight[k][ow] · row[src[k][ow]]`, compiled again
+/// for AVX2 and AVX-512 and chosen at run time (see `axpy`).
+///
+/// # Safety
+/// Every source offset must be inside the row.
+unsafe fn resample_row<T: Element + Into<f64>>(
+    acc: &mut [f64],
+    row: *const T,
+    cols: &Columns,
+    wh: f64,
+) {
+    #[inline(always)]
+    unsafe fn plain<T: Element + Into<f64>>(
+        acc: &mut [f64],
+        row: *const T,
+        cols: &Columns,
+        wh: f64,
+    ) {
+        for (src, weight) in cols.src.iter().zip(&cols.weight) {
+            for ((a, s), w) in acc.iter_mut().zip(src).zip(weight) {
+                // SAFETY: the caller's contract.
+                let x: f64 = unsafe { *row.offset(*s as isize) }.into();
+                *a += wh * w * x;
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        unsafe fn avx512<T: Element + Into<f64>>(
+            acc: &mut [f64],
+            row: *const T,
+            cols: &Columns,
+            wh: f64,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { plain(acc, row, cols, wh) }
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<T: Element + Into<f64>>(
+            acc: &mut [f64],
+            row: *const T,
+            cols: &Columns,
+            wh: f64,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { plain(acc, row, cols, wh) }
+        }
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F; the rest is forwarded.
+            return unsafe { avx512(acc, row, cols, wh) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2; the rest is forwarded.
+            return unsafe { avx2(acc, row, cols, wh) };
+        }
+    }
+    // SAFETY: forwarded.
+    unsafe { plain(acc, row, cols, wh) }
 }
 
 /// Advances a multi-index over the box `[lo, hi)`, last dim fastest.
