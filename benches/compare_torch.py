@@ -22,6 +22,13 @@ for the blocks (`kiln bench --inputs`, needs `safetensors`).
     python3 benches/compare_torch.py            # add --no-compile to skip Inductor
     python3 benches/compare_torch.py --markdown # the table for BENCHMARKS.md
     python3 benches/compare_torch.py --only mlp,gpt2_block,llama_block --rounds 3 --markdown
+    python3 benches/compare_torch.py --only conv3x3,conv3x3_cl,depthwise3x3,max_pool2d,bilinear_x2,resnet18_b1,resnet18_b8 --rounds 3 --markdown
+
+The CNN workloads (issue 17) are a 3×3 convolution in both memory formats,
+a depthwise convolution, ResNet's max pool, a bilinear ×2 upsampling, and
+torchvision's ResNet-18 (random weights, eval mode; needs torchvision and
+the repository's `python/kiln_export`) at batch 1 and 8, which ONNX Runtime
+and OpenVINO also run.
 """
 
 import argparse
@@ -37,9 +44,14 @@ N = 16 * 1024 * 1024
 NAMES = [
     "chain", "chain_mixed", "softmax", "layer_norm", "sum_all", "sum_rows",
     "matmul_1024", "matmul_4096", "channels_last", "transposed_add",
-    "mlp", "gpt2_block", "llama_block"]
+    "mlp", "gpt2_block", "llama_block",
+    "conv3x3", "conv3x3_cl", "depthwise3x3", "max_pool2d", "bilinear_x2",
+    "resnet18_b1", "resnet18_b8"]
 # Workloads that ONNX Runtime and OpenVINO also run.
 BLOCKS = ("mlp", "gpt2_block", "llama_block")
+# torchvision models (random weights, eval mode), exported with kiln_export
+# into the run's temporary folder; ONNX Runtime and OpenVINO run them too.
+MODELS = ("resnet18_b1", "resnet18_b8")
 
 
 def block_arg_names(torch, name):
@@ -139,7 +151,48 @@ def workloads(torch):
         ),
         "transposed_add": ("transposed_add.kir", lambda: (rand(4096, 4096), rand(4096, 4096)), lambda x, y: x.t() + y, 12 * 4096 * 4096, 0),
         **block_workloads(torch),
+        **cnn_workloads(torch),
     }
+
+
+def cnn_workloads(torch):
+    """Convolution, pooling and resampling (issue 17), and torchvision's
+    ResNet-18 at batch 1 and 8 on 224×224 images (program None: exported
+    when run)."""
+    F = torch.nn.functional
+    cl = torch.channels_last
+
+    def rand(*shape):
+        return torch.rand(*shape) * 2 - 1
+
+    conv_flops = 2 * 64 * 64 * 9 * 56 * 56
+    out = {
+        "conv3x3": ("conv3x3.kir", lambda: (rand(1, 64, 56, 56), rand(64, 64, 3, 3)),
+                    lambda x, w: F.conv2d(x, w, padding=1), 4 * (2 * 64 * 56 * 56 + 64 * 64 * 9), conv_flops),
+        "conv3x3_cl": ("conv3x3_cl.kir",
+                       lambda: (rand(1, 64, 56, 56).contiguous(memory_format=cl),
+                                rand(64, 64, 3, 3).contiguous(memory_format=cl)),
+                       lambda x, w: F.conv2d(x, w, padding=1), 4 * (2 * 64 * 56 * 56 + 64 * 64 * 9), conv_flops),
+        "depthwise3x3": ("depthwise3x3.kir", lambda: (rand(1, 256, 56, 56), rand(256, 1, 3, 3)),
+                         lambda x, w: F.conv2d(x, w, padding=1, groups=256), 4 * 2 * 256 * 56 * 56,
+                         2 * 256 * 9 * 56 * 56),
+        "max_pool2d": ("max_pool2d.kir", lambda: (rand(1, 64, 112, 112),),
+                       lambda x: F.max_pool2d(x, 3, 2, 1), 4 * 64 * (112 * 112 + 56 * 56), 0),
+        "bilinear_x2": ("bilinear_x2.kir", lambda: (rand(1, 64, 128, 128),),
+                        lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+                        4 * 64 * (128 * 128 + 256 * 256), 0),
+    }
+    try:
+        import torchvision
+    except ImportError:
+        return out
+    for batch in (1, 8):
+        model = torchvision.models.resnet18().eval()
+        out[f"resnet18_b{batch}"] = (
+            None, lambda batch=batch: (torch.rand(batch, 3, 224, 224),), model,
+            4 * (batch * 3 * 224 * 224 + sum(p.numel() for p in model.parameters())),
+            batch * 2 * 1_814_000_000)
+    return out
 
 
 def median_ms(fn, args, runs=15, warmup=3):
@@ -301,6 +354,20 @@ def main():
             _, make, fn, nbytes, flops = table[name]
             inputs = make()
             row["flops"] = flops
+            if name in MODELS:
+                # The model exported with kiln_export; Kiln reads the
+                # weights and the image from one safetensors file.
+                sys.path.insert(0, os.path.join(ROOT, "python"))
+                import kiln_export
+                from safetensors.torch import load_file, save_file
+                program = os.path.join(tmpdir, f"{name}.kir")
+                weights = os.path.join(tmpdir, f"{name}.safetensors")
+                kiln_export.export(fn, inputs, program, weights)
+                tensors = load_file(weights)
+                tensors["x"] = inputs[0]
+                kiln_inputs = os.path.join(tmpdir, f"{name}_inputs.safetensors")
+                save_file(tensors, kiln_inputs)
+                arg_names = ["x"]
             if name in BLOCKS:
                 arg_names = block_arg_names(torch, name)
                 try:
@@ -317,7 +384,7 @@ def main():
                     compiled(*inputs)
                     row["compile_latency_s"] = time.perf_counter() - start
                     engines["compiled"] = lambda: compiled(*inputs)
-                if name in BLOCKS and not args.no_onnx:
+                if (name in BLOCKS or name in MODELS) and not args.no_onnx:
                     for engine, run in zip(("ort", "ov"), onnx_engines(torch, name, fn, inputs, arg_names, tmpdir)):
                         if callable(run):
                             engines[engine] = run

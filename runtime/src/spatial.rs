@@ -320,22 +320,43 @@ unsafe fn products<T: Element>(
     } else {
         let planes = s.batch * s.groups;
         let by_size = (s.positions * k + (1 << 18) - 1) >> 18;
-        let per_plane = if planes >= threads {
+        // Few positions (the last stages of a CNN: 7×7) make short tiles
+        // that waste the gemm's blocking: one tile per plane then, and the
+        // gemm splits its columns across the threads instead.
+        let per_plane = if planes >= threads || s.positions < 256 * threads {
             by_size
         } else {
             by_size.max(threads / planes.max(1))
         };
-        let per_plane = ((per_plane + threads - 1) / threads * threads).max(1);
+        let per_plane = if per_plane > 1 {
+            (per_plane + threads - 1) / threads * threads
+        } else {
+            1
+        };
         ((s.positions + per_plane - 1) / per_plane).max(1)
     };
     let tiles = (s.positions + tile - 1) / tile.max(1);
-    let items: Vec<(i64, i64, i64)> = (0..s.batch)
-        .flat_map(|b| (0..s.groups).flat_map(move |g| (0..tiles).map(move |t| (b, g, t))))
+    // With fewer tiles than threads, each tile's output channels are split
+    // among the threads instead (each gathers its own copy of the tile).
+    let chunks = if s.batch * s.groups * tiles < threads && n >= 16 * threads {
+        threads
+    } else {
+        1
+    };
+    let chunk = (n + chunks - 1) / chunks;
+    let items: Vec<(i64, i64, i64, i64)> = (0..s.batch)
+        .flat_map(|b| {
+            (0..s.groups).flat_map(move |g| {
+                (0..tiles).flat_map(move |t| (0..chunks).map(move |c| (b, g, t, c)))
+            })
+        })
         .collect();
     let parallel_gemm = (items.len() as i64) < threads;
-    let run_item = |&(b, g, t): &(i64, i64, i64)| {
+    let run_item = |&(b, g, t, c): &(i64, i64, i64, i64)| {
         let p0 = t * tile;
         let rows = tile.min(s.positions - p0);
+        let o0 = c * chunk;
+        let n = chunk.min(n - o0);
         let x_base = b * xg.strides[0] + g * cg * xg.strides[1];
         let mut col = Vec::new();
         let (lhs, lhs_cs, lhs_rs) = if pointwise {
@@ -359,8 +380,10 @@ unsafe fn products<T: Element>(
         let dst = Shared(
             // SAFETY: inside the output's buffer.
             unsafe {
-                out.ptr()
-                    .offset((b * og.strides[0] + g * n * og.strides[1] + p0 * p_stride) as isize)
+                out.ptr().offset(
+                    (b * og.strides[0] + (g * s.out_per_group + o0) * og.strides[1] + p0 * p_stride)
+                        as isize,
+                )
             },
         );
         if let Some(bias) = bias {
@@ -370,7 +393,7 @@ unsafe fn products<T: Element>(
                     unsafe {
                         *dst.ptr()
                             .offset((p * p_stride + o * og.strides[1]) as isize) =
-                            bias[(g * n + o) as usize]
+                            bias[(g * s.out_per_group + o0 + o) as usize]
                     };
                 }
             }
@@ -380,7 +403,7 @@ unsafe fn products<T: Element>(
             weights
                 .ptr
                 .ptr()
-                .offset((g * weights.group_stride) as isize)
+                .offset((g * weights.group_stride + o0 * weights.o_stride) as isize)
         } as *const T;
         let (w_k, w_o) = (weights.k_stride, weights.o_stride);
         let parallelism = if parallel_gemm && rows * n * k >= 1 << 18 {
