@@ -135,15 +135,20 @@ fn close(got: f64, expected: f64, rtol: f64, atol: f64) -> bool {
 }
 
 fn sums(op: &str) -> bool {
-    // Convolutions, average pools and (bi/tri)linear or bicubic resampling
-    // sum windows in PyTorch's own order.
-    const SUMMING: [&str; 6] = [
+    // Convolutions, average and lp pools, (bi/tri)linear or bicubic
+    // resampling, fold, grid sampling and affine grids sum in PyTorch's own
+    // order.
+    const SUMMING: [&str; 10] = [
         "conv",
         "avg_pool",
         "adaptive_avg_pool",
         "upsample_linear",
         "upsample_bi",
         "upsample_tri",
+        "col2im",
+        "lp_pool",
+        "grid_sampler",
+        "affine_grid",
     ];
     SUMMING.iter().any(|p| op.starts_with(p))
         || matches!(

@@ -364,7 +364,7 @@ fn check_refusals(refusals: &[Refusal], args: &[Arg<'_>]) -> Result<()> {
 
 /// PyTorch's rule for ops that compute in floats: integers and bool go to
 /// the default float dtype, other dtypes stay.
-fn floating(d: DType, ctx: &InferCtx) -> DType {
+pub(crate) fn floating(d: DType, ctx: &InferCtx) -> DType {
     if d.is_integral() || d.is_bool() {
         ctx.default_dtype.dtype()
     } else {

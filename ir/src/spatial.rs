@@ -224,6 +224,22 @@ pub fn spatial(op: &Op) -> Option<Spatial> {
         pool: pool(dims, k, s, p, d, c, Window::Max),
         indices,
     };
+    // lp_pool is avg_pool of xᵖ: its window, without padding.
+    let lp = |dims, kernel: &Vec<i64>, stride: &Vec<i64>, ceil_mode: bool| Spatial::Pool {
+        pool: pool(
+            dims,
+            kernel,
+            stride,
+            &vec![0],
+            &[1],
+            ceil_mode,
+            Window::Avg {
+                count_include_pad: true,
+                divisor_override: None,
+            },
+        ),
+        indices: false,
+    };
     let avg = |count_include_pad, divisor_override| Window::Avg {
         count_include_pad,
         divisor_override,
@@ -422,6 +438,24 @@ pub fn spatial(op: &Op) -> Option<Spatial> {
             ),
             indices: false,
         },
+        LpPool1d {
+            kernel_size,
+            stride,
+            ceil_mode,
+            ..
+        } => lp(1, kernel_size, stride, *ceil_mode),
+        LpPool2d {
+            kernel_size,
+            stride,
+            ceil_mode,
+            ..
+        } => lp(2, kernel_size, stride, *ceil_mode),
+        LpPool3d {
+            kernel_size,
+            stride,
+            ceil_mode,
+            ..
+        } => lp(3, kernel_size, stride, *ceil_mode),
         AdaptiveAvgPool1d { output_size } => Spatial::Adaptive(Adaptive {
             dims: 1,
             output_size: output_size.clone(),
@@ -1459,6 +1493,10 @@ pub fn pool_layout(
     };
     let batched = xs.len() == dims + 2;
     let follows_input = match op {
+        // lp_pool runs as avg_pool of xᵖ, or max_pool of |x| for an
+        // infinite norm.
+        Op::LpPool1d { norm_type, .. } => norm_type.0.is_finite(),
+        Op::LpPool3d { norm_type, .. } => norm_type.0.is_infinite(),
         Op::AvgPool3d { .. } | Op::AdaptiveMaxPool3d { .. } => false,
         Op::AdaptiveAvgPool3d { output_size } => output_size.iter().all(|s| *s == 1),
         Op::MaxPool1d { .. } => false,
@@ -1668,4 +1706,489 @@ mod tests {
         let (_, w) = cubic_sources(0, 4, 4, true, None);
         assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
+}
+
+// ---------------------------------------------------------------------------
+// Unpooling, sliding blocks, grid sampling
+
+/// Inference of `max_unpool2d`/`max_unpool3d`: the input's leading dims and
+/// `output_size`; int64 positions of the input's shape.
+pub fn infer_max_unpool(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (dims, output_size) = match op {
+        Op::MaxUnpool2d { output_size } => (2, output_size),
+        Op::MaxUnpool3d { output_size, .. } => (3, output_size),
+        _ => return Err(not_spatial(op)),
+    };
+    let (x, indices) = (tensor(args, 0)?, tensor(args, 1)?);
+    if indices.dtype != DType::I64 {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "elements in indices should be type int64 but got: {}",
+                indices.dtype.info().scalar_type_name
+            ),
+        ));
+    }
+    if output_size.len() != dims {
+        let what = if dims == 2 {
+            "(height, width)"
+        } else {
+            "(depth, height, width)"
+        };
+        let count = if dims == 2 { "two" } else { "three" };
+        return Err(shape_err(format!(
+            "There should be exactly {count} elements {what} in output_size, but got {} elements.",
+            output_size.len()
+        )));
+    }
+    let rank = x.rank();
+    if rank != dims + 1 && rank != dims + 2 {
+        return Err(shape_err(format!(
+            "Input to max_unpooling{dims}d should be a {}d or {}d Tensor, but got a tensor with {rank} dimensions.",
+            dims + 1,
+            dims + 2
+        )));
+    }
+    if indices.shape != x.shape {
+        return Err(shape_err(format!(
+            "Expected shape of indices to be same as that of the input tensor ({}) but got indices tensor with shape: {}",
+            list(&x.shape),
+            list(&indices.shape)
+        )));
+    }
+    let mut shape = x.shape[..rank - dims].to_vec();
+    shape.extend_from_slice(output_size);
+    Ok(single(shape, x.dtype, args.len()))
+}
+
+/// `max_unpool`'s result: `max_unpool2d` keeps a channels_last input's
+/// format (4-D), `max_unpool3d` is always contiguous.
+pub fn unpool_layout(
+    op: &Op,
+    args: &[LayoutArg<'_>],
+    results: &[TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let follows = matches!(op, Op::MaxUnpool2d { .. })
+        && geometry_of(args, 0).is_some_and(|(s, st)| {
+            s.len() == 4 && suggest_memory_format(s, st) == MemoryFormat::ChannelsLast
+        });
+    results
+        .iter()
+        .map(|r| {
+            let format = if follows {
+                MemoryFormat::ChannelsLast
+            } else {
+                MemoryFormat::Contiguous
+            };
+            Ok(ResultLayout::Fresh(format.strides(&r.shape)?))
+        })
+        .collect()
+}
+
+/// The sliding blocks of `im2col`/`col2im` over a `size` image: their
+/// number along each of the two dims.
+pub fn blocks(
+    size: &[i64],
+    kernel: &[i64],
+    dilation: &[i64],
+    padding: &[i64],
+    stride: &[i64],
+) -> [i64; 2] {
+    let n =
+        |d: usize| (size[d] + 2 * padding[d] - (dilation[d] * (kernel[d] - 1) + 1)) / stride[d] + 1;
+    [n(0), n(1)]
+}
+
+/// The `im2col`/`col2im` parameters, each two values.
+fn block_params<'a>(params: [(&str, &'a [i64]); 4]) -> Result<[&'a [i64]; 4]> {
+    for (what, v) in params {
+        if v.len() != 2 {
+            return Err(shape_err(format!(
+                "It is expected {what} equals to 2, but got size {}",
+                v.len()
+            )));
+        }
+    }
+    let [(_, k), (_, d), (_, p), (_, s)] = params;
+    let check = |bad: bool, message: String| if bad { Err(shape_err(message)) } else { Ok(()) };
+    check(
+        k.iter().any(|v| *v <= 0),
+        format!(
+            "kernel size should be greater than zero, but got kernel_height: {} kernel_width: {}",
+            k[0], k[1]
+        ),
+    )?;
+    check(
+        d.iter().any(|v| *v <= 0),
+        format!(
+            "dilation should be greater than zero, but got dilation_height: {} dilation_width: {}",
+            d[0], d[1]
+        ),
+    )?;
+    check(
+        p.iter().any(|v| *v < 0),
+        format!(
+            "padding should be non-negative, but got pad_height: {} pad_width: {}",
+            p[0], p[1]
+        ),
+    )?;
+    check(
+        s.iter().any(|v| *v <= 0),
+        format!(
+            "stride should be greater than zero, but got stride_height: {} stride_width: {}",
+            s[0], s[1]
+        ),
+    )?;
+    Ok([k, d, p, s])
+}
+
+/// Inference of `im2col`: `[N, C·kh·kw, L]` (unbatched: without `N`).
+pub fn infer_im2col(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Im2col {
+        kernel_size,
+        dilation,
+        padding,
+        stride,
+    } = op
+    else {
+        return Err(not_spatial(op));
+    };
+    let x = tensor(args, 0)?;
+    let [k, d, p, s] = block_params([
+        ("kernel_size", kernel_size),
+        ("dilation", dilation),
+        ("padding", padding),
+        ("stride", stride),
+    ])?;
+    let rank = x.rank();
+    if (rank != 3 && rank != 4) || x.shape[rank - 3..].iter().any(|v| *v == 0) {
+        return Err(shape_err(format!(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: {}",
+            list(&x.shape)
+        )));
+    }
+    let size = &x.shape[rank - 2..];
+    let [bh, bw] = blocks(size, k, d, p, s);
+    if bh < 1 || bw < 1 {
+        return Err(shape_err(format!(
+            "Given input with spatial size ({}, {}), kernel_size=({}, {}), dilation=({}, {}), padding=({}, {}), calculated shape of the array of sliding blocks as ({bh}, {bw}), but its components must be at least one.",
+            size[0], size[1], k[0], k[1], d[0], d[1], p[0], p[1]
+        )));
+    }
+    let mut shape = x.shape[..rank - 3].to_vec();
+    shape.push(x.shape[rank - 3] * k[0] * k[1]);
+    shape.push(bh * bw);
+    Ok(single(shape, x.dtype, args.len()))
+}
+
+/// Inference of `col2im`: `[N, C, H, W]` of `output_size` (unbatched:
+/// without `N`).
+pub fn infer_col2im(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::Col2im {
+        output_size,
+        kernel_size,
+        dilation,
+        padding,
+        stride,
+    } = op
+    else {
+        return Err(not_spatial(op));
+    };
+    let x = tensor(args, 0)?;
+    if output_size.len() != 2 {
+        return Err(shape_err(format!(
+            "It is expected output_size equals to 2, but got size {}",
+            output_size.len()
+        )));
+    }
+    let [k, d, p, s] = block_params([
+        ("kernel_size", kernel_size),
+        ("dilation", dilation),
+        ("padding", padding),
+        ("stride", stride),
+    ])?;
+    let rank = x.rank();
+    if (rank != 2 && rank != 3) || x.shape[rank - 2..].iter().any(|v| *v == 0) {
+        return Err(shape_err(format!(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for input, but got: {}",
+            list(&x.shape)
+        )));
+    }
+    let (cols, l) = (x.shape[rank - 2], x.shape[rank - 1]);
+    if cols % (k[0] * k[1]) != 0 {
+        return Err(shape_err(format!(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)={cols} and kernel_size=({}, {}).",
+            k[0], k[1]
+        )));
+    }
+    let [bh, bw] = blocks(output_size, k, d, p, s);
+    if bh * bw != l {
+        return Err(shape_err(format!(
+            "Given output_size=({}, {}), kernel_size=({}, {}), dilation=({}, {}), padding=({}, {}), stride=({}, {}), expected size of input's dimension 2 to match the calculated number of sliding blocks {bh} * {bw} = {}, but got input.size(2)={l}.",
+            output_size[0],
+            output_size[1],
+            k[0],
+            k[1],
+            d[0],
+            d[1],
+            p[0],
+            p[1],
+            s[0],
+            s[1],
+            bh * bw
+        )));
+    }
+    let mut shape = x.shape[..rank - 2].to_vec();
+    shape.push(cols / (k[0] * k[1]));
+    shape.extend_from_slice(output_size);
+    Ok(single(shape, x.dtype, args.len()))
+}
+
+/// Inference of `grid_sampler_2d`/`3d`: `[N, C] + grid's spatial dims`.
+pub fn infer_grid_sampler(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (dims, mode, padding) = match op {
+        Op::GridSampler2d {
+            interpolation_mode,
+            padding_mode,
+            ..
+        } => (2, *interpolation_mode, *padding_mode),
+        Op::GridSampler3d {
+            interpolation_mode,
+            padding_mode,
+            ..
+        } => (3, *interpolation_mode, *padding_mode),
+        _ => return Err(not_spatial(op)),
+    };
+    let (x, grid) = (tensor(args, 0)?, tensor(args, 1)?);
+    if x.dtype != grid.dtype {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "expected scalar type {} but found {}",
+                x.dtype.info().scalar_type_name,
+                grid.dtype.info().scalar_type_name
+            ),
+        ));
+    }
+    if x.rank() != dims + 2 || grid.rank() != dims + 2 {
+        return Err(shape_err(format!(
+            "grid_sampler(): expected {}D input and grid with same number of dimensions, but got input with sizes {} and grid with sizes {}",
+            dims + 2,
+            list(&x.shape),
+            list(&grid.shape)
+        )));
+    }
+    if x.shape[0] != grid.shape[0] {
+        return Err(shape_err(format!(
+            "grid_sampler(): expected grid and input to have same batch size, but got input with sizes {} and grid with sizes {}",
+            list(&x.shape),
+            list(&grid.shape)
+        )));
+    }
+    if grid.shape[dims + 1] != dims as i64 {
+        return Err(shape_err(format!(
+            "grid_sampler(): expected grid to have size {dims} in last dimension, but got grid with sizes {}",
+            list(&grid.shape)
+        )));
+    }
+    if !(0..=2).contains(&padding) {
+        return Err(shape_err(format!(
+            "grid_sampler(): unknown padding mode {padding}"
+        )));
+    }
+    if !(0..=if dims == 2 { 2 } else { 1 }).contains(&mode) {
+        return Err(shape_err(if dims == 3 && mode == 2 {
+            "grid_sampler(): bicubic interpolation only supports 4D input".to_string()
+        } else {
+            format!("grid_sampler(): unknown interpolation mode {mode}")
+        }));
+    }
+    let mut shape = x.shape[..2].to_vec();
+    shape.extend_from_slice(&grid.shape[1..=dims]);
+    Ok(single(shape, x.dtype, args.len()))
+}
+
+/// Inference of `affine_grid_generator`: `[N, H, W, 2]` or `[N, D, H, W, 3]`.
+pub fn infer_affine_grid(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::AffineGridGenerator { size, .. } = op else {
+        return Err(not_spatial(op));
+    };
+    let theta = tensor(args, 0)?;
+    if DTypeSet::INTS.contains(theta.dtype) {
+        // PyTorch's integer linspace truncates the base grid.
+        return Err(err(
+            ErrorKind::Unsupported,
+            "Kiln's affine_grid_generator takes floating-point theta (PyTorch builds an integer grid by truncation)",
+        ));
+    }
+    let (rows, cols, what) = match size.len() {
+        4 => (2, 3, "2D"),
+        5 => (3, 4, "3D"),
+        _ => {
+            return Err(shape_err(format!(
+                "AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs, but got size {}",
+                list(size)
+            )));
+        }
+    };
+    if theta.rank() != 3 || theta.shape != [size[0], rows, cols] {
+        return Err(shape_err(format!(
+            "Expected a batch of {what} affine matrices of shape Nx{rows}x{cols} for size {}. Got {}.",
+            list(size),
+            list(&theta.shape)
+        )));
+    }
+    let mut shape = vec![size[0]];
+    shape.extend_from_slice(&size[2..]);
+    shape.push(rows);
+    Ok(single(shape, theta.dtype, args.len()))
+}
+
+/// ATen's `grid_sampler_unnormalize`: a normalized coordinate in
+/// `[-1, 1]` as a pixel position, computed in the tensor's dtype as
+/// PyTorch's CPU kernel does: `round` rounds to it, and `fused` says
+/// whether the kernel's multiply-add rounds once (f32 and f64, in fused
+/// multiply-adds) or twice (f16 and bf16).
+pub fn grid_unnormalize(
+    coord: f64,
+    size: i64,
+    align_corners: bool,
+    round: &dyn Fn(f64) -> f64,
+    fused: bool,
+) -> f64 {
+    let shifted = round(coord + 1.0);
+    if align_corners {
+        round(shifted * round((size - 1) as f64 / 2.0))
+    } else {
+        let half_size = round(size as f64 / 2.0);
+        if fused {
+            round(shifted * half_size - 0.5)
+        } else {
+            round(round(shifted * half_size) - 0.5)
+        }
+    }
+}
+
+/// ATen's `compute_coordinates`: a pixel position under the padding
+/// mode (0 zeros: as is; 1 border: clipped, NaN to 0; 2 reflection:
+/// reflected about the borders, or about the outer pixel edges without
+/// `align_corners`, then clipped), each step rounded to the dtype.
+pub fn grid_pad(
+    coord: f64,
+    size: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    round: &dyn Fn(f64) -> f64,
+) -> f64 {
+    let clip = |c: f64| {
+        let c = if c > 0.0 { c } else { 0.0 };
+        let top = (size - 1) as f64;
+        if c < top { c } else { top }
+    };
+    match padding_mode {
+        1 => clip(coord),
+        2 => {
+            let reflected = if align_corners {
+                if size <= 1 {
+                    0.0
+                } else {
+                    let twice = round(2.0 * (size - 1) as f64);
+                    let a = coord.abs();
+                    let extra = round(a - (round(a / twice)).trunc() * twice);
+                    extra.min(round(twice - extra))
+                }
+            } else {
+                let twice = round(2.0 * size as f64);
+                let a = round(coord + 0.5).abs();
+                let extra = round(a - (round(a / twice)).trunc() * twice);
+                round(extra.min(round(twice - extra)) - 0.5)
+            };
+            clip(reflected)
+        }
+        _ => coord,
+    }
+}
+
+/// The norm of an lp pool.
+fn lp_norm(op: &Op) -> Option<f64> {
+    match op {
+        Op::LpPool1d { norm_type, .. }
+        | Op::LpPool2d { norm_type, .. }
+        | Op::LpPool3d { norm_type, .. } => Some(norm_type.0),
+        _ => None,
+    }
+}
+
+/// Inference of the lp pools: the pool's shape; a finite norm computes
+/// `xᵖ` in floating point (integers and bools give the default float
+/// dtype), an infinite one is a max pool of `|x|` in the input's dtype.
+pub fn infer_lp_pool(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Some(norm) = lp_norm(op) else {
+        return Err(not_spatial(op));
+    };
+    if norm == 0.0 {
+        return Err(err(
+            ErrorKind::Attribute,
+            format!("norm_type must be a non-zero value, but got {norm}"),
+        ));
+    }
+    let mut inferred = infer_pool(op, args, ctx)?;
+    if norm.is_finite() {
+        let x = tensor(args, 0)?;
+        inferred.results[0].dtype = crate::infer::floating(x.dtype, ctx);
+    }
+    Ok(inferred)
+}
+
+/// The kernel that refuses an lp pool's dtype: the avg pool's (or for an
+/// infinite norm the max pool's), `pow`'s for float8, `abs`'s for bools.
+pub fn lp_pool_kernel(op: &Op, args: &[Arg<'_>], _: &Inferred) -> Result<Option<AtenKernel>> {
+    let (Some(norm), x) = (lp_norm(op), tensor(args, 0)?) else {
+        return Err(not_spatial(op));
+    };
+    let every = DTypeSet::FLOATS
+        .union(DTypeSet::INTS)
+        .union(DTypeSet::BARE_UINTS)
+        .union(DTypeSet::BOOL);
+    if norm.is_infinite() {
+        if x.dtype.is_bool() {
+            return Ok(Some(AtenKernel::new("abs_cpu", DTypeSet::EMPTY)));
+        }
+        return Ok(Some(match op {
+            Op::LpPool1d { .. } => AtenKernel::new("max_pool1d_impl", DTypeSet::FLOATS),
+            Op::LpPool2d { .. } => {
+                AtenKernel::new("max_pool2d", DTypeSet::FLOATS.union(DTypeSet::INTS))
+            }
+            _ => AtenKernel::new("max_pool3d", DTypeSet::FLOATS.union(DTypeSet::INTS)),
+        }));
+    }
+    if DTypeSet::FLOAT8.union(DTypeSet::FLOAT4).contains(x.dtype) {
+        return Ok(Some(AtenKernel::new("pow", DTypeSet::EMPTY)));
+    }
+    Ok(Some(match op {
+        Op::LpPool3d { .. } => AtenKernel::new(
+            "avg_pool3d_out_frame",
+            every.without(DTypeSet::of(DType::F16).union(DTypeSet::of(DType::BF16))),
+        ),
+        _ => AtenKernel::new("avg_pool2d", every),
+    }))
+}
+
+/// `affine_grid_generator`'s dtypes (PyTorch's linspace), and PyTorch's refusal of f16 and bf16 where a size is 1.
+pub fn affine_grid_kernel(op: &Op, args: &[Arg<'_>], _: &Inferred) -> Result<Option<AtenKernel>> {
+    let Op::AffineGridGenerator { size, .. } = op else {
+        return Err(not_spatial(op));
+    };
+    let theta = tensor(args, 0)?;
+    let halves = DTypeSet::of(DType::F16).union(DTypeSet::of(DType::BF16));
+    if halves.contains(theta.dtype) && size[2..].contains(&1) {
+        return Ok(Some(AtenKernel::new(
+            "tensor_cpu",
+            DTypeSet::FLOATS.without(halves),
+        )));
+    }
+    Ok(Some(AtenKernel::new(
+        "linspace_cpu",
+        DTypeSet::FLOATS.union(DTypeSet::INTS),
+    )))
 }

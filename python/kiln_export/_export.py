@@ -149,6 +149,8 @@ _KEEP_NAMES = [
     "_upsample_nearest_exact1d.vec", "_upsample_nearest_exact2d.vec",
     "_upsample_nearest_exact3d.vec", "upsample_linear1d.vec", "upsample_bilinear2d.vec",
     "upsample_bicubic2d.vec", "upsample_trilinear3d.vec",
+    "im2col.default", "col2im.default", "grid_sampler_2d.default", "grid_sampler_3d.default",
+    "affine_grid_generator.default", "max_unpool2d.default", "max_unpool3d.default",
     "roll.default",
     "tile.default",
     "tril.default",

@@ -1045,4 +1045,42 @@ for _base, _n, _corners in _UPSAMPLE:
         op(f"aten.{_base}{_n}d.{_ov}")(_upsample(f"{_base}{_n}d", _n, _corners))
 
 
+
+@op("aten.max_unpool2d.default")
+def _max_unpool2d(c):
+    return c.emit("max_unpool2d", [c.tensor("self"), c.tensor("indices")],
+                  {"output_size": _ints(c.a["output_size"])})
+
+
+@op("aten.max_unpool3d.default")
+def _max_unpool3d(c):
+    return c.emit("max_unpool3d", [c.tensor("self"), c.tensor("indices")],
+                  {k: _ints(c.a[k]) for k in ("output_size", "stride", "padding")})
+
+
+@op("aten.im2col.default")
+def _im2col(c):
+    return c.emit("im2col", [c.tensor("self")],
+                  {k: _ints(c.a[k]) for k in ("kernel_size", "dilation", "padding", "stride")})
+
+
+@op("aten.col2im.default")
+def _col2im(c):
+    return c.emit("col2im", [c.tensor("self")],
+                  {k: _ints(c.a[k]) for k in ("output_size", "kernel_size", "dilation", "padding",
+                                              "stride")})
+
+
+@op("aten.grid_sampler_2d.default", "aten.grid_sampler_3d.default")
+def _grid_sampler(c):
+    name = _schema_op(c)
+    return c.emit(name, [c.tensor("input"), c.tensor("grid")],
+                  {k: c.a[k] for k in ("interpolation_mode", "padding_mode", "align_corners")})
+
+
+@op("aten.affine_grid_generator.default")
+def _affine_grid(c):
+    return c.emit("affine_grid_generator", [c.tensor("theta")],
+                  {"size": _ints(c.a["size"]), "align_corners": c.a["align_corners"]})
+
 SUPPORTED = sorted(REGISTRY)

@@ -567,6 +567,28 @@ class Spatial(nn.Module):
         )
 
 
+class Sampling(nn.Module):
+    """Unpooling, sliding blocks, grid sampling and lp pools."""
+
+    def forward(self, x, g, t):
+        p, i = F.max_pool2d(x, 2, return_indices=True)
+        v = x.unsqueeze(1)
+        q, j = F.max_pool3d(v, 2, return_indices=True)
+        return (
+            F.max_unpool2d(p, i, 2, output_size=x.shape[-2:]),
+            F.max_unpool3d(q, j, 2, output_size=v.shape[-3:]),
+            F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+            F.fold(F.unfold(x, 2), x.shape[-2:], 2),
+            F.grid_sample(x, g, align_corners=False),
+            F.grid_sample(x, g, mode="nearest", padding_mode="border", align_corners=True),
+            F.grid_sample(x, g, mode="bicubic", padding_mode="reflection", align_corners=False),
+            F.grid_sample(x, F.affine_grid(t, list(x.shape), align_corners=False),
+                          padding_mode="reflection", align_corners=True),
+            F.lp_pool2d(x, 2.0, (2, 3), ceil_mode=True), F.lp_pool1d(x[0], 3.0, 2),
+            F.lp_pool2d(x, float("inf"), 2),
+        )
+
+
 class Mixed(nn.Module):
     """Attributes off their defaults, dtype arguments, mixed dtypes,
     input-independent subgraphs."""
@@ -614,6 +636,9 @@ def _sweep_cases():
         "mixed": (Mixed(), (torch.randn(4, 6, generator=g),
                             torch.randint(-3, 4, (4, 6), generator=g))),
         "spatial": (Spatial(), (torch.randn(2, 4, 6, 8, generator=g),)),
+        "sampling": (Sampling(), (torch.randn(2, 3, 6, 8, generator=g),
+                                  torch.rand(2, 5, 7, 2, generator=g) * 2.4 - 1.2,
+                                  torch.randn(2, 2, 3, generator=g))),
         "indexing": (Indexing(), (torch.randn(4, 6, generator=g),
                                   torch.randint(0, 6, (4, 6), generator=g),
                                   torch.stack([torch.randperm(4, generator=g)
@@ -629,7 +654,7 @@ def test_op_sweep(tmp_path, case):
 
 
 NEW_CASES = ["activations", "pointwise_more", "specials", "statistics", "shapes_more",
-             "integers_more", "mixed", "indexing", "spatial"]
+             "integers_more", "mixed", "indexing", "spatial", "sampling"]
 DTYPE_CASES = ["pointwise", "reductions", "activations", "pointwise_more", "specials",
                "statistics", "shapes_more", "indexing", "spatial"]
 

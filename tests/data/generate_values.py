@@ -975,6 +975,22 @@ def spatial_call(op, a, operands):
     if op.startswith("conv_transpose"):
         return getattr(F, op)(x, w, b, a.get("stride", [1]), a.get("padding", [0]), a.get("output_padding", [0]),
                               a.get("groups", 1), a.get("dilation", [1]))
+    if op == "im2col":
+        return _A.im2col(x, a["kernel_size"], a["dilation"], a["padding"], a["stride"])
+    if op == "col2im":
+        return _A.col2im(x, a["output_size"], a["kernel_size"], a["dilation"], a["padding"], a["stride"])
+    if op == "max_unpool2d":
+        return _A.max_unpool2d(x, w, a["output_size"])
+    if op == "max_unpool3d":
+        return _A.max_unpool3d(x, w, a["output_size"], a["stride"], a["padding"])
+    if op in ("grid_sampler_2d", "grid_sampler_3d"):
+        return getattr(_A, op)(x, w, a["interpolation_mode"], a["padding_mode"], a["align_corners"])
+    if op == "affine_grid_generator":
+        return _A.affine_grid_generator(x, a["size"], a["align_corners"])
+    if op.startswith("lp_pool"):
+        # F.lp_pool1d takes its kernel as an int (it multiplies by it).
+        k = a["kernel_size"][0] if op == "lp_pool1d" else a["kernel_size"]
+        return getattr(F, op)(x, _lp_norm(a["norm_type"]), k, a.get("stride"), a["ceil_mode"])
     if op.startswith("max_pool"):
         return getattr(_A, op)(x, a["kernel_size"], a.get("stride", []), a.get("padding", [0]),
                                a.get("dilation", [1]), a.get("ceil_mode", False))
@@ -993,6 +1009,11 @@ def spatial_call(op, a, operands):
     if "nearest" in op:
         return fn(x, a["output_size"], *scales)
     return fn(x, a["output_size"], a["align_corners"], *scales)
+
+
+def _lp_norm(v):
+    """lp_pool's norm_type attribute: a float, or a scalar spec (infinities)."""
+    return float(v["value"]) if isinstance(v, dict) else float(v)
 
 
 def spatial_record(op, attrs, operands):
@@ -1444,6 +1465,365 @@ def gen_spatial_opinfo():
         print("spatial OpInfo sample not written as an ATen op:", m, file=sys.stderr)
 
 
+# im2col/col2im, max_unpool, the grid samplers, affine_grid_generator and
+# lp_pool (issue: more spatial ops). PyTorch's CPU runs im2col and col2im on
+# the floats, bool and complex; max_unpool and the grid samplers on the floats
+# only; affine_grid_generator on the floats, the integers and complex (f16 and
+# bf16 refuse a size of 1: "tensor_cpu" not implemented); lp_pool on every
+# real dtype (pow makes integers and bool f32), lp_pool3d not on f16/bf16,
+# and the infinite norm (max_pool of |x|) keeps integers, except lp_pool1d.
+# grid_sampler_3d also takes interpolation_mode 2 (tricubic) in this PyTorch;
+# Kiln takes 0 and 1 only, so only those are recorded.
+_GRID3D_MODES = (0, 1)
+_LP_NORMS = (1.0, 2.0, 3.5, math.inf)
+
+
+def _lp_norm_attr(p):
+    """norm_type as an attribute: a JSON number, or a scalar spec for an infinity."""
+    return scalar_spec(p) if math.isinf(p) else p
+
+
+def _spatial_uniform(g, dt, lo, hi, *shape):
+    """Uniform values in [lo, hi), rounded to dt."""
+    return (torch.rand(*shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dt)
+
+
+def _blocks(size, k, d, p, s):
+    """The number of sliding blocks along one dimension (im2col's L factor)."""
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _unfold_attrs(k, d, p, s):
+    return {"kernel_size": k, "dilation": d, "padding": p, "stride": s}
+
+
+def _grid_attrs(mode, pad, ac):
+    return {"interpolation_mode": mode, "padding_mode": pad, "align_corners": ac}
+
+
+def _spatial_more_cases(g, dt):
+    """The hand-written cases of gen_spatial_more() on the float dtype dt."""
+    r = lambda *s: spatial_randn(g, dt, *s)
+    cases = []
+    # im2col: strides, padding, dilation, a kernel as large as the input
+    # (one block), 1x1 kernels, padding wider than the kernel, strides wider
+    # than the kernel (skipped pixels), unbatched, empty batch, NaN/inf.
+    x, xs = r(2, 3, 5, 6), make(dt, [1, 2, 3, 4])
+    cases += [("im2col", _unfold_attrs(*a), [x]) for a in (
+        ([2, 2], [1, 1], [0, 0], [1, 1]),
+        ([3, 3], [1, 1], [1, 1], [1, 1]),
+        ([2, 3], [1, 1], [0, 1], [2, 1]),
+        ([2, 2], [2, 2], [1, 0], [1, 2]),
+        ([3, 2], [1, 2], [2, 1], [2, 3]),
+        ([5, 6], [1, 1], [0, 0], [1, 1]),
+        ([1, 1], [1, 1], [0, 0], [1, 1]),
+        ([2, 2], [1, 1], [3, 3], [2, 2]),
+        ([2, 2], [1, 1], [0, 0], [3, 4]),
+    )]
+    cases += [("im2col", _unfold_attrs([2, 3], [1, 1], [1, 0], [1, 2]), [x[1]]),
+              ("im2col", _unfold_attrs([2, 2], [1, 1], [0, 0], [1, 1]), [x[:0]]),
+              ("im2col", _unfold_attrs([2, 2], [1, 1], [1, 1], [1, 1]), [xs])]
+    # col2im: overlapping blocks summed, blocks that skip pixels (those are 0),
+    # rows no block covers, one block, unbatched, empty batch, NaN/inf.
+    for out, k, d, p, s, c, n in (
+            ([4, 5], [2, 2], [1, 1], [0, 0], [1, 1], 2, 2),
+            ([5, 6], [3, 3], [1, 1], [1, 1], [1, 1], 1, 1),
+            ([5, 6], [2, 3], [1, 1], [0, 1], [2, 1], 2, 2),
+            ([5, 6], [2, 2], [2, 2], [1, 0], [1, 2], 2, 1),
+            ([5, 6], [2, 2], [1, 1], [0, 0], [3, 3], 3, 2),
+            ([6, 6], [2, 2], [1, 1], [0, 0], [3, 3], 2, 1),
+            ([4, 5], [4, 5], [1, 1], [0, 0], [1, 1], 3, 2),
+            ([3, 7], [1, 3], [1, 2], [0, 1], [1, 1], 2, 1),
+            ([4, 4], [2, 2], [1, 1], [1, 1], [2, 2], 2, None),
+            ([4, 5], [2, 2], [1, 1], [0, 0], [1, 1], 2, 0)):
+        blocks = _blocks(out[0], k[0], d[0], p[0], s[0]) * _blocks(out[1], k[1], d[1], p[1], s[1])
+        shape = [c * k[0] * k[1], blocks] if n is None else [n, c * k[0] * k[1], blocks]
+        cases.append(("col2im", dict(output_size=out, **_unfold_attrs(k, d, p, s)), [r(*shape)]))
+    cases.append(("col2im", dict(output_size=[3, 3], **_unfold_attrs([2, 2], [1, 1], [0, 0], [1, 1])),
+                  [make(dt, [1, 4, 4])]))
+    # max_unpool2d: indices from max_pool2d (overlapping windows repeat an
+    # index with the same value), an output larger than the pooled input
+    # (the flat indices then land elsewhere), unbatched, empty batch, NaN/inf
+    # values, hand-made indices that repeat a position with equal values.
+    x = r(2, 2, 4, 6)
+    for kw, out in ((dict(kernel_size=2), [4, 6]),
+                    (dict(kernel_size=3, stride=2, padding=1), [4, 6]),
+                    (dict(kernel_size=2, stride=1), [4, 6]),
+                    (dict(kernel_size=[2, 3], stride=[2, 3], ceil_mode=True), [4, 6]),
+                    (dict(kernel_size=2), [5, 6]),
+                    (dict(kernel_size=2), [4, 7])):
+        v, i = F.max_pool2d(x, return_indices=True, **kw)
+        cases.append(("max_unpool2d", {"output_size": out}, [v, i]))
+    v, i = F.max_pool2d(x, 2, return_indices=True)
+    cases += [("max_unpool2d", {"output_size": [4, 6]}, [v[0], i[0]]),
+              ("max_unpool2d", {"output_size": [4, 6]}, [v[:0], i[:0]]),
+              ("max_unpool2d", {"output_size": [4, 6]}, [make(dt, list(v.shape)), i])]
+    v = r(1, 2, 2, 3)
+    v[0, :, 0, 1] = v[0, :, 0, 0]
+    v[0, :, 1, 0] = v[0, :, 0, 2]
+    v[0, :, 1, 2] = v[0, :, 1, 1]
+    i = torch.tensor([[[[0, 0, 5], [5, 11, 11]], [[3, 3, 2], [2, 7, 7]]]])
+    cases.append(("max_unpool2d", {"output_size": [3, 4]}, [v, i]))
+    # max_unpool3d: stride and padding are only checked (stride > 0), so one
+    # case gives ones unrelated to the pool.
+    x = r(1, 2, 4, 4, 4)
+    for kw, out, s, p in ((dict(kernel_size=2), [4, 4, 4], [2, 2, 2], [0, 0, 0]),
+                          (dict(kernel_size=3, stride=2, padding=1), [4, 4, 4], [2, 2, 2], [1, 1, 1]),
+                          (dict(kernel_size=2, stride=1), [4, 4, 4], [1, 1, 1], [0, 0, 0]),
+                          (dict(kernel_size=2), [4, 4, 4], [1, 3, 1], [0, 2, 1]),
+                          (dict(kernel_size=[1, 2, 2], stride=[1, 2, 2]), [5, 4, 4], [1, 2, 2], [0, 0, 0])):
+        v, i = F.max_pool3d(x, return_indices=True, **kw)
+        cases.append(("max_unpool3d", {"output_size": out, "stride": s, "padding": p}, [v, i]))
+    v, i = F.max_pool3d(x, 2, return_indices=True)
+    a3 = {"output_size": [4, 4, 4], "stride": [2, 2, 2], "padding": [0, 0, 0]}
+    cases += [("max_unpool3d", a3, [v[0], i[0]]),
+              ("max_unpool3d", a3, [v[:0], i[:0]]),
+              ("max_unpool3d", a3, [make(dt, list(v.shape)), i])]
+    # grid_sampler_2d: each mode, padding and align_corners on a random grid
+    # inside and outside [-1, 1] and on one of exact values (the corners,
+    # the borders, half-pixel ties for nearest, points several spans out for
+    # reflection); inputs with one row or one column; NaN/inf inputs; empty.
+    x = r(2, 3, 3, 4)
+    grid_a = _spatial_uniform(g, dt, -1.6, 1.6, 2, 3, 5, 2)
+    exact = torch.tensor([-1.0, 1.0, 0.0, -0.5, 0.5, 0.25, -0.75, 1.25, -1.25, 2.6, -3.7, 5.3, -0.999, 0.999,
+                          1.0 / 3, -2.0 / 3, 0.75, -0.25, 4.0, -1.5], dtype=torch.float64)
+    grid_b = torch.stack([exact, exact.flip(0).roll(3)], -1).reshape(1, 4, 5, 2).to(dt)
+    xb = r(1, 2, 3, 4)
+    modes = [(m, p, ac) for m in (0, 1, 2) for p in (0, 1, 2) for ac in (False, True)]
+    cases += [("grid_sampler_2d", _grid_attrs(*mpa), [x, grid_a]) for mpa in modes]
+    cases += [("grid_sampler_2d", _grid_attrs(*mpa), [xb, grid_b]) for mpa in modes]
+    x_row, x_col, grid_c = r(1, 2, 1, 5), r(1, 2, 4, 1), _spatial_uniform(g, dt, -2.5, 2.5, 1, 2, 3, 2)
+    cases += [("grid_sampler_2d", _grid_attrs(m, p, (m + p) % 2 == 0), [x_row, grid_c])
+              for m in (0, 1, 2) for p in (0, 1, 2)]
+    cases += [("grid_sampler_2d", _grid_attrs(m, p, (m + p) % 2 == 1), [x_col, grid_c])
+              for m in (0, 1, 2) for p in (0, 1, 2)]
+    xs = make(dt, [1, 2, 3, 4])
+    cases += [("grid_sampler_2d", _grid_attrs(m, p, False), [xs, grid_b]) for m, p in ((0, 0), (1, 2), (2, 1))]
+    cases += [("grid_sampler_2d", _grid_attrs(0, 0, False), [x[:0], grid_a[:0]]),
+              ("grid_sampler_2d", _grid_attrs(2, 1, True), [x, grid_a[:, :0]])]
+    # grid_sampler_3d: the same on 5-D inputs (modes 0 and 1).
+    x = r(1, 2, 2, 3, 4)
+    grid_a = _spatial_uniform(g, dt, -1.6, 1.6, 1, 2, 3, 2, 3)
+    grid_b = torch.stack([exact[:12], exact.roll(5)[:12], exact.flip(0)[:12]], -1).reshape(1, 2, 2, 3, 3).to(dt)
+    modes = [(m, p, ac) for m in _GRID3D_MODES for p in (0, 1, 2) for ac in (False, True)]
+    cases += [("grid_sampler_3d", _grid_attrs(*mpa), [x, grid_a]) for mpa in modes]
+    cases += [("grid_sampler_3d", _grid_attrs(*mpa), [x, grid_b]) for mpa in modes]
+    x1 = r(1, 2, 1, 3, 1)
+    cases += [("grid_sampler_3d", _grid_attrs(m, p, p == 1), [x1, grid_b]) for m in _GRID3D_MODES for p in (0, 1, 2)]
+    xs = make(dt, [1, 2, 2, 3, 4])
+    cases += [("grid_sampler_3d", _grid_attrs(m, 0, True), [xs, grid_b]) for m in _GRID3D_MODES]
+    cases += [("grid_sampler_3d", _grid_attrs(0, 2, False), [x[:0], grid_a[:0]])]
+    # affine_grid_generator: 2-D and 3-D, align_corners both ways, sizes of
+    # 1 (that coordinate is 0), exact rotations, empty batch.
+    t2, t3 = r(2, 2, 3), r(2, 3, 4)
+    rot = torch.tensor([[[0.0, -1.0, 0.5], [1.0, 0.0, -0.25]]], dtype=torch.float64).to(dt)
+    for theta, size in ((t2, [2, 3, 4, 5]), (t2, [2, 1, 1, 5]), (t2, [2, 1, 4, 1]), (rot, [1, 2, 3, 3]),
+                        (t3, [2, 1, 2, 3, 4]), (t3[:1], [1, 2, 1, 3, 2]), (t2[:0], [0, 2, 3, 4])):
+        cases += [("affine_grid_generator", {"size": size, "align_corners": ac}, [theta]) for ac in (False, True)]
+    # lp_pool: norms 1, 2, 3.5 and inf; ceil_mode windows that run past the
+    # input (PyTorch divides by the clipped window and multiplies by the
+    # whole kernel); negative inputs (pow of a negative number to 3.5 is NaN).
+    x1, x2, x3 = r(2, 3, 8), r(2, 2, 5, 6), r(1, 2, 4, 3, 5)
+    plans = {
+        1: (x1, [{"kernel_size": [3]}, {"kernel_size": [2], "stride": [1]},
+                 {"kernel_size": [3], "stride": [2], "ceil_mode": True},
+                 {"kernel_size": [4], "stride": [3], "ceil_mode": True}]),
+        2: (x2, [{"kernel_size": [2, 2]}, {"kernel_size": [3, 2], "stride": [1, 2]},
+                 {"kernel_size": [2, 2], "stride": [2, 2], "ceil_mode": True},
+                 {"kernel_size": [3, 3], "stride": [2, 2], "ceil_mode": True}]),
+        3: (x3, [{"kernel_size": [2, 2, 2]}, {"kernel_size": [2, 2, 3], "stride": [1, 1, 2]},
+                 {"kernel_size": [2, 2, 2], "stride": [2, 2, 2], "ceil_mode": True}]),
+    }
+    for d, (x, plan) in plans.items():
+        op = f"lp_pool{d}d"
+        for p in _LP_NORMS:
+            for a in plan:
+                cases.append((op, dict({"ceil_mode": False}, norm_type=_lp_norm_attr(p), **a), [x]))
+            cases.append((op, {"norm_type": _lp_norm_attr(p), "kernel_size": plan[0]["kernel_size"],
+                               "ceil_mode": False}, [x[0]]))
+    a2 = {"kernel_size": [2, 2], "ceil_mode": False}
+    cases += [("lp_pool2d", dict(a2, norm_type=_lp_norm_attr(p)), [x2]) for p in (-1.0, -math.inf)]
+    cases += [("lp_pool2d", dict(a2, norm_type=_lp_norm_attr(p)), [make(dt, [1, 2, 3, 4])]) for p in (2.0, math.inf)]
+    return cases
+
+
+def _spatial_more_int_cases(g, dt):
+    """Integer cases: affine_grid_generator and lp_pool (the others refuse integers)."""
+    r = lambda *s: spatial_randn(g, dt, *s)
+    t2, t3 = r(2, 2, 3), r(1, 3, 4)
+    # Kiln refuses integer affine grids (PyTorch's integer linspace
+    # truncates the base grid), so affine_grid_generator has none here.
+    del t2, t3
+    cases = []
+    x1, x2, x3 = r(2, 3, 8), r(2, 2, 5, 6), r(1, 2, 4, 3, 5)
+    for op, x, p, a in (("lp_pool1d", x1, 2.0, {"kernel_size": [3]}),
+                        ("lp_pool1d", x1, 3.5, {"kernel_size": [3], "stride": [2], "ceil_mode": True}),
+                        ("lp_pool2d", x2, 1.0, {"kernel_size": [2, 2]}),
+                        ("lp_pool2d", x2, 2.0, {"kernel_size": [3, 2], "stride": [1, 2]}),
+                        ("lp_pool2d", x2, math.inf, {"kernel_size": [2, 2], "stride": [2, 2], "ceil_mode": True}),
+                        ("lp_pool3d", x3, 2.0, {"kernel_size": [2, 2, 2]}),
+                        ("lp_pool3d", x3, math.inf, {"kernel_size": [2, 2, 2]})):
+        cases.append((op, dict({"ceil_mode": False}, norm_type=_lp_norm_attr(p), **a), [x]))
+    return cases
+
+
+def _spatial_more_other_cases(g):
+    """bool and complex, where PyTorch's CPU takes them: im2col and col2im
+    (bool sums are ORs), affine_grid_generator (complex), lp_pool (bool)."""
+    xb = make(torch.bool, [1, 2, 3, 4])
+    cb = make(torch.bool, [1, 8, 6])
+    xc = torch.complex(torch.randn(1, 2, 3, 4, generator=g), torch.randn(1, 2, 3, 4, generator=g))
+    cc = torch.complex(torch.randn(1, 8, 6, generator=g), torch.randn(1, 8, 6, generator=g))
+    tc = torch.complex(torch.randn(2, 2, 3, generator=g), torch.randn(2, 2, 3, generator=g))
+    u = _unfold_attrs([2, 2], [1, 1], [0, 0], [1, 1])
+    cases = [("im2col", u, [xb]), ("im2col", _unfold_attrs([2, 3], [1, 2], [1, 1], [2, 1]), [xb]),
+             ("im2col", u, [xc]), ("im2col", u, [xc.to(torch.complex128)]),
+             ("col2im", dict(output_size=[3, 4], **u), [cb])]
+    # Kiln refuses complex col2im and affine_grid_generator (it sums real
+    # values only).
+    del cc, tc
+    a2 = {"kernel_size": [2, 2], "ceil_mode": False}
+    cases += [("lp_pool2d", dict(a2, norm_type=p), [make(torch.bool, [1, 2, 3, 4])]) for p in (1.0, 2.0)]
+    cases += [("lp_pool1d", {"norm_type": 3.5, "kernel_size": [3], "stride": [2], "ceil_mode": True},
+               [make(torch.bool, [2, 7])])]
+    return cases
+
+
+_OPINFO_UNPOOL = {"nn.functional.max_unpool2d": 2, "nn.functional.max_unpool3d": 3}
+# Keeps one sample in this many (coprime with 4, so each dtype gets some).
+_OPINFO_MORE_EVERY = {"nn.functional.unfold": 5, "nn.functional.max_unpool2d": 11, "nn.functional.max_unpool3d": 7}
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _spatial_more_from_opinfo(name, x, args, kw):
+    """(Kiln op, attrs, operands, F call) for an OpInfo sample of
+    gen_spatial_more's ops, or None."""
+    if name == "nn.functional.unfold":
+        kw = dict(dict(zip(["kernel_size", "dilation", "padding", "stride"], args)), **kw)
+        attrs = _unfold_attrs(*[_spatial_list(kw.get(k, dflt), 2) for k, dflt in
+                                (("kernel_size", None), ("dilation", 1), ("padding", 0), ("stride", 1))])
+        return "im2col", attrs, [x], lambda: F.unfold(x, **kw)
+    if name in _OPINFO_UNPOOL:
+        d = _OPINFO_UNPOOL[name]
+        indices = args[0]
+        kw = dict(dict(zip(["kernel_size", "stride", "padding", "output_size"], args[1:])), **kw)
+        k = _spatial_list(kw["kernel_size"], d)
+        s = k if kw.get("stride") is None else _spatial_list(kw["stride"], d)
+        p = _spatial_list(kw.get("padding", 0), d)
+        out = F._unpool_output_size(x, k, s, p, None if kw.get("output_size") is None else list(kw["output_size"]))
+        attrs = {"output_size": list(out)}
+        if d == 3:
+            attrs.update(stride=s, padding=p)
+        fn = getattr(F, name.split(".")[-1])
+        return f"max_unpool{d}d", attrs, [x, indices], lambda: fn(x, indices, **kw)
+    if name == "nn.functional.grid_sample":
+        grid = args[0]
+        mode = _GRID_MODES[kw.get("mode", "bilinear")]
+        attrs = _grid_attrs(mode, _GRID_PADDINGS[kw.get("padding_mode", "zeros")], bool(kw.get("align_corners")))
+        op = "grid_sampler_2d" if x.dim() == 4 else "grid_sampler_3d"
+        if op == "grid_sampler_3d" and mode not in _GRID3D_MODES:
+            return None
+        return op, attrs, [x, grid], lambda: F.grid_sample(x, grid, **kw)
+    if name in ("grid_sampler_2d", "grid_sampler_3d"):
+        grid, mode, pad, ac = args
+        if name == "grid_sampler_3d" and mode not in _GRID3D_MODES:
+            return None
+        return name, _grid_attrs(mode, pad, ac), [x, grid], lambda: getattr(_A, name)(x, *args)
+    return None
+
+
+def gen_spatial_more():
+    """im2col, col2im, max_unpool2d/3d, grid_sampler_2d/3d,
+    affine_grid_generator and lp_pool1d/2d/3d (kernel_size and stride as in
+    ATen; lp_pool's norm_type a float): hand-written cases on f32 and each in
+    turn on f64, f16 or bf16 (see spatial_subset), integer cases for the ops
+    PyTorch's CPU runs on integers, bool and complex cases; then PyTorch's
+    OpInfo samples for F.unfold, F.max_unpool2d/3d, F.grid_sample and
+    grid_sampler_2d/3d (no OpInfo exists for F.fold, F.affine_grid or
+    F.lp_pool; lp_pool takes nn.LPPool1d/2d's ModuleInfo samples instead),
+    each checked to give F's result bit for bit through the ATen op."""
+    g = torch.Generator().manual_seed(2028)
+    for dt in SPATIAL_FLOATS:
+        for op, attrs, operands in spatial_subset(dt, _spatial_more_cases(g, dt)):
+            spatial_record(op, attrs, operands)
+    for dt in POOL_INTS:
+        for op, attrs, operands in spatial_subset(dt, _spatial_more_int_cases(g, dt)):
+            spatial_record(op, attrs, operands)
+    for op, attrs, operands in _spatial_more_other_cases(g):
+        spatial_record(op, attrs, operands)
+
+    from torch.testing._internal.common_methods_invocations import op_db
+    from torch.testing._internal.common_modules import module_db
+    torch.manual_seed(2029)
+    names = {"nn.functional.unfold", "nn.functional.grid_sample", "grid_sampler_2d", "grid_sampler_3d"} | set(_OPINFO_UNPOOL)
+    mismatches, seen = [], set()
+
+    def check(op, attrs, operands, call):
+        if any(isinstance(o, torch.Tensor) and o.numel() > 400 for o in operands):
+            return
+        try:
+            want = call()
+        except Exception:
+            return
+        if want.numel() > 500:
+            return
+        try:
+            got = spatial_call(op, attrs, operands)
+        except Exception as e:
+            mismatches.append((op, attrs, repr(e)))
+            return
+        if want.shape != got.shape or not torch.equal(torch.nan_to_num(want.double(), 7.0),
+                                                      torch.nan_to_num(got.double(), 7.0)):
+            mismatches.append((op, attrs, "values differ"))
+            return
+        key = json.dumps([op, attrs, [[SHORT[o.dtype], list(o.shape)] for o in operands]])
+        if key not in seen:
+            seen.add(key)
+            spatial_record(op, attrs, operands)
+
+    for op_info in op_db:
+        if op_info.name not in names or op_info.variant_test_name:
+            continue
+        for dt in SPATIAL_FLOATS:
+            try:
+                samples = list(op_info.sample_inputs("cpu", dt))
+            except Exception:
+                continue
+            every = _OPINFO_MORE_EVERY.get(op_info.name, 1)
+            for i, s in enumerate(samples):
+                if SPATIAL_FLOATS[i % 4] != dt or i % every != 0:
+                    continue
+                x = s.input.contiguous()
+                args = [a.contiguous() if isinstance(a, torch.Tensor) else a for a in s.args]
+                kw = {k: (v.contiguous() if isinstance(v, torch.Tensor) else v) for k, v in s.kwargs.items()}
+                t = _spatial_more_from_opinfo(op_info.name, x, args, kw)
+                if t is not None:
+                    check(*t)
+    for m in module_db:
+        name = m.module_cls.__name__
+        if not name.startswith("LPPool"):
+            continue
+        d = int(name[-2])
+        for dt in SPATIAL_FLOATS:
+            inputs = m.module_inputs_func(m, device="cpu", dtype=dt, requires_grad=False, training=False)
+            for i, mi in enumerate(inputs):
+                if SPATIAL_FLOATS[(i + d) % 4] != dt:
+                    continue
+                cargs = dict(zip(["norm_type", "kernel_size", "stride", "ceil_mode"], mi.constructor_input.args),
+                             **mi.constructor_input.kwargs)
+                x = mi.forward_input.args[0].contiguous()
+                p = float(cargs["norm_type"])
+                attrs = {"norm_type": _lp_norm_attr(p), "kernel_size": _spatial_list(cargs["kernel_size"], d),
+                         "ceil_mode": bool(cargs.get("ceil_mode", False))}
+                if cargs.get("stride") is not None:
+                    attrs["stride"] = _spatial_list(cargs["stride"], d)
+                module = m.module_cls(*mi.constructor_input.args, **mi.constructor_input.kwargs)
+                check(f"lp_pool{d}d", attrs, [x], lambda: module(x))
+    for m in mismatches:
+        print("spatial OpInfo sample not written as an ATen op:", m, file=sys.stderr)
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -1468,6 +1848,7 @@ def main():
     gen_pool()
     gen_upsample()
     gen_spatial_opinfo()
+    gen_spatial_more()
     out = {
         "meta": {
             "torch_version": torch.__version__,

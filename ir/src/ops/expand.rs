@@ -2968,3 +2968,103 @@ pub fn conv_call(
     }
     Ok(Some(vec![y]))
 }
+
+/// `lp_pool1d/2d/3d`, as `torch.nn.functional` computes it:
+/// `(sign(a)·relu(|a|)·k)^(1/p)` for `a = avg_pool(xᵖ)` and `k` the kernel's
+/// size.
+pub fn lp_pool(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let (Some(Operand::Value(x)), Some(crate::spatial::Spatial::Pool { pool, .. })) =
+        (operands.first(), crate::spatial::spatial(op))
+    else {
+        return Ok(None);
+    };
+    let (norm_type, dims) = match op {
+        Op::LpPool1d { norm_type, .. } => (norm_type.0, 1),
+        Op::LpPool2d { norm_type, .. } => (norm_type.0, 2),
+        Op::LpPool3d { norm_type, .. } => (norm_type.0, 3),
+        _ => return Ok(None),
+    };
+    let kernel = crate::spatial::per_dim("kernel_size", &pool.kernel, dims)?;
+    let stride = pool.stride.clone();
+    if norm_type.is_infinite() {
+        // ±inf: the max (or min) of |x|, as torch.nn.functional computes it.
+        let magnitude = e.unary(UnaryOp::Abs, *x)?;
+        let input = if norm_type > 0.0 {
+            magnitude
+        } else {
+            e.unary(UnaryOp::Neg, magnitude)?
+        };
+        let (kernel_size, padding, dilation, ceil_mode) =
+            (pool.kernel.clone(), vec![0], vec![1], pool.ceil_mode);
+        let max = match dims {
+            1 => Op::MaxPool1d {
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            },
+            2 => Op::MaxPool2d {
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            },
+            _ => Op::MaxPool3d {
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            },
+        };
+        let m = e.push(max, vec![Operand::Value(input)])?;
+        let y = if norm_type > 0.0 {
+            m
+        } else {
+            e.unary(UnaryOp::Neg, m)?
+        };
+        return Ok(Some(vec![y]));
+    }
+    let powered = e.binary(BinaryOp::Pow, *x, Operand::Scalar(Scalar::Float(norm_type)))?;
+    let (kernel_size, padding, ceil_mode) = (pool.kernel.clone(), vec![0], pool.ceil_mode);
+    let avg = match dims {
+        1 => Op::AvgPool1d {
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad: true,
+        },
+        2 => Op::AvgPool2d {
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad: true,
+            divisor_override: None,
+        },
+        _ => Op::AvgPool3d {
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad: true,
+            divisor_override: None,
+        },
+    };
+    let a = e.push(avg, vec![Operand::Value(powered)])?;
+    let sign = e.unary(UnaryOp::Sign, a)?;
+    let magnitude = e.unary(UnaryOp::Abs, a)?;
+    let magnitude = e.unary(UnaryOp::Relu, magnitude)?;
+    let signed = e.binary(BinaryOp::Mul, sign, magnitude)?;
+    let count: i64 = kernel.iter().product();
+    let scaled = e.binary(BinaryOp::Mul, signed, Operand::Scalar(Scalar::Int(count)))?;
+    let y = e.binary(
+        BinaryOp::Pow,
+        scaled,
+        Operand::Scalar(Scalar::Float(1.0 / norm_type)),
+    )?;
+    Ok(Some(vec![y]))
+}

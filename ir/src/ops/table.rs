@@ -1512,6 +1512,83 @@ define_ops! {
     } (input: Tensor)
         => Rules::new(spatial::infer_resample, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
             .kernel(fixed("compute_indices_weights_linear", S::FLOATS));
+    /// `torch.nn.functional.lp_pool1d`: `(Σ xᵖ)^(1/p)` over each window,
+    /// computed as PyTorch does, through `avg_pool1d` of `xᵖ`.
+    LpPool1d "lp_pool1d" {
+        norm_type: F64,
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        ceil_mode: bool = false,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_lp_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::lp_pool_kernel))
+            .expand(expand::lp_pool);
+    /// `torch.nn.functional.lp_pool2d`: `(Σ xᵖ)^(1/p)` over each window,
+    /// computed as PyTorch does, through `avg_pool2d` of `xᵖ`.
+    LpPool2d "lp_pool2d" {
+        norm_type: F64,
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        ceil_mode: bool = false,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_lp_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::lp_pool_kernel))
+            .expand(expand::lp_pool);
+    /// `torch.nn.functional.lp_pool3d`: `(Σ xᵖ)^(1/p)` over each window,
+    /// computed as PyTorch does, through `avg_pool3d` of `xᵖ`.
+    LpPool3d "lp_pool3d" {
+        norm_type: F64,
+        kernel_size: Vec<i64>,
+        stride: Vec<i64> = Vec::new(),
+        ceil_mode: bool = false,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_lp_pool, LayoutRule::Custom(spatial::pool_layout), Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::lp_pool_kernel))
+            .expand(expand::lp_pool);
+    /// `torch.nn.functional.max_unpool2d`: `input` written into zeros of
+    /// `output_size` at the flat spatial positions `indices` holds (what
+    /// `max_pool2d_with_indices` gives); a position out of range is
+    /// PyTorch's run-time error.
+    MaxUnpool2d "max_unpool2d" { output_size: Vec<i64> } (input: Tensor, indices: Tensor)
+        => Rules::new(spatial::infer_max_unpool, LayoutRule::Custom(spatial::unpool_layout), Cost::Kernel)
+            .kernel(fixed("max_unpool2d", S::FLOATS));
+    /// `torch.nn.functional.max_unpool3d` (`stride` and `padding` are
+    /// only checked).
+    MaxUnpool3d "max_unpool3d" { output_size: Vec<i64>, stride: Vec<i64>, padding: Vec<i64> } (input: Tensor, indices: Tensor)
+        => Rules::new(spatial::infer_max_unpool, LayoutRule::Custom(spatial::unpool_layout), Cost::Kernel)
+            .kernel(fixed("max_unpool3d", S::FLOATS));
+    /// `torch.nn.functional.unfold`: the sliding blocks of a 4-D (or
+    /// unbatched 3-D) input as columns, `[N, C·kh·kw, L]`.
+    Im2col "im2col" { kernel_size: Vec<i64>, dilation: Vec<i64>, padding: Vec<i64>, stride: Vec<i64> } (input: Tensor)
+        => Rules::new(spatial::infer_im2col, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("im2col_out_cpu", S::FLOATS.union(S::COMPLEX).union(S::BOOL)));
+    /// `torch.nn.functional.fold`: columns `[N, C·kh·kw, L]` summed back
+    /// into an image of `output_size`.
+    Col2im "col2im" {
+        output_size: Vec<i64>,
+        kernel_size: Vec<i64>,
+        dilation: Vec<i64>,
+        padding: Vec<i64>,
+        stride: Vec<i64>,
+    } (input: Tensor)
+        => Rules::new(spatial::infer_col2im, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("col2im_out_cpu", S::FLOATS.union(S::BOOL)));
+    /// `torch.nn.functional.grid_sample` on 4-D inputs: each output
+    /// position reads `input` at the normalized coordinates `grid` gives
+    /// (`interpolation_mode` 0 bilinear, 1 nearest, 2 bicubic;
+    /// `padding_mode` 0 zeros, 1 border, 2 reflection).
+    GridSampler2d "grid_sampler_2d" { interpolation_mode: i64, padding_mode: i64, align_corners: bool } (input: Tensor, grid: Tensor)
+        => Rules::new(spatial::infer_grid_sampler, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("grid_sampler_2d_cpu_kernel_impl", S::FLOATS));
+    /// `grid_sample` on 5-D inputs (bilinear and nearest).
+    GridSampler3d "grid_sampler_3d" { interpolation_mode: i64, padding_mode: i64, align_corners: bool } (input: Tensor, grid: Tensor)
+        => Rules::new(spatial::infer_grid_sampler, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("grid_sampler3d_cpu", S::FLOATS));
+    /// `torch.nn.functional.affine_grid`: the sampling grid of the affine
+    /// maps `theta` (`[N, 2, 3]` or `[N, 3, 4]`) over an output of `size`.
+    AffineGridGenerator "affine_grid_generator" { size: Vec<i64>, align_corners: bool } (theta: Tensor)
+        => Rules::new(spatial::infer_affine_grid, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(KernelRule::Custom(spatial::affine_grid_kernel));
     /// `torch.matmul`.
     Matmul "matmul" (input: Tensor, other: Tensor)
         => Rules::new(infer::matmul, LayoutRule::Contiguous, Cost::Kernel).kernel(fixed(

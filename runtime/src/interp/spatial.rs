@@ -434,3 +434,363 @@ fn resample(r: &Resample, x: &Tensor, out_shape: &[i64]) -> Vec<Elem> {
     }
     values
 }
+
+/// Runs `max_unpool2d/3d`, `im2col`, `col2im`, `grid_sampler_2d/3d` and
+/// `affine_grid_generator`; `None` for other ops.
+pub fn run_other(
+    op: &Op,
+    args: &[Option<&Tensor>],
+    types: &[TensorType],
+    layouts: &[ResultLayout],
+) -> Result<Option<Vec<Tensor>>> {
+    let arg = |i: usize| {
+        args.get(i).copied().flatten().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Arity,
+                format!("{} needs operand {}", op.name(), i + 1),
+            )
+        })
+    };
+    let out_ty = &types[0];
+    let values = match op {
+        Op::MaxUnpool2d { .. } | Op::MaxUnpool3d { .. } => {
+            let dims = if matches!(op, Op::MaxUnpool2d { .. }) {
+                2
+            } else {
+                3
+            };
+            max_unpool(dims, arg(0)?, arg(1)?, &out_ty.shape)?
+        }
+        Op::Im2col {
+            kernel_size,
+            dilation,
+            padding,
+            stride,
+        } => im2col(
+            arg(0)?,
+            kernel_size,
+            dilation,
+            padding,
+            stride,
+            &out_ty.shape,
+        ),
+        Op::Col2im {
+            kernel_size,
+            dilation,
+            padding,
+            stride,
+            ..
+        } => col2im(
+            arg(0)?,
+            kernel_size,
+            dilation,
+            padding,
+            stride,
+            &out_ty.shape,
+        ),
+        Op::GridSampler2d {
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+        }
+        | Op::GridSampler3d {
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+        } => grid_sample(
+            arg(0)?,
+            arg(1)?,
+            *interpolation_mode,
+            *padding_mode,
+            *align_corners,
+            &out_ty.shape,
+        ),
+        Op::AffineGridGenerator {
+            size,
+            align_corners,
+        } => affine_grid(arg(0)?, size, *align_corners, &out_ty.shape),
+        _ => return Ok(None),
+    };
+    let mut out = Tensor::zeros_strided(
+        &out_ty.shape,
+        Some(layouts[0].strides()),
+        out_ty.dtype,
+        out_ty.device,
+    )?;
+    write_values(
+        &mut out,
+        values.into_iter().map(|v| convert(v, out_ty.dtype)),
+    )?;
+    Ok(Some(vec![out]))
+}
+
+/// `max_unpool`: zeros with each input value at its plane's flat spatial
+/// position from `indices`; a position outside the output is PyTorch's
+/// run-time error (checked before anything is written).
+fn max_unpool(dims: usize, x: &Tensor, indices: &Tensor, out_shape: &[i64]) -> Result<Vec<Elem>> {
+    let (planes, in_size) = split_shape(x.shape(), dims);
+    let (_, out_size) = split_shape(out_shape, dims);
+    let in_plane: i64 = in_size.iter().product();
+    let out_plane: i64 = out_size.iter().product();
+    let xv = x.values();
+    let iv: Vec<i64> = indices
+        .values()
+        .into_iter()
+        .map(|v| v.int() as i64)
+        .collect();
+    if let Some(bad) = iv.iter().find(|i| **i < 0 || **i >= out_plane) {
+        return Err(Error::new(
+            ErrorKind::Runtime,
+            format!(
+                "Found an invalid max index: {bad} (output volumes are of size {})",
+                out_size
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join("x")
+            ),
+        ));
+    }
+    let zero = convert(Elem::F(0.0), x.dtype());
+    let mut out = vec![zero; (planes * out_plane) as usize];
+    for plane in 0..planes {
+        for p in 0..in_plane {
+            let k = (plane * in_plane + p) as usize;
+            out[(plane * out_plane + iv[k]) as usize] = xv[k];
+        }
+    }
+    Ok(out)
+}
+
+/// `im2col`: column `c·kh·kw + i·kw + j` of block `(bh, bw)` holds
+/// `x[c, bh·sh − ph + i·dh, bw·sw − pw + j·dw]` (zero in the padding).
+fn im2col(x: &Tensor, k: &[i64], d: &[i64], p: &[i64], s: &[i64], out_shape: &[i64]) -> Vec<Elem> {
+    let rank = x.shape().len();
+    let (c, h, w) = (
+        x.shape()[rank - 3],
+        x.shape()[rank - 2],
+        x.shape()[rank - 1],
+    );
+    let batch: i64 = x.shape()[..rank - 3].iter().product();
+    let [bh, bw] = kiln_ir::spatial::blocks(&[h, w], k, d, p, s);
+    let xv = x.values();
+    let zero = convert(Elem::F(0.0), x.dtype());
+    let mut out = Vec::with_capacity(out_shape.iter().product::<i64>() as usize);
+    for n in 0..batch {
+        for ch in 0..c {
+            for i in 0..k[0] {
+                for j in 0..k[1] {
+                    for oh in 0..bh {
+                        for ow in 0..bw {
+                            let (ih, iw) =
+                                (oh * s[0] - p[0] + i * d[0], ow * s[1] - p[1] + j * d[1]);
+                            out.push(if ih < 0 || ih >= h || iw < 0 || iw >= w {
+                                zero
+                            } else {
+                                xv[(((n * c + ch) * h + ih) * w + iw) as usize]
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `col2im`: each column's values summed back into the image, in f64
+/// (exact for integers up to 2⁵³), rounded once.
+fn col2im(x: &Tensor, k: &[i64], d: &[i64], p: &[i64], s: &[i64], out_shape: &[i64]) -> Vec<Elem> {
+    let rank = out_shape.len();
+    let (c, h, w) = (
+        out_shape[rank - 3],
+        out_shape[rank - 2],
+        out_shape[rank - 1],
+    );
+    let batch: i64 = out_shape[..rank - 3].iter().product();
+    let [bh, bw] = kiln_ir::spatial::blocks(&[h, w], k, d, p, s);
+    let xv = floats(x);
+    let mut out = vec![0f64; (batch * c * h * w) as usize];
+    let mut col = 0usize;
+    for n in 0..batch {
+        for ch in 0..c {
+            for i in 0..k[0] {
+                for j in 0..k[1] {
+                    for oh in 0..bh {
+                        for ow in 0..bw {
+                            let (ih, iw) =
+                                (oh * s[0] - p[0] + i * d[0], ow * s[1] - p[1] + j * d[1]);
+                            if ih >= 0 && ih < h && iw >= 0 && iw < w {
+                                out[(((n * c + ch) * h + ih) * w + iw) as usize] += xv[col];
+                            }
+                            col += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .map(|v| round_result(Elem::F(v), x.dtype()))
+        .collect()
+}
+
+/// `grid_sampler_2d/3d` by ATen's definition: each output position
+/// unnormalizes its grid point per dim (x is the last spatial dim),
+/// applies the padding mode, and interpolates (bilinear/trilinear weights
+/// from the corners, nearest with ties to even, bicubic with A = −0.75 and
+/// each tap padded); zeros padding reads 0 outside the input.
+fn grid_sample(
+    x: &Tensor,
+    grid: &Tensor,
+    mode: i64,
+    padding: i64,
+    align_corners: bool,
+    out_shape: &[i64],
+) -> Vec<Elem> {
+    use kiln_ir::spatial::{grid_pad, grid_unnormalize};
+    let dtype = x.dtype();
+    let dims = x.shape().len() - 2;
+    let (n, c) = (x.shape()[0], x.shape()[1]);
+    let in_size = &x.shape()[2..];
+    let out_size = &out_shape[2..];
+    let in_strides = strides_of(in_size);
+    let in_plane: i64 = in_size.iter().product();
+    let xv = floats(x);
+    let gv = floats(grid);
+    let out_positions = positions(out_size);
+    let count = out_positions.len();
+    let mut out = vec![0f64; (n * c) as usize * count];
+    // Coordinates are computed in the tensor's dtype (see grid_unnormalize).
+    let round = |v: f64| convert(Elem::F(v), dtype).f64();
+    let fused = matches!(dtype, DType::F32 | DType::F64);
+    // The value at integer position `pos` (outermost dim first), 0 outside.
+    let at = |base: usize, pos: &[i64]| -> f64 {
+        offset_in(pos, in_size, &in_strides).map_or(0.0, |o| xv[base + o as usize])
+    };
+    for b in 0..n {
+        for (q, _) in out_positions.iter().enumerate() {
+            // The grid point: its coordinates are (x, y[, z]) for dims
+            // (W, H[, D]); ours are outermost first.
+            let g = (b as usize * count + q) * dims;
+            let coords: Vec<f64> = (0..dims)
+                .map(|d| {
+                    let size = in_size[d];
+                    let raw = gv[g + dims - 1 - d];
+                    grid_unnormalize(raw, size, align_corners, &round, fused)
+                })
+                .collect();
+            for ch in 0..c {
+                let base = ((b * c + ch) * in_plane) as usize;
+                let value = match mode {
+                    1 => {
+                        let pos: Vec<i64> = (0..dims)
+                            .map(|d| {
+                                let v =
+                                    grid_pad(coords[d], in_size[d], padding, align_corners, &round);
+                                v.round_ties_even() as i64
+                            })
+                            .collect();
+                        at(base, &pos)
+                    }
+                    2 => {
+                        // Bicubic (2-D): 4×4 taps around floor(coord),
+                        // each tap's position padded on its own.
+                        let (fy, fx) = (coords[0].floor(), coords[1].floor());
+                        let (ty, tx) = (coords[0] - fy, coords[1] - fx);
+                        let a = -0.75;
+                        let near = |t: f64| ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+                        let far = |t: f64| ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
+                        let w = |t: f64| [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)];
+                        let (wy, wx) = (w(ty), w(tx));
+                        // ATen's get_value_bounded: the tap padded, then
+                        // truncated toward zero, read only inside.
+                        let tap = |v: f64, d: usize| -> Option<i64> {
+                            let i = grid_pad(v, in_size[d], padding, align_corners, &round) as i64;
+                            (0..in_size[d]).contains(&i).then_some(i)
+                        };
+                        let mut acc = 0.0;
+                        for (i, wyi) in wy.iter().enumerate() {
+                            for (j, wxj) in wx.iter().enumerate() {
+                                let (py, px) = (fy - 1.0 + i as f64, fx - 1.0 + j as f64);
+                                if let (Some(iy), Some(ix)) = (tap(py, 0), tap(px, 1)) {
+                                    acc += wyi * wxj * at(base, &[iy, ix]);
+                                }
+                            }
+                        }
+                        acc
+                    }
+                    _ => {
+                        // (Bi/tri)linear: the 2ᵈ corners of the cell.
+                        let padded: Vec<f64> = (0..dims)
+                            .map(|d| {
+                                grid_pad(coords[d], in_size[d], padding, align_corners, &round)
+                            })
+                            .collect();
+                        let lo: Vec<f64> = padded.iter().map(|v| v.floor()).collect();
+                        let mut acc = 0.0;
+                        for corner in 0..(1usize << dims) {
+                            let mut weight = 1.0;
+                            let mut pos = Vec::with_capacity(dims);
+                            for d in 0..dims {
+                                let upper = (corner >> (dims - 1 - d)) & 1 == 1;
+                                let p = lo[d] + if upper { 1.0 } else { 0.0 };
+                                weight *= if upper {
+                                    padded[d] - lo[d]
+                                } else {
+                                    lo[d] + 1.0 - padded[d]
+                                };
+                                pos.push(p as i64);
+                            }
+                            acc += weight * at(base, &pos);
+                        }
+                        acc
+                    }
+                };
+                out[((b * c + ch) as usize) * count + q] = value;
+            }
+        }
+    }
+    out.into_iter()
+        .map(|v| round_result(Elem::F(v), dtype))
+        .collect()
+}
+
+/// `affine_grid_generator`: the base grid (normalized positions of pixel
+/// centres, or of corners with `align_corners`; x innermost, then y, z,
+/// then 1) times each `thetaᵀ`.
+fn affine_grid(theta: &Tensor, size: &[i64], align_corners: bool, out_shape: &[i64]) -> Vec<Elem> {
+    let dtype = theta.dtype();
+    let dims = size.len() - 2;
+    let tv = floats(theta);
+    let spatial = &size[2..];
+    // linspace(-1, 1, n), scaled by (n - 1) / n without align_corners.
+    let coord = |i: i64, n: i64| -> f64 {
+        if n <= 1 {
+            return 0.0;
+        }
+        let v = -1.0 + 2.0 * i as f64 / (n - 1) as f64;
+        if align_corners {
+            v
+        } else {
+            v * (n - 1) as f64 / n as f64
+        }
+    };
+    let cols = dims + 1;
+    let mut out = Vec::with_capacity(out_shape.iter().product::<i64>() as usize);
+    for b in 0..size[0] as usize {
+        for pos in positions(spatial) {
+            // [x, y, (z,) 1]: x for the last dim.
+            let mut base: Vec<f64> = (0..dims)
+                .map(|k| coord(pos[dims - 1 - k], spatial[dims - 1 - k]))
+                .collect();
+            base.push(1.0);
+            for r in 0..dims {
+                let row = &tv[(b * dims + r) * cols..(b * dims + r + 1) * cols];
+                let v: f64 = row.iter().zip(&base).map(|(t, g)| t * g).sum();
+                out.push(round_result(Elem::F(v), dtype));
+            }
+        }
+    }
+    out
+}

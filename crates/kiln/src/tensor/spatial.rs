@@ -521,4 +521,133 @@ impl Tensor {
         };
         record(op, vec![t(self)], None)
     }
+
+    /// `F.lp_pool{dims}d(self, norm_type, kernel_size, stride, ceil_mode)`.
+    pub fn lp_pool(&self, dims: usize, norm_type: f64, options: PoolOptions) -> Tensor {
+        let PoolOptions {
+            kernel_size,
+            stride,
+            ceil_mode,
+            ..
+        } = options;
+        let norm_type = F64(norm_type);
+        let op = match dims {
+            1 => Op::LpPool1d {
+                norm_type,
+                kernel_size,
+                stride,
+                ceil_mode,
+            },
+            3 => Op::LpPool3d {
+                norm_type,
+                kernel_size,
+                stride,
+                ceil_mode,
+            },
+            _ => Op::LpPool2d {
+                norm_type,
+                kernel_size,
+                stride,
+                ceil_mode,
+            },
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `F.max_unpool2d`/`3d(self, indices, output_size=...)`: the values
+    /// back at the positions `max_pool_with_indices` gave, zeros elsewhere
+    /// (`stride` and `padding` are what the 3-D op checks).
+    pub fn max_unpool(
+        &self,
+        indices: &Tensor,
+        output_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+    ) -> Tensor {
+        let output_size = output_size.to_vec();
+        let op = if output_size.len() == 3 {
+            Op::MaxUnpool3d {
+                output_size,
+                stride: stride.to_vec(),
+                padding: padding.to_vec(),
+            }
+        } else {
+            Op::MaxUnpool2d { output_size }
+        };
+        record(op, vec![t(self), t(indices)], None)
+    }
+
+    /// `F.unfold(self, kernel_size, dilation, padding, stride)` (im2col).
+    pub fn unfold_blocks(
+        &self,
+        kernel_size: [i64; 2],
+        dilation: [i64; 2],
+        padding: [i64; 2],
+        stride: [i64; 2],
+    ) -> Tensor {
+        let op = Op::Im2col {
+            kernel_size: kernel_size.to_vec(),
+            dilation: dilation.to_vec(),
+            padding: padding.to_vec(),
+            stride: stride.to_vec(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `F.fold(self, output_size, kernel_size, dilation, padding, stride)`
+    /// (col2im).
+    pub fn fold_blocks(
+        &self,
+        output_size: [i64; 2],
+        kernel_size: [i64; 2],
+        dilation: [i64; 2],
+        padding: [i64; 2],
+        stride: [i64; 2],
+    ) -> Tensor {
+        let op = Op::Col2im {
+            output_size: output_size.to_vec(),
+            kernel_size: kernel_size.to_vec(),
+            dilation: dilation.to_vec(),
+            padding: padding.to_vec(),
+            stride: stride.to_vec(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `F.grid_sample(self, grid, mode, padding_mode, align_corners)` with
+    /// ATen's codes (mode 0 bilinear, 1 nearest, 2 bicubic; padding 0
+    /// zeros, 1 border, 2 reflection), by the input's rank.
+    pub fn grid_sample(
+        &self,
+        grid: &Tensor,
+        mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+    ) -> Tensor {
+        let rank = self.shape().map_or(4, |s| s.len());
+        let op = if rank == 5 {
+            Op::GridSampler3d {
+                interpolation_mode: mode,
+                padding_mode,
+                align_corners,
+            }
+        } else {
+            Op::GridSampler2d {
+                interpolation_mode: mode,
+                padding_mode,
+                align_corners,
+            }
+        };
+        record(op, vec![t(self), t(grid)], None)
+    }
+
+    /// `F.affine_grid(self, size, align_corners)` with `self` the affine
+    /// maps `theta`.
+    pub fn affine_grid(&self, size: &[i64], align_corners: bool) -> Tensor {
+        let op = Op::AffineGridGenerator {
+            size: size.to_vec(),
+            align_corners,
+        };
+        record(op, vec![t(self)], None)
+    }
 }
