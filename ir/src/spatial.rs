@@ -156,6 +156,39 @@ pub struct Resample {
     pub scales: Vec<Option<f64>>,
 }
 
+impl Resample {
+    /// Per spatial dim, per output position: the sources it reads and
+    /// their weights (one for nearest, two for linear, four for cubic).
+    pub fn taps(&self, in_size: &[i64], out_size: &[i64]) -> Vec<Vec<Vec<(i64, f64)>>> {
+        (0..self.dims)
+            .map(|d| {
+                let (input, output) = (in_size[d], out_size[d]);
+                let scale = self.scales.get(d).copied().flatten();
+                (0..output)
+                    .map(|dst| match self.sampling {
+                        Sampling::Nearest | Sampling::NearestExact => {
+                            vec![(
+                                nearest_source(self.sampling, self.dims, dst, input, output, scale),
+                                1.0,
+                            )]
+                        }
+                        Sampling::Linear => {
+                            let (i0, i1, l0, l1) =
+                                linear_sources(dst, input, output, self.align_corners, scale);
+                            vec![(i0, l0), (i1, l1)]
+                        }
+                        Sampling::Cubic => {
+                            let (src, w) =
+                                cubic_sources(dst, input, output, self.align_corners, scale);
+                            src.into_iter().zip(w).collect()
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
 /// What a spatial op computes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Spatial {

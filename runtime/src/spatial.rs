@@ -13,10 +13,7 @@
 //! channel per group), where a product would have one column, runs as
 //! its own loop over the taps.
 
-use kiln_ir::spatial::{
-    Conv, Pool, Sampling, Spatial, Window, adaptive_window, conv_output_shape, cubic_sources,
-    linear_sources, nearest_source,
-};
+use kiln_ir::spatial::{Conv, Pool, Spatial, Window, adaptive_window, conv_output_shape};
 use kiln_ir::view::Geometry;
 use kiln_ir::{DType, Result};
 use rayon::prelude::*;
@@ -919,36 +916,8 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
         Spatial::Pool { pool, .. } => (pool.dims, Reads::Pool(pool.clone())),
         Spatial::Adaptive(a) => (a.dims, Reads::Adaptive(a.max)),
         Spatial::Resample(r) => {
-            let xs = &x.geometry.shape;
-            let taps = (0..r.dims)
-                .map(|d| {
-                    let (input, output) = (
-                        xs[xs.len() - r.dims + d],
-                        values.geometry.shape[xs.len() - r.dims + d],
-                    );
-                    let scale = r.scales.get(d).copied().flatten();
-                    (0..output)
-                        .map(|dst| match r.sampling {
-                            Sampling::Nearest | Sampling::NearestExact => {
-                                vec![(
-                                    nearest_source(r.sampling, r.dims, dst, input, output, scale),
-                                    1.0,
-                                )]
-                            }
-                            Sampling::Linear => {
-                                let (i0, i1, l0, l1) =
-                                    linear_sources(dst, input, output, r.align_corners, scale);
-                                vec![(i0, l0), (i1, l1)]
-                            }
-                            Sampling::Cubic => {
-                                let (src, w) =
-                                    cubic_sources(dst, input, output, r.align_corners, scale);
-                                src.into_iter().zip(w).collect()
-                            }
-                        })
-                        .collect()
-                })
-                .collect();
+            let (xs, os) = (&x.geometry.shape, &values.geometry.shape);
+            let taps = r.taps(&xs[xs.len() - r.dims..], &os[os.len() - r.dims..]);
             (r.dims, Reads::Taps(taps))
         }
         _ => return Ok(false),

@@ -163,26 +163,18 @@ fn execute(
         | Op::Cummin { .. } => return scan::scan(&inst.op, tensor(&args[0]), types, &layouts),
         _ => {}
     }
-    {
-        let operands: Vec<Option<&Tensor>> = args
-            .iter()
-            .map(|a| match a {
-                Arg::Tensor(t) => Some(*t),
-                _ => None,
-            })
-            .collect();
-        if let Some(results) = spatial::run_other(&inst.op, &operands, types, &layouts)? {
-            return Ok(results);
-        }
+    // Convolution, pooling, resampling and sampling ops.
+    let operands: Vec<Option<&Tensor>> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Tensor(t) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    if let Some(results) = spatial::run_other(&inst.op, &operands, types, &layouts)? {
+        return Ok(results);
     }
     if let Some(s) = kiln_ir::spatial::spatial(&inst.op) {
-        let operands: Vec<Option<&Tensor>> = args
-            .iter()
-            .map(|a| match a {
-                Arg::Tensor(t) => Some(*t),
-                _ => None,
-            })
-            .collect();
         return spatial::run(&inst.op, &s, &operands, types, &layouts);
     }
     let [out_ty] = types else {

@@ -8,7 +8,7 @@
 use kiln_ir::layout::ResultLayout;
 use kiln_ir::spatial::{
     Adaptive, Conv, Pool, Resample, Sampling, Spatial, Window, adaptive_window, conv_params,
-    cubic_sources, linear_sources, nearest_source, pool_params,
+    pool_params,
 };
 use kiln_ir::{DType, Error, ErrorKind, Op, Result, TensorType};
 
@@ -378,31 +378,7 @@ fn resample(r: &Resample, x: &Tensor, out_shape: &[i64]) -> Vec<Elem> {
     let in_plane: i64 = in_size.iter().product();
     let xv = x.values();
     // Per dim, per output position: the sources and their weights.
-    let taps: Vec<Vec<Vec<(i64, f64)>>> = (0..dims)
-        .map(|d| {
-            let (input, output, scale) =
-                (in_size[d], out_size[d], r.scales.get(d).copied().flatten());
-            (0..output)
-                .map(|dst| match r.sampling {
-                    Sampling::Nearest | Sampling::NearestExact => {
-                        vec![(
-                            nearest_source(r.sampling, dims, dst, input, output, scale),
-                            1.0,
-                        )]
-                    }
-                    Sampling::Linear => {
-                        let (i0, i1, l0, l1) =
-                            linear_sources(dst, input, output, r.align_corners, scale);
-                        vec![(i0, l0), (i1, l1)]
-                    }
-                    Sampling::Cubic => {
-                        let (src, w) = cubic_sources(dst, input, output, r.align_corners, scale);
-                        src.into_iter().zip(w).collect()
-                    }
-                })
-                .collect()
-        })
-        .collect();
+    let taps = r.taps(in_size, out_size);
     let nearest = matches!(r.sampling, Sampling::Nearest | Sampling::NearestExact);
     let out_positions = positions(out_size);
     let mut values = Vec::with_capacity(out_positions.len() * planes as usize);
