@@ -78,8 +78,35 @@ def llama():
     record(model, "llama", weights)
 
 
+def basic_block():
+    """torchvision's ResNet BasicBlock (stride 2, 1x1 downsample), random
+    weights and batch-norm statistics, eval mode: weights, the input and
+    PyTorch's output in one file."""
+    import torchvision
+    torch.manual_seed(17)
+    downsample = torch.nn.Sequential(torch.nn.Conv2d(4, 6, 1, stride=2, bias=False),
+                                     torch.nn.BatchNorm2d(6))
+    block = torchvision.models.resnet.BasicBlock(4, 6, stride=2, downsample=downsample).eval()
+    g = torch.Generator().manual_seed(3)
+    for m in block.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-1, 1, generator=g)
+            m.running_var.uniform_(0.5, 2, generator=g)
+            m.weight.data.uniform_(0.5, 1.5, generator=g)
+            m.bias.data.uniform_(-0.5, 0.5, generator=g)
+    x = torch.randn(2, 4, 8, 8, generator=g)
+    with torch.no_grad():
+        y = block(x)
+    tensors = {k: v.contiguous() for k, v in block.state_dict().items()
+               if not k.endswith("num_batches_tracked")}
+    tensors.update(input=x, expected=y)
+    save_file(tensors, os.path.join(OUT, "basic_block.safetensors"))
+    print(f"basic_block: max |y| {y.abs().max().item():.4f}")
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     os.makedirs(OUT, exist_ok=True)
     gpt2()
     llama()
+    basic_block()

@@ -707,3 +707,40 @@ fn llama_with_a_key_value_cache_matches_the_whole_sequence() {
         assert_eq!(generator.len(), range.end as i64);
     }
 }
+
+/// torchvision's ResNet `BasicBlock` (stride 2 with a 1×1 downsample,
+/// random weights and batch-norm statistics, eval mode) written with
+/// `Conv2d` and `BatchNorm2d`: PyTorch's output within 1e-5.
+#[test]
+fn resnet_basic_block_matches_torchvision() {
+    use kiln::ConvOptions;
+    use kiln::nn::{BatchNorm2d, Conv2d};
+    let vs = VarStore::load(data("basic_block.safetensors")).unwrap();
+    let root = vs.root();
+    let conv = |name: &str, cin, cout, k, options: ConvOptions| {
+        Conv2d::load(&root.pp(name), cin, cout, [k, k], options, false).unwrap()
+    };
+    let bn = |name: &str| BatchNorm2d::load(&root.pp(name), 6, 1e-5).unwrap();
+    let stride2 = || ConvOptions::default().stride(&[2]).padding(&[1]);
+    let (conv1, bn1) = (conv("conv1", 4, 6, 3, stride2()), bn("bn1"));
+    let (conv2, bn2) = (
+        conv("conv2", 6, 6, 3, ConvOptions::default().padding(&[1])),
+        bn("bn2"),
+    );
+    let (down, down_bn) = (
+        conv("downsample.0", 4, 6, 1, ConvOptions::default().stride(&[2])),
+        bn("downsample.1"),
+    );
+    let model = vs
+        .trace(&[TensorSpec::new([2, 4, 8, 8], DType::F32)], |xs| {
+            let x = &xs[0];
+            let y = bn1.forward(&conv1.forward(x)).relu();
+            let y = bn2.forward(&conv2.forward(&y));
+            let identity = down_bn.forward(&down.forward(x));
+            (&y + &identity).relu()
+        })
+        .unwrap();
+    let input = vs.tensor("input").unwrap().clone();
+    let y = run(&model, &[input]);
+    assert_close(&values(&y), &values(vs.tensor("expected").unwrap()), 1e-5);
+}

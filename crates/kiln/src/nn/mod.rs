@@ -36,6 +36,7 @@
 
 mod activation;
 mod attention;
+mod conv;
 mod dropout;
 mod embedding;
 mod layer_norm;
@@ -47,6 +48,7 @@ mod var_store;
 
 pub use activation::Activation;
 pub use attention::{Attention, AttentionConfig, KvCache, merge_heads, split_heads};
+pub use conv::{BatchNorm2d, Conv2d};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use layer_norm::LayerNorm;
