@@ -249,19 +249,25 @@ fn check_result(m: &mut Mismatches, case: &Value, index: usize, out: &Tensor, ex
     }
 }
 
+/// A case's tensor operands (its literals and absent optionals are in the
+/// program).
+fn value_inputs(case: &Value) -> Vec<Tensor> {
+    case["operands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o.get("scalar").is_none() && o.get("none").is_none())
+        .map(tensor_of)
+        .collect()
+}
+
 #[test]
 fn interpreter_matches_pytorch_values() {
     let cases = oracle("torch_values.json")["cases"].as_array().unwrap();
     let mut m = Mismatches::default();
     for case in cases {
         let module = program(case);
-        let inputs: Vec<Tensor> = case["operands"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|o| o.get("scalar").is_none() && o.get("none").is_none())
-            .map(tensor_of)
-            .collect();
+        let inputs = value_inputs(case);
         let got = match kiln_runtime::interp::run(&module, &inputs) {
             Ok(g) => g,
             Err(e) => {
@@ -405,13 +411,7 @@ fn compiled_spatial_ops_match_pytorch_values() {
         if kiln::spatial::spatial(op).is_none() {
             continue;
         }
-        let inputs: Vec<Tensor> = case["operands"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|o| o.get("scalar").is_none() && o.get("none").is_none())
-            .map(tensor_of)
-            .collect();
+        let inputs = value_inputs(case);
         let got = kiln::Compiler::new(kiln::BackendKind::Cranelift)
             .compile(&module)
             .and_then(|c| c.run(&inputs));

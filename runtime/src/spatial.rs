@@ -631,36 +631,59 @@ fn gather_planar<T: Element>(
     }
 }
 
-/// `acc += src · w`, in the widest vectors the CPU has (the build targets
-/// baseline x86-64; this loop is compiled again for AVX2 and AVX-512 and
-/// chosen at run time).
+/// Defines `unsafe fn $name`, which runs `$plain` (an `#[inline(always)]`
+/// function of the same arguments) compiled again for AVX-512 or AVX2 when
+/// the CPU has them, chosen at run time: the build targets baseline x86-64,
+/// and these loops vectorize to the widest registers they are compiled for.
+macro_rules! widest_vectors {
+    ($(#[$meta:meta])* unsafe fn $name:ident<T: [$($bound:tt)*]>($($arg:ident: $ty:ty),* $(,)?) => $plain:ident) => {
+        $(#[$meta])*
+        #[allow(clippy::too_many_arguments, unused_unsafe)]
+        unsafe fn $name<T: $($bound)*>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f")]
+                #[allow(clippy::too_many_arguments, unused_unsafe)]
+                unsafe fn avx512<T: $($bound)*>($($arg: $ty),*) {
+                    // SAFETY: forwarded.
+                    unsafe { $plain($($arg),*) }
+                }
+                #[target_feature(enable = "avx2")]
+                #[allow(clippy::too_many_arguments, unused_unsafe)]
+                unsafe fn avx2<T: $($bound)*>($($arg: $ty),*) {
+                    // SAFETY: forwarded.
+                    unsafe { $plain($($arg),*) }
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F; the rest is forwarded.
+                    return unsafe { avx512($($arg),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2; the rest is forwarded.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            // SAFETY: forwarded.
+            unsafe { $plain($($arg),*) }
+        }
+    };
+}
+
+/// `acc += src · w`, in the widest vectors the CPU has.
 fn axpy<T: Element>(acc: &mut [T], src: &[T], w: T) {
-    #[inline(always)]
-    fn plain<T: Element>(acc: &mut [T], src: &[T], w: T) {
-        for (a, v) in acc.iter_mut().zip(src) {
-            *a = *a + *v * w;
-        }
+    // SAFETY: axpy_wide reads and writes its slices only.
+    unsafe { axpy_wide(acc, src, w) }
+}
+
+widest_vectors! {
+    unsafe fn axpy_wide<T: [Element]>(acc: &mut [T], src: &[T], w: T) => axpy_plain
+}
+
+#[inline(always)]
+fn axpy_plain<T: Element>(acc: &mut [T], src: &[T], w: T) {
+    for (a, v) in acc.iter_mut().zip(src) {
+        *a = *a + *v * w;
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f")]
-        unsafe fn avx512<T: Element>(acc: &mut [T], src: &[T], w: T) {
-            plain(acc, src, w)
-        }
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2<T: Element>(acc: &mut [T], src: &[T], w: T) {
-            plain(acc, src, w)
-        }
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F.
-            return unsafe { avx512(acc, src, w) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { avx2(acc, src, w) };
-        }
-    }
-    plain(acc, src, w)
 }
 
 /// The outputs `o` (of `n`) whose tap `i` reads `o·s − pad + i·d` inside
@@ -1192,70 +1215,26 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
     Ok(true)
 }
 
-/// A 2-D max or average pool over one plane (PyTorch's window and NaN
-/// rules, as the interpreter's reference), an output row at a time: for
-/// each tap, the outputs whose window holds it inside the input update
-/// together, branch-free (each output still sees its taps in PyTorch's
-/// order, so the first maximum's position and the last NaN win).
-///
-/// # Safety
-/// The pointers address the plane's first element in each buffer, with
-/// these strides and sizes.
-#[allow(clippy::too_many_arguments)]
-unsafe fn pool2d<T: Element + Into<f64> + FromF64 + PartialOrd>(
-    pool: &Pool,
-    x: *const T,
-    xs: &[i64],
-    in_size: &[i64],
-    out: *mut T,
-    os: &[i64],
-    out_size: &[i64],
-    indices: Option<(*mut i64, &[i64])>,
-) {
-    // Compiled again for AVX2 and AVX-512, chosen at run time (see `axpy`).
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f")]
-        #[allow(clippy::too_many_arguments)]
-        unsafe fn avx512<T: Element + Into<f64> + FromF64 + PartialOrd>(
-            pool: &Pool,
-            x: *const T,
-            xs: &[i64],
-            in_size: &[i64],
-            out: *mut T,
-            os: &[i64],
-            out_size: &[i64],
-            indices: Option<(*mut i64, &[i64])>,
-        ) {
-            // SAFETY: forwarded.
-            unsafe { pool2d_plain(pool, x, xs, in_size, out, os, out_size, indices) }
-        }
-        #[target_feature(enable = "avx2")]
-        #[allow(clippy::too_many_arguments)]
-        unsafe fn avx2<T: Element + Into<f64> + FromF64 + PartialOrd>(
-            pool: &Pool,
-            x: *const T,
-            xs: &[i64],
-            in_size: &[i64],
-            out: *mut T,
-            os: &[i64],
-            out_size: &[i64],
-            indices: Option<(*mut i64, &[i64])>,
-        ) {
-            // SAFETY: forwarded.
-            unsafe { pool2d_plain(pool, x, xs, in_size, out, os, out_size, indices) }
-        }
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F; the rest is forwarded.
-            return unsafe { avx512(pool, x, xs, in_size, out, os, out_size, indices) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2; the rest is forwarded.
-            return unsafe { avx2(pool, x, xs, in_size, out, os, out_size, indices) };
-        }
-    }
-    // SAFETY: forwarded.
-    unsafe { pool2d_plain(pool, x, xs, in_size, out, os, out_size, indices) }
+widest_vectors! {
+    /// A 2-D max or average pool over one plane (PyTorch's window and NaN
+    /// rules, as the interpreter's reference), an output row at a time: for
+    /// each tap, the outputs whose window holds it inside the input update
+    /// together, branch-free (each output still sees its taps in PyTorch's
+    /// order, so the first maximum's position and the last NaN win).
+    ///
+    /// # Safety
+    /// The pointers address the plane's first element in each buffer, with
+    /// these strides and sizes.
+    unsafe fn pool2d<T: [Element + Into<f64> + FromF64 + PartialOrd]>(
+        pool: &Pool,
+        x: *const T,
+        xs: &[i64],
+        in_size: &[i64],
+        out: *mut T,
+        os: &[i64],
+        out_size: &[i64],
+        indices: Option<(*mut i64, &[i64])>,
+    ) => pool2d_plain
 }
 
 #[inline(always)]
@@ -1394,65 +1373,29 @@ struct Columns {
     weight: Vec<Vec<f64>>,
 }
 
-/// `acc[ow] += wh · Σ_k weight[k][ow] · row[src[k][ow]]`, compiled again
-/// for AVX2 and AVX-512 and chosen at run time (see `axpy`).
-///
-/// # Safety
-/// Every source offset must be inside the row.
-unsafe fn resample_row<T: Element + Into<f64>>(
+widest_vectors! {
+    /// `acc[ow] += wh · Σ_k weight[k][ow] · row[src[k][ow]]`, compiled again
+    /// for AVX2 and AVX-512 and chosen at run time (see `axpy`).
+    ///
+    /// # Safety
+    /// Every source offset must be inside the row.
+    unsafe fn resample_row<T: [Element + Into<f64>]>(acc: &mut [f64], row: *const T, cols: &Columns, wh: f64) => resample_row_plain
+}
+
+#[inline(always)]
+unsafe fn resample_row_plain<T: Element + Into<f64>>(
     acc: &mut [f64],
     row: *const T,
     cols: &Columns,
     wh: f64,
 ) {
-    #[inline(always)]
-    unsafe fn plain<T: Element + Into<f64>>(
-        acc: &mut [f64],
-        row: *const T,
-        cols: &Columns,
-        wh: f64,
-    ) {
-        for (src, weight) in cols.src.iter().zip(&cols.weight) {
-            for ((a, s), w) in acc.iter_mut().zip(src).zip(weight) {
-                // SAFETY: the caller's contract.
-                let x: f64 = unsafe { *row.offset(*s as isize) }.into();
-                *a += wh * w * x;
-            }
+    for (src, weight) in cols.src.iter().zip(&cols.weight) {
+        for ((a, s), w) in acc.iter_mut().zip(src).zip(weight) {
+            // SAFETY: the caller's contract.
+            let x: f64 = unsafe { *row.offset(*s as isize) }.into();
+            *a += wh * w * x;
         }
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f")]
-        unsafe fn avx512<T: Element + Into<f64>>(
-            acc: &mut [f64],
-            row: *const T,
-            cols: &Columns,
-            wh: f64,
-        ) {
-            // SAFETY: forwarded.
-            unsafe { plain(acc, row, cols, wh) }
-        }
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2<T: Element + Into<f64>>(
-            acc: &mut [f64],
-            row: *const T,
-            cols: &Columns,
-            wh: f64,
-        ) {
-            // SAFETY: forwarded.
-            unsafe { plain(acc, row, cols, wh) }
-        }
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F; the rest is forwarded.
-            return unsafe { avx512(acc, row, cols, wh) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2; the rest is forwarded.
-            return unsafe { avx2(acc, row, cols, wh) };
-        }
-    }
-    // SAFETY: forwarded.
-    unsafe { plain(acc, row, cols, wh) }
 }
 
 /// Advances a multi-index over the box `[lo, hi)`, last dim fastest.

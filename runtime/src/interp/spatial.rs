@@ -206,6 +206,23 @@ fn lowest(dtype: DType, first: Elem) -> Elem {
     }
 }
 
+/// The largest value among a plane's elements at `offsets` (from `base`)
+/// and its offset, by PyTorch's rule: from −inf (or the first value) at the
+/// first offset, any larger value or NaN replaces it.
+fn window_max(xv: &[Elem], base: usize, dtype: DType, offsets: &[i64]) -> (Elem, i64) {
+    let first = offsets.first().copied().unwrap_or(0);
+    let mut best = lowest(dtype, xv[base + first as usize]);
+    let mut at = first;
+    for &off in offsets {
+        let v = xv[base + off as usize];
+        if beats(v, best) {
+            best = v;
+            at = off;
+        }
+    }
+    (best, at)
+}
+
 /// The planes (leading dims) and spatial dims of an input with `dims`
 /// spatial dims.
 fn split_shape(shape: &[i64], dims: usize) -> (i64, &[i64]) {
@@ -244,20 +261,11 @@ fn pooling(pool: &Pool, x: &Tensor, out_shape: &[i64]) -> (Vec<Elem>, Vec<Elem>)
                         })
                         .filter(|pos| offset_in(pos, in_size, &in_strides).is_some())
                         .collect();
-                    let first = inside
-                        .first()
-                        .and_then(|pos| offset_in(pos, in_size, &in_strides))
-                        .unwrap_or(0);
-                    let mut best = lowest(dtype, xv[base + first as usize]);
-                    let mut at = first;
-                    for pos in &inside {
-                        let off = offset_in(pos, in_size, &in_strides).unwrap_or(0);
-                        let v = xv[base + off as usize];
-                        if beats(v, best) {
-                            best = v;
-                            at = off;
-                        }
-                    }
+                    let offsets: Vec<i64> = inside
+                        .iter()
+                        .filter_map(|pos| offset_in(pos, in_size, &in_strides))
+                        .collect();
+                    let (best, at) = window_max(&xv, base, dtype, &offsets);
                     values.push(best);
                     indices.push(Elem::I(i128::from(at)));
                 }
@@ -342,16 +350,7 @@ fn adaptive(a: &Adaptive, x: &Tensor, out_shape: &[i64]) -> (Vec<Elem>, Vec<Elem
                 })
                 .collect();
             if a.max {
-                let first = offsets.first().copied().unwrap_or(0);
-                let mut best = lowest(dtype, xv[base + first as usize]);
-                let mut at = first;
-                for off in &offsets {
-                    let v = xv[base + *off as usize];
-                    if beats(v, best) {
-                        best = v;
-                        at = *off;
-                    }
-                }
+                let (best, at) = window_max(&xv, base, dtype, &offsets);
                 values.push(best);
                 indices.push(Elem::I(i128::from(at)));
             } else {
