@@ -261,23 +261,161 @@ def test_llama_low_precision(tmp_path, dtype):
     export_and_compare(model, (), tmp_path, kwargs=kw, tol=3e-2)
 
 
+# ---- BERT (transformers), tiny random config -----------------------------
+
+
+def bert_config(attn=None):
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.BertConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2,
+                                  num_attention_heads=4, intermediate_size=128,
+                                  max_position_embeddings=64)
+    if attn is not None:
+        cfg._attn_implementation = attn
+    return cfg
+
+
+def bert_inputs():
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, 100, (2, 12), generator=g)
+    token_type_ids = torch.zeros(2, 12, dtype=torch.int64)
+    token_type_ids[0, 5:] = 1
+    token_type_ids[1, 7:] = 1
+    return ids, token_type_ids
+
+
+def test_bert_default_attention_is_sdpa():
+    transformers = pytest.importorskip("transformers")
+    assert transformers.BertModel(bert_config()).config._attn_implementation == "sdpa"
+
+
+@pytest.mark.parametrize("backend", ["cranelift", "interp"])
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+@pytest.mark.parametrize("with_token_types", [False, True])
+def test_bert_model(tmp_path, backend, attn, with_token_types):
+    """last_hidden_state and pooler_output of a BertModel from input_ids
+    (and token_type_ids; without them, the registered all-zero buffer)."""
+    from transformers import BertModel
+
+    torch.manual_seed(0)
+    model = BertModel(bert_config(attn))
+    ids, token_type_ids = bert_inputs()
+    kw = {"token_type_ids": token_type_ids} if with_token_types else {}
+    r, _ = export_and_compare(model, (ids,), tmp_path, kwargs=kw, backend=backend)
+    assert r.user_inputs == ["input_ids"] + (["token_type_ids"] if with_token_types else [])
+    assert r.outputs == ["tensor<2x12x64xf32>", "tensor<2x64xf32>"]
+    assert "= embedding %embeddings.token_type_embeddings.weight, %" in r.kir
+
+
+@pytest.mark.xfail(strict=True, raises=kiln_export.UnsupportedOpError,
+                   reason="transformers builds the padding mask from "
+                   "attention_mask with advanced indexing (aten.index.Tensor: "
+                   "mask[arange(B)[:, None, None, None], arange(S)[None, None, None, :]]), "
+                   "which Kiln lacks")
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+def test_bert_model_attention_mask(tmp_path, attn):
+    """Padded positions (attention_mask 0) in the second sequence."""
+    from transformers import BertModel
+
+    torch.manual_seed(0)
+    model = BertModel(bert_config(attn))
+    ids, token_type_ids = bert_inputs()
+    mask = torch.ones(2, 12, dtype=torch.int64)
+    mask[1, 8:] = 0
+    export_and_compare(model, (ids,), tmp_path,
+                       kwargs={"attention_mask": mask, "token_type_ids": token_type_ids})
+
+
+def test_bert_masked_lm(tmp_path):
+    """BertForMaskedLM logits: the prediction head (dense, gelu, LayerNorm)
+    and the decoder tied to the word embeddings."""
+    from transformers import BertForMaskedLM
+
+    torch.manual_seed(0)
+    ids, token_type_ids = bert_inputs()
+    r, _ = export_and_compare(BertForMaskedLM(bert_config()), (ids,), tmp_path,
+                              kwargs={"token_type_ids": token_type_ids})
+    assert r.outputs == ["tensor<2x12x100xf32>"]
+
+
+# ---- ViT (transformers), tiny random config ------------------------------
+
+
+def vit_config(attn=None):
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.ViTConfig(image_size=32, patch_size=8, num_channels=3,
+                                 num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                 intermediate_size=128, num_labels=10)
+    if attn is not None:
+        cfg._attn_implementation = attn
+    return cfg
+
+
+@pytest.mark.parametrize("backend", ["cranelift", "interp"])
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+def test_vit_model(tmp_path, backend, attn):
+    """last_hidden_state (the [CLS] token and 16 patches) and pooler_output."""
+    from transformers import ViTModel
+
+    torch.manual_seed(0)
+    model = ViTModel(vit_config(attn))
+    r, _ = export_and_compare(model, (torch.randn(2, 3, 32, 32),), tmp_path, backend=backend)
+    assert r.user_inputs == ["pixel_values"]
+    assert r.outputs == ["tensor<2x17x64xf32>", "tensor<2x64xf32>"]
+    assert "= conv2d %" in r.kir  # the patch embedding
+
+
+@pytest.mark.parametrize("backend", ["cranelift", "interp"])
+def test_vit_image_classification(tmp_path, backend):
+    from transformers import ViTForImageClassification
+
+    torch.manual_seed(0)
+    r, _ = export_and_compare(ViTForImageClassification(vit_config()),
+                              (torch.randn(2, 3, 32, 32),), tmp_path, backend=backend)
+    assert r.outputs == ["tensor<2x10xf32>"]
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float16, 1e-2), (torch.bfloat16, 2e-2)])
+@pytest.mark.parametrize("model", ["bert", "vit"])
+def test_bert_vit_low_precision(tmp_path, model, dtype, tol):
+    """BertModel and ViTForImageClassification converted to f16/bf16, to
+    the op sweep's tolerances."""
+    import transformers
+
+    torch.manual_seed(0)
+    if model == "bert":
+        ids, token_type_ids = bert_inputs()
+        m, args, kw = (transformers.BertModel(bert_config()), (ids,),
+                       {"token_type_ids": token_type_ids})
+    else:
+        m, args, kw = (transformers.ViTForImageClassification(vit_config()),
+                       (torch.randn(2, 3, 32, 32, dtype=dtype),), {})
+    export_and_compare(m.to(dtype), args, tmp_path, kwargs=kw, tol=tol)
+
+
 # ---- Kiln's own scaled_dot_product_attention (native_sdpa=True) ---------
 
 
-@pytest.mark.parametrize("model", ["gpt2", "llama"])
+@pytest.mark.parametrize("model", ["gpt2", "llama", "bert", "vit"])
 def test_native_sdpa(tmp_path, model):
     import transformers
 
     torch.manual_seed(0)
-    m = (transformers.GPT2Model(gpt2_config()) if model == "gpt2"
-         else transformers.LlamaModel(llama_config())).eval()
-    kw = {"inputs_embeds": torch.randn(2, 8, 64), "use_cache": False}
+    args, kw = (), {"inputs_embeds": torch.randn(2, 8, 64), "use_cache": False}
+    if model == "gpt2":
+        m = transformers.GPT2Model(gpt2_config())
+    elif model == "llama":
+        m = transformers.LlamaModel(llama_config())
+    elif model == "bert":
+        m, (args, kw) = transformers.BertModel(bert_config()), (bert_inputs()[:1], {})
+    else:
+        m, (args, kw) = transformers.ViTModel(vit_config()), ((torch.randn(2, 3, 32, 32),), {})
+    m.eval()
     kir, weights = tmp_path / "m.kir", tmp_path / "m.safetensors"
-    r = kiln_export.export(m, (), kir, weights, example_kwargs=kw, native_sdpa=True)
+    r = kiln_export.export(m, args, kir, weights, example_kwargs=kw, native_sdpa=True)
     assert "= scaled_dot_product_attention %" in r.kir
     with torch.no_grad():
-        want = m(**kw).last_hidden_state
-    (got,) = kiln_run(kir, weights, r.example_inputs, tmp_path)
+        want = m(*args, **kw).last_hidden_state
+    got = kiln_run(kir, weights, r.example_inputs, tmp_path)[0]  # BERT, ViT: and the pooler's
     assert rel_err(got, want) <= 1e-5
 
 
