@@ -124,7 +124,8 @@ fn indices_out_of_range_are_errors() {
     assert_eq!(got.message(), expected.message());
 }
 
-/// gather, the scatters, index_add and take with an index out of range:
+/// gather, the scatters, index_add, take, index and index_put with an
+/// index out of range:
 /// PyTorch's error naming the index, on the interpreter and on Cranelift
 /// (which runs them inside its plan), never a read or write outside the
 /// buffers.
@@ -154,6 +155,15 @@ fn gather_and_scatter_indices_out_of_range_are_errors() {
         (
             "take %w, %i",
             "out of range: tried to access index 13 on a tensor of 12 elements.",
+        ),
+        // Advanced indexing numbers the index tensors, not the input's dims.
+        (
+            "index %w, [none, %i]",
+            "index 13 is out of bounds for dimension 0 with size 3",
+        ),
+        (
+            "index_put %w, [none, %i], %s {accumulate = true}",
+            "index 13 is out of bounds for dimension 0 with size 3",
         ),
     ];
     for (inst, message) in cases {

@@ -2134,6 +2134,69 @@ pub fn index_add(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(x.shape.clone(), x.dtype, vec![None, None, None]))
 }
 
+/// The geometry of `index`/`index_put` over the input and the index
+/// list `entries` (tensors and `none`s).
+fn advanced_index(
+    what: &str,
+    x: &TensorType,
+    entries: &[Arg<'_>],
+) -> Result<crate::advanced_index::AdvancedIndex> {
+    let entries: Vec<crate::advanced_index::IndexEntry<'_>> = entries
+        .iter()
+        .map(|a| match a {
+            Arg::Tensor(t) => Some((&t.shape[..], t.dtype)),
+            _ => None,
+        })
+        .collect();
+    crate::advanced_index::AdvancedIndex::new(what, &x.shape, &entries)
+}
+
+/// `index` (advanced indexing): the input's dtype, the shape
+/// [`AdvancedIndex`](crate::advanced_index::AdvancedIndex) gives.
+pub fn index(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = nth_tensor(args, 0)?;
+    let geometry = advanced_index("index", x, &args[1..])?;
+    Ok(single(geometry.shape, x.dtype, vec![None; args.len()]))
+}
+
+/// `index_put`: the input's type; `values` must broadcast to what `index`
+/// would return and have the input's dtype (checked in that order, as
+/// PyTorch does).
+pub fn index_put(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = nth_tensor(args, 0)?;
+    let values = nth_tensor(args, args.len() - 1)?;
+    let geometry = advanced_index("index_put", x, &args[1..args.len() - 1])?;
+    let shape = &geometry.shape;
+    let expandable = values.rank() <= shape.len()
+        && values
+            .shape
+            .iter()
+            .rev()
+            .zip(shape.iter().rev())
+            .all(|(&v, &s)| v == s || v == 1);
+    if !expandable {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
+                format_shape(&values.shape),
+                format_shape(shape)
+            ),
+        ));
+    }
+    if values.dtype != x.dtype {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
+                x.dtype.scalar_type_name(),
+                values.dtype.scalar_type_name()
+            ),
+        ));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![None; args.len()]))
+}
+
 /// `take`: the index's shape, the input's dtype.
 pub fn take(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let (x, index) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);

@@ -652,6 +652,37 @@ pub fn cat_layout(
         .collect()
 }
 
+/// `index` (advanced indexing): TensorIterator's strides over the input
+/// restrided to the result's shape and the index tensors lined up with it
+/// ([`AdvancedIndex::result_strides`](crate::advanced_index::AdvancedIndex::result_strides)).
+pub fn index_layout(
+    _: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let (g, ty) = first_geometry(args)?;
+    let entries: Vec<crate::advanced_index::IndexEntry<'_>> = args[1..]
+        .iter()
+        .map(|a| match a {
+            LayoutArg::Tensor(g, t) => Some((&g.shape[..], t.dtype)),
+            _ => None,
+        })
+        .collect();
+    let index = crate::advanced_index::AdvancedIndex::new("index", &g.shape, &entries)?;
+    let index_strides: Vec<(&[i64], &[i64], usize)> = args[1..]
+        .iter()
+        .filter_map(|a| match a {
+            LayoutArg::Tensor(g, t) => Some((&g.shape[..], &g.strides[..], t.dtype.itemsize())),
+            _ => None,
+        })
+        .collect();
+    Ok(vec![ResultLayout::Fresh(index.result_strides(
+        &g.strides,
+        ty.dtype.itemsize(),
+        &index_strides,
+    ))])
+}
+
 /// The layouts of an instruction's results from its operands' geometries
 /// and the dtypes inference converts them to
 /// ([`Inferred::operand_dtypes`](crate::infer::Inferred)).

@@ -11,6 +11,7 @@
 //! | [`promotion`] | `promote_types`, `result_type`, `can_cast`, the default dtype |
 //! | [`device`] | devices, device strings, the device-mixing rule |
 //! | [`layout`] | layouts, memory formats, contiguity, TensorIterator and preserve-format strides |
+//! | [`advanced_index`] | the geometry of indexing with tensors (`index`, `index_put`) |
 //! | [`view`] | view geometry: transpose, permute, expand, slice, view, reshape, broadcasting |
 //! | [`types`] | tensor types (shape, dtype, device, layout) |
 //! | [`ops`] | the op table: every op, its attributes, operands, rules and expansion |
@@ -22,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+pub mod advanced_index;
 pub mod device;
 pub mod dtype;
 pub mod error;

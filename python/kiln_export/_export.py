@@ -157,7 +157,8 @@ _KEEP_NAMES = [
     "triu.default",
     "fliplr.default",
     "flipud.default",
-    # (else index_put and index.Tensor)
+    "index.Tensor",
+    "index_put.default",
     "index_add.default",
     "take.default",
 ]

@@ -157,7 +157,8 @@ class Instr:
             elif o is NONE:
                 ops.append("none")
             elif isinstance(o, list):
-                ops.append("[" + ", ".join(x.ref for x in o) + "]")
+                # `Tensor?[]` lists (index's) hold `none`s too.
+                ops.append("[" + ", ".join("none" if x is None else x.ref for x in o) + "]")
             else:
                 ops.append(literal(o))
         s = f"{lhs} = {self.op}"

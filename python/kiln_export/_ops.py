@@ -100,10 +100,7 @@ def translate(tr, node):
 
 
 MISSING = {
-    "index": "Kiln has no advanced indexing (index.Tensor); only input-independent "
-             "indexing is folded at export time",
-    "_unsafe_index": "Kiln has no advanced indexing",
-    "index_put": "Kiln has no index_put",
+    "_unsafe_index": "Kiln has no _unsafe_index (export without it: it skips the bounds checks)",
     "_native_batch_norm_legit": "Kiln's batch_norm in training mode is not exported "
                                 "(export in eval mode)",
     "native_batch_norm": "Kiln's batch_norm in training mode is not exported "
@@ -788,6 +785,27 @@ def _index_add(c):
 @op("aten.take.default")
 def _take(c):
     return c.emit("take", [c.tensor("self"), c.tensor("index")])
+
+
+def _index_list(c):
+    """`Tensor?[] indices`: tensors and `None`s (a bool mask is refused by
+    Kiln's inference with a message of its own)."""
+    entries = list(c.a["indices"])
+    for e in entries:
+        if e is not None and not isinstance(e, V):
+            raise Unsupported(f"an index that is not a tensor ({e!r})")
+    return entries
+
+
+@op("aten.index.Tensor")
+def _index(c):
+    return c.emit("index", [c.tensor("self"), _index_list(c)])
+
+
+@op("aten.index_put.default")
+def _index_put(c):
+    return c.emit("index_put", [c.tensor("self"), _index_list(c), c.tensor("values")],
+                  {"accumulate": c.a.get("accumulate", False) or None})
 
 
 @op("aten.index_select.default")

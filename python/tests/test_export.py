@@ -202,21 +202,19 @@ def test_gpt2_lm_head_input_ids(tmp_path):
     assert "= embedding %lm_head.weight, %" in r.kir
 
 
-def test_padding_mask_needs_advanced_indexing(tmp_path):
+@pytest.mark.parametrize("backend", ["cranelift", "interp"])
+def test_gpt2_padding_mask(tmp_path, backend):
     """An attention_mask input makes transformers build the mask with
-    advanced indexing (aten.index.Tensor), which Kiln lacks."""
+    advanced indexing (aten.index.Tensor): exported as Kiln's `index`."""
     from transformers import GPT2Model
 
     model = GPT2Model(gpt2_config()).eval()
     ids = torch.randint(0, 100, (2, 8))
     mask = torch.ones(2, 8, dtype=torch.int64)
     mask[1, :3] = 0
-    with pytest.raises(kiln_export.UnsupportedOpError) as e:
-        kiln_export.export(model, (ids,), tmp_path / "m.kir", tmp_path / "m.safetensors",
-                           example_kwargs={"attention_mask": mask, "use_cache": False})
-    assert e.value.op == "aten.index.Tensor"
-    assert "modeling_gpt2.py" in str(e.value) and "create_causal_mask(" in str(e.value)
-    assert not (tmp_path / "m.kir").exists()
+    r, _ = export_and_compare(model, (ids,), tmp_path, backend=backend,
+                              kwargs={"attention_mask": mask, "use_cache": False})
+    assert "= index %" in r.kir
 
 
 # ---- (3) Llama (transformers), tiny random config ------------------------
@@ -306,14 +304,12 @@ def test_bert_model(tmp_path, backend, attn, with_token_types):
     assert "= embedding %embeddings.token_type_embeddings.weight, %" in r.kir
 
 
-@pytest.mark.xfail(strict=True, raises=kiln_export.UnsupportedOpError,
-                   reason="transformers builds the padding mask from "
-                   "attention_mask with advanced indexing (aten.index.Tensor: "
-                   "mask[arange(B)[:, None, None, None], arange(S)[None, None, None, :]]), "
-                   "which Kiln lacks")
 @pytest.mark.parametrize("attn", ["sdpa", "eager"])
 def test_bert_model_attention_mask(tmp_path, attn):
-    """Padded positions (attention_mask 0) in the second sequence."""
+    """Padded positions (attention_mask 0) in the second sequence:
+    transformers builds the padding mask with advanced indexing
+    (`mask[arange(B)[:, None, None, None], arange(S)[None, None, None, :]]`,
+    aten.index.Tensor), exported as Kiln's `index`."""
     from transformers import BertModel
 
     torch.manual_seed(0)
@@ -321,8 +317,9 @@ def test_bert_model_attention_mask(tmp_path, attn):
     ids, token_type_ids = bert_inputs()
     mask = torch.ones(2, 12, dtype=torch.int64)
     mask[1, 8:] = 0
-    export_and_compare(model, (ids,), tmp_path,
-                       kwargs={"attention_mask": mask, "token_type_ids": token_type_ids})
+    r, _ = export_and_compare(model, (ids,), tmp_path,
+                              kwargs={"attention_mask": mask, "token_type_ids": token_type_ids})
+    assert "= index %" in r.kir
 
 
 def test_bert_masked_lm(tmp_path):
@@ -653,6 +650,9 @@ class Indexing(nn.Module):
     def forward(self, x, i, p):
         # i: indices into dim 1 (duplicates), p: a permutation of dim 0's
         # indices per column (scatter's targets must be unique)
+        # x[:, positions] = value (index_put with a none entry).
+        y = x.clone()
+        y[:, i[0, :3]] = -1.0
         return (
             torch.gather(x, 1, i), torch.gather(x, -1, i[:, :2]), x.scatter(0, p, x * 10),
             x.scatter(1, i[:, :1], -1.0), x.scatter_add(1, i, x), torch.take(x, i[:2]),
@@ -663,6 +663,12 @@ class Indexing(nn.Module):
             x.scatter(1, i, x, reduce="add"), x.scatter(1, i, x.abs(), reduce="multiply"),
             x.index_add(1, i[0], x, alpha=2), x.index_add(0, p[:, 0], x),
             x.index_select(1, i[1]),
+            # Advanced indexing: x[i], x[:, i], x[p, i] (broadcast), and
+            # index_put through the functional forms of x[...] = v / += v.
+            x[i[:2, :3] % 4], x[:, i[0]], x[p[:, :2], i[:, :2]], x[p[:, 0], None],
+            torch.index_put(x, (p[:, 0],), x * 2),
+            y,
+            torch.index_put(x, (i[:, 0] % 4,), x, accumulate=True),
         )
 
 

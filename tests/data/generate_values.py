@@ -394,6 +394,74 @@ def gen_gather_scatter():
         record("take", {}, [x, flat], lambda: torch.take(x, flat))
 
 
+def gen_advanced_indexing():
+    """index (ATen's index.Tensor) and index_put on every dtype: adjacent
+    and separated index tensors, broadcasting among them, negative and
+    int32 positions, `none` entries, values broadcast into place, repeated
+    positions accumulated; PyTorch's OpInfo samples for index_put."""
+    index = torch.ops.aten.index.Tensor
+    index_put = torch.ops.aten.index_put.default
+    i64 = lambda v: torch.tensor(v, dtype=torch.int64)
+    cases3x4 = [
+        [i64([2, 0, -1])],
+        [None, i64([[1, 3], [0, -4]])],
+        [i64([0, 2]), i64([1, 3])],
+        [i64([[0], [2]]), i64([1, 3, 0])],
+        [torch.tensor([1, -3], dtype=torch.int32)],
+        [i64(1), None],
+    ]
+    cases2x3x4 = [
+        [i64([1, 0]), None, i64([3, 1])],
+        [None, i64([2]), i64([0, 3])],
+        [i64([[1], [0]]), None, i64([2, 0, 1])],
+        [None, None, i64([-1, 0])],
+    ]
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        x3 = make(dt, [2, 3, 4])
+        for idx in cases3x4:
+            record("index", {}, [x] + idx, lambda: index(x, idx))
+        for idx in cases2x3x4:
+            record("index", {}, [x3] + idx, lambda: index(x3, idx))
+        # index_put: values of the indexed shape, broadcast, 0-D, and
+        # repeated positions accumulated.
+        rows = i64([2, 0])
+        record("index_put", {}, [x, rows, make(dt, [2, 4], reverse=True)],
+               lambda: index_put(x, [rows], make(dt, [2, 4], reverse=True)))
+        record("index_put", {}, [x, None, i64([3, 1]), make(dt, [2], reverse=True)],
+               lambda: index_put(x, [None, i64([3, 1])], make(dt, [2], reverse=True)))
+        record("index_put", {}, [x, i64([0, 2]), i64([-1, 1]), make(dt, [], reverse=True)],
+               lambda: index_put(x, [i64([0, 2]), i64([-1, 1])], make(dt, [], reverse=True)))
+        dup = i64([0, 0, 2])
+        for acc in (False, True):
+            vals = make(dt, [3], reverse=True)
+            idx = [dup, i64([1, 3, 3])] if not acc else [dup]
+            v = vals if not acc else make(dt, [3, 4], reverse=True)
+            if not acc:
+                idx = [i64([0, 1, 2]), i64([1, 3, 3])]
+            record("index_put", {"accumulate": acc}, [x] + idx + [v],
+                   lambda: index_put(x, idx, v, acc))
+        sep = [i64([1, 0]), None, i64([3, 1])]
+        record("index_put", {"accumulate": True}, [x3] + sep + [make(dt, [2, 3], reverse=True)],
+               lambda: index_put(x3, sep, make(dt, [2, 3], reverse=True), True))
+    # PyTorch's OpInfo samples for index_put (accumulate on and off).
+    for _, dt, s in op_db_samples({"index_put"}, [torch.float32, torch.int64, torch.bool, torch.float16]):
+        indices = list(s.args[0])
+        values = s.args[1]
+        acc = s.kwargs.get("accumulate", False)
+        if any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
+            continue
+        # Repeated positions without accumulate: PyTorch leaves which write
+        # wins unspecified.
+        if not acc:
+            flat = [tuple(int(v) for v in i.reshape(-1).tolist()) for i in indices if i is not None]
+            if any(len(set(f)) != len(f) for f in flat):
+                continue
+        x = s.input.contiguous()
+        record("index_put", {"accumulate": acc}, [x] + indices + [values.contiguous()],
+               lambda: index_put(x, indices, values, acc))
+
+
 def gen_selection():
     """max/min along a dim (values and positions), argsort and
     repeat_interleave on every dtype, with ties and NaN."""
@@ -1832,6 +1900,7 @@ def main():
     gen_binary_composites()
     gen_shape_ops()
     gen_gather_scatter()
+    gen_advanced_indexing()
     gen_selection()
     gen_binary()
     gen_where_clamp_cast()

@@ -1163,6 +1163,28 @@ impl Tensor {
         record(Op::IndexSelect { dim }, vec![t(self), t(index)], None)
     }
 
+    /// `self[indices]` with tensors (ATen's `index.Tensor`): `None` keeps
+    /// a dim whole, as `:` does (`x[:, i]` is `x.index(&[None, Some(&i)])`).
+    pub fn index(&self, indices: &[Option<&Tensor>]) -> Tensor {
+        let mut operands = vec![t(self)];
+        operands.extend(indices.iter().map(|i| Input::from(*i)));
+        record(Op::Index, operands, None)
+    }
+
+    /// `torch.index_put(self, indices, values, accumulate)`: the
+    /// functional `self[indices] = values` (`+=` with `accumulate`).
+    pub fn index_put(
+        &self,
+        indices: &[Option<&Tensor>],
+        values: &Tensor,
+        accumulate: bool,
+    ) -> Tensor {
+        let mut operands = vec![t(self)];
+        operands.extend(indices.iter().map(|i| Input::from(*i)));
+        operands.push(t(values));
+        record(Op::IndexPut { accumulate }, operands, None)
+    }
+
     /// `F.embedding(self, weight)`: for indices `self`, the rows of
     /// `weight` (`[num_embeddings, dim]`), in the indices' shape plus `dim`.
     pub fn embedding(&self, weight: &Tensor) -> Tensor {

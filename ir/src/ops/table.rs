@@ -931,6 +931,26 @@ define_ops! {
     Take "take" (input: Tensor, index: Tensor)
         => Rules::new(infer::take, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("take", S::ALL));
+    /// `x[i, :, j]` with tensors (ATen's `index.Tensor`): the entries at
+    /// the positions the index tensors hold (broadcast together; `none`
+    /// keeps a dim whole), in PyTorch's result shape and strides
+    /// (`kiln_ir::advanced_index`). Run by the interpreter on every
+    /// backend; a position out of range is PyTorch's IndexError.
+    Index "index" (input: Tensor, indices: OptionalList)
+        => Rules::new(infer::index, LayoutRule::Custom(layout::index_layout), Cost::Kernel)
+            .kernel(fixed("index_cpu", S::ALL.without(S::FLOAT4)));
+    /// `torch.index_put` (`x[i, :, j] = values`): a copy of `input` with
+    /// `values`, broadcast to the indexed shape, written at the positions
+    /// (the last write wins), or added to what is there with `accumulate`.
+    IndexPut "index_put" { accumulate: bool = false } (input: Tensor, indices: OptionalList, values: Tensor)
+        => Rules::new(infer::index_put, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Kernel)
+            .kernel(fixed(
+                "index_put",
+                S::ALL
+                    .without(S::BARE_UINTS)
+                    .without(S::FLOAT4)
+                    .without(S::of(DType::F8E8M0FNU)),
+            ));
     /// `torch.nn.functional.embedding`: the rows of `weight` at `indices`
     /// (`padding_idx`, `scale_grad_by_freq` and `sparse` only change the
     /// gradient).

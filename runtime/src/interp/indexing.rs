@@ -1,9 +1,11 @@
 //! Gather and scatter ops of the reference interpreter: `gather`,
 //! `scatter` (a tensor or a value), `scatter_add`, `scatter_reduce`,
-//! `index_add` and `take`. Every index is checked before anything is
+//! `index_add`, `take`, and advanced indexing (`index`, `index_put`). Every
+//! index is checked before anything is
 //! read or written, and an index out of range is PyTorch's run-time error
 //! naming it, on every backend (these ops run here inside compiled plans).
 
+use kiln_ir::advanced_index::{AdvancedIndex, IndexEntry};
 use kiln_ir::ops::attrs::ScatterReduce;
 use kiln_ir::view::wrap_dim;
 use kiln_ir::{Error, ErrorKind, Op, Result, Scalar, TensorType};
@@ -264,6 +266,117 @@ fn take(x: &Tensor, index: &Tensor, out_ty: &TensorType, strides: &[i64]) -> Res
     for (k, p) in Indices::new(index.shape()).enumerate() {
         let i = idx[k].rem_euclid(n.max(1));
         out.set(&p, flat[i as usize])?;
+    }
+    Ok(out)
+}
+
+/// The position in a tensor of `shape` that a position of a larger
+/// shape it broadcasts to reads (trailing dims lined up, size-1 dims read
+/// at 0).
+fn broadcast_position(p: &[i64], shape: &[i64]) -> Vec<i64> {
+    let lead = p.len() - shape.len();
+    shape
+        .iter()
+        .zip(&p[lead..])
+        .map(|(&size, &i)| if size == 1 { 0 } else { i })
+        .collect()
+}
+
+/// The geometry of advanced indexing `x` with `entries`, and for each index
+/// tensor its positions over the index shape, wrapped and checked (PyTorch's
+/// IndexError numbers the index tensors, not the input's dims).
+fn advanced_positions(
+    x: &Tensor,
+    entries: &[Option<&Tensor>],
+) -> Result<(AdvancedIndex, Vec<Vec<i64>>)> {
+    let typed: Vec<IndexEntry<'_>> = entries
+        .iter()
+        .map(|e| e.map(|t| (t.shape(), t.dtype())))
+        .collect();
+    let geometry = AdvancedIndex::new("index", x.shape(), &typed)?;
+    let positions = entries
+        .iter()
+        .flatten()
+        .zip(&geometry.dims)
+        .enumerate()
+        .map(|(j, (index, &d))| {
+            let size = x.shape()[d];
+            Indices::new(&geometry.index_shape)
+                .map(|k| {
+                    let i = index.get(&broadcast_position(&k, index.shape())).int() as i64;
+                    if i < -size || i >= size {
+                        return Err(Error::new(
+                            ErrorKind::Runtime,
+                            format!(
+                                "index {i} is out of bounds for dimension {j} with size {size}"
+                            ),
+                        ));
+                    }
+                    Ok(i.rem_euclid(size.max(1)))
+                })
+                .collect::<Result<Vec<i64>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((geometry, positions))
+}
+
+/// Where each result position of advanced indexing reads in the input.
+fn advanced_sources(
+    x: &Tensor,
+    geometry: &AdvancedIndex,
+    positions: &[Vec<i64>],
+) -> impl Iterator<Item = (Vec<i64>, Vec<i64>)> {
+    let index_strides = kiln_ir::layout::contiguous_strides(&geometry.index_shape);
+    let rank = x.shape().len();
+    Indices::new(&geometry.shape).map(move |p| {
+        let k: i64 = geometry
+            .index_position(&p)
+            .iter()
+            .zip(&index_strides)
+            .map(|(i, s)| i * s)
+            .sum();
+        let at: Vec<i64> = positions.iter().map(|pos| pos[k as usize]).collect();
+        let source = geometry.source(&p, &at, rank);
+        (p, source)
+    })
+}
+
+/// `index`: `out[p] = input[the positions the index tensors hold at p]`.
+pub fn index(
+    x: &Tensor,
+    entries: &[Option<&Tensor>],
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let (geometry, positions) = advanced_positions(x, entries)?;
+    let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
+    for (p, source) in advanced_sources(x, &geometry, &positions) {
+        out.set(&p, x.get(&source))?;
+    }
+    Ok(out)
+}
+
+/// `index_put`: a copy of `input` with `values` (broadcast to the indexed
+/// shape) written at the positions, in order (the last write wins), or
+/// added to what is there.
+pub fn index_put(
+    x: &Tensor,
+    entries: &[Option<&Tensor>],
+    values: &Tensor,
+    accumulate: bool,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let (geometry, positions) = advanced_positions(x, entries)?;
+    let mut out = copy_of(x, out_ty, strides)?;
+    for (p, source) in advanced_sources(x, &geometry, &positions) {
+        let v = values.get(&broadcast_position(&p, values.shape()));
+        let v = if accumulate {
+            combine(ScatterReduce::Sum, out.get(&source), v)
+        } else {
+            v
+        };
+        out.set(&source, v)?;
     }
     Ok(out)
 }

@@ -226,6 +226,23 @@ fn execute(
             gather(x, tensor(&args[1]), d, out_ty, &strides)?
         }
         Op::Embedding { .. } => embedding(tensor(&args[0]), tensor(&args[1]), out_ty, &strides)?,
+        Op::Index => {
+            let entries: Vec<Option<&Tensor>> = args[1..].iter().map(optional).collect();
+            indexing::index(tensor(&args[0]), &entries, out_ty, &strides)?
+        }
+        Op::IndexPut { accumulate } => {
+            let n = args.len();
+            let entries: Vec<Option<&Tensor>> = args[1..n - 1].iter().map(optional).collect();
+            let values = tensor(&args[n - 1]);
+            indexing::index_put(
+                tensor(&args[0]),
+                &entries,
+                values,
+                *accumulate,
+                out_ty,
+                &strides,
+            )?
+        }
         Op::Gather { .. }
         | Op::Scatter { .. }
         | Op::ScatterAdd { .. }
@@ -301,6 +318,14 @@ fn execute(
     };
     let dtype = types[0].dtype;
     Ok(vec![finish(result, &strides, dtype)?])
+}
+
+/// A `Tensor?` operand: the tensor, or `None` for `none`.
+fn optional<'a>(arg: &Arg<'a>) -> Option<&'a Tensor> {
+    match arg {
+        Arg::Tensor(t) => Some(*t),
+        Arg::Scalar(_) | Arg::None => None,
+    }
 }
 
 fn tensor<'a>(arg: &Arg<'a>) -> &'a Tensor {
