@@ -165,6 +165,14 @@ fn gather_and_scatter_indices_out_of_range_are_errors() {
             "index_put %w, [none, %i], %s {accumulate = true}",
             "index 13 is out of bounds for dimension 0 with size 3",
         ),
+        (
+            "take_along_dim %w, %i {dim = 1}",
+            "index 13 is out of bounds for dimension 1 with size 3",
+        ),
+        (
+            "index_fill %w, %r, 2.0 {dim = 1}",
+            "index 13 is out of bounds for dimension 1 with size 3",
+        ),
     ];
     for (inst, message) in cases {
         // The index is 13 everywhere (arange(13, 14) expanded to [1, 2]):

@@ -2134,6 +2134,183 @@ pub fn index_add(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(x.shape.clone(), x.dtype, vec![None, None, None]))
 }
 
+/// `index_copy`: the input's type, with PyTorch's checks in its order
+/// (`index_copy_meta`).
+pub fn index_copy(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::IndexCopy { dim } = op else {
+        return Err(wrong_rule("index_copy"));
+    };
+    let (x, index, source) = (
+        nth_tensor(args, 0)?,
+        nth_tensor(args, 1)?,
+        nth_tensor(args, 2)?,
+    );
+    let (d, _) = dim_size(x, *dim)?;
+    let shape_err = |m: String| err(ErrorKind::Shape, format!("index_copy_(): {m}"));
+    if index.rank() > 1 {
+        return Err(shape_err(format!(
+            "Index should have dimension 1 or 0 (got {})",
+            index.rank()
+        )));
+    }
+    let n = index.numel();
+    if source.rank() == 0 && n != 1 {
+        return Err(shape_err(format!(
+            "When source is scalar, index should have one element (got {n})"
+        )));
+    }
+    if source.rank() != x.rank() && source.rank() != 0 && x.rank() != 0 {
+        return Err(shape_err(format!(
+            "When source and destination are not scalars, their dimensionality must match. Source dimensionality ({}), destination dimensionality ({})",
+            source.rank(),
+            x.rank()
+        )));
+    }
+    if index.dtype != DType::I64 {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "index_copy_(): Expected a long tensor for index, but got {}",
+                index.dtype.scalar_type_name()
+            ),
+        ));
+    }
+    if source.dtype != x.dtype {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
+                x.dtype.scalar_type_name(),
+                source.dtype.scalar_type_name()
+            ),
+        ));
+    }
+    // PyTorch prints the slice shapes space-separated.
+    let sliced = |t: &TensorType| -> Vec<String> {
+        let mut s: Vec<String> = t.shape.iter().map(i64::to_string).collect();
+        if !s.is_empty() {
+            s.remove(d.min(s.len() - 1));
+        }
+        s
+    };
+    let (xs, ss) = (sliced(x), sliced(source));
+    if xs != ss {
+        return Err(shape_err(format!(
+            "Source/destination tensor must have same slice shapes. Destination slice shape: {} at dimension {d} and source slice shape: {} at dimension 0.",
+            xs.join(" "),
+            ss.join(" ")
+        )));
+    }
+    if source.rank() > 0 && source.shape[d] != n {
+        return Err(shape_err(format!(
+            "Number of indices ({n}) should be equal to source.size(dim) ({})",
+            source.shape[d]
+        )));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![None, None, None]))
+}
+
+/// `index_fill`: the input's type; an int64 vector or scalar index and a
+/// number or 0-D tensor value (PyTorch's checks).
+pub fn index_fill(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::IndexFill { dim } = op else {
+        return Err(wrong_rule("index_fill"));
+    };
+    let (x, index) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    if let Some(Arg::Tensor(v)) = args.get(2)
+        && v.rank() != 0
+    {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                v.rank()
+            ),
+        ));
+    }
+    dim_size(x, *dim)?;
+    if index.dtype != DType::I64 {
+        return Err(err(
+            ErrorKind::DType,
+            "index_fill_(): Expected dtype int64 for index.",
+        ));
+    }
+    if index.rank() > 1 {
+        return Err(err(ErrorKind::Shape, "Index has to be a vector/scalar"));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![None, None, None]))
+}
+
+/// `take_along_dim`: `gather`'s result over the input and indices
+/// broadcast against each other away from `dim` (the flattened gather
+/// without one).
+pub fn take_along_dim(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::TakeAlongDim { dim } = op else {
+        return Err(wrong_rule("take_along_dim"));
+    };
+    let (x, index) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    if index.dtype != DType::I64 {
+        return Err(err(
+            ErrorKind::DType,
+            format!(
+                "torch.take_along_dim(): dtype of indices should be Long but got {}",
+                index.dtype.scalar_type_name()
+            ),
+        ));
+    }
+    let shape = match dim {
+        None => vec![index.numel()],
+        Some(dim) => take_along_dim_shapes(&x.shape, &index.shape, *dim)?.1,
+    };
+    Ok(single(shape, x.dtype, vec![None, None]))
+}
+
+/// The shapes `take_along_dim` broadcasts its input and indices to along
+/// `dim` (wrapped and returned first), as ATen does.
+pub fn take_along_dim_shapes(
+    x: &[i64],
+    index: &[i64],
+    dim: i64,
+) -> Result<(usize, Vec<i64>, Vec<i64>)> {
+    if x.len() != index.len() {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} dimensions for input, and {} dimensions for indices",
+                x.len(),
+                index.len()
+            ),
+        ));
+    }
+    let d = wrap_dim(dim, x.len().max(1))?;
+    if x.is_empty() {
+        return Ok((d, index.to_vec(), x.to_vec()));
+    }
+    let mut sizes = x.to_vec();
+    sizes[d] = index[d];
+    let index_shape = broadcast_shapes(&sizes, index)?;
+    let mut input_shape = index_shape.clone();
+    input_shape[d] = x[d];
+    Ok((d, index_shape, input_shape))
+}
+
+/// `einsum`: the type of its expansion (the expansion is the op's one
+/// definition; the ops it emits check dtypes and shapes with PyTorch's
+/// messages, as `torch.einsum`'s own calls do).
+pub fn einsum(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let mut b = crate::graph::FuncBuilder::new("einsum", *ctx);
+    let mut operands = Vec::new();
+    for i in 0..args.len() {
+        let t = nth_tensor(args, i)?;
+        operands.push(crate::graph::Operand::Value(b.param(None, t.clone())?));
+    }
+    let mut e = crate::ops::expand::Emitter::new(&mut b);
+    let results =
+        crate::ops::expand::einsum(&mut e, op, &operands)?.ok_or_else(|| wrong_rule("einsum"))?;
+    let ty = b.ty(results[0]);
+    Ok(single(ty.shape.clone(), ty.dtype, vec![None; args.len()]))
+}
+
 /// The geometry of `index`/`index_put` over the input and the index
 /// list `entries` (tensors and `none`s).
 fn advanced_index(

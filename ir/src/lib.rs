@@ -12,6 +12,7 @@
 //! | [`device`] | devices, device strings, the device-mixing rule |
 //! | [`layout`] | layouts, memory formats, contiguity, TensorIterator and preserve-format strides |
 //! | [`advanced_index`] | the geometry of indexing with tensors (`index`, `index_put`) |
+//! | [`einsum`] | `torch.einsum`'s equation: parsing, dim order, PyTorch's checks |
 //! | [`view`] | view geometry: transpose, permute, expand, slice, view, reshape, broadcasting |
 //! | [`types`] | tensor types (shape, dtype, device, layout) |
 //! | [`ops`] | the op table: every op, its attributes, operands, rules and expansion |
@@ -26,6 +27,7 @@
 pub mod advanced_index;
 pub mod device;
 pub mod dtype;
+pub mod einsum;
 pub mod error;
 pub mod graph;
 pub mod infer;

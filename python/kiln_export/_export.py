@@ -159,6 +159,9 @@ _KEEP_NAMES = [
     "flipud.default",
     "index.Tensor",
     "index_put.default",
+    "index_copy.default",
+    "index_fill.int_Scalar",
+    "index_fill.int_Tensor",
     "index_add.default",
     "take.default",
 ]

@@ -808,6 +808,18 @@ def _index_put(c):
                   {"accumulate": c.a.get("accumulate", False) or None})
 
 
+@op("aten.index_copy.default")
+def _index_copy(c):
+    return c.emit("index_copy", [c.tensor("self"), c.tensor("index"), c.tensor("source")],
+                  {"dim": c.a["dim"]})
+
+
+@op("aten.index_fill.int_Scalar", "aten.index_fill.int_Tensor")
+def _index_fill(c):
+    value = c.a["value"]
+    return c.emit("index_fill", [c.tensor("self"), c.tensor("index"), value], {"dim": c.a["dim"]})
+
+
 @op("aten.index_select.default")
 def _index_select(c):
     return c.emit("index_select", [c.tensor("self"), c.tensor("index")], {"dim": c.a["dim"]})

@@ -669,6 +669,8 @@ class Indexing(nn.Module):
             torch.index_put(x, (p[:, 0],), x * 2),
             y,
             torch.index_put(x, (i[:, 0] % 4,), x, accumulate=True),
+            torch.index_copy(x, 0, p[:2, 0], x[:2] * 2), torch.index_fill(x, 1, i[0], -1.0),
+            torch.index_fill(x, 0, p[:, 0], x[0, 0]), torch.take_along_dim(x, i[:1, :3], 1),
         )
 
 

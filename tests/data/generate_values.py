@@ -462,6 +462,85 @@ def gen_advanced_indexing():
                lambda: index_put(x, indices, values, acc))
 
 
+def gen_index_writes():
+    """index_copy, index_fill (number and 0-D tensor values, negative
+    positions) and take_along_dim (broadcasting, no dim) on every dtype,
+    with PyTorch's OpInfo samples."""
+    i64 = lambda v: torch.tensor(v, dtype=torch.int64)
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        src = make(dt, [2, 4], reverse=True)
+        record("index_copy", {"dim": 0}, [x, i64([2, 0]), src], lambda: torch.index_copy(x, 0, i64([2, 0]), src))
+        srcc = make(dt, [3, 2], reverse=True)
+        record("index_copy", {"dim": 1}, [x, i64([3, 1]), srcc], lambda: torch.index_copy(x, 1, i64([3, 1]), srcc))
+        record("index_copy", {"dim": -1}, [x, i64(1), make(dt, [3, 1])],
+               lambda: torch.index_copy(x, -1, i64(1), make(dt, [3, 1])))
+        for v in (2, -1.5, True):
+            record("index_fill", {"dim": 1}, [x, i64([0, -1]), v], lambda: torch.index_fill(x, 1, i64([0, -1]), v))
+        zero_d = make(dt, [])
+        record("index_fill", {"dim": 0}, [x, i64(2), zero_d], lambda: torch.index_fill(x, 0, i64(2), zero_d))
+        for dim, idx in ((1, i64([[0], [3], [1]])), (0, i64([[2, 0, 1, 1]])), (-1, i64([[0, 1, 2]]))):
+            record("take_along_dim", {"dim": dim}, [x, idx], lambda: torch.take_along_dim(x, idx, dim))
+        record("take_along_dim", {}, [x, i64([[11, 0], [5, 3]])], lambda: torch.take_along_dim(x, i64([[11, 0], [5, 3]])))
+        x3 = make(dt, [2, 1, 3])
+        idx3 = i64([[[2], [0]]])
+        record("take_along_dim", {"dim": 2}, [x3, idx3], lambda: torch.take_along_dim(x3, idx3, 2))
+    floats = [torch.float32, torch.float64, torch.int64, torch.bool]
+    for name, dt, s in op_db_samples({"index_copy"}, floats):
+        dim, index, source = s.args
+        x = s.input.contiguous()
+        # Repeated positions: PyTorch leaves which write wins unspecified.
+        if len(set(index.reshape(-1).tolist())) != index.numel():
+            continue
+        record("index_copy", {"dim": dim}, [x, index, source.contiguous()],
+               lambda: torch.index_copy(x, dim, index, source))
+    for name, dt, s in op_db_samples({"index_fill"}, floats):
+        dim, index, value = s.args
+        x = s.input.contiguous()
+        if isinstance(value, torch.Tensor):
+            value = value.contiguous()
+        record("index_fill", {"dim": dim}, [x, index, value], lambda: torch.index_fill(x, dim, index, value))
+    for name, dt, s in op_db_samples({"take_along_dim"}, floats):
+        index = s.args[0]
+        dim = s.args[1] if len(s.args) > 1 else s.kwargs.get("dim")
+        x = s.input.contiguous()
+        attrs = {} if dim is None else {"dim": dim}
+        record("take_along_dim", attrs, [x, index.contiguous()], lambda: torch.take_along_dim(x, index, dim))
+
+
+EINSUMS = [
+    ("ij,jk->ik", [[2, 3], [3, 4]]), ("ij,jk", [[2, 3], [3, 4]]), ("ij->ji", [[2, 3]]),
+    ("ij->", [[2, 3]]), ("ij->j", [[2, 3]]), ("i,i->", [[4], [4]]), ("i,j->ij", [[3], [4]]),
+    ("i,i->i", [[4], [4]]), ("ij,ij->i", [[2, 3], [2, 3]]), ("ij,k->i", [[2, 3], [4]]),
+    ("bij,bjk->bik", [[2, 3, 4], [2, 4, 5]]), ("bhqd,bhkd->bhqk", [[2, 2, 3, 4], [2, 2, 5, 4]]),
+    ("bqhd,bkhd->bhqk", [[1, 3, 2, 4], [1, 5, 2, 4]]), ("ij,jk,kl->il", [[2, 3], [3, 4], [4, 2]]),
+    ("bn,anm,bm->ba", [[2, 3], [4, 3, 5], [2, 5]]), ("Ab,bA->", [[2, 3], [3, 2]]),
+    ("bA,bc", [[2, 3], [2, 4]]), ("...ij,...jk->...ik", [[2, 1, 3, 4], [5, 4, 2]]),
+    ("...,...->...", [[2, 3], [3]]), ("i...->...", [[2, 3, 4]]), ("...i->i...", [[2, 3, 4]]),
+    ("ij,jk->ik", [[2, 1], [4, 5]]), ("ij,jk->ik", [[0, 3], [3, 4]]), ("ij,jk->ik", [[2, 0], [0, 4]]),
+    ("i j , j k -> i k", [[2, 3], [3, 4]]), ("ab,cd->", [[2, 3], [4, 5]]),
+]
+
+
+def gen_einsum():
+    """einsum over matrix products, attention's layouts, outer and inner
+    products, reductions, ellipses (broadcast), implicit outputs (A-Z before
+    a-z), size-1 broadcasting and empty operands, on the dtypes PyTorch's
+    einsum takes; PyTorch's OpInfo samples."""
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64,
+               torch.int32, torch.int64, torch.bool, torch.uint8):
+        for eq, shapes in EINSUMS:
+            ops = [make(dt, s, special=False, reverse=(k % 2 == 1)) for k, s in enumerate(shapes)]
+            record("einsum", {"equation": eq}, ops, lambda: torch.einsum(eq, *ops))
+    for _, dt, s in op_db_samples({"einsum"}, [torch.float32, torch.float64, torch.int64]):
+        eq = s.input if isinstance(s.input, str) else s.args[0]
+        tensors = s.args[0] if isinstance(s.input, str) else s.input
+        if isinstance(tensors, torch.Tensor):
+            tensors = [tensors]
+        tensors = [t.contiguous() for t in tensors]
+        record("einsum", {"equation": eq}, tensors, lambda: torch.einsum(eq, *tensors))
+
+
 def gen_selection():
     """max/min along a dim (values and positions), argsort and
     repeat_interleave on every dtype, with ties and NaN."""
@@ -1901,6 +1980,8 @@ def main():
     gen_shape_ops()
     gen_gather_scatter()
     gen_advanced_indexing()
+    gen_index_writes()
+    gen_einsum()
     gen_selection()
     gen_binary()
     gen_where_clamp_cast()

@@ -26,6 +26,7 @@ pub fn sums(module: &Module) -> bool {
                     | Op::Softmax { .. }
                     | Op::LogSoftmax { .. }
                     | Op::LayerNorm { .. }
+                    | Op::Einsum { .. }
             )
     })
 }

@@ -1163,6 +1163,34 @@ impl Tensor {
         record(Op::IndexSelect { dim }, vec![t(self), t(index)], None)
     }
 
+    /// `torch.index_copy(self, dim, index, source)`: `source`'s slices
+    /// written at the positions `index` (int64) lists along `dim`.
+    pub fn index_copy(&self, dim: i64, index: &Tensor, source: &Tensor) -> Tensor {
+        record(
+            Op::IndexCopy { dim },
+            vec![t(self), t(index), t(source)],
+            None,
+        )
+    }
+
+    /// `torch.index_fill(self, dim, index, value)`: the slices at the
+    /// positions `index` (int64, negative from the end) lists along `dim`
+    /// set to `value` (a number or a 0-D tensor).
+    pub fn index_fill(&self, dim: i64, index: &Tensor, value: impl Into<Input>) -> Tensor {
+        record(
+            Op::IndexFill { dim },
+            vec![t(self), t(index), value.into()],
+            None,
+        )
+    }
+
+    /// `torch.take_along_dim(self, indices, dim)`: `gather` with the input
+    /// and the indices broadcast against each other away from `dim`; with
+    /// `None`, of the flattened input.
+    pub fn take_along_dim(&self, indices: &Tensor, dim: Option<i64>) -> Tensor {
+        record(Op::TakeAlongDim { dim }, vec![t(self), t(indices)], None)
+    }
+
     /// `self[indices]` with tensors (ATen's `index.Tensor`): `None` keeps
     /// a dim whole, as `:` does (`x[:, i]` is `x.index(&[None, Some(&i)])`).
     pub fn index(&self, indices: &[Option<&Tensor>]) -> Tensor {
@@ -1274,6 +1302,16 @@ pub fn stack(tensors: &[&Tensor], dim: i64) -> Tensor {
 /// `torch.where(cond, a, b)`.
 pub fn where_(cond: &Tensor, a: impl Into<Input>, b: impl Into<Input>) -> Tensor {
     record(Op::Where, vec![t(cond), a.into(), b.into()], None)
+}
+
+/// `torch.einsum(equation, tensors)`: products of the operands summed
+/// over the subscripts the output drops (`"bhqd,bhkd->bhqk"`).
+pub fn einsum(equation: &str, tensors: &[&Tensor]) -> Tensor {
+    let op = Op::Einsum {
+        equation: equation.to_string(),
+        path: None,
+    };
+    record(op, tensors.iter().map(|x| t(x)).collect(), None)
 }
 
 /// `torch.cat(tensors, dim)`.

@@ -3068,3 +3068,267 @@ pub fn lp_pool(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Opt
     )?;
     Ok(Some(vec![y]))
 }
+
+/// `take_along_dim`: the input and the indices expanded to the shapes ATen
+/// broadcasts them to away from `dim`, then `gather` (negative positions
+/// counting from the end); without `dim`, `gather` of the flattened input
+/// at the flattened indices.
+pub fn take_along_dim(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::TakeAlongDim { dim } = op else {
+        return Ok(None);
+    };
+    let (x, index) = (nth(operands, 0)?, nth(operands, 1)?);
+    let (d, x, index) = match dim {
+        None => {
+            let flat = |e: &mut Emitter<'_>, v| {
+                e.push(Op::Reshape { shape: vec![-1] }, vec![Operand::Value(v)])
+            };
+            (0, flat(e, x)?, flat(e, index)?)
+        }
+        Some(dim) => {
+            let (d, index_shape, input_shape) =
+                crate::infer::take_along_dim_shapes(&e.ty(x).shape, &e.ty(index).shape, *dim)?;
+            let grown = |e: &mut Emitter<'_>, v, shape: Vec<i64>| {
+                if e.ty(v).shape == shape {
+                    Ok(v)
+                } else {
+                    e.push(Op::Expand { shape }, vec![Operand::Value(v)])
+                }
+            };
+            (d, grown(e, x, input_shape)?, grown(e, index, index_shape)?)
+        }
+    };
+    // Negative positions count from the end (PyTorch's expanded-index
+    // gather wraps them); gather checks the rest.
+    let size = e.ty(x).shape.get(d).copied().unwrap_or(1);
+    let negative = e.binary(BinaryOp::Lt, index, Operand::Scalar(Scalar::Int(0)))?;
+    let wrapped = e.binary(BinaryOp::Add, index, Operand::Scalar(Scalar::Int(size)))?;
+    let index = select(e, negative, Operand::Value(wrapped), Operand::Value(index))?;
+    let gather = Op::Gather {
+        dim: d as i64,
+        sparse_grad: false,
+    };
+    one(e.push(gather, vec![Operand::Value(x), Operand::Value(index)])?)
+}
+
+/// `einsum`, as `torch.einsum` computes it without opt_einsum: every
+/// operand's diagonals taken (a subscript repeated in it), then permuted
+/// and unsqueezed to the equation's lined-up dims
+/// ([`Equation`](crate::einsum::Equation)); dims no later operand has
+/// summed out of the first (or squeezed, when of size 1); then each
+/// operand in turn multiplied in, its last dims contracted by one batched
+/// `matmul` (`sumproduct_pair`), a `dot` when nothing else is left, or a
+/// `mul` when nothing is contracted. The same `sum`s, `mul`s and products
+/// as PyTorch's give its result dtypes (an integer `sum` is int64). An
+/// operand with no elements gives zeros of the first operand's dtype.
+pub fn einsum(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Einsum { equation, .. } = op else {
+        return Ok(None);
+    };
+    let vals = (0..operands.len())
+        .map(|i| nth(operands, i))
+        .collect::<Result<Vec<_>>>()?;
+    let shapes: Vec<Vec<i64>> = vals.iter().map(|v| e.ty(*v).shape.clone()).collect();
+    let shape_refs: Vec<&[i64]> = shapes.iter().map(|s| &s[..]).collect();
+    let eq = crate::einsum::Equation::new(equation, &shape_refs)?;
+    if shapes.iter().any(|s| s.contains(&0)) {
+        let first = e.ty(vals[0]).clone();
+        let zeros = Op::Full {
+            shape: eq.out_shape(),
+            value: Scalar::Int(0),
+            dtype: Some(first.dtype),
+            device: Some(first.device),
+        };
+        return one(e.push(zeros, vec![])?);
+    }
+    let all = eq.dims.len();
+    // Each operand lined up: its dims in the equation's order, size-1 dims
+    // where it lacks one.
+    let mut aligned = Vec::new();
+    for ((v, pos), diagonals) in vals.iter().zip(&eq.positions).zip(&eq.diagonals) {
+        let mut v = *v;
+        for diagonal in diagonals {
+            // x[..., arange(n), ..., arange(n), ...]: the diagonal.
+            let arange = Op::Arange {
+                start: Scalar::Int(0),
+                end: Scalar::Int(diagonal.size),
+                step: Scalar::Int(1),
+                dtype: Some(DType::I64),
+                device: Some(e.ty(v).device),
+            };
+            let positions = e.push(arange, vec![])?;
+            let last = *diagonal.dims.last().expect("a diagonal has dims");
+            let mut index = vec![Operand::Value(v)];
+            index.extend((0..=last).map(|d| {
+                if diagonal.dims.contains(&d) {
+                    Operand::Value(positions)
+                } else {
+                    Operand::None
+                }
+            }));
+            v = e.push(Op::Index, index)?;
+        }
+        let mut order: Vec<usize> = (0..pos.len()).collect();
+        order.sort_by_key(|&i| pos[i]);
+        if order.iter().enumerate().any(|(i, &o)| i != o) {
+            let dims = order.iter().map(|&o| o as i64).collect();
+            v = e.push(Op::Permute { dims }, vec![Operand::Value(v)])?;
+        }
+        for g in 0..all {
+            if !pos.contains(&g) {
+                v = e.push(Op::Unsqueeze { dim: g as i64 }, vec![Operand::Value(v)])?;
+            }
+        }
+        aligned.push(v);
+    }
+    let last = eq.last_operand();
+    let size = |e: &Emitter<'_>, v: ValueId, i: usize| e.ty(v).shape[i];
+    let squeeze = |e: &mut Emitter<'_>, v: ValueId, i: usize| {
+        e.push(
+            Op::Squeeze {
+                dims: Some(vec![i as i64]),
+            },
+            vec![Operand::Value(v)],
+        )
+    };
+    let sum = |e: &mut Emitter<'_>, v: ValueId, i: usize, keepdim: bool| {
+        e.reduce(ReduceOp::Sum, v, vec![i as i64], keepdim, None)
+    };
+    // The lined-up dims the result still has, in order.
+    let mut present: Vec<usize> = (0..all).collect();
+    let mut result = aligned[0];
+    for g in eq.out_dims..all {
+        if last[g] == Some(0) {
+            let i = present.iter().position(|&p| p == g).expect("present");
+            result = if size(e, result, i) == 1 {
+                squeeze(e, result, i)?
+            } else {
+                sum(e, result, i, false)?
+            };
+            present.remove(i);
+        }
+    }
+    for (k, &operand) in aligned.iter().enumerate().skip(1) {
+        let mut operand = operand;
+        let mut operand_dims: Vec<usize> = (0..all).collect();
+        let mut contracted = Vec::new();
+        for g in eq.out_dims..all {
+            let j = operand_dims.iter().position(|&p| p == g).expect("present");
+            match present.iter().position(|&p| p == g) {
+                // Gone from the result already: size 1 here too.
+                None => {
+                    operand = squeeze(e, operand, j)?;
+                    operand_dims.remove(j);
+                }
+                Some(i) if last[g] == Some(k) => {
+                    if size(e, result, i) == 1 {
+                        operand = sum(e, operand, j, false)?;
+                        result = squeeze(e, result, i)?;
+                    } else if size(e, operand, j) == 1 {
+                        result = sum(e, result, i, false)?;
+                        operand = squeeze(e, operand, j)?;
+                    } else {
+                        contracted.push(g);
+                        continue;
+                    }
+                    present.remove(i);
+                    operand_dims.remove(j);
+                }
+                Some(_) => {}
+            }
+        }
+        result = if contracted.is_empty() {
+            e.binary(BinaryOp::Mul, result, operand)?
+        } else if contracted.len() == present.len() {
+            let flat = |e: &mut Emitter<'_>, v: ValueId| {
+                e.push(Op::Reshape { shape: vec![-1] }, vec![Operand::Value(v)])
+            };
+            let (l, r) = (flat(e, result)?, flat(e, operand)?);
+            e.push(Op::Dot, vec![Operand::Value(l), Operand::Value(r)])?
+        } else {
+            let sums: Vec<usize> = contracted
+                .iter()
+                .map(|g| present.iter().position(|p| p == g).expect("present"))
+                .collect();
+            sumproduct_pair(e, result, operand, &sums)?
+        };
+        present.retain(|g| !contracted.contains(g));
+    }
+    one(result)
+}
+
+/// ATen's `sumproduct_pair`: `left · right` (lined up, equal rank) summed
+/// over the dims `sums`, as one batched matmul: dims in both (`lro`),
+/// only left's (`lo`) and only right's (`ro`) flattened around the
+/// contracted ones, then the result's dims put back in their order.
+fn sumproduct_pair(
+    e: &mut Emitter<'_>,
+    left: ValueId,
+    right: ValueId,
+    sums: &[usize],
+) -> Result<ValueId> {
+    let (mut left, mut right) = (left, right);
+    let rank = e.ty(left).shape.len();
+    let (mut lro, mut lo, mut ro) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut lro_size, mut lo_size, mut ro_size, mut sum_size) = (1i64, 1i64, 1i64, 1i64);
+    for i in 0..rank {
+        let (ls, rs) = (e.ty(left).shape[i], e.ty(right).shape[i]);
+        let (sl, sr) = (ls != 1, rs != 1);
+        if sums.contains(&i) {
+            if sl && sr {
+                sum_size *= ls;
+            } else if sl {
+                left = e.reduce(ReduceOp::Sum, left, vec![i as i64], true, None)?;
+            } else if sr {
+                right = e.reduce(ReduceOp::Sum, right, vec![i as i64], true, None)?;
+            }
+        } else if sl && sr {
+            lro.push(i);
+            lro_size *= ls;
+        } else if sl {
+            lo.push(i);
+            lo_size *= ls;
+        } else {
+            ro.push(i);
+            ro_size *= rs;
+        }
+    }
+    let cat = |parts: &[&[usize]]| -> Vec<usize> { parts.concat() };
+    let lperm = cat(&[&lro, &lo, sums, &ro]);
+    let rperm = cat(&[&lro, sums, &ro, &lo]);
+    let mut out_size: Vec<i64> = lro.iter().map(|&d| e.ty(left).shape[d]).collect();
+    out_size.extend(lo.iter().map(|&d| e.ty(left).shape[d]));
+    out_size.extend(sums.iter().map(|_| 1));
+    out_size.extend(ro.iter().map(|&d| e.ty(right).shape[d]));
+    let permute = |e: &mut Emitter<'_>, v: ValueId, perm: &[usize]| {
+        let dims = perm.iter().map(|&d| d as i64).collect();
+        e.push(Op::Permute { dims }, vec![Operand::Value(v)])
+    };
+    let reshape = |e: &mut Emitter<'_>, v: ValueId, shape: Vec<i64>| {
+        e.push(Op::Reshape { shape }, vec![Operand::Value(v)])
+    };
+    let l = permute(e, left, &lperm)?;
+    let l = reshape(e, l, vec![lro_size, lo_size, sum_size])?;
+    let r = permute(e, right, &rperm)?;
+    let r = reshape(e, r, vec![lro_size, sum_size, ro_size])?;
+    let product = e.push(Op::Matmul, vec![Operand::Value(l), Operand::Value(r)])?;
+    let product = reshape(e, product, out_size)?;
+    // Back to the original order of dims, then the summed ones dropped.
+    let mut operm = vec![0usize; rank];
+    for (k, &d) in lperm.iter().enumerate() {
+        operm[d] = k;
+    }
+    let product = permute(e, product, &operm)?;
+    if sums.is_empty() {
+        return Ok(product);
+    }
+    let dims = sums.iter().map(|&d| d as i64).collect();
+    e.push(
+        Op::Squeeze { dims: Some(dims) },
+        vec![Operand::Value(product)],
+    )
+}

@@ -261,6 +261,13 @@ const NOT_PACKED_OR_FLOAT8: S = S::ROUNDABLE
     .union(S::COMPLEX_HALF)
     .union(S::BOOL);
 
+/// What `index_copy` and `index_fill` take: every dtype but the bare
+/// unsigned integers and the float8 and float4 formats.
+const INDEX_WRITES: S = S::ALL
+    .without(S::BARE_UINTS)
+    .without(S::FLOAT8)
+    .without(S::FLOAT4);
+
 const fn fixed(name: &'static str, dtypes: S) -> KernelRule {
     KernelRule::Fixed(AtenKernel::new(name, dtypes))
 }
@@ -931,6 +938,28 @@ define_ops! {
     Take "take" (input: Tensor, index: Tensor)
         => Rules::new(infer::take, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("take", S::ALL));
+    /// `torch.index_copy`: a copy of `input` (contiguous, as PyTorch's
+    /// out-of-place form) with the slices of `source` written at the
+    /// positions `index` lists along `dim` (the last write wins).
+    IndexCopy "index_copy" { dim: i64 } (input: Tensor, index: Tensor, source: Tensor)
+        => Rules::new(infer::index_copy, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("index_copy_cpu", INDEX_WRITES));
+    /// `torch.index_fill`: a copy of `input` with the slices at the
+    /// positions `index` lists along `dim` set to `value` (a number or a
+    /// 0-D tensor, converted to the input's dtype).
+    IndexFill "index_fill" { dim: i64 } (input: Tensor, index: Tensor, value: Any)
+        => Rules::new(infer::index_fill, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Kernel)
+            .kernel(fixed("index_fill_cpu", INDEX_WRITES));
+    /// `torch.take_along_dim`: `gather` along `dim` after broadcasting the
+    /// input and the indices against each other away from `dim` (with no
+    /// `dim`, of the flattened input).
+    TakeAlongDim "take_along_dim" { dim: Option<i64> = None } (input: Tensor, indices: Tensor)
+        => Rules::new(infer::take_along_dim, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed(
+                "gather_expanded_index",
+                S::ALL.without(S::FLOAT8).without(S::FLOAT4).without(S::COMPLEX_HALF),
+            ))
+            .expand(expand::take_along_dim);
     /// `x[i, :, j]` with tensors (ATen's `index.Tensor`): the entries at
     /// the positions the index tensors hold (broadcast together; `none`
     /// keeps a dim whole), in PyTorch's result shape and strides
@@ -976,6 +1005,14 @@ define_ops! {
         => Rules::new(infer::linear, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("addmm_impl_cpu_", S::FLOATS_COMPLEX.union(S::INTS)))
             .expand(expand::linear);
+    /// `torch.einsum`: the operands' products summed over the subscripts
+    /// the output drops (`kiln_ir::einsum` reads the equation), contracted
+    /// left to right as PyTorch does without opt_einsum: `sum`s, `mul`s and
+    /// batched `matmul`s. `path` (opt_einsum's order) is accepted and only
+    /// changes the order of the products.
+    Einsum "einsum" { equation: String, path: Option<Vec<i64>> = None } (tensors: List)
+        => Rules::new(infer::einsum, LayoutRule::Contiguous, Cost::Kernel)
+            .expand(expand::einsum);
     /// `torch.mm`: the product of two matrices.
     Mm "mm" (input: Tensor, mat2: Tensor)
         => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)

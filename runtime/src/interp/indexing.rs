@@ -22,13 +22,30 @@ fn index_values(index: &Tensor) -> Vec<i64> {
 /// input counts as one dim of one), each checked to be in range before
 /// anything is read or written.
 fn checked_positions(x: &Tensor, dim: i64, index: &Tensor) -> Result<(usize, Vec<i64>)> {
+    positions_along(x, dim, index, "", false)
+}
+
+/// [`checked_positions`] with the message's prefix (`index_copy_(): `) and
+/// whether negative positions count from the end (index_fill's do).
+fn positions_along(
+    x: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    prefix: &str,
+    negative: bool,
+) -> Result<(usize, Vec<i64>)> {
     let d = dim_of(dim, x.shape().len())?;
     let size = size_of(x, d);
+    let lowest = if negative { -size } else { 0 };
     let idx = index_values(index);
-    if let Some(&bad) = idx.iter().find(|&&i| i < 0 || i >= size) {
-        return Err(out_of_bounds(bad, d, size));
+    if let Some(&bad) = idx.iter().find(|&&i| i < lowest || i >= size) {
+        let e = out_of_bounds(bad, d, size);
+        return Err(Error::new(e.kind(), format!("{prefix}{}", e.message())));
     }
-    Ok((d, idx))
+    Ok((
+        d,
+        idx.into_iter().map(|i| i.rem_euclid(size.max(1))).collect(),
+    ))
 }
 
 /// A fresh result laid out as the layout pass says, holding `x`'s values
@@ -381,6 +398,54 @@ pub fn index_put(
     Ok(out)
 }
 
+/// `index_copy`: a copy of `input` with `source`'s slices written at the
+/// positions along `dim` (the last write wins).
+fn index_copy(
+    dim: i64,
+    x: &Tensor,
+    index: &Tensor,
+    source: &Tensor,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let (d, idx) = positions_along(x, dim, index, "index_copy_(): ", false)?;
+    let mut out = copy_of(x, out_ty, strides)?;
+    let rank = x.shape().len();
+    for p in Indices::new(source.shape()) {
+        let mut target = p.clone();
+        if !target.is_empty() {
+            target[d] = idx[p[d] as usize];
+        } else if rank > 0 {
+            // A 0-D source: the one position the index holds.
+            target = vec![0; rank];
+            target[d] = idx[0];
+        }
+        out.set(&at(rank, &target), convert(source.get(&p), out_ty.dtype))?;
+    }
+    Ok(out)
+}
+
+/// `index_fill`: a copy of `input` with the slices at the positions along
+/// `dim` set to `value` (converted to the input's dtype).
+fn index_fill(
+    dim: i64,
+    x: &Tensor,
+    index: &Tensor,
+    value: Elem,
+    out_ty: &TensorType,
+    strides: &[i64],
+) -> Result<Tensor> {
+    let (d, idx) = positions_along(x, dim, index, "", true)?;
+    let mut out = copy_of(x, out_ty, strides)?;
+    let value = convert(value, out_ty.dtype);
+    for p in Indices::new(x.shape()) {
+        if p.is_empty() || idx.contains(&p[d]) {
+            out.set(&p, value)?;
+        }
+    }
+    Ok(out)
+}
+
 /// Runs one of this module's ops; `None` for any other op.
 pub fn run(
     op: &Op,
@@ -440,6 +505,15 @@ pub fn run(
             index_add(*dim, *alpha, arg(0)?, arg(1)?, arg(2)?, out_ty, strides)?
         }
         Op::Take => take(arg(0)?, arg(1)?, out_ty, strides)?,
+        Op::IndexCopy { dim } => index_copy(*dim, arg(0)?, arg(1)?, arg(2)?, out_ty, strides)?,
+        Op::IndexFill { dim } => {
+            // The value: a number, or a 0-D tensor (the third tensor).
+            let v = match value {
+                Some(s) => Elem::from_scalar(s),
+                None => arg(2)?.get(&[]),
+            };
+            index_fill(*dim, arg(0)?, arg(1)?, v, out_ty, strides)?
+        }
         _ => return Ok(None),
     }))
 }

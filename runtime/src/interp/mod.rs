@@ -248,6 +248,8 @@ fn execute(
         | Op::ScatterAdd { .. }
         | Op::ScatterReduce { .. }
         | Op::IndexAdd { .. }
+        | Op::IndexCopy { .. }
+        | Op::IndexFill { .. }
         | Op::Take => {
             let tensors: Vec<&Tensor> = args
                 .iter()
