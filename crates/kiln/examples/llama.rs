@@ -16,18 +16,22 @@
 //! checkpoint, else `<stem>_config.json`.
 //!
 //! `--generate N` continues the ids greedily for N tokens with a key/value
-//! cache ([`Generator`]): the prompt runs once, then each step runs one
-//! position against the cached keys and values of the earlier ones (a
-//! program per cache length; each is traced and compiled when first met).
+//! cache of static length ([`Generator`]): the prompt runs once, then each
+//! step runs one position against the cached keys and values of the
+//! earlier ones, written in place; the step's start is an input, so one
+//! compiled program serves every step (two programs in all: the prompt's
+//! length and 1).
 //!
 //! `crates/kiln/tests/nn.rs` includes this file and checks the model
 //! against transformers' logits.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 
 use kiln::nn::{
-    Activation, Attention, AttentionConfig, Embedding, KvCache, Linear, Module, RmsNorm,
-    RotaryEmbedding, TracedModel, VarBuilder, VarStore,
+    Activation, Attention, AttentionConfig, CompiledModel, Embedding, Linear, Module, RmsNorm,
+    RotaryEmbedding, StaticKvCache, TracedModel, VarBuilder, VarStore,
 };
 use kiln::runtime::Tensor as HostTensor;
 use kiln::{DType, Device, Error, ErrorKind, Result, Tensor, TensorSpec};
@@ -179,15 +183,19 @@ impl DecoderLayer {
         &x + self.mlp.forward(&self.post_attention_layernorm.forward(&x))
     }
 
-    fn forward_cached(
+    fn forward_static(
         &self,
         x: &Tensor,
         rotary: &RotaryEmbedding,
-        past: Option<&KvCache>,
-    ) -> (Tensor, KvCache) {
-        let (attn, cache) =
-            self.self_attn
-                .forward_cached(&self.input_layernorm.forward(x), Some(rotary), past);
+        cache: &StaticKvCache,
+        start: &Tensor,
+    ) -> (Tensor, StaticKvCache) {
+        let (attn, cache) = self.self_attn.forward_static(
+            &self.input_layernorm.forward(x),
+            Some(rotary),
+            cache,
+            start,
+        );
         let x = x + attn;
         let y = &x + self.mlp.forward(&self.post_attention_layernorm.forward(&x));
         (y, cache)
@@ -243,47 +251,56 @@ impl Llama {
         vs.trace(&[spec], |xs| self.forward(&xs[0]))
     }
 
-    /// Logits for `input_ids` that follow the positions of `past` (one
-    /// cache per layer; empty: none), and the extended caches.
-    pub fn forward_cached(&self, input_ids: &Tensor, past: &[KvCache]) -> (Tensor, Vec<KvCache>) {
+    /// Logits for `input_ids` at positions `start ..` (a 0-D int64
+    /// tensor) over one cache of static length per layer, and the caches
+    /// with the new positions written.
+    pub fn forward_static(
+        &self,
+        input_ids: &Tensor,
+        caches: &[StaticKvCache],
+        start: &Tensor,
+    ) -> (Tensor, Vec<StaticKvCache>) {
         let mut x = self.embed_tokens.forward(input_ids);
-        let mut caches = Vec::with_capacity(self.layers.len());
-        for (i, layer) in self.layers.iter().enumerate() {
-            let (y, cache) = layer.forward_cached(&x, &self.rotary, past.get(i));
+        let mut written = Vec::with_capacity(self.layers.len());
+        for (layer, cache) in self.layers.iter().zip(caches) {
+            let (y, cache) = layer.forward_static(&x, &self.rotary, cache, start);
             x = y;
-            caches.push(cache);
+            written.push(cache);
         }
-        (self.lm_head.forward(&self.norm.forward(&x)), caches)
+        (self.lm_head.forward(&self.norm.forward(&x)), written)
     }
 
-    /// Traces one generation step: inputs `input_ids` `[batch, len]` and,
-    /// when `past_len > 0`, `past.{layer}.k` and `past.{layer}.v`
-    /// (`[batch, kv_heads, past_len, head_dim]` in `dtype`); results: the
-    /// logits, then each layer's extended keys and values.
+    /// Traces one generation step of `len` positions: inputs `input_ids`
+    /// `[batch, len]`, `start` (int64, 0-D: the first new position), then
+    /// `cache.{layer}.k` and `cache.{layer}.v` (`[batch, kv_heads,
+    /// max_len, head_dim]` in `dtype`); results: the logits, then each
+    /// layer's written keys and values. The program is the same for every
+    /// start.
     pub fn trace_step(
         &self,
         vs: &VarStore,
         config: &LlamaConfig,
-        (batch, len, past_len): (i64, i64, i64),
+        (batch, len, max_len): (i64, i64, i64),
         dtype: DType,
     ) -> Result<TracedModel> {
-        let mut specs = vec![TensorSpec::new([batch, len], DType::I64).name("input_ids")];
-        if past_len > 0 {
-            let shape = [batch, config.num_key_value_heads, past_len, config.head_dim];
-            for i in 0..self.layers.len() {
-                specs.push(TensorSpec::new(shape, dtype).name(format!("past.{i}.k")));
-                specs.push(TensorSpec::new(shape, dtype).name(format!("past.{i}.v")));
-            }
+        let mut specs = vec![
+            TensorSpec::new([batch, len], DType::I64).name("input_ids"),
+            TensorSpec::new([], DType::I64).name("start"),
+        ];
+        let shape = [batch, config.num_key_value_heads, max_len, config.head_dim];
+        for i in 0..self.layers.len() {
+            specs.push(TensorSpec::new(shape, dtype).name(format!("cache.{i}.k")));
+            specs.push(TensorSpec::new(shape, dtype).name(format!("cache.{i}.v")));
         }
         vs.trace(&specs, |xs| {
-            let past: Vec<KvCache> = xs[1..]
+            let caches: Vec<StaticKvCache> = xs[2..]
                 .chunks(2)
-                .map(|kv| KvCache {
+                .map(|kv| StaticKvCache {
                     k: kv[0].clone(),
                     v: kv[1].clone(),
                 })
                 .collect();
-            let (logits, caches) = self.forward_cached(&xs[0], &past);
+            let (logits, caches) = self.forward_static(&xs[0], &caches, &xs[1]);
             let mut outputs = vec![logits];
             outputs.extend(caches.into_iter().flat_map(|c| [c.k, c.v]));
             outputs
@@ -291,53 +308,94 @@ impl Llama {
     }
 }
 
-/// Runs a Llama position by position with a key/value cache (batch 1).
+/// Runs a Llama position by position with a key/value cache of static
+/// length (batch 1): one compiled program per chunk length, traced and
+/// compiled when first met and then reused for every step of that length.
 pub struct Generator<'a> {
     model: &'a Llama,
     vs: &'a VarStore,
     config: &'a LlamaConfig,
     dtype: DType,
-    /// Each layer's keys and values, `[1, kv_heads, len, head_dim]`.
+    max_len: i64,
+    /// Each layer's keys and values, `[1, kv_heads, max_len, head_dim]`.
     cache: Vec<HostTensor>,
+    len: i64,
+    steps: HashMap<i64, CompiledModel>,
 }
 
 impl<'a> Generator<'a> {
-    /// A generator with an empty cache; activations (and the cache) in
-    /// `dtype`, the weights' dtype.
-    pub fn new(model: &'a Llama, vs: &'a VarStore, config: &'a LlamaConfig, dtype: DType) -> Self {
-        Generator {
+    /// A generator whose cache holds `max_len` positions (zeros);
+    /// activations and the cache in `dtype`, the weights' dtype.
+    pub fn new(
+        model: &'a Llama,
+        vs: &'a VarStore,
+        config: &'a LlamaConfig,
+        dtype: DType,
+        max_len: i64,
+    ) -> Result<Self> {
+        let shape = [1, config.num_key_value_heads, max_len, config.head_dim];
+        let cache = (0..2 * model.layers.len())
+            .map(|_| HostTensor::zeros(&shape, dtype))
+            .collect::<Result<_>>()?;
+        Ok(Generator {
             model,
             vs,
             config,
             dtype,
-            cache: Vec::new(),
-        }
+            max_len,
+            cache,
+            len: 0,
+            steps: HashMap::new(),
+        })
     }
 
     /// How many positions the cache holds.
     pub fn len(&self) -> i64 {
-        self.cache.first().map_or(0, |k| k.shape()[2])
+        self.len
     }
 
     /// Whether the cache is empty.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
+    }
+
+    /// How many programs were compiled: one per chunk length fed.
+    pub fn programs(&self) -> usize {
+        self.steps.len()
     }
 
     /// Runs `ids` after the cached positions; returns their logits
     /// `[1, len, vocab]` and keeps their keys and values.
     pub fn feed(&mut self, ids: &[i64]) -> Result<HostTensor> {
         let len = ids.len() as i64;
-        let step = self
-            .model
-            .trace_step(self.vs, self.config, (1, len, self.len()), self.dtype)?;
-        let mut inputs = vec![HostTensor::from_vec(ids.to_vec(), &[1, len])?];
+        if self.len + len > self.max_len {
+            return Err(Error::new(
+                ErrorKind::Input,
+                format!(
+                    "the key/value cache holds {} positions: {len} more after {} do not fit",
+                    self.max_len, self.len
+                ),
+            ));
+        }
+        let step = match self.steps.entry(len) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(
+                self.model
+                    .trace_step(self.vs, self.config, (1, len, self.max_len), self.dtype)?
+                    .compile(Device::CPU)?,
+            ),
+        };
+        let mut inputs = vec![
+            HostTensor::from_vec(ids.to_vec(), &[1, len])?,
+            HostTensor::from_vec(vec![self.len], &[])?,
+        ];
         inputs.append(&mut self.cache);
-        let mut outputs = step.compile(Device::CPU)?.run(&inputs)?.into_iter();
+        let mut outputs = step.run(&inputs)?.into_iter();
         let logits = outputs
             .next()
             .ok_or_else(|| Error::new(ErrorKind::Backend, "the step returned no logits"))?;
         self.cache = outputs.collect();
+        self.len += len;
         Ok(logits)
     }
 }
@@ -426,7 +484,8 @@ fn main() -> Result<()> {
 
     if generate > 0 {
         let dtype = vs.dtype().unwrap_or(DType::F32);
-        let mut generator = Generator::new(&model, &vs, &config, dtype);
+        let max_len = ids.len() as i64 + generate as i64;
+        let mut generator = Generator::new(&model, &vs, &config, dtype, max_len)?;
         let start = std::time::Instant::now();
         let mut next = argmax_last(&generator.feed(&ids)?, vocab);
         let mut generated = vec![next];
@@ -435,8 +494,9 @@ fn main() -> Result<()> {
             generated.push(next);
         }
         println!(
-            "greedy continuation {generated:?} ({:.1} ms, tracing and compiling a program per step)",
-            start.elapsed().as_secs_f64() * 1e3
+            "greedy continuation {generated:?} ({:.1} ms; a static cache of {max_len} positions, {} programs compiled)",
+            start.elapsed().as_secs_f64() * 1e3,
+            generator.programs()
         );
     }
     Ok(())

@@ -687,13 +687,14 @@ fn a_gpt2_checkpoint_with_a_missing_layer_says_which() {
 fn llama_with_a_key_value_cache_matches_the_whole_sequence() {
     // Positions 0..5 as a prompt, 5..9 as a chunk after a cache (the
     // causal mask shifted by the cache), then 9..16 one at a time: each
-    // step's logits are transformers' rows for those positions.
+    // step's logits are transformers' rows for those positions. The cache
+    // has a static length: three programs in all (chunks of 5, 4 and 1).
     let config = llama::LlamaConfig::from_json_file(&data("llama_config.json")).unwrap();
     let vs = VarStore::load(data("llama.safetensors")).unwrap();
     let model = llama::Llama::load(&vs.root(), &config).unwrap();
     let (ids, expected) = reference("llama");
     let ids: Vec<i64> = ids.to_vec().unwrap();
-    let mut generator = llama::Generator::new(&model, &vs, &config, DType::F32);
+    let mut generator = llama::Generator::new(&model, &vs, &config, DType::F32, 16).unwrap();
     let mut chunks = vec![0..5, 5..9];
     chunks.extend((9..16).map(|i| i..i + 1));
     for range in chunks {
@@ -706,6 +707,37 @@ fn llama_with_a_key_value_cache_matches_the_whole_sequence() {
         );
         assert_eq!(generator.len(), range.end as i64);
     }
+    assert_eq!(generator.programs(), 3);
+    let full = generator.feed(&[1]).unwrap_err();
+    assert_eq!(
+        full.message(),
+        "the key/value cache holds 16 positions: 1 more after 16 do not fit"
+    );
+}
+
+/// Greedy generation of 32 tokens after an 8-token prompt with the static
+/// cache: the tokens transformers' `generate` gives
+/// (`tests/data/nn/llama_generate.safetensors`, whose smallest gap between
+/// the two largest logits is 0.023: no step is a near tie), with two
+/// compiled programs (the prompt's and the one-token step's).
+#[test]
+fn llama_greedy_generation_matches_transformers_generate() {
+    let config = llama::LlamaConfig::from_json_file(&data("llama_config.json")).unwrap();
+    let vs = VarStore::load(data("llama.safetensors")).unwrap();
+    let model = llama::Llama::load(&vs.root(), &config).unwrap();
+    let io = kiln::runtime::io::read_safetensors(&data("llama_generate.safetensors")).unwrap();
+    let get = |name: &str| -> Vec<i64> { io[name].to_vec().unwrap() };
+    let (prompt, expected) = (get("prompt"), get("generated"));
+    let mut generator = llama::Generator::new(&model, &vs, &config, DType::F32, 40).unwrap();
+    let vocab = config.vocab_size as usize;
+    let mut next = llama::argmax_last(&generator.feed(&prompt).unwrap(), vocab);
+    let mut generated = vec![next];
+    while generated.len() < 32 {
+        next = llama::argmax_last(&generator.feed(&[next]).unwrap(), vocab);
+        generated.push(next);
+    }
+    assert_eq!(generated, expected);
+    assert_eq!(generator.programs(), 2);
 }
 
 /// torchvision's ResNet `BasicBlock` (stride 2 with a 1×1 downsample,

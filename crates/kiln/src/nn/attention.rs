@@ -11,7 +11,12 @@
 //!
 //! For generation, [`Attention::forward_cached`] takes the keys and values
 //! of earlier positions ([`KvCache`], inputs of the traced step) and
-//! returns them extended, so each step runs only the new positions.
+//! returns them extended, so each step runs only the new positions; its
+//! shapes grow with the cache, so each length is a program of its own.
+//! [`Attention::forward_static`] keeps them in a cache of static length
+//! ([`StaticKvCache`]) instead, written in place of its positions, with
+//! the step's start an input: one compiled program serves every step (the
+//! way XLA serves language models).
 
 use kiln_ir::{Error, ErrorKind, Result};
 
@@ -247,6 +252,67 @@ impl Attention {
         }
         let y = q.scaled_dot_product_attention(&k, &v, mask.as_ref(), options);
         (self.o_proj.forward(&merge_heads(&y)), KvCache { k, v })
+    }
+}
+
+/// Keys and values in a cache of static length, `[batch, kv_heads,
+/// max_len, head_dim]` each: what [`Attention::forward_static`] takes and
+/// returns. Positions not written yet are masked, whatever they hold
+/// (zeros, as made by the caller, keep them finite).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StaticKvCache {
+    /// The keys.
+    pub k: Tensor,
+    /// The values.
+    pub v: Tensor,
+}
+
+impl Attention {
+    /// Attention of new positions `x` (`[batch, len, hidden]`) at positions
+    /// `start .. start + len` (`start`: a 0-D int64 tensor, an input of the
+    /// step) against a cache of static length: the new keys and values
+    /// are written at their positions (`index_put`), and each new position
+    /// attends to the cache's positions up to itself when causal (to every
+    /// written one otherwise). No shape depends on `start`, so one compiled
+    /// program serves every step of one length. Returns the output and the
+    /// cache with the new positions written.
+    pub fn forward_static(
+        &self,
+        x: &Tensor,
+        rotary: Option<&RotaryEmbedding>,
+        cache: &StaticKvCache,
+        start: &Tensor,
+    ) -> (Tensor, StaticKvCache) {
+        let second_last = |t: &Tensor| {
+            t.shape()
+                .and_then(|s| s.len().checked_sub(2).map(|i| s[i]))
+                .unwrap_or(0)
+        };
+        let len = x.shape().and_then(|s| s.get(1).copied()).unwrap_or(0);
+        let positions = arange(0, len, 1, Some(DType::I64)) + start;
+        let mut q = split_heads(&self.q_proj.forward(x), self.num_heads);
+        let mut k = split_heads(&self.k_proj.forward(x), self.num_kv_heads);
+        let v = split_heads(&self.v_proj.forward(x), self.num_kv_heads);
+        if let Some(rotary) = rotary {
+            q = rotary.apply_at(&q, &positions);
+            k = rotary.apply_at(&k, &positions);
+        }
+        let at = [None, None, Some(&positions)];
+        let k = cache.k.index_put(&at, &k, false);
+        let v = cache.v.index_put(&at, &v, false);
+        let cols = arange(0, second_last(&k), 1, Some(DType::I64)).unsqueeze(0);
+        let mask = if self.options.is_causal {
+            cols.le(&positions.unsqueeze(1))
+        } else {
+            cols.lt(&(start + len))
+        };
+        let mut options = self.options;
+        options.is_causal = false;
+        let y = q.scaled_dot_product_attention(&k, &v, Some(&mask), options);
+        (
+            self.o_proj.forward(&merge_heads(&y)),
+            StaticKvCache { k, v },
+        )
     }
 }
 

@@ -47,7 +47,7 @@ mod rotary;
 mod var_store;
 
 pub use activation::Activation;
-pub use attention::{Attention, AttentionConfig, KvCache, merge_heads, split_heads};
+pub use attention::{Attention, AttentionConfig, KvCache, StaticKvCache, merge_heads, split_heads};
 pub use conv::{BatchNorm2d, Conv2d};
 pub use dropout::Dropout;
 pub use embedding::Embedding;

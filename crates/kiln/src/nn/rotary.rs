@@ -52,6 +52,13 @@ impl RotaryEmbedding {
     /// The tables `cos` and `sin`, `[len, head_dim]` in `dtype`, for the
     /// positions `offset .. offset + len`.
     pub fn cos_sin(&self, len: i64, offset: i64, dtype: DType) -> (Tensor, Tensor) {
+        self.cos_sin_at(&arange(offset, offset + len, 1, Some(DType::I64)), dtype)
+    }
+
+    /// The tables for the positions an int64 vector holds, `[len,
+    /// head_dim]`: computed when the program runs when the positions are
+    /// (a static-cache decoding step's start is an input).
+    pub fn cos_sin_at(&self, positions: &Tensor, dtype: DType) -> (Tensor, Tensor) {
         let d = self.head_dim;
         let exponents = arange(0, d, 2, Some(DType::I64)).to_dtype(DType::F32) / d as f64;
         let powers = apply(
@@ -60,7 +67,7 @@ impl RotaryEmbedding {
         )
         .remove(0);
         let inv_freq = 1.0 / powers;
-        let positions = arange(offset, offset + len, 1, Some(DType::I64)).to_dtype(DType::F32);
+        let positions = positions.to_dtype(DType::F32);
         let freqs = positions.unsqueeze(1) * inv_freq.unsqueeze(0);
         let emb = cat(&[&freqs, &freqs], -1);
         (emb.cos().to_dtype(dtype), emb.sin().to_dtype(dtype))
@@ -69,11 +76,20 @@ impl RotaryEmbedding {
     /// Rotates `x` (`[..., len, head_dim]`: `[batch, heads, len,
     /// head_dim]`), whose first position is `offset`.
     pub fn apply(&self, x: &Tensor, offset: i64) -> Tensor {
-        let (Some(shape), Some(dtype)) = (x.shape(), x.dtype()) else {
+        let Some(shape) = x.shape() else {
             return x.clone(); // an earlier op failed; the trace reports it
         };
         let len = shape.len().checked_sub(2).map_or(1, |i| shape[i]);
-        let (cos, sin) = self.cos_sin(len, offset, dtype);
+        self.apply_at(x, &arange(offset, offset + len, 1, Some(DType::I64)))
+    }
+
+    /// Rotates `x` (`[..., len, head_dim]`) whose positions an int64
+    /// vector of `len` holds.
+    pub fn apply_at(&self, x: &Tensor, positions: &Tensor) -> Tensor {
+        let Some(dtype) = x.dtype() else {
+            return x.clone(); // an earlier op failed; the trace reports it
+        };
+        let (cos, sin) = self.cos_sin_at(positions, dtype);
         x * cos + rotate_half(x) * sin
     }
 }
