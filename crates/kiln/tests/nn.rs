@@ -584,25 +584,6 @@ fn reference(name: &str) -> (HostTensor, Vec<f64>) {
     (io["input_ids"].clone(), values(&io["logits"]))
 }
 
-/// The store's tensors converted to a half dtype.
-fn halved(vs: &VarStore, dtype: DType) -> VarStore {
-    let tensors = vs.names().map(|name| {
-        let t = vs.tensor(name).unwrap();
-        let v = values(t);
-        let h = match dtype {
-            DType::F16 => {
-                HostTensor::from_vec(v.iter().map(|&x| f16::from_f64(x)).collect(), t.shape())
-            }
-            _ => HostTensor::from_vec(v.iter().map(|&x| bf16::from_f64(x)).collect(), t.shape()),
-        };
-        (name.to_string(), h.unwrap())
-    });
-    VarStore::from_tensors(
-        format!("{} as {dtype}", vs.source()),
-        tensors.collect::<Vec<_>>(),
-    )
-}
-
 #[test]
 fn gpt2_matches_transformers() {
     let config = gpt2::Gpt2Config::from_json_file(&data("gpt2_config.json")).unwrap();
@@ -616,7 +597,7 @@ fn gpt2_matches_transformers() {
     assert_close(&values(&logits), &expected, 1e-4);
 
     // f16 weights: the same model in f16, to f16's precision.
-    let vs16 = halved(&vs, DType::F16);
+    let vs16 = vs.to_dtype(DType::F16).unwrap();
     let model16 = gpt2::Gpt2::load(&vs16.root(), &config).unwrap();
     let logits16 = model16
         .trace(&vs16, 1, 16)
@@ -645,7 +626,7 @@ fn llama_matches_transformers() {
     assert_close(&values(&logits), &expected, 1e-4);
 
     // bf16 weights (RMS norm's statistics in f32), to bf16's precision.
-    let vsb = halved(&vs, DType::BF16);
+    let vsb = vs.to_dtype(DType::BF16).unwrap();
     let modelb = llama::Llama::load(&vsb.root(), &config).unwrap();
     let logitsb = modelb
         .trace(&vsb, 1, 16)
@@ -656,6 +637,61 @@ fn llama_matches_transformers() {
         .unwrap();
     assert_eq!(logitsb[0].dtype(), DType::BF16);
     assert_close(&values(&logitsb[0]), &expected, 4e-2);
+}
+
+/// The Llama checkpoint split into two shards with a Hugging Face index
+/// file loads as the whole file does and gives the same logits; a tensor
+/// the index lists in a shard that lacks it, and a missing shard, are
+/// errors naming them.
+#[test]
+fn a_sharded_checkpoint_loads_through_its_index() {
+    let config = llama::LlamaConfig::from_json_file(&data("llama_config.json")).unwrap();
+    let whole = VarStore::load(data("llama.safetensors")).unwrap();
+    let dir = std::env::temp_dir().join(format!("kiln-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let names: Vec<&str> = whole.names().collect();
+    let mut weight_map = serde_json::Map::new();
+    for (k, part) in names.chunks(names.len().div_ceil(2)).enumerate() {
+        let shard = format!("model-0000{}-of-00002.safetensors", k + 1);
+        let tensors: Vec<(String, &HostTensor)> = part
+            .iter()
+            .map(|n| (n.to_string(), whole.tensor(n).unwrap()))
+            .collect();
+        kiln::runtime::io::write_safetensors(&dir.join(&shard), &tensors).unwrap();
+        for n in part {
+            weight_map.insert(n.to_string(), shard.clone().into());
+        }
+    }
+    let index = dir.join("model.safetensors.index.json");
+    let write_index = |map: &serde_json::Map<String, serde_json::Value>| {
+        let json = serde_json::json!({"metadata": {"total_size": 0}, "weight_map": map});
+        std::fs::write(&index, json.to_string()).unwrap();
+    };
+    write_index(&weight_map);
+    let vs = VarStore::load(&index).unwrap();
+    assert_eq!(vs.names().count(), names.len());
+    let model = llama::Llama::load(&vs.root(), &config).unwrap();
+    let (ids, expected) = reference("llama");
+    let logits = run(&model.trace(&vs, 1, 16).unwrap(), &[ids]);
+    assert_close(&values(&logits), &expected, 1e-4);
+
+    let mut wrong = weight_map.clone();
+    wrong.insert(
+        "model.norm.weight".into(),
+        "model-00001-of-00002.safetensors".into(),
+    );
+    write_index(&wrong);
+    let e = VarStore::load(&index).err().unwrap();
+    assert!(
+        e.message().ends_with(
+            "'model.norm.weight' is listed in model-00001-of-00002.safetensors, which does not hold it"
+        ),
+        "{e}"
+    );
+    std::fs::remove_file(dir.join("model-00002-of-00002.safetensors")).unwrap();
+    write_index(&weight_map);
+    assert!(VarStore::load(&index).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

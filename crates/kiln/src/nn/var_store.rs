@@ -49,16 +49,91 @@ struct Declared {
     index: HashMap<String, usize>,
 }
 
+/// The tensors of a sharded checkpoint: each listed in the index's
+/// `weight_map`, read from its shard (a file beside the index).
+fn read_sharded(index: &Path) -> Result<BTreeMap<String, HostTensor>> {
+    let bad = |message: String| {
+        Error::new(
+            ErrorKind::TensorFile,
+            format!("{}: {message}", index.display()),
+        )
+    };
+    let text = std::fs::read_to_string(index)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", index.display())))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not a checkpoint index: {e}")))?;
+    let map = json
+        .get("weight_map")
+        .and_then(serde_json::Value::as_object)
+        .ok_or_else(|| bad("a checkpoint index needs a \"weight_map\" object".into()))?;
+    let mut by_shard: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (name, shard) in map {
+        let shard = shard
+            .as_str()
+            .ok_or_else(|| bad(format!("the shard of '{name}' is not a file name")))?;
+        by_shard.entry(shard).or_default().push(name);
+    }
+    let dir = index.parent().unwrap_or(Path::new("."));
+    let mut tensors = BTreeMap::new();
+    for (shard, names) in by_shard {
+        let mut file = kiln_runtime::io::read_safetensors(&dir.join(shard))?;
+        for name in names {
+            let t = file.remove(name).ok_or_else(|| {
+                bad(format!(
+                    "'{name}' is listed in {shard}, which does not hold it"
+                ))
+            })?;
+            tensors.insert(name.to_string(), t);
+        }
+    }
+    Ok(tensors)
+}
+
 static NEXT_STORE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl VarStore {
-    /// Reads every tensor of a safetensors file (f32, f16, bf16 weights, or
-    /// any other dtype the file format has).
+    /// Reads every tensor of a checkpoint (f32, f16, bf16 weights, or any
+    /// other dtype the file format has): one safetensors file, or a sharded
+    /// checkpoint through its index (a `.json` path such as
+    /// `model.safetensors.index.json`, whose `weight_map` gives the shard
+    /// file beside it of every tensor, as Hugging Face writes them).
     pub fn load(path: impl AsRef<Path>) -> Result<VarStore> {
         let path = path.as_ref();
-        let tensors = kiln_runtime::io::read_safetensors(path)?;
+        let tensors = if path.extension().is_some_and(|e| e == "json") {
+            read_sharded(path)?
+        } else {
+            kiln_runtime::io::read_safetensors(path)?
+        };
         Ok(VarStore::from_tensors_in(
             path.display().to_string(),
+            tensors,
+        ))
+    }
+
+    /// The store with every floating tensor converted to `dtype` (rounded
+    /// to nearest): a bf16 checkpoint run in f32, say. Other tensors are
+    /// kept as they are.
+    pub fn to_dtype(&self, dtype: DType) -> Result<VarStore> {
+        let tensors = self
+            .inner
+            .tensors
+            .iter()
+            .map(|(name, t)| {
+                let t = if t.dtype().is_floating_point() && t.dtype() != dtype {
+                    let values: Vec<_> = t
+                        .values()
+                        .into_iter()
+                        .map(|v| kiln_runtime::convert::convert(v, dtype))
+                        .collect();
+                    HostTensor::from_values(values, t.shape(), dtype)?
+                } else {
+                    t.clone()
+                };
+                Ok((name.clone(), t))
+            })
+            .collect::<Result<BTreeMap<_, _>>>()?;
+        Ok(VarStore::from_tensors_in(
+            format!("{} as {dtype}", self.inner.source),
             tensors,
         ))
     }
