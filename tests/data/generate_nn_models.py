@@ -20,11 +20,12 @@ Written to `tests/data/nn/`:
   1x16) and the model's `logits` (float32, 1x16x100).
 - `gpt2_config.json`, `llama_config.json`: the models' configs, as
   transformers writes `config.json`.
-- `llama_generate.safetensors`: `prompt` (the first 8 of `input_ids`) and
-  `generated`, the 32 tokens transformers' greedy `generate` appends with
-  the committed Llama weights (`--only generation` remakes just this file,
-  from the committed weights); the smallest gap between the two largest
-  logits along the way is printed, to show no step is a near tie.
+- `llama_generate.safetensors`, `gpt2_generate.safetensors`: `prompt`
+  (the first 8 of `input_ids`) and `generated`, the tokens transformers'
+  greedy `generate` appends with the committed weights (32 for Llama, 24
+  for GPT-2, whose 32 positions hold no more; `--only generation` remakes
+  just these files); the smallest gap between the two largest logits
+  along the way is printed, to show no step is a near tie.
 
 Every parameter is the model's initialisation plus 0.1 * N(0, 1) noise,
 so that biases and norm weights (initialised to 0 and 1) are not trivial.
@@ -84,26 +85,41 @@ def llama():
 
 
 def generation():
-    """transformers' greedy generate with the committed Llama weights."""
+    """transformers' greedy generate with the committed Llama and GPT-2
+    weights: 32 tokens for Llama, 24 for GPT-2 (whose 32 positions hold
+    the 8-token prompt and 24 more)."""
     from safetensors.torch import load_file
     config = LlamaConfig.from_json_file(os.path.join(OUT, "llama_config.json"))
     model = LlamaForCausalLM(config)
     model.load_state_dict(load_file(os.path.join(OUT, "llama.safetensors")), strict=False)
+    greedy(model, "llama", 32)
+    config = GPT2Config.from_json_file(os.path.join(OUT, "gpt2_config.json"))
+    model = GPT2LMHeadModel(config)
+    weights = load_file(os.path.join(OUT, "gpt2.safetensors"))
+    weights = {f"transformer.{k}": v for k, v in weights.items()}
+    weights["lm_head.weight"] = weights["transformer.wte.weight"]
+    model.load_state_dict(weights, strict=False)
+    greedy(model, "gpt2", 24)
+
+
+def greedy(model, name, count):
+    from safetensors.torch import load_file
+    config = model.config
     model.eval()
-    prompt = load_file(os.path.join(OUT, "llama_io.safetensors"))["input_ids"][:, :8].contiguous()
+    prompt = load_file(os.path.join(OUT, f"{name}_io.safetensors"))["input_ids"][:, :8].contiguous()
     with torch.no_grad():
         # An explicit mask: without one, generate masks the prompt's
         # tokens equal to the pad id as padding. No end-of-sequence token:
         # greedy decoding goes on for all 32 tokens.
         model.generation_config.eos_token_id = None
-        out = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=32,
+        out = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=count,
                              do_sample=False, output_logits=True, return_dict_in_generate=True,
                              pad_token_id=config.vocab_size - 1)
     generated = out.sequences[:, prompt.shape[1]:].contiguous()
     gaps = [(l[0].topk(2).values[0] - l[0].topk(2).values[1]).item() for l in out.logits]
     save_file({"prompt": prompt, "generated": generated},
-              os.path.join(OUT, "llama_generate.safetensors"))
-    print(f"generation: {generated.tolist()}, smallest top-2 gap {min(gaps):.2e}")
+              os.path.join(OUT, f"{name}_generate.safetensors"))
+    print(f"{name} generation: {generated.tolist()}, smallest top-2 gap {min(gaps):.2e}")
 
 
 def basic_block():

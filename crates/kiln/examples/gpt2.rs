@@ -3,8 +3,13 @@
 //!
 //! ```text
 //! cargo run -p kiln --example gpt2 --release                      # the tiny test model
-//! cargo run -p kiln --example gpt2 --release -- model.safetensors [config.json] [--ids 464,2068,7586] [--kir gpt2.kir]
+//! cargo run -p kiln --example gpt2 --release -- model.safetensors [config.json] [--ids 464,2068,7586] [--kir gpt2.kir] [--generate 8]
 //! ```
+//!
+//! `--generate N` continues the ids greedily for N tokens with a key/value
+//! cache of static length (`kiln::nn::Generator`: two compiled programs,
+//! the prompt's and the one-token step's; the positions must fit
+//! `n_positions`).
 //!
 //! `--kir PATH` writes the traced program: its arguments are `input_ids`
 //! and the weights by name, so `kiln run gpt2.kir --inputs
@@ -28,8 +33,8 @@
 use std::path::{Path, PathBuf};
 
 use kiln::nn::{
-    Activation, CompiledModel, Embedding, LayerNorm, Linear, Module, Param, TracedModel,
-    VarBuilder, VarStore, merge_heads, split_heads,
+    Activation, CausalLm, CompiledModel, Embedding, Generator, LayerNorm, Linear, Module, Param,
+    StaticKvCache, TracedModel, VarBuilder, VarStore, attend_static, merge_heads, split_heads,
 };
 use kiln::{AttentionOptions, DType, Device, Error, ErrorKind, Result, Tensor, TensorSpec};
 
@@ -107,15 +112,39 @@ struct Gpt2Attention {
     n_head: i64,
 }
 
-impl Module for Gpt2Attention {
-    fn forward(&self, x: &Tensor) -> Tensor {
+impl Gpt2Attention {
+    /// Queries, keys and values `[batch, heads, len, head_dim]` from the
+    /// fused projection (`None` when an earlier op failed: the trace
+    /// reports its error).
+    fn qkv(&self, x: &Tensor) -> Option<[Tensor; 3]> {
         let qkv = self.c_attn.forward(x).split(self.n_embd, -1);
-        // A failed op gives one poisoned result; the trace reports its error.
         let part = |i: usize| qkv.get(i).or(qkv.first()).cloned();
         let (Some(q), Some(k), Some(v)) = (part(0), part(1), part(2)) else {
+            return None;
+        };
+        Some([q, k, v].map(|t| split_heads(&t, self.n_head)))
+    }
+
+    /// Attention of new positions over a cache of static length.
+    fn forward_static(
+        &self,
+        x: &Tensor,
+        cache: &StaticKvCache,
+        positions: &Tensor,
+    ) -> (Tensor, StaticKvCache) {
+        let Some([q, k, v]) = self.qkv(x) else {
+            return (x.clone(), cache.clone());
+        };
+        let (y, cache) = attend_static(&q, &k, &v, cache, positions, AttentionOptions::causal());
+        (self.c_proj.forward(&merge_heads(&y)), cache)
+    }
+}
+
+impl Module for Gpt2Attention {
+    fn forward(&self, x: &Tensor) -> Tensor {
+        let Some([q, k, v]) = self.qkv(x) else {
             return x.clone();
         };
-        let [q, k, v] = [q, k, v].map(|t| split_heads(&t, self.n_head));
         let y = q.scaled_dot_product_attention(&k, &v, None, AttentionOptions::causal());
         self.c_proj.forward(&merge_heads(&y))
     }
@@ -164,6 +193,21 @@ impl Block {
     }
 }
 
+impl Block {
+    fn forward_static(
+        &self,
+        x: &Tensor,
+        cache: &StaticKvCache,
+        positions: &Tensor,
+    ) -> (Tensor, StaticKvCache) {
+        let (attn, cache) = self
+            .attn
+            .forward_static(&self.ln_1.forward(x), cache, positions);
+        let x = x + attn;
+        (&x + self.mlp.forward(&self.ln_2.forward(&x)), cache)
+    }
+}
+
 impl Module for Block {
     fn forward(&self, x: &Tensor) -> Tensor {
         let x = x + self.attn.forward(&self.ln_1.forward(x));
@@ -179,6 +223,8 @@ pub struct Gpt2 {
     h: Vec<Block>,
     ln_f: LayerNorm,
     lm_head: Linear,
+    n_embd: i64,
+    n_head: i64,
 }
 
 impl Gpt2 {
@@ -209,6 +255,8 @@ impl Gpt2 {
             wpe: Embedding::load(&vb.pp("wpe"), config.n_positions, config.n_embd)?,
             h,
             ln_f: LayerNorm::load(&vb.pp("ln_f"), config.n_embd, config.layer_norm_epsilon)?,
+            n_embd: config.n_embd,
+            n_head: config.n_head,
         })
     }
 
@@ -231,6 +279,34 @@ impl Gpt2 {
     pub fn trace(&self, vs: &VarStore, batch: i64, len: i64) -> Result<TracedModel> {
         let spec = TensorSpec::new([batch, len], DType::I64).name("input_ids");
         vs.trace(&[spec], |xs| self.forward(&xs[0]))
+    }
+}
+
+impl CausalLm for Gpt2 {
+    fn cache_shape(&self, max_len: i64) -> (usize, Vec<i64>) {
+        let head_dim = self.n_embd / self.n_head;
+        (self.h.len(), vec![1, self.n_head, max_len, head_dim])
+    }
+
+    fn forward_static(
+        &self,
+        input_ids: &Tensor,
+        start: &Tensor,
+        caches: &[StaticKvCache],
+    ) -> (Tensor, Vec<StaticKvCache>) {
+        let len = input_ids
+            .shape()
+            .and_then(|s| s.last().copied())
+            .unwrap_or(0);
+        let positions = kiln::arange(0, len, 1, Some(DType::I64)) + start;
+        let mut x = self.wte.forward(input_ids) + self.wpe.forward(&positions);
+        let mut written = Vec::with_capacity(self.h.len());
+        for (block, cache) in self.h.iter().zip(caches) {
+            let (y, cache) = block.forward_static(&x, cache, &positions);
+            x = y;
+            written.push(cache);
+        }
+        (self.lm_head.forward(&self.ln_f.forward(&x)), written)
     }
 }
 
@@ -285,9 +361,15 @@ fn main() -> Result<()> {
     let mut paths = Vec::new();
     let mut ids: Vec<i64> = vec![15, 7, 42, 3, 99, 0, 23, 8];
     let mut kir = None;
+    let mut generate = 0usize;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--kir" {
+        if arg == "--generate" {
+            generate = args
+                .next()
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| Error::new(ErrorKind::Input, "--generate needs a count"))?;
+        } else if arg == "--kir" {
             kir = Some(
                 args.next()
                     .ok_or_else(|| Error::new(ErrorKind::Input, "--kir needs a path"))?,
@@ -355,5 +437,17 @@ fn main() -> Result<()> {
         "last position: top 5 next tokens {:?}",
         &ranked[..vocab.min(5)]
     );
+    if generate > 0 {
+        let dtype = vs.dtype().unwrap_or(DType::F32);
+        let max_len = len + generate as i64;
+        let mut generator = Generator::new(&model, &vs, dtype, max_len)?;
+        let start = std::time::Instant::now();
+        let generated = generator.generate(&ids, generate)?;
+        println!(
+            "greedy continuation {generated:?} ({:.1} ms; a static cache of {max_len} positions, {} programs compiled)",
+            start.elapsed().as_secs_f64() * 1e3,
+            generator.programs()
+        );
+    }
     Ok(())
 }

@@ -16,7 +16,8 @@
 //! checkpoint, else `<stem>_config.json`.
 //!
 //! `--generate N` continues the ids greedily for N tokens with a key/value
-//! cache of static length ([`Generator`]): the prompt runs once, then each
+//! cache of static length (`kiln::nn::Generator` over the model's
+//! `CausalLm` implementation): the prompt runs once, then each
 //! step runs one position against the cached keys and values of the
 //! earlier ones, written in place; the step's start is an input, so one
 //! compiled program serves every step (two programs in all: the prompt's
@@ -25,15 +26,12 @@
 //! `crates/kiln/tests/nn.rs` includes this file and checks the model
 //! against transformers' logits.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 
 use kiln::nn::{
-    Activation, Attention, AttentionConfig, CompiledModel, Embedding, Linear, Module, RmsNorm,
-    RotaryEmbedding, StaticKvCache, TracedModel, VarBuilder, VarStore,
+    Activation, Attention, AttentionConfig, CausalLm, Embedding, Generator, Linear, Module,
+    RmsNorm, RotaryEmbedding, StaticKvCache, TracedModel, VarBuilder, VarStore,
 };
-use kiln::runtime::Tensor as HostTensor;
 use kiln::{DType, Device, Error, ErrorKind, Result, Tensor, TensorSpec};
 
 /// The fields of transformers' `LlamaConfig` the forward pass uses.
@@ -210,6 +208,8 @@ pub struct Llama {
     norm: RmsNorm,
     lm_head: Linear,
     rotary: RotaryEmbedding,
+    num_kv_heads: i64,
+    head_dim: i64,
 }
 
 impl Llama {
@@ -232,6 +232,8 @@ impl Llama {
             norm: RmsNorm::load(&m.pp("norm"), config.hidden_size, config.rms_norm_eps)?,
             lm_head,
             rotary: RotaryEmbedding::new(config.head_dim, config.rope_theta)?,
+            num_kv_heads: config.num_key_value_heads,
+            head_dim: config.head_dim,
         })
     }
 
@@ -250,15 +252,21 @@ impl Llama {
         let spec = TensorSpec::new([batch, len], DType::I64).name("input_ids");
         vs.trace(&[spec], |xs| self.forward(&xs[0]))
     }
+}
 
-    /// Logits for `input_ids` at positions `start ..` (a 0-D int64
-    /// tensor) over one cache of static length per layer, and the caches
-    /// with the new positions written.
-    pub fn forward_static(
+impl CausalLm for Llama {
+    fn cache_shape(&self, max_len: i64) -> (usize, Vec<i64>) {
+        (
+            self.layers.len(),
+            vec![1, self.num_kv_heads, max_len, self.head_dim],
+        )
+    }
+
+    fn forward_static(
         &self,
         input_ids: &Tensor,
-        caches: &[StaticKvCache],
         start: &Tensor,
+        caches: &[StaticKvCache],
     ) -> (Tensor, Vec<StaticKvCache>) {
         let mut x = self.embed_tokens.forward(input_ids);
         let mut written = Vec::with_capacity(self.layers.len());
@@ -269,148 +277,6 @@ impl Llama {
         }
         (self.lm_head.forward(&self.norm.forward(&x)), written)
     }
-
-    /// Traces one generation step of `len` positions: inputs `input_ids`
-    /// `[batch, len]`, `start` (int64, 0-D: the first new position), then
-    /// `cache.{layer}.k` and `cache.{layer}.v` (`[batch, kv_heads,
-    /// max_len, head_dim]` in `dtype`); results: the logits, then each
-    /// layer's written keys and values. The program is the same for every
-    /// start.
-    pub fn trace_step(
-        &self,
-        vs: &VarStore,
-        config: &LlamaConfig,
-        (batch, len, max_len): (i64, i64, i64),
-        dtype: DType,
-    ) -> Result<TracedModel> {
-        let mut specs = vec![
-            TensorSpec::new([batch, len], DType::I64).name("input_ids"),
-            TensorSpec::new([], DType::I64).name("start"),
-        ];
-        let shape = [batch, config.num_key_value_heads, max_len, config.head_dim];
-        for i in 0..self.layers.len() {
-            specs.push(TensorSpec::new(shape, dtype).name(format!("cache.{i}.k")));
-            specs.push(TensorSpec::new(shape, dtype).name(format!("cache.{i}.v")));
-        }
-        vs.trace(&specs, |xs| {
-            let caches: Vec<StaticKvCache> = xs[2..]
-                .chunks(2)
-                .map(|kv| StaticKvCache {
-                    k: kv[0].clone(),
-                    v: kv[1].clone(),
-                })
-                .collect();
-            let (logits, caches) = self.forward_static(&xs[0], &caches, &xs[1]);
-            let mut outputs = vec![logits];
-            outputs.extend(caches.into_iter().flat_map(|c| [c.k, c.v]));
-            outputs
-        })
-    }
-}
-
-/// Runs a Llama position by position with a key/value cache of static
-/// length (batch 1): one compiled program per chunk length, traced and
-/// compiled when first met and then reused for every step of that length.
-pub struct Generator<'a> {
-    model: &'a Llama,
-    vs: &'a VarStore,
-    config: &'a LlamaConfig,
-    dtype: DType,
-    max_len: i64,
-    /// Each layer's keys and values, `[1, kv_heads, max_len, head_dim]`.
-    cache: Vec<HostTensor>,
-    len: i64,
-    steps: HashMap<i64, CompiledModel>,
-}
-
-impl<'a> Generator<'a> {
-    /// A generator whose cache holds `max_len` positions (zeros);
-    /// activations and the cache in `dtype`, the weights' dtype.
-    pub fn new(
-        model: &'a Llama,
-        vs: &'a VarStore,
-        config: &'a LlamaConfig,
-        dtype: DType,
-        max_len: i64,
-    ) -> Result<Self> {
-        let shape = [1, config.num_key_value_heads, max_len, config.head_dim];
-        let cache = (0..2 * model.layers.len())
-            .map(|_| HostTensor::zeros(&shape, dtype))
-            .collect::<Result<_>>()?;
-        Ok(Generator {
-            model,
-            vs,
-            config,
-            dtype,
-            max_len,
-            cache,
-            len: 0,
-            steps: HashMap::new(),
-        })
-    }
-
-    /// How many positions the cache holds.
-    pub fn len(&self) -> i64 {
-        self.len
-    }
-
-    /// Whether the cache is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// How many programs were compiled: one per chunk length fed.
-    pub fn programs(&self) -> usize {
-        self.steps.len()
-    }
-
-    /// Runs `ids` after the cached positions; returns their logits
-    /// `[1, len, vocab]` and keeps their keys and values.
-    pub fn feed(&mut self, ids: &[i64]) -> Result<HostTensor> {
-        let len = ids.len() as i64;
-        if self.len + len > self.max_len {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "the key/value cache holds {} positions: {len} more after {} do not fit",
-                    self.max_len, self.len
-                ),
-            ));
-        }
-        let step = match self.steps.entry(len) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(
-                self.model
-                    .trace_step(self.vs, self.config, (1, len, self.max_len), self.dtype)?
-                    .compile(Device::CPU)?,
-            ),
-        };
-        let mut inputs = vec![
-            HostTensor::from_vec(ids.to_vec(), &[1, len])?,
-            HostTensor::from_vec(vec![self.len], &[])?,
-        ];
-        inputs.append(&mut self.cache);
-        let mut outputs = step.run(&inputs)?.into_iter();
-        let logits = outputs
-            .next()
-            .ok_or_else(|| Error::new(ErrorKind::Backend, "the step returned no logits"))?;
-        self.cache = outputs.collect();
-        self.len += len;
-        Ok(logits)
-    }
-}
-
-/// The index of the largest of the last `vocab` values (greedy decoding).
-pub fn argmax_last(logits: &HostTensor, vocab: usize) -> i64 {
-    let values: Vec<f64> = logits.values().into_iter().map(|v| v.f64()).collect();
-    let last = &values[values.len().saturating_sub(vocab)..];
-    let mut best = 0;
-    for (i, v) in last.iter().enumerate() {
-        if *v > last[best] {
-            best = i;
-        }
-    }
-    best as i64
 }
 
 fn main() -> Result<()> {
@@ -485,14 +351,9 @@ fn main() -> Result<()> {
     if generate > 0 {
         let dtype = vs.dtype().unwrap_or(DType::F32);
         let max_len = ids.len() as i64 + generate as i64;
-        let mut generator = Generator::new(&model, &vs, &config, dtype, max_len)?;
+        let mut generator = Generator::new(&model, &vs, dtype, max_len)?;
         let start = std::time::Instant::now();
-        let mut next = argmax_last(&generator.feed(&ids)?, vocab);
-        let mut generated = vec![next];
-        while generated.len() < generate {
-            next = argmax_last(&generator.feed(&[next])?, vocab);
-            generated.push(next);
-        }
+        let generated = generator.generate(&ids, generate)?;
         println!(
             "greedy continuation {generated:?} ({:.1} ms; a static cache of {max_len} positions, {} programs compiled)",
             start.elapsed().as_secs_f64() * 1e3,

@@ -730,7 +730,7 @@ fn llama_with_a_key_value_cache_matches_the_whole_sequence() {
     let model = llama::Llama::load(&vs.root(), &config).unwrap();
     let (ids, expected) = reference("llama");
     let ids: Vec<i64> = ids.to_vec().unwrap();
-    let mut generator = llama::Generator::new(&model, &vs, &config, DType::F32, 16).unwrap();
+    let mut generator = kiln::nn::Generator::new(&model, &vs, DType::F32, 16).unwrap();
     let mut chunks = vec![0..5, 5..9];
     chunks.extend((9..16).map(|i| i..i + 1));
     for range in chunks {
@@ -764,15 +764,25 @@ fn llama_greedy_generation_matches_transformers_generate() {
     let io = kiln::runtime::io::read_safetensors(&data("llama_generate.safetensors")).unwrap();
     let get = |name: &str| -> Vec<i64> { io[name].to_vec().unwrap() };
     let (prompt, expected) = (get("prompt"), get("generated"));
-    let mut generator = llama::Generator::new(&model, &vs, &config, DType::F32, 40).unwrap();
-    let vocab = config.vocab_size as usize;
-    let mut next = llama::argmax_last(&generator.feed(&prompt).unwrap(), vocab);
-    let mut generated = vec![next];
-    while generated.len() < 32 {
-        next = llama::argmax_last(&generator.feed(&[next]).unwrap(), vocab);
-        generated.push(next);
-    }
-    assert_eq!(generated, expected);
+    let mut generator = kiln::nn::Generator::new(&model, &vs, DType::F32, 40).unwrap();
+    assert_eq!(generator.generate(&prompt, 32).unwrap(), expected);
+    assert_eq!(generator.programs(), 2);
+}
+
+/// GPT-2 through the same generator (its attention over the static cache
+/// with `attend_static`, learned positions looked up at run time): the 24
+/// tokens transformers' `generate` appends to an 8-token prompt (all the
+/// tiny model's 32 positions; smallest top-2 gap 0.025), two programs.
+#[test]
+fn gpt2_greedy_generation_matches_transformers_generate() {
+    let config = gpt2::Gpt2Config::from_json_file(&data("gpt2_config.json")).unwrap();
+    let vs = VarStore::load(data("gpt2.safetensors")).unwrap();
+    let model = gpt2::Gpt2::load(&vs.root(), &config).unwrap();
+    let io = kiln::runtime::io::read_safetensors(&data("gpt2_generate.safetensors")).unwrap();
+    let get = |name: &str| -> Vec<i64> { io[name].to_vec().unwrap() };
+    let (prompt, expected) = (get("prompt"), get("generated"));
+    let mut generator = kiln::nn::Generator::new(&model, &vs, DType::F32, 32).unwrap();
+    assert_eq!(generator.generate(&prompt, 24).unwrap(), expected);
     assert_eq!(generator.programs(), 2);
 }
 

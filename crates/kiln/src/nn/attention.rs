@@ -283,11 +283,6 @@ impl Attention {
         cache: &StaticKvCache,
         start: &Tensor,
     ) -> (Tensor, StaticKvCache) {
-        let second_last = |t: &Tensor| {
-            t.shape()
-                .and_then(|s| s.len().checked_sub(2).map(|i| s[i]))
-                .unwrap_or(0)
-        };
         let len = x.shape().and_then(|s| s.get(1).copied()).unwrap_or(0);
         let positions = arange(0, len, 1, Some(DType::I64)) + start;
         let mut q = split_heads(&self.q_proj.forward(x), self.num_heads);
@@ -297,23 +292,44 @@ impl Attention {
             q = rotary.apply_at(&q, &positions);
             k = rotary.apply_at(&k, &positions);
         }
-        let at = [None, None, Some(&positions)];
-        let k = cache.k.index_put(&at, &k, false);
-        let v = cache.v.index_put(&at, &v, false);
-        let cols = arange(0, second_last(&k), 1, Some(DType::I64)).unsqueeze(0);
-        let mask = if self.options.is_causal {
-            cols.le(&positions.unsqueeze(1))
-        } else {
-            cols.lt(&(start + len))
-        };
-        let mut options = self.options;
-        options.is_causal = false;
-        let y = q.scaled_dot_product_attention(&k, &v, Some(&mask), options);
-        (
-            self.o_proj.forward(&merge_heads(&y)),
-            StaticKvCache { k, v },
-        )
+        let (y, cache) = attend_static(&q, &k, &v, cache, &positions, self.options);
+        (self.o_proj.forward(&merge_heads(&y)), cache)
     }
+}
+
+/// The core of a step over a cache of static length, for any model's
+/// attention: `k` and `v` (`[batch, kv_heads, len, head_dim]`) written at
+/// `positions` (an int64 vector of `len`) of the cache with `index_put`,
+/// and `q` attending over the whole cache, masked by position: when
+/// `options.is_causal`, each query to the cache's positions up to its own;
+/// otherwise to every position written so far (up to the last of
+/// `positions`). Returns the attention (`[batch, heads, len, head_dim]`)
+/// and the written cache.
+pub fn attend_static(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    cache: &StaticKvCache,
+    positions: &Tensor,
+    options: AttentionOptions,
+) -> (Tensor, StaticKvCache) {
+    let at = [None, None, Some(positions)];
+    let k = cache.k.index_put(&at, k, false);
+    let v = cache.v.index_put(&at, v, false);
+    let max_len = k
+        .shape()
+        .and_then(|s| s.len().checked_sub(2).map(|i| s[i]))
+        .unwrap_or(0);
+    let cols = arange(0, max_len, 1, Some(DType::I64)).unsqueeze(0);
+    let mask = if options.is_causal {
+        cols.le(&positions.unsqueeze(1))
+    } else {
+        cols.le(&positions.amax(&[0], false))
+    };
+    let mut options = options;
+    options.is_causal = false;
+    let y = q.scaled_dot_product_attention(&k, &v, Some(&mask), options);
+    (y, StaticKvCache { k, v })
 }
 
 impl Module for Attention {

@@ -39,6 +39,7 @@ mod attention;
 mod conv;
 mod dropout;
 mod embedding;
+mod generate;
 mod layer_norm;
 mod linear;
 mod model;
@@ -47,10 +48,13 @@ mod rotary;
 mod var_store;
 
 pub use activation::Activation;
-pub use attention::{Attention, AttentionConfig, KvCache, StaticKvCache, merge_heads, split_heads};
+pub use attention::{
+    Attention, AttentionConfig, KvCache, StaticKvCache, attend_static, merge_heads, split_heads,
+};
 pub use conv::{BatchNorm2d, Conv2d};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
+pub use generate::{CausalLm, Generator, argmax_last};
 pub use layer_norm::LayerNorm;
 pub use linear::Linear;
 pub use model::{CompiledModel, TracedModel};
