@@ -232,6 +232,20 @@ fn scatter_into(
     Ok(out)
 }
 
+/// Where `index_add` and `index_copy` write a source position: the same
+/// position with dim `d` at the input position the index lists there (a
+/// 0-D source: the one position the index holds).
+fn target_of(p: &[i64], d: usize, idx: &[i64], rank: usize) -> Vec<i64> {
+    let mut target = p.to_vec();
+    if !target.is_empty() {
+        target[d] = idx[p[d] as usize];
+    } else if rank > 0 {
+        target = vec![0; rank];
+        target[d] = idx[0];
+    }
+    at(rank, &target)
+}
+
 /// `index_add`: `alpha·source` slices added at the positions `index` lists.
 fn index_add(
     dim: i64,
@@ -248,11 +262,7 @@ fn index_add(
     let dtype = out_ty.dtype;
     let alpha = convert(Elem::from_scalar(alpha), dtype);
     for p in Indices::new(source.shape()) {
-        let mut target = p.clone();
-        if !target.is_empty() {
-            target[d] = idx[p[d] as usize];
-        }
-        let target = at(rank, &target);
+        let target = target_of(&p, d, &idx, rank);
         // PyTorch adds the source as it is when alpha is 1 (no product,
         // which would spread a complex NaN to both parts), except for
         // complex32, whose kernel always multiplies.
@@ -412,15 +422,8 @@ fn index_copy(
     let mut out = copy_of(x, out_ty, strides)?;
     let rank = x.shape().len();
     for p in Indices::new(source.shape()) {
-        let mut target = p.clone();
-        if !target.is_empty() {
-            target[d] = idx[p[d] as usize];
-        } else if rank > 0 {
-            // A 0-D source: the one position the index holds.
-            target = vec![0; rank];
-            target[d] = idx[0];
-        }
-        out.set(&at(rank, &target), convert(source.get(&p), out_ty.dtype))?;
+        let target = target_of(&p, d, &idx, rank);
+        out.set(&target, convert(source.get(&p), out_ty.dtype))?;
     }
     Ok(out)
 }
