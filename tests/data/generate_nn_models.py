@@ -20,11 +20,17 @@ Written to `tests/data/nn/`:
   1x16) and the model's `logits` (float32, 1x16x100).
 - `gpt2_config.json`, `llama_config.json`: the models' configs, as
   transformers writes `config.json`.
+- `bert.safetensors`, `bert_io.safetensors`, `bert_config.json`:
+  BertModel(hidden_size=64, 2 layers, 4 heads, intermediate_size=128,
+  vocab_size=100, max_position_embeddings=64) and, for 2x12 `input_ids`,
+  `token_type_ids` and an `attention_mask` with the second row's last
+  four positions padded, its `last_hidden_state` and `pooler_output`.
 - `llama_generate.safetensors`, `gpt2_generate.safetensors`: `prompt`
   (the first 8 of `input_ids`) and `generated`, the tokens transformers'
   greedy `generate` appends with the committed weights (32 for Llama, 24
   for GPT-2, whose 32 positions hold no more; `--only generation` remakes
-  just these files); the smallest gap between the two largest logits
+  just these files, `--only bert` just BERT's); the smallest gap between
+  the two largest logits
   along the way is printed, to show no step is a near tie.
 
 Every parameter is the model's initialisation plus 0.1 * N(0, 1) noise,
@@ -36,7 +42,8 @@ import os
 
 import torch
 from safetensors.torch import save_file
-from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+from transformers import (BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, LlamaConfig,
+                          LlamaForCausalLM)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn")
 
@@ -82,6 +89,31 @@ def llama():
     model = perturb(LlamaForCausalLM(config))
     weights = {k: v for k, v in model.state_dict().items() if "rotary_emb" not in k}
     record(model, "llama", weights)
+
+
+def bert():
+    torch.manual_seed(0)
+    config = BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=128, vocab_size=100, max_position_embeddings=64,
+                        attn_implementation="eager")
+    model = perturb(BertModel(config))
+    input_ids = torch.randint(0, 100, (2, 12), dtype=torch.int64)
+    token_type_ids = torch.zeros(2, 12, dtype=torch.int64)
+    token_type_ids[:, 6:] = 1
+    attention_mask = torch.ones(2, 12, dtype=torch.int64)
+    attention_mask[1, 8:] = 0
+    with torch.no_grad():
+        out = model(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+    weights = {k: v.contiguous() for k, v in model.state_dict().items() if "position_ids" not in k
+               and "token_type_ids" not in k}
+    save_file(weights, os.path.join(OUT, "bert.safetensors"))
+    save_file({"input_ids": input_ids, "token_type_ids": token_type_ids,
+               "attention_mask": attention_mask,
+               "last_hidden_state": out.last_hidden_state.contiguous(),
+               "pooler_output": out.pooler_output.contiguous()},
+              os.path.join(OUT, "bert_io.safetensors"))
+    config.to_json_file(os.path.join(OUT, "bert_config.json"))
+    print(f"bert: {sum(v.numel() for v in weights.values())} parameters")
 
 
 def generation():
@@ -152,10 +184,12 @@ if __name__ == "__main__":
     torch.set_num_threads(1)
     os.makedirs(OUT, exist_ok=True)
     import sys
-    if sys.argv[1:] == ["--only", "generation"]:
-        generation()
+    if sys.argv[1:2] == ["--only"]:
+        for name in sys.argv[2:]:
+            globals()[name]()
     else:
         gpt2()
         llama()
         basic_block()
+        bert()
         generation()

@@ -1,12 +1,16 @@
 //! `kiln::nn`: each block against values worked out by hand (or by a naive
 //! loop written here), the parameter store's errors, and GPT-2 and Llama
 //! written with `kiln::nn` (the examples) against transformers' logits for
-//! the tiny random-weight models of `tests/data/nn/`
+//! the tiny random-weight models of `tests/data/nn/` (BERT's hidden states
+//! and pooled output too)
 //! (`tests/data/generate_nn_models.py` made them).
 //!
 //! Every program runs on the default backend (Cranelift) and on the
 //! interpreter backend.
 
+#[path = "../examples/bert.rs"]
+#[allow(dead_code)]
+mod bert;
 #[path = "../examples/gpt2.rs"]
 #[allow(dead_code)]
 mod gpt2;
@@ -784,6 +788,35 @@ fn gpt2_greedy_generation_matches_transformers_generate() {
     let mut generator = kiln::nn::Generator::new(&model, &vs, DType::F32, 32).unwrap();
     assert_eq!(generator.generate(&prompt, 24).unwrap(), expected);
     assert_eq!(generator.programs(), 2);
+}
+
+/// BERT written with `kiln::nn` (the example) against transformers'
+/// `BertModel`: token types, a padded second sequence (its last four
+/// positions masked as keys), hidden states and pooled output within 1e-4
+/// of the largest value, on Cranelift and the interpreter.
+#[test]
+fn bert_matches_transformers() {
+    let config = bert::BertConfig::from_json_file(&data("bert_config.json")).unwrap();
+    let vs = VarStore::load(data("bert.safetensors")).unwrap();
+    let model = bert::Bert::load(&vs.root(), &config).unwrap();
+    let io = kiln::runtime::io::read_safetensors(&data("bert_io.safetensors")).unwrap();
+    let inputs = ["input_ids", "token_type_ids", "attention_mask"].map(|n| io[n].clone());
+    let traced = model.trace(&vs, 2, 12).unwrap();
+    for backend in [BackendKind::Cranelift, BackendKind::Interp] {
+        let outputs = traced
+            .compile_with(&Compiler::new(backend))
+            .unwrap()
+            .run(&inputs)
+            .unwrap();
+        assert_eq!(outputs[0].shape(), [2, 12, 64]);
+        assert_eq!(outputs[1].shape(), [2, 64]);
+        assert_close(
+            &values(&outputs[0]),
+            &values(&io["last_hidden_state"]),
+            1e-4,
+        );
+        assert_close(&values(&outputs[1]), &values(&io["pooler_output"]), 1e-4);
+    }
 }
 
 /// torchvision's ResNet `BasicBlock` (stride 2 with a 1×1 downsample,
