@@ -141,7 +141,8 @@ def _float_dtype(dtype):
 
 UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
          "tanh", "sigmoid", "relu", "erf", "floor", "ceil", "trunc", "sign",
-         "reciprocal", "logical_not", "bitwise_not", "isnan", "silu", "hardswish"]
+         "reciprocal", "logical_not", "bitwise_not", "isnan", "silu", "hardswish",
+         "atan", "asin", "acos"]
 
 
 def _unary(kir_op):
@@ -153,6 +154,9 @@ def _unary(kir_op):
 
 for _u in UNARY:
     op(f"aten.{_u}.default")(_unary(_u))
+# NumPy's names for the inverse trigonometric functions.
+for _u in ("arctan", "arcsin", "arccos"):
+    op(f"aten.{_u}.default")(_unary(_u.replace("arc", "a")))
 
 # Kiln's composites of real tensors (integers promote to float as in PyTorch).
 REAL_UNARY = ["tan", "sinh", "cosh", "asinh", "acosh", "atanh", "log10", "exp2"]
@@ -865,6 +869,7 @@ for _q in ("xlogy.Tensor", "xlogy.Scalar_Self", "xlogy.Scalar_Other",
 for _q in ("float_power.Tensor_Tensor", "float_power.Tensor_Scalar", "float_power.Scalar"):
     op(f"aten.{_q}")(_whole("float_power", ("self", "exponent")))
 op("aten.heaviside.default")(_whole("heaviside", ("self", "values")))
+op("aten.atan2.default", "aten.arctan2.default")(_whole("atan2", ("self", "other")))
 op("aten.lerp.Scalar", "aten.lerp.Tensor")(_whole("lerp", ("self", "end", "weight")))
 op("aten.addcmul.default")(_whole("addcmul", ("self", "tensor1", "tensor2"), ("value",)))
 op("aten.addcdiv.default")(_whole("addcdiv", ("self", "tensor1", "tensor2"), ("value",)))

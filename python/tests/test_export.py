@@ -447,7 +447,8 @@ class PointwiseMore(nn.Module):
             torch.true_divide(x, p), torch.floor_divide(x, 0.3), torch.floor_divide(x, p),
             torch.heaviside(x.round(), p), torch.fmax(x, p), torch.fmin(x, p),
             x.tan(), x.sinh(), x.cosh(), x.asinh(), (x.abs() + 1).acosh(), (p * 2 - 1).atanh(),
-            p.log10(), x.exp2(),
+            p.log10(), x.exp2(), x.atan(), (p * 2 - 1).asin(), (p * 2 - 1).acos(),
+            torch.atan2(x, p - 0.5),
         )
 
 
@@ -702,7 +703,8 @@ def test_whole_ops_stay_whole(tmp_path):
                            "special_xlog1py", "logaddexp", "lerp", "addcmul", "addcdiv",
                            "clamp_min", "clamp_max", "float_power", "true_divide",
                            "floor_divide", "heaviside", "fmax", "fmin", "tan", "sinh", "cosh",
-                           "asinh", "acosh", "atanh", "log10", "exp2"],
+                           "asinh", "acosh", "atanh", "log10", "exp2", "atan", "asin", "acos",
+                           "atan2"],
         "specials": ["isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "nansum",
                      "nanmean", "count_nonzero"],
         "statistics": ["var", "std", "var_mean", "std_mean", "logsumexp",

@@ -1824,6 +1824,86 @@ def gen_spatial_more():
         print("spatial OpInfo sample not written as an ATen op:", m, file=sys.stderr)
 
 
+# Issue 20's pointwise math: the inverse trigonometric functions (Kiln's
+# own f32 algorithms) and the float-manipulation ops, on every dtype
+# PyTorch's CPU takes, on special values (infinities, NaN, signed zeros,
+# subnormals, the ends of each algorithm's ranges), on random values over
+# many exponents, and on OpInfo's samples.
+ISSUE20_UNARY = {"atan": torch.atan, "asin": torch.asin, "acos": torch.acos}
+ISSUE20_BINARY = {"atan2": torch.atan2}
+ISSUE20_FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+def issue20_specials(dt):
+    """Special and boundary values of a float dtype."""
+    fi = torch.finfo(dt)
+    tiny = fi.tiny
+    vals = [0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1.0, -1.0, 0.5, -0.5, 2.0, -2.0,
+            fi.max, -fi.max, tiny, -tiny, tiny / 4, -tiny / 4, fi.eps, 1 + fi.eps, 1 - fi.eps / 2,
+            -(1 - fi.eps / 2), 0.5 + fi.eps / 2, 0.5 - fi.eps / 4, 2.4142135, 0.41421357, 4.0, 1e-20,
+            -1e-20, 1e20, -1e20, 3.0, -10.0, 10.5, 27.0, -0.75, 0.999, 1e-5]
+    if dt == torch.float64:
+        vals += [5e-324, -5e-324, 1e300, -1e300]
+    return torch.tensor(vals, dtype=torch.float64).to(dt)
+
+
+def issue20_random(dt, n, lo, hi, g):
+    """n random values, half uniform in [lo, hi], half of magnitude 2^-20 .. 2^20
+    with random signs (clamped to the dtype's range)."""
+    u = torch.rand(n // 2, generator=g, dtype=torch.float64) * (hi - lo) + lo
+    e = torch.rand(n - n // 2, generator=g, dtype=torch.float64) * 40 - 20
+    s = torch.randint(0, 2, (n - n // 2,), generator=g).to(torch.float64) * 2 - 1
+    return torch.cat([u, s * torch.exp2(e)]).to(dt)
+
+
+def gen_issue20():
+    g = torch.Generator().manual_seed(20)
+    for name, fn in ISSUE20_UNARY.items():
+        for dt in DTYPES:
+            x = make(dt, [3, 4])
+            record(name, {}, [x], lambda: fn(x))
+        for dt in ISSUE20_FLOATS:
+            x = issue20_specials(dt)
+            record(name, {}, [x], lambda: fn(x))
+            lo, hi = (-1.0, 1.0) if name in ("asin", "acos") else (-8.0, 8.0)
+            x = issue20_random(dt, 512, lo, hi, g)
+            record(name, {}, [x], lambda: fn(x))
+        for dt in (torch.complex64, torch.complex128):
+            re = issue20_random(torch.float64, 24, -3.0, 3.0, g)
+            im = issue20_random(torch.float64, 24, -3.0, 3.0, g)
+            x = torch.complex(re, im).to(dt)
+            record(name, {}, [x], lambda: fn(x))
+    pairs = [(dt, dt) for dt in DTYPES] + [
+        (torch.int32, torch.float32), (torch.float16, torch.bfloat16), (torch.int64, torch.float16),
+        (torch.bool, torch.int32), (torch.float32, torch.float64), (torch.uint8, torch.int8),
+    ]
+    for name, fn in ISSUE20_BINARY.items():
+        for da, db in pairs:
+            a = make(da, [3, 4])
+            b = make(db, [4], reverse=True)
+            record(name, {}, [a, b], lambda: fn(a, b))
+        for dt in ISSUE20_FLOATS:
+            sp = issue20_specials(dt)
+            a = sp.reshape(-1, 1).expand(-1, sp.numel()).contiguous()
+            b = sp.reshape(1, -1).expand(sp.numel(), -1).contiguous()
+            record(name, {}, [a, b], lambda: fn(a, b))
+            a = issue20_random(dt, 512, -4.0, 4.0, g)
+            b = issue20_random(dt, 512, -4.0, 4.0, g)
+            record(name, {}, [a, b], lambda: fn(a, b))
+    names = set(ISSUE20_UNARY) | set(ISSUE20_BINARY)
+    for name, dt, s in op_db_samples(names, ISSUE20_FLOATS + (torch.int64, torch.complex64)):
+        x, args, kw = s.input, list(s.args), dict(s.kwargs)
+        if not isinstance(x, torch.Tensor) or kw:
+            continue
+        fn = ISSUE20_UNARY.get(name) or ISSUE20_BINARY[name]
+        operands = [x.contiguous()] + [a.contiguous() if isinstance(a, torch.Tensor) else a for a in args]
+        if len(operands) != (1 if name in ISSUE20_UNARY else 2):
+            continue
+        if any(not isinstance(o, torch.Tensor) for o in operands):
+            continue
+        record(name, {}, operands, lambda: fn(*operands))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -1849,6 +1929,7 @@ def main():
     gen_upsample()
     gen_spatial_opinfo()
     gen_spatial_more()
+    gen_issue20()
     out = {
         "meta": {
             "torch_version": torch.__version__,

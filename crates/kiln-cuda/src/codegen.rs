@@ -1283,6 +1283,12 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         Cos if single => format!("kiln_cos_f32({x})"),
         Tanh if single => format!("kiln_tanh_f32({x})"),
         Erf if single => format!("kiln_erf_f32({x})"),
+        Atan if single => format!("kiln_atan_f32({x})"),
+        Asin if single => format!("kiln_asin_f32({x})"),
+        Acos if single => format!("kiln_acos_f32({x})"),
+        Atan => format!("atan({x})"),
+        Asin => format!("asin({x})"),
+        Acos => format!("acos({x})"),
         Exp => format!("exp({x})"),
         Log => wide("log"),
         Log2 => wide("log2"),
@@ -1374,6 +1380,9 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         BitwiseAnd => format!("({a} & {b})"),
         BitwiseOr => format!("({a} | {b})"),
         BitwiseXor => format!("({a} ^ {b})"),
+        // Integers compute as floats (inference converts them).
+        Atan2 if c == DType::F64 => format!("atan2({a}, {b})"),
+        Atan2 => format!("kiln_atan2_f32({a}, {b})"),
     };
     if boolean {
         (r, DType::Bool)

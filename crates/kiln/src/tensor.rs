@@ -645,6 +645,26 @@ impl Tensor {
         record(Op::Tan, vec![t(self)], None)
     }
 
+    /// `torch.arctan`: [`Tensor::atan`].
+    pub fn arctan(&self) -> Tensor {
+        self.atan()
+    }
+
+    /// `torch.arcsin`: [`Tensor::asin`].
+    pub fn arcsin(&self) -> Tensor {
+        self.asin()
+    }
+
+    /// `torch.arccos`: [`Tensor::acos`].
+    pub fn arccos(&self) -> Tensor {
+        self.acos()
+    }
+
+    /// `torch.arctan2`: [`Tensor::atan2`] (`self` is y, `other` x).
+    pub fn arctan2(&self, other: impl Into<Input>) -> Tensor {
+        self.atan2(other)
+    }
+
     /// `torch.sinh`.
     pub fn sinh(&self) -> Tensor {
         record(Op::Sinh, vec![t(self)], None)

@@ -110,6 +110,12 @@ macro_rules! unary_ops {
                 BitwiseNot(bitwise_not) => UnaryDef::new("bitwise_not_cpu", S::BITWISE),
                 /// `torch.isnan`.
                 Isnan(isnan) => UnaryDef::new("isnan", S::ALL).result(ResultDType::Bool),
+                /// `torch.atan` (`arctan`).
+                Atan(atan) => UnaryDef::transcendental("atan_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.asin` (`arcsin`): NaN outside [-1, 1].
+                Asin(asin) => UnaryDef::transcendental("asin_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.acos` (`arccos`): NaN outside [-1, 1].
+                Acos(acos) => UnaryDef::transcendental("acos_vml_cpu").traits(Traits::APPROXIMATE),
             }
         }
     };
@@ -195,6 +201,14 @@ macro_rules! binary_ops {
                 BitwiseOr(bitwise_or) => BinaryDef::bitwise("bitwise_or_cpu"),
                 /// `torch.bitwise_xor`.
                 BitwiseXor(bitwise_xor) => BinaryDef::bitwise("bitwise_xor_cpu"),
+                /// `torch.atan2` (`arctan2`): the angle of the point
+                /// (`other`, `input`), in [-π, π] (integers in the default
+                /// float dtype).
+                Atan2(atan2) => BinaryDef::kernel("atan2_cpu", S::FLOATS)
+                    .int_to_float()
+                    .costly()
+                    .scalars(ScalarOperands::Neither)
+                    .traits(Traits::APPROXIMATE),
             }
         }
     };
@@ -1635,8 +1649,8 @@ mod tests {
 
     #[test]
     fn families_cover_their_members() {
-        assert_eq!(UnaryOp::ALL.len(), 23);
-        assert_eq!(BinaryOp::ALL.len(), 22);
+        assert_eq!(UnaryOp::ALL.len(), 26);
+        assert_eq!(BinaryOp::ALL.len(), 23);
         assert_eq!(UnaryOp::Exp.def().kernel.name, "exp_vml_cpu");
         let _: Result<()> = Ok(());
     }

@@ -12,9 +12,9 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use kiln_ir::{BinaryOp, DType, UnaryOp};
-use kiln_math::Function;
+use kiln_math::{Function, Function2};
 
-use super::math::{Calls, Helper, function};
+use super::math::{Calls, Helper, function, function2};
 use super::values::{Class, Emit, Val, Width};
 
 /// The op has no vector form here.
@@ -110,8 +110,11 @@ impl Emit<'_, '_> {
             Erf if c == Class::F32 => function(self, ctx, Function::Erf, x),
             Sin if c == Class::F32 => function(self, ctx, Function::Sin, x),
             Cos if c == Class::F32 => function(self, ctx, Function::Cos, x),
+            Atan if c == Class::F32 => function(self, ctx, Function::Atan, x),
+            Asin if c == Class::F32 => function(self, ctx, Function::Asin, x),
+            Acos if c == Class::F32 => function(self, ctx, Function::Acos, x),
             // The interpreter's function, in f64.
-            Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf => {
+            Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf | Atan | Asin | Acos => {
                 self.call_f64(ctx, Helper::Unary(op), &[x], c)?
             }
             Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
@@ -309,6 +312,9 @@ impl Emit<'_, '_> {
             }
             BitwiseAnd => self.zip(a, b, |bl, u, v| bl.ins().band(u, v)),
             BitwiseOr => self.zip(a, b, |bl, u, v| bl.ins().bor(u, v)),
+            // Integers compute as floats (inference converts them).
+            Atan2 if c == Class::F32 => function2(self, ctx, Function2::Atan2, a, b),
+            Atan2 => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
         };
         Ok(if boolean { r } else { self.finish(r, compute) })
     }
