@@ -142,7 +142,7 @@ def _float_dtype(dtype):
 UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
          "tanh", "sigmoid", "relu", "erf", "floor", "ceil", "trunc", "sign",
          "reciprocal", "logical_not", "bitwise_not", "isnan", "silu", "hardswish",
-         "atan", "asin", "acos"]
+         "atan", "asin", "acos", "signbit", "erfc"]
 
 
 def _unary(kir_op):
@@ -155,8 +155,8 @@ def _unary(kir_op):
 for _u in UNARY:
     op(f"aten.{_u}.default")(_unary(_u))
 # NumPy's names for the inverse trigonometric functions.
-for _u in ("arctan", "arcsin", "arccos"):
-    op(f"aten.{_u}.default")(_unary(_u.replace("arc", "a")))
+for _u in ("arctan", "arcsin", "arccos", "special_erfc"):
+    op(f"aten.{_u}.default")(_unary(_u.replace("arc", "a").replace("special_", "")))
 
 # Kiln's composites of real tensors (integers promote to float as in PyTorch).
 REAL_UNARY = ["tan", "sinh", "cosh", "asinh", "acosh", "atanh", "log10", "exp2"]
@@ -204,6 +204,7 @@ BINARY = {
     "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
     "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+    "fmod": "fmod",
 }
 
 
@@ -870,6 +871,9 @@ for _q in ("float_power.Tensor_Tensor", "float_power.Tensor_Scalar", "float_powe
     op(f"aten.{_q}")(_whole("float_power", ("self", "exponent")))
 op("aten.heaviside.default")(_whole("heaviside", ("self", "values")))
 op("aten.atan2.default", "aten.arctan2.default")(_whole("atan2", ("self", "other")))
+for _q in ("hypot.default", "logaddexp2.default", "ldexp.Tensor", "copysign.Tensor",
+           "copysign.Scalar"):
+    op(f"aten.{_q}")(_whole(_q.split(".")[0], ("self", "other")))
 op("aten.lerp.Scalar", "aten.lerp.Tensor")(_whole("lerp", ("self", "end", "weight")))
 op("aten.addcmul.default")(_whole("addcmul", ("self", "tensor1", "tensor2"), ("value",)))
 op("aten.addcdiv.default")(_whole("addcdiv", ("self", "tensor1", "tensor2"), ("value",)))

@@ -448,7 +448,10 @@ class PointwiseMore(nn.Module):
             torch.heaviside(x.round(), p), torch.fmax(x, p), torch.fmin(x, p),
             x.tan(), x.sinh(), x.cosh(), x.asinh(), (x.abs() + 1).acosh(), (p * 2 - 1).atanh(),
             p.log10(), x.exp2(), x.atan(), (p * 2 - 1).asin(), (p * 2 - 1).acos(),
-            torch.atan2(x, p - 0.5),
+            torch.atan2(x, p - 0.5), torch.hypot(x, p), torch.copysign(p, x),
+            torch.copysign(x, -0.0), torch.signbit(x), torch.fmod(x, p), torch.fmod(x, 0.3),
+            torch.logaddexp2(x, p), torch.ldexp(x, (x * 4).round().to(torch.int32)),
+            torch.erfc(x * 3),
         )
 
 
@@ -704,7 +707,8 @@ def test_whole_ops_stay_whole(tmp_path):
                            "clamp_min", "clamp_max", "float_power", "true_divide",
                            "floor_divide", "heaviside", "fmax", "fmin", "tan", "sinh", "cosh",
                            "asinh", "acosh", "atanh", "log10", "exp2", "atan", "asin", "acos",
-                           "atan2"],
+                           "atan2", "hypot", "copysign", "signbit", "fmod", "logaddexp2",
+                           "ldexp", "erfc"],
         "specials": ["isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "nansum",
                      "nanmean", "count_nonzero"],
         "statistics": ["var", "std", "var_mean", "std_mean", "logsumexp",

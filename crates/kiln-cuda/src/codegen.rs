@@ -1286,6 +1286,8 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         Atan if single => format!("kiln_atan_f32({x})"),
         Asin if single => format!("kiln_asin_f32({x})"),
         Acos if single => format!("kiln_acos_f32({x})"),
+        Erfc if single => format!("kiln_erfc_f32({x})"),
+        Erfc => format!("erfc({x})"),
         Atan => format!("atan({x})"),
         Asin => format!("asin({x})"),
         Acos => format!("acos({x})"),
@@ -1322,6 +1324,9 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         BitwiseNot => format!("(~{x})"),
         Isnan if float => return (format!("({x} != {x})"), DType::Bool),
         Isnan => return ("false".into(), DType::Bool),
+        Signbit if float => return (format!("((bool)signbit({x}))"), DType::Bool),
+        Signbit if signed => return (format!("({x} < 0)"), DType::Bool),
+        Signbit => return ("false".into(), DType::Bool),
     };
     if boolean {
         (r, DType::Bool)
@@ -1370,6 +1375,8 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         DivFloor => format!("kiln_idiv_floor<{t}>({a}, {b}, kiln_status)"),
         Remainder if float => format!("kiln_fremainder({a}, {b})"),
         Remainder => format!("kiln_iremainder<{t}>({a}, {b}, kiln_status)"),
+        Fmod if float => format!("fmod({a}, {b})"),
+        Fmod => format!("kiln_ifmod<{t}>({a}, {b}, kiln_status)"),
         Pow if c == DType::F64 => format!("pow({a}, {b})"),
         Pow if float => format!("(float)pow((double){a}, (double){b})"),
         Pow => format!("kiln_ipow<{t}>({a}, {b})"),

@@ -66,6 +66,57 @@ pub const ERFC_SCALED: [f32; 9] = [
     -0.018_874_021,
     -0.011_373_757,
 ];
+/// erfc(x)·e^{x²} = P(x − [`ERFC_NEAR_CENTER`]) for 1/4 ≤ x < 1;
+/// constant term first.
+pub const ERFC_NEAR: [f32; 10] = [
+    0.556_813_9,
+    -0.432_361_8,
+    0.286_587_7,
+    -0.168_829_66,
+    0.090_535_88,
+    -0.044_898_096,
+    0.020_799_007,
+    -0.009_105_62,
+    0.003_988_165_4,
+    -0.001_556_511,
+];
+/// The center of [`ERFC_NEAR`]'s variable.
+pub const ERFC_NEAR_CENTER: f32 = 0.625;
+/// erfc(x)·e^{x²} = Q(1/x − [`ERFC_CENTER`]) for 1 ≤ x < 4, fitted for
+/// erfc's relative error (erf's own [`ERFC_SCALED`] only needs it small
+/// against 1); constant term first.
+pub const ERFC_MID: [f32; 11] = [
+    0.305_953,
+    0.382_283_78,
+    -0.172_394_9,
+    0.043_767_043,
+    0.023_337_865,
+    -0.046_945_667,
+    0.043_075_252,
+    -0.026_895_303,
+    0.005_812_215,
+    0.025_932_623,
+    -0.036_745_35,
+];
+/// erfc(x)·e^{x²} = R(1/x − [`ERFC_FAR_CENTER`]) for x ≥ 4; constant
+/// term first.
+pub const ERFC_FAR: [f32; 8] = [
+    0.097_285_964,
+    0.540_068_9,
+    -0.128_512_52,
+    -0.180_179_66,
+    0.228_074_15,
+    0.030_370_848,
+    -0.390_688_6,
+    0.377_789_26,
+];
+/// The center of [`ERFC_FAR`]'s variable.
+pub const ERFC_FAR_CENTER: f32 = 0.175;
+/// Below this x, erfc(x) = 1 − erf(x) loses under an ulp.
+pub const ERFC_ONE_MINUS: f32 = 0.25;
+/// Above this x, erfc(x) is below half the least f32 subnormal: 0 (and
+/// x² above [`EXP_LO`]'s magnitude).
+pub const ERFC_ZERO: f32 = 10.2;
 /// The center of [`ERFC_SCALED`]'s variable.
 pub const ERFC_CENTER: f32 = 0.625;
 /// Above this |x|, erf is ±1 in f32.
@@ -273,6 +324,49 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let saturated = b.gt(a, limit);
     let unit = with_sign_of(b, one, x);
     b.select(saturated, unit, r)
+}
+
+/// The complementary error function 1 − erf(x), accurate where it is
+/// small: x < 1/4 as 1 − erf(x) (no cancellation there); else
+/// e^{−x²}·P with P a polynomial fitted to erfc(x)·e^{x²} on [1/4, 1) (in
+/// x), [1, 4) and [4, 10.2] (in 1/x), and e^{−x²} with x² in two parts
+/// as in [`erf`]; 0 beyond 10.2.
+pub fn erfc<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    let one = b.f32(1.0);
+    let e_small = erf(b, x);
+    let small = b.sub(one, e_small);
+    let near_center = b.f32(ERFC_NEAR_CENTER);
+    let t = b.sub(x, near_center);
+    let near = horner(b, t, &ERFC_NEAR);
+    let u = b.div(one, x);
+    let mid_center = b.f32(ERFC_CENTER);
+    let um = b.sub(u, mid_center);
+    let mid = horner(b, um, &ERFC_MID);
+    let far_center = b.f32(ERFC_FAR_CENTER);
+    let uf = b.sub(u, far_center);
+    let far = horner(b, uf, &ERFC_FAR);
+    let four = b.f32(ERF_ONE);
+    let is_far = b.lt(x, four);
+    let q = b.select(is_far, mid, far);
+    let is_near = b.lt(x, one);
+    let q = b.select(is_near, near, q);
+    // e^{−x²} = e^{−hi}·(1 − lo), x² = hi + lo exactly.
+    let hi = b.mul(x, x);
+    let minus_hi = b.neg(hi);
+    let lo = b.fma(x, x, minus_hi);
+    let e = exp(b, minus_hi);
+    let minus_e = b.neg(e);
+    let e = b.fma(minus_e, lo, e);
+    let r = b.mul(e, q);
+    let limit = b.f32(ERFC_ONE_MINUS);
+    let is_small = b.lt(x, limit);
+    let r = b.select(is_small, small, r);
+    // Past ERFC_ZERO (and at +inf, where x² − hi is NaN): 0. A NaN input
+    // fails every comparison and stays NaN through the polynomials.
+    let zero = b.f32(0.0);
+    let cutoff = b.f32(ERFC_ZERO);
+    let is_zero = b.gt(x, cutoff);
+    b.select(is_zero, zero, r)
 }
 
 /// sin, or cos (a quarter turn later), computed on |x|: sin(−x) is

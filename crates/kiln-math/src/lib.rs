@@ -23,6 +23,7 @@
 //! | sin, cos | 2 | reduction by π/2 in three parts to \|r\| ≤ π/4, minimax polynomials for sin and cos on r, chosen by quadrant; \|x\| > 8192: the f64 function, rounded |
 //! | atan | 1 | \|x\| > 1: π/2 − atan(1/\|x\|); q > ½: π/4 + atan((q−1)/(q+1)); t + t³·P(t²) on \|t\| ≤ ½ (degree-5 minimax P), the multiple of π/4 in two parts added last |
 //! | asin, acos | 1 | \|x\| ≤ ½: x + x³·P(x²) (degree-5 minimax P); else through s = √((1−\|x\|)/2): asin = π/2 − 2·asin(s), acos = 2·asin(s) or π − 2·asin(s), the square root's rounding error carried by a fused multiply-add |
+//! | erfc | 4 | x < ¼: 1 − erf(x); else e^{−x²}·P with minimax P fitted to erfc(x)·e^{x²} on [¼, 1) (degree 9 in x), [1, 4) (degree 10 in 1/x), [4, 10.2] (degree 7 in 1/x), x² in two parts; beyond 10.2: 0 |
 //! | atan2 | 2 | the smaller of \|x\|, \|y\| over the larger, then as atan, the octant's multiple of π/4 (0 … π) in two parts added last; C's signed zeros and infinities |
 //!
 //! The polynomial coefficients were fitted for this crate (minimax in
@@ -55,11 +56,13 @@ pub enum Function {
     Asin,
     /// The arccosine.
     Acos,
+    /// The complementary error function, 1 − erf(x).
+    Erfc,
 }
 
 impl Function {
     /// Every function.
-    pub const ALL: [Function; 9] = [
+    pub const ALL: [Function; 10] = [
         Function::Exp,
         Function::Log,
         Function::Tanh,
@@ -69,6 +72,7 @@ impl Function {
         Function::Atan,
         Function::Asin,
         Function::Acos,
+        Function::Erfc,
     ];
 
     /// Its name in generated code (`kiln_{name}_f32`).
@@ -83,6 +87,7 @@ impl Function {
             Function::Atan => "atan",
             Function::Asin => "asin",
             Function::Acos => "acos",
+            Function::Erfc => "erfc",
         }
     }
 
@@ -93,6 +98,7 @@ impl Function {
             Function::Exp | Function::Log | Function::Tanh => 1,
             Function::Erf | Function::Sin | Function::Cos => 2,
             Function::Atan | Function::Asin | Function::Acos => 1,
+            Function::Erfc => 4,
         }
     }
 
@@ -108,6 +114,7 @@ impl Function {
             Function::Atan => algorithms::atan(b, x),
             Function::Asin => algorithms::asin(b, x),
             Function::Acos => algorithms::acos(b, x),
+            Function::Erfc => algorithms::erfc(b, x),
         }
     }
 }

@@ -132,6 +132,7 @@ pub fn exact(f: Function, x: f32) -> f32 {
         Function::Atan => x.atan(),
         Function::Asin => x.asin(),
         Function::Acos => x.acos(),
+        Function::Erfc => libm::erfc(x),
     };
     y as f32
 }
@@ -314,6 +315,10 @@ mod tests {
             (Acos, 1.0, 0.0),
             (Acos, -1.0, std::f32::consts::PI),
             (Acos, 0.0, std::f32::consts::FRAC_PI_2),
+            (Erfc, 0.0, 1.0),
+            (Erfc, inf, 0.0),
+            (Erfc, -inf, 2.0),
+            (Erfc, 11.0, 0.0),
         ] {
             assert_eq!(eval(f, x), y, "{}({x})", f.name());
         }

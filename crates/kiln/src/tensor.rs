@@ -426,6 +426,26 @@ impl Tensor {
         record(Op::Logaddexp, vec![t(self), t(other)], None)
     }
 
+    /// `torch.logaddexp2`.
+    pub fn logaddexp2(&self, other: &Tensor) -> Tensor {
+        record(Op::Logaddexp2, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.hypot`.
+    pub fn hypot(&self, other: &Tensor) -> Tensor {
+        record(Op::Hypot, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.copysign(self, other)` (a tensor or a scalar `other`).
+    pub fn copysign(&self, other: impl Into<Input>) -> Tensor {
+        record(Op::Copysign, vec![t(self), other.into()], None)
+    }
+
+    /// `torch.ldexp(self, other)`: `self · 2^other`.
+    pub fn ldexp(&self, other: &Tensor) -> Tensor {
+        record(Op::Ldexp, vec![t(self), t(other)], None)
+    }
+
     /// `torch.lerp(self, end, weight)` (a scalar or a tensor weight).
     pub fn lerp(&self, end: &Tensor, weight: impl Into<Input>) -> Tensor {
         record(Op::Lerp, vec![t(self), t(end), weight.into()], None)

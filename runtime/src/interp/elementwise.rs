@@ -285,6 +285,8 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
         Atan if single => f32_function(x, op, Function::Atan)?,
         Asin if single => f32_function(x, op, Function::Asin)?,
         Acos if single => f32_function(x, op, Function::Acos)?,
+        Erfc if single => f32_function(x, op, Function::Erfc)?,
+        Erfc => analytic(x, op, libm::erfc, None)?,
         Atan => analytic(x, op, f64::atan, Some(c_atan))?,
         Asin => analytic(x, op, f64::asin, Some(c_asin))?,
         Acos => analytic(x, op, f64::acos, Some(c_acos))?,
@@ -370,6 +372,13 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
             Elem::I(i) => Elem::I(!i),
             Elem::B(b) => Elem::B(!b),
             _ => return Err(unsupported_value(op.name(), x)),
+        },
+        // The sign bit itself: -0.0 and NaNs with it set count.
+        Signbit => match x {
+            Elem::F(f) => Elem::B(f.is_sign_negative()),
+            Elem::I(i) => Elem::B(i < 0),
+            Elem::B(_) => Elem::B(false),
+            Elem::C(..) => return Err(unsupported_value(op.name(), x)),
         },
         Isnan => Elem::B(match x {
             Elem::F(f) => f.is_nan(),
@@ -581,6 +590,15 @@ pub fn binary(op: BinaryOp, a: Elem, b: Elem, compute: DType) -> Result<Elem> {
         BitwiseAnd => bitwise(op, a, b, compute, |x, y| x & y),
         BitwiseOr => bitwise(op, a, b, compute, |x, y| x | y),
         BitwiseXor => bitwise(op, a, b, compute, |x, y| x ^ y),
+        // C's fmod: Rust's `%` on floats is it, exact in any precision;
+        // integers truncate (i128 holds MIN % -1 without overflow).
+        Fmod => Arith {
+            float: |x, y| x % y,
+            int: |x, y| (y != 0).then(|| x % y),
+            bool: None,
+            complex: None,
+        }
+        .apply(op, a, b, compute),
         // Integers arrive converted to floats (inference's int_to_float).
         Atan2 => match (a, b) {
             (Elem::F(y), Elem::F(x)) if single => Ok(Elem::F(f64::from(kiln_math::eval2(
@@ -631,6 +649,39 @@ mod tests {
             Elem::I(-1)
         );
         assert!(binary(BinaryOp::DivTrunc, Elem::I(1), Elem::I(0), DType::I64).is_err());
+        // fmod: the dividend's sign, integer division by zero refused as
+        // PyTorch refuses it, and C's exact remainder where the quotient
+        // overflows (PyTorch's vectorized CPU kernel gives NaN there).
+        assert_eq!(
+            binary(BinaryOp::Fmod, Elem::I(-7), Elem::I(2), DType::I8).unwrap(),
+            Elem::I(-1)
+        );
+        assert_eq!(
+            binary(BinaryOp::Fmod, Elem::I(-128), Elem::I(-1), DType::I8).unwrap(),
+            Elem::I(0)
+        );
+        let err = binary(BinaryOp::Fmod, Elem::I(1), Elem::I(0), DType::I32).unwrap_err();
+        assert_eq!(err.message(), "ZeroDivisionError");
+        let tiny = f64::from(f32::from_bits(0x0020_0000)); // 2^-128
+        let r = binary(BinaryOp::Fmod, Elem::F(2.0), Elem::F(tiny), DType::F32).unwrap();
+        assert_eq!(r, Elem::F(0.0));
+        let r = binary(BinaryOp::Fmod, Elem::F(-7.5), Elem::F(2.0), DType::F32).unwrap();
+        assert_eq!(r, Elem::F(-1.5));
+        let r = binary(BinaryOp::Fmod, Elem::F(-0.0), Elem::F(1.0), DType::F64).unwrap();
+        assert!(matches!(r, Elem::F(z) if z == 0.0 && z.is_sign_negative()));
+        // signbit reads the bit: -0.0 and a negative NaN.
+        assert_eq!(
+            unary(UnaryOp::Signbit, Elem::F(-0.0), DType::F32).unwrap(),
+            Elem::B(true)
+        );
+        assert_eq!(
+            unary(UnaryOp::Signbit, Elem::F(-f64::NAN), DType::F64).unwrap(),
+            Elem::B(true)
+        );
+        assert_eq!(
+            unary(UnaryOp::Signbit, Elem::F(f64::NAN), DType::F16).unwrap(),
+            Elem::B(false)
+        );
         assert_eq!(
             unary(UnaryOp::Sign, Elem::F(f64::NAN), DType::F32).unwrap(),
             Elem::F(0.0)
