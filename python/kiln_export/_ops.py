@@ -109,7 +109,6 @@ MISSING = {
     "native_batch_norm": "Kiln's batch_norm in training mode is not exported "
                          "(export in eval mode)",
     "native_group_norm": "Kiln has no group_norm",
-    "fmod": "Kiln has no fmod",
     "rrelu_with_noise": "rrelu in training mode is random: export in eval mode",
     "native_dropout": "dropout is random: export in eval mode",
 }

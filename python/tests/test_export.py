@@ -303,21 +303,21 @@ def test_fully_masked_row(tmp_path, native):
 # ---- (4) an op Kiln lacks gives a clear error ----------------------------
 
 
-class Fmodding(nn.Module):
+class NextAfter(nn.Module):
     def forward(self, x, w):
         y = x * 2
-        return torch.fmod(y, w)  # the line the error names
+        return torch.nextafter(y, w)  # the line the error names
 
 
 def test_unsupported_op_error(tmp_path):
     with pytest.raises(kiln_export.UnsupportedOpError) as e:
-        kiln_export.export(Fmodding(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
+        kiln_export.export(NextAfter(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
                            tmp_path / "m.kir", tmp_path / "m.safetensors")
     msg = str(e.value)
-    assert e.value.op == "aten.fmod.Tensor" and e.value.node == "fmod"
-    assert "aten.fmod.Tensor (FX node 'fmod') has no exact translation to Kiln" in msg
-    assert "Kiln has no fmod" in msg
-    assert "test_export.py" in msg and "torch.fmod(y, w)" in msg
+    assert e.value.op == "aten.nextafter.default" and e.value.node == "nextafter"
+    assert "aten.nextafter.default (FX node 'nextafter') has no exact translation to Kiln" in msg
+    assert "Kiln has no translation for aten.nextafter.default" in msg
+    assert "test_export.py" in msg and "torch.nextafter(y, w)" in msg
     assert not (tmp_path / "m.kir").exists()
 
 
@@ -334,19 +334,19 @@ def test_random_op_refused(tmp_path):
 
 
 def test_unsupported_op_command_line(tmp_path):
-    (tmp_path / "fmod.py").write_text(
+    (tmp_path / "lgamma.py").write_text(
         "import torch\n"
         "class M(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.fmod(x, 1.5)\n"
+        "        return torch.lgamma(x)\n"
         "model = M()\n")
     p = subprocess.run(
-        [sys.executable, "-m", "kiln_export", f"{tmp_path / 'fmod.py'}:model",
+        [sys.executable, "-m", "kiln_export", f"{tmp_path / 'lgamma.py'}:model",
          "--example-input", "1x3x8x8xf32", "-o", str(tmp_path / "c.kir"),
          "--weights", str(tmp_path / "c.safetensors")], capture_output=True, text=True)
     assert p.returncode == 1
-    assert "kiln_export: error: aten.fmod.Scalar (FX node 'fmod')" in p.stderr
-    assert "Kiln has no fmod" in p.stderr
+    assert "kiln_export: error: aten.lgamma.default (FX node 'lgamma')" in p.stderr
+    assert "Kiln has no translation for aten.lgamma.default" in p.stderr
 
 
 # ---- a sweep of translated ops ---------------------------------------------
