@@ -11,7 +11,9 @@ within the tolerance stated in that test.
 
 Values are written as strings that round-trip exactly through float64
 (`"nan"`, `"-0.0"`, `"inf"`), complex values as [re, im], integers as
-strings; an absent optional tensor operand is `{"none": true}`.
+strings; an absent optional tensor operand is `{"none": true}`. A case
+PyTorch refuses (issue 20's ops on the dtypes their CPU kernels do not
+take) has "error", PyTorch's message, in place of "results".
 
 Issue 16's cases draw on PyTorch's OpInfo sample inputs
 (`torch.testing._internal`, which needs the `expecttest` package).
@@ -118,6 +120,21 @@ def scalar_spec(v):
 
 
 CASES = []
+
+
+def record_refusal(op, attrs, operands, fn):
+    """Runs fn() and records PyTorch's error message if it refuses (a case
+    with "error" in place of "results"); nothing if it computes."""
+    try:
+        fn()
+    except (RuntimeError, NotImplementedError, TypeError) as e:
+        CASES.append({
+            "op": op,
+            "attrs": attrs,
+            "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else scalar_spec(o)
+                         for o in operands],
+            "error": str(e).split("\n")[0],
+        })
 
 
 def record(op, attrs, operands, fn):
@@ -1923,6 +1940,7 @@ def gen_issue20_cases():
         for dt in DTYPES:
             x = make(dt, [3, 4])
             record(name, {}, [x], lambda: fn(x))
+            record_refusal(name, {}, [x], lambda: fn(x))
         for dt in ISSUE20_FLOATS:
             x = issue20_specials(dt)
             record(name, {}, [x], lambda: fn(x))
@@ -1947,6 +1965,7 @@ def gen_issue20_cases():
             if name == "ldexp" and not (db.is_floating_point or db.is_complex):
                 b = b.clamp(-20, 20) if db != torch.bool else b
             record_pairs(name, a, b)
+            record_refusal(name, {}, [a, b], lambda: fn(a, b))
         if name in ("copysign", "fmod"):
             for dt in DTYPES:
                 a = make(dt, [3, 4])

@@ -781,6 +781,7 @@ define_ops! {
     Ldexp "ldexp" (input: Tensor, other: Tensor)
         => pointwise(infer::ldexp, Cost::Costly)
             .traits(Traits::APPROXIMATE)
+            .kernel(fixed("pow", S::FLOATS_COMPLEX))
             .expand(expand::ldexp);
     /// `torch.sigmoid`.
     Sigmoid "sigmoid" (input: Tensor)
