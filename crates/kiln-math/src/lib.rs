@@ -1,6 +1,6 @@
-//! `kiln-math`: Kiln's f32 elementary functions (exp, log, tanh, erf, sin,
-//! cos, atan, asin, acos, atan2), each written once, as a sequence of IEEE f32 operations over a
-//! [`Builder`].
+//! `kiln-math`: Kiln's f32 elementary functions (exp, log, tanh, erf,
+//! erfc, sin, cos, atan, asin, acos, atan2), each written once, as a
+//! sequence of IEEE f32 operations over a [`Builder`].
 //!
 //! A backend implements [`Builder`] and gets every function: the reference
 //! interpreter evaluates one f32 at a time ([`eval`]), the Cranelift

@@ -1,6 +1,6 @@
 //! Math that kernels call out for, and the inline f32 functions.
 //!
-//! The f32 functions of `kiln-math` (exp, log, tanh, erf, sin, cos,
+//! The f32 functions of `kiln-math` (exp, log, tanh, erf, erfc, sin, cos,
 //! atan, asin, acos, atan2) are
 //! inline: [`Lanes`] implements its `Builder` over Cranelift values, so
 //! scalar and 4-lane vector code run the interpreter's algorithm step for
