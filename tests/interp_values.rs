@@ -10,7 +10,8 @@
 //! (reductions, matmul, softmax, layer_norm), since PyTorch's summation
 //! order differs from Kiln's; complex values compare norm-wise (each part
 //! within rtol·|z|, as PyTorch's complex64 math runs in f32); NaN and
-//! infinities must match exactly.
+//! infinities must match exactly. Cases with an "error" (PyTorch's
+//! refusal) must be refused by Kiln's inference with the same message.
 
 use kiln::graph::{FuncBuilder, Operand};
 use kiln::infer::InferCtx;
@@ -59,6 +60,12 @@ fn attr_value(name: &str, v: &Value) -> AttrValue {
 
 /// Builds the one-instruction program of a case.
 fn program(case: &Value) -> Module {
+    try_program(case).unwrap_or_else(|e| panic!("{case}: {e}"))
+}
+
+/// Builds the one-instruction program of a case, or the error its op's
+/// inference gives.
+fn try_program(case: &Value) -> kiln::Result<Module> {
     let name = case["op"].as_str().unwrap();
     let attrs = case["attrs"].as_object().unwrap();
     // An attribute given as "tensor" is a tensor operand (clamp's bounds),
@@ -108,10 +115,11 @@ fn program(case: &Value) -> Module {
         }
         ops.insert(slot, v);
     }
-    let results = b
-        .push_multi(op, ops, None)
-        .unwrap_or_else(|e| panic!("{case}: {e}"));
-    Module::single(b.finish(results, None).unwrap(), DefaultDType::F32)
+    let results = b.push_multi(op, ops, None)?;
+    Ok(Module::single(
+        b.finish(results, None).unwrap(),
+        DefaultDType::F32,
+    ))
 }
 
 fn rtol(d: DType) -> f64 {
@@ -265,7 +273,8 @@ fn value_inputs(case: &Value) -> Vec<Tensor> {
 fn interpreter_matches_pytorch_values() {
     let cases = oracle("torch_values.json")["cases"].as_array().unwrap();
     let mut m = Mismatches::default();
-    for case in cases {
+    // Refusals are checked by `inference_refuses_as_pytorch`.
+    for case in cases.iter().filter(|c| c.get("error").is_none()) {
         let module = program(case);
         let inputs = value_inputs(case);
         let got = match kiln_runtime::interp::run(&module, &inputs) {
@@ -291,6 +300,24 @@ fn interpreter_matches_pytorch_values() {
         }
     }
     m.finish("torch_values.json");
+}
+
+/// The cases PyTorch refuses (`"error"`: its message) are refused by
+/// Kiln's inference with the same message.
+#[test]
+fn inference_refuses_as_pytorch() {
+    let cases = oracle("torch_values.json")["cases"].as_array().unwrap();
+    let mut m = Mismatches::default();
+    for case in cases.iter().filter(|c| c.get("error").is_some()) {
+        let expected = case["error"].as_str().unwrap();
+        match try_program(case) {
+            Ok(_) => m.check(false, || format!("{case}: Kiln accepts it")),
+            Err(e) => m.check(e.message() == expected, || {
+                format!("{case}\n     Kiln: {}", e.message())
+            }),
+        }
+    }
+    m.finish("torch_values.json refusals");
 }
 
 /// `x.to(D)` element values, with raw bits for floating targets, from
@@ -405,7 +432,7 @@ fn same_float(a: f64, b: f64) -> bool {
 fn compiled_spatial_ops_match_pytorch_values() {
     let cases = oracle("torch_values.json")["cases"].as_array().unwrap();
     let mut m = Mismatches::default();
-    for case in cases {
+    for case in cases.iter().filter(|c| c.get("error").is_none()) {
         let module = program(case);
         let op = &module.entry().unwrap().insts[0].op;
         if kiln::spatial::spatial(op).is_none() {

@@ -264,3 +264,49 @@ fn traced_products_norms_and_losses() {
         assert!(text.contains(line), "{line}\n{text}");
     }
 }
+
+/// Issue 20's pointwise math traces under PyTorch's names (NumPy's
+/// `arctan2` and friends as the same ops), with PyTorch's result dtypes.
+#[test]
+fn traced_pointwise_math() {
+    let specs = [
+        TensorSpec::new([3, 4], DType::F32).name("x"),
+        TensorSpec::new([4], DType::F32).name("y"),
+        TensorSpec::new([4], DType::I32).name("e"),
+    ];
+    let traced = trace(&specs, |v| {
+        let (x, y, e) = (&v[0], &v[1], &v[2]);
+        vec![
+            x.atan(),
+            x.arcsin(),
+            x.acos(),
+            x.arctan2(y),
+            x.erfc(),
+            x.signbit(),
+            x.fmod(1.5),
+            x.hypot(y),
+            x.copysign(-0.0),
+            x.logaddexp2(y),
+            x.ldexp(e),
+            e.fmod(2),
+        ]
+    })
+    .unwrap();
+    let text = traced.to_string();
+    for line in [
+        "%0 = atan %x : tensor<3x4xf32>",
+        "%1 = asin %x : tensor<3x4xf32>",
+        "%2 = acos %x : tensor<3x4xf32>",
+        "%3 = atan2 %x, %y : tensor<3x4xf32>",
+        "%4 = erfc %x : tensor<3x4xf32>",
+        "%5 = signbit %x : tensor<3x4xbool>",
+        "%6 = fmod %x, 1.5 : tensor<3x4xf32>",
+        "%7 = hypot %x, %y : tensor<3x4xf32>",
+        "%8 = copysign %x, -0.0 : tensor<3x4xf32>",
+        "%9 = logaddexp2 %x, %y : tensor<3x4xf32>",
+        "%10 = ldexp %x, %e : tensor<3x4xf32>",
+        "%11 = fmod %e, 2 : tensor<4xi32>",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}

@@ -501,7 +501,7 @@ pub fn promoted(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     let common = common_dtype(args, ctx)?;
     let to_float = matches!(
         op,
-        Op::Xlogy | Op::SpecialXlog1py | Op::TrueDivide | Op::Logaddexp
+        Op::Xlogy | Op::SpecialXlog1py | Op::TrueDivide | Op::Logaddexp | Op::Copysign
     );
     let compute = match op {
         Op::FloatPower if common.is_complex() => DType::C128,
@@ -524,6 +524,23 @@ pub fn promoted(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     Ok(Inferred {
         results: vec![TensorType::new(shape, compute)],
         operand_dtypes: vec![Some(compute); args.len()],
+        natural_dtype: compute,
+    })
+}
+
+/// `ldexp`: the promoted dtype (integers and bool in the default float
+/// dtype); `input` is converted to it, `other` keeps its own dtype, since
+/// PyTorch's `mul(input, pow(2, other))` computes `2^other` in it (an f16
+/// `other` rounds `2^other` to f16; an integer one is exact).
+pub fn ldexp(_: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let shape = broadcast_all(args)?;
+    let compute = floating(common_dtype(args, ctx)?, ctx);
+    let Some(other) = args.get(1).and_then(|a| a.tensor()) else {
+        return Err(err(ErrorKind::Arity, "ldexp takes two tensors"));
+    };
+    Ok(Inferred {
+        results: vec![TensorType::new(shape, compute)],
+        operand_dtypes: vec![Some(compute), Some(other.dtype)],
         natural_dtype: compute,
     })
 }

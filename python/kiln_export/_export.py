@@ -116,6 +116,7 @@ _KEEP_NAMES = [
     "special_xlog1py.other_scalar",
     "heaviside.default",
     "logaddexp.default",
+    "logaddexp2.default",
     "lerp.Scalar",
     "lerp.Tensor",
     "addcmul.default",

@@ -106,7 +106,6 @@ MISSING = {
     "native_batch_norm": "Kiln's batch_norm in training mode is not exported "
                          "(export in eval mode)",
     "native_group_norm": "Kiln has no group_norm",
-    "fmod": "Kiln has no fmod",
     "rrelu_with_noise": "rrelu in training mode is random: export in eval mode",
     "native_dropout": "dropout is random: export in eval mode",
 }
@@ -138,7 +137,8 @@ def _float_dtype(dtype):
 
 UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
          "tanh", "sigmoid", "relu", "erf", "floor", "ceil", "trunc", "sign",
-         "reciprocal", "logical_not", "bitwise_not", "isnan", "silu", "hardswish"]
+         "reciprocal", "logical_not", "bitwise_not", "isnan", "silu", "hardswish",
+         "atan", "asin", "acos", "signbit", "erfc"]
 
 
 def _unary(kir_op):
@@ -150,6 +150,9 @@ def _unary(kir_op):
 
 for _u in UNARY:
     op(f"aten.{_u}.default")(_unary(_u))
+# NumPy's names for the inverse trigonometric functions.
+for _u in ("arctan", "arcsin", "arccos", "special_erfc"):
+    op(f"aten.{_u}.default")(_unary(_u.replace("arc", "a").replace("special_", "")))
 
 # Kiln's composites of real tensors (integers promote to float as in PyTorch).
 REAL_UNARY = ["tan", "sinh", "cosh", "asinh", "acosh", "atanh", "log10", "exp2"]
@@ -197,6 +200,7 @@ BINARY = {
     "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
     "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+    "fmod": "fmod",
 }
 
 
@@ -895,6 +899,10 @@ for _q in ("xlogy.Tensor", "xlogy.Scalar_Self", "xlogy.Scalar_Other",
 for _q in ("float_power.Tensor_Tensor", "float_power.Tensor_Scalar", "float_power.Scalar"):
     op(f"aten.{_q}")(_whole("float_power", ("self", "exponent")))
 op("aten.heaviside.default")(_whole("heaviside", ("self", "values")))
+op("aten.atan2.default", "aten.arctan2.default")(_whole("atan2", ("self", "other")))
+for _q in ("hypot.default", "logaddexp2.default", "ldexp.Tensor", "copysign.Tensor",
+           "copysign.Scalar"):
+    op(f"aten.{_q}")(_whole(_q.split(".")[0], ("self", "other")))
 op("aten.lerp.Scalar", "aten.lerp.Tensor")(_whole("lerp", ("self", "end", "weight")))
 op("aten.addcmul.default")(_whole("addcmul", ("self", "tensor1", "tensor2"), ("value",)))
 op("aten.addcdiv.default")(_whole("addcdiv", ("self", "tensor1", "tensor2"), ("value",)))

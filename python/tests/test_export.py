@@ -438,21 +438,21 @@ def test_fully_masked_row(tmp_path, native):
 # ---- (4) an op Kiln lacks gives a clear error ----------------------------
 
 
-class Fmodding(nn.Module):
+class NextAfter(nn.Module):
     def forward(self, x, w):
         y = x * 2
-        return torch.fmod(y, w)  # the line the error names
+        return torch.nextafter(y, w)  # the line the error names
 
 
 def test_unsupported_op_error(tmp_path):
     with pytest.raises(kiln_export.UnsupportedOpError) as e:
-        kiln_export.export(Fmodding(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
+        kiln_export.export(NextAfter(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
                            tmp_path / "m.kir", tmp_path / "m.safetensors")
     msg = str(e.value)
-    assert e.value.op == "aten.fmod.Tensor" and e.value.node == "fmod"
-    assert "aten.fmod.Tensor (FX node 'fmod') has no exact translation to Kiln" in msg
-    assert "Kiln has no fmod" in msg
-    assert "test_export.py" in msg and "torch.fmod(y, w)" in msg
+    assert e.value.op == "aten.nextafter.default" and e.value.node == "nextafter"
+    assert "aten.nextafter.default (FX node 'nextafter') has no exact translation to Kiln" in msg
+    assert "Kiln has no translation for aten.nextafter.default" in msg
+    assert "test_export.py" in msg and "torch.nextafter(y, w)" in msg
     assert not (tmp_path / "m.kir").exists()
 
 
@@ -469,19 +469,19 @@ def test_random_op_refused(tmp_path):
 
 
 def test_unsupported_op_command_line(tmp_path):
-    (tmp_path / "fmod.py").write_text(
+    (tmp_path / "lgamma.py").write_text(
         "import torch\n"
         "class M(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.fmod(x, 1.5)\n"
+        "        return torch.lgamma(x)\n"
         "model = M()\n")
     p = subprocess.run(
-        [sys.executable, "-m", "kiln_export", f"{tmp_path / 'fmod.py'}:model",
+        [sys.executable, "-m", "kiln_export", f"{tmp_path / 'lgamma.py'}:model",
          "--example-input", "1x3x8x8xf32", "-o", str(tmp_path / "c.kir"),
          "--weights", str(tmp_path / "c.safetensors")], capture_output=True, text=True)
     assert p.returncode == 1
-    assert "kiln_export: error: aten.fmod.Scalar (FX node 'fmod')" in p.stderr
-    assert "Kiln has no fmod" in p.stderr
+    assert "kiln_export: error: aten.lgamma.default (FX node 'lgamma')" in p.stderr
+    assert "Kiln has no translation for aten.lgamma.default" in p.stderr
 
 
 # ---- a sweep of translated ops ---------------------------------------------
@@ -582,7 +582,11 @@ class PointwiseMore(nn.Module):
             torch.true_divide(x, p), torch.floor_divide(x, 0.3), torch.floor_divide(x, p),
             torch.heaviside(x.round(), p), torch.fmax(x, p), torch.fmin(x, p),
             x.tan(), x.sinh(), x.cosh(), x.asinh(), (x.abs() + 1).acosh(), (p * 2 - 1).atanh(),
-            p.log10(), x.exp2(),
+            p.log10(), x.exp2(), x.atan(), (p * 2 - 1).asin(), (p * 2 - 1).acos(),
+            torch.atan2(x, p - 0.5), torch.hypot(x, p), torch.copysign(p, x),
+            torch.copysign(x, -0.0), torch.signbit(x), torch.fmod(x, p), torch.fmod(x, 0.3),
+            torch.logaddexp2(x, p), torch.ldexp(x, (x * 4).round().to(torch.int32)),
+            torch.erfc(x * 3),
         )
 
 
@@ -848,7 +852,9 @@ def test_whole_ops_stay_whole(tmp_path):
                            "special_xlog1py", "logaddexp", "lerp", "addcmul", "addcdiv",
                            "clamp_min", "clamp_max", "float_power", "true_divide",
                            "floor_divide", "heaviside", "fmax", "fmin", "tan", "sinh", "cosh",
-                           "asinh", "acosh", "atanh", "log10", "exp2"],
+                           "asinh", "acosh", "atanh", "log10", "exp2", "atan", "asin", "acos",
+                           "atan2", "hypot", "copysign", "signbit", "fmod", "logaddexp2",
+                           "ldexp", "erfc"],
         "specials": ["isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "nansum",
                      "nanmean", "count_nonzero"],
         "statistics": ["var", "std", "var_mean", "std_mean", "logsumexp",

@@ -25,6 +25,10 @@ Written to `tests/data/nn/`:
   vocab_size=100, max_position_embeddings=64) and, for 2x12 `input_ids`,
   `token_type_ids` and an `attention_mask` with the second row's last
   four positions padded, its `last_hidden_state` and `pooler_output`.
+- `vit.safetensors`, `vit_io.safetensors`, `vit_config.json`:
+  ViTModel(image_size=32, patch_size=8, hidden_size=64, 2 layers, 4
+  heads, intermediate_size=128) and, for two 3x32x32 images, its
+  `last_hidden_state` and `pooler_output`.
 - `llama_generate.safetensors`, `gpt2_generate.safetensors`: `prompt`
   (the first 8 of `input_ids`) and `generated`, the tokens transformers'
   greedy `generate` appends with the committed weights (32 for Llama, 24
@@ -43,7 +47,7 @@ import os
 import torch
 from safetensors.torch import save_file
 from transformers import (BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, LlamaConfig,
-                          LlamaForCausalLM)
+                          LlamaForCausalLM, ViTConfig, ViTModel)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn")
 
@@ -114,6 +118,25 @@ def bert():
               os.path.join(OUT, "bert_io.safetensors"))
     config.to_json_file(os.path.join(OUT, "bert_config.json"))
     print(f"bert: {sum(v.numel() for v in weights.values())} parameters")
+
+
+def vit():
+    torch.manual_seed(0)
+    config = ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
+                       num_attention_heads=4, intermediate_size=128,
+                       attn_implementation="eager")
+    model = perturb(ViTModel(config))
+    pixel_values = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        out = model(pixel_values)
+    weights = {k: v.contiguous() for k, v in model.state_dict().items()}
+    save_file(weights, os.path.join(OUT, "vit.safetensors"))
+    save_file({"pixel_values": pixel_values,
+               "last_hidden_state": out.last_hidden_state.contiguous(),
+               "pooler_output": out.pooler_output.contiguous()},
+              os.path.join(OUT, "vit_io.safetensors"))
+    config.to_json_file(os.path.join(OUT, "vit_config.json"))
+    print(f"vit: {sum(v.numel() for v in weights.values())} parameters")
 
 
 def generation():
@@ -192,4 +215,5 @@ if __name__ == "__main__":
         llama()
         basic_block()
         bert()
+        vit()
         generation()

@@ -11,7 +11,9 @@ within the tolerance stated in that test.
 
 Values are written as strings that round-trip exactly through float64
 (`"nan"`, `"-0.0"`, `"inf"`), complex values as [re, im], integers as
-strings; an absent optional tensor operand is `{"none": true}`.
+strings; an absent optional tensor operand is `{"none": true}`. A case
+PyTorch refuses (issue 20's ops on the dtypes their CPU kernels do not
+take) has "error", PyTorch's message, in place of "results".
 
 Issue 16's cases draw on PyTorch's OpInfo sample inputs
 (`torch.testing._internal`, which needs the `expecttest` package).
@@ -76,6 +78,18 @@ def make(dt, shape, reverse=False, **kw):
     return torch.tensor(vals, dtype=dt).reshape(shape)
 
 
+# Whether enc() writes NaNs with the sign bit as "-nan" (issue 20's cases:
+# signbit and copysign read it); elsewhere a NaN is "nan".
+SIGNED_NAN = False
+
+
+def enc_float(x):
+    """A float exactly, "-nan" for a NaN with the sign bit where SIGNED_NAN."""
+    if SIGNED_NAN and math.isnan(x) and math.copysign(1.0, x) < 0:
+        return "-nan"
+    return repr(float(x))
+
+
 def enc(t):
     """Encodes a tensor's values (logical order) exactly."""
     flat = t.detach().reshape(-1)
@@ -85,7 +99,7 @@ def enc(t):
         c = flat.to(torch.complex128)
         return [[repr(float(z.real)), repr(float(z.imag))] for z in c.tolist()]
     if t.dtype.is_floating_point:
-        return [repr(float(x)) for x in flat.to(torch.float64).tolist()]
+        return [enc_float(x) for x in flat.to(torch.float64).tolist()]
     if t.dtype == torch.uint64:
         return [str(x if x >= 0 else x + 2**64) for x in flat.to(torch.int64).tolist()]
     return [str(x) for x in flat.tolist()]
@@ -106,6 +120,21 @@ def scalar_spec(v):
 
 
 CASES = []
+
+
+def record_refusal(op, attrs, operands, fn):
+    """Runs fn() and records PyTorch's error message if it refuses (a case
+    with "error" in place of "results"); nothing if it computes."""
+    try:
+        fn()
+    except (RuntimeError, NotImplementedError, TypeError) as e:
+        CASES.append({
+            "op": op,
+            "attrs": attrs,
+            "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else scalar_spec(o)
+                         for o in operands],
+            "error": str(e).split("\n")[0],
+        })
 
 
 def record(op, attrs, operands, fn):
@@ -1971,6 +2000,169 @@ def gen_spatial_more():
         print("spatial OpInfo sample not written as an ATen op:", m, file=sys.stderr)
 
 
+# Issue 20's pointwise math: the inverse trigonometric functions (Kiln's
+# own f32 algorithms) and the float-manipulation ops, on every dtype
+# PyTorch's CPU takes, on special values (infinities, NaN, signed zeros,
+# subnormals, the ends of each algorithm's ranges), on random values over
+# many exponents, and on OpInfo's samples.
+ISSUE20_UNARY = {"atan": torch.atan, "asin": torch.asin, "acos": torch.acos,
+                 "signbit": torch.signbit, "erfc": torch.erfc}
+ISSUE20_BINARY = {"atan2": torch.atan2, "hypot": torch.hypot, "copysign": torch.copysign,
+                  "logaddexp2": torch.logaddexp2, "ldexp": torch.ldexp, "fmod": torch.fmod}
+ISSUE20_FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+def issue20_specials(dt):
+    """Special and boundary values of a float dtype."""
+    fi = torch.finfo(dt)
+    tiny = fi.tiny
+    vals = [0.0, -0.0, float("inf"), float("-inf"), float("nan"), -float("nan"), 1.0, -1.0, 0.5,
+            -0.5, 2.0, -2.0,
+            fi.max, -fi.max, tiny, -tiny, tiny / 4, -tiny / 4, fi.eps, 1 + fi.eps, 1 - fi.eps / 2,
+            -(1 - fi.eps / 2), 0.5 + fi.eps / 2, 0.5 - fi.eps / 4, 2.4142135, 0.41421357, 4.0, 1e-20,
+            -1e-20, 1e20, -1e20, 3.0, -10.0, 10.5, 27.0, -0.75, 0.999, 1e-5]
+    if dt == torch.float64:
+        vals += [5e-324, -5e-324, 1e300, -1e300]
+    return torch.tensor(vals, dtype=torch.float64).to(dt)
+
+
+def issue20_random(dt, n, lo, hi, g):
+    """n random values, half uniform in [lo, hi], half of magnitude 2^-20 .. 2^20
+    with random signs (clamped to the dtype's range)."""
+    u = torch.rand(n // 2, generator=g, dtype=torch.float64) * (hi - lo) + lo
+    e = torch.rand(n - n // 2, generator=g, dtype=torch.float64) * 40 - 20
+    s = torch.randint(0, 2, (n - n // 2,), generator=g).to(torch.float64) * 2 - 1
+    return torch.cat([u, s * torch.exp2(e)]).to(dt)
+
+
+def issue20_keep(name, a, b):
+    """Which (a, b) pairs a binary case of issue 20 records: all but where
+    PyTorch's CPU kernel is wrong (README, "Where Kiln differs"): fmod's
+    vectorized kernel gives NaN where a/b overflows (Kiln gives C's exact
+    remainder, tested in Rust), and logaddexp2 of nearly opposite values
+    cancels to a residue of PyTorch's rounding (Kiln's is smaller)."""
+    fa, fb = torch.broadcast_tensors(a, b)
+    r = ISSUE20_BINARY[name](fa, fb)
+    keep = torch.ones(r.shape, dtype=torch.bool)
+    if name == "fmod" and r.dtype.is_floating_point:
+        exact = torch.tensor([math.fmod(x, y) if math.isfinite(x) and y != 0 and not math.isnan(y)
+                              else float("nan")
+                              for x, y in zip(fa.double().reshape(-1).tolist(),
+                                              fb.double().reshape(-1).tolist())],
+                             dtype=torch.float64).reshape(r.shape)
+        keep = r.isnan() == exact.isnan()
+    if name == "logaddexp2":
+        scale = torch.maximum(fa.double().abs(), fb.double().abs())
+        keep = ~(r.double().abs() < 1e-6 * scale)
+    return fa, fb, keep
+
+
+def record_pairs(name, a, b):
+    """Records a binary case of issue 20: broadcast as given where every
+    pair is kept, else the kept pairs as 1-D tensors."""
+    try:
+        fa, fb, keep = issue20_keep(name, a, b)
+    except Exception:
+        return
+    fn = ISSUE20_BINARY[name]
+    if bool(keep.all()):
+        record(name, {}, [a, b], lambda: fn(a, b))
+        return
+    ka, kb = fa[keep].contiguous(), fb[keep].contiguous()
+    record(name, {}, [ka, kb], lambda: fn(ka, kb))
+
+
+def gen_issue20():
+    global SIGNED_NAN
+    SIGNED_NAN = True
+    try:
+        gen_issue20_cases()
+    finally:
+        SIGNED_NAN = False
+
+
+def gen_issue20_cases():
+    g = torch.Generator().manual_seed(20)
+    for name, fn in ISSUE20_UNARY.items():
+        for dt in DTYPES:
+            x = make(dt, [3, 4])
+            record(name, {}, [x], lambda: fn(x))
+            record_refusal(name, {}, [x], lambda: fn(x))
+        for dt in ISSUE20_FLOATS:
+            x = issue20_specials(dt)
+            record(name, {}, [x], lambda: fn(x))
+            lo, hi = {"asin": (-1.0, 1.0), "acos": (-1.0, 1.0), "erfc": (-2.0, 10.0)}.get(name, (-8.0, 8.0))
+            x = issue20_random(dt, 512, lo, hi, g)
+            record(name, {}, [x], lambda: fn(x))
+        for dt in (torch.complex64, torch.complex128):
+            if name in ("signbit", "erfc"):
+                continue
+            re = issue20_random(torch.float64, 24, -3.0, 3.0, g)
+            im = issue20_random(torch.float64, 24, -3.0, 3.0, g)
+            x = torch.complex(re, im).to(dt)
+            record(name, {}, [x], lambda: fn(x))
+    pairs = [(dt, dt) for dt in DTYPES] + [
+        (torch.int32, torch.float32), (torch.float16, torch.bfloat16), (torch.int64, torch.float16),
+        (torch.bool, torch.int32), (torch.float32, torch.float64), (torch.uint8, torch.int8),
+    ]
+    for name, fn in ISSUE20_BINARY.items():
+        for da, db in pairs:
+            a = make(da, [3, 4])
+            b = make(db, [4], reverse=True, nonzero=name == "fmod")
+            if name == "ldexp" and not (db.is_floating_point or db.is_complex):
+                b = b.clamp(-20, 20) if db != torch.bool else b
+            record_pairs(name, a, b)
+            record_refusal(name, {}, [a, b], lambda: fn(a, b))
+        if name in ("copysign", "fmod"):
+            for dt in DTYPES:
+                a = make(dt, [3, 4])
+                for sc in (2, -2.5, -0.0):
+                    if name == "fmod" and sc == -0.0 and not dt.is_floating_point:
+                        continue
+                    record(name, {}, [a, sc], lambda: fn(a, sc))
+        if name == "fmod":
+            for dt in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
+                info = torch.iinfo(dt)
+                a = torch.tensor([info.min, info.max, -7, 7, 0, -1, 5, info.min], dtype=dt)
+                b = torch.tensor([-1 if info.min < 0 else 3, 3, 2, -2 if info.min < 0 else 2, 5, 7,
+                                  info.max, info.max], dtype=dt)
+                record_pairs(name, a, b)
+        if name == "ldexp":
+            for dt in ISSUE20_FLOATS:
+                a = issue20_random(dt, 64, -4.0, 4.0, g)
+                e = torch.randint(-30, 30, (64,), generator=g)
+                record(name, {}, [a, e], lambda: fn(a, e))
+                e32 = e.to(torch.int32)
+                record(name, {}, [a, e32], lambda: fn(a, e32))
+        for dt in ISSUE20_FLOATS:
+            sp = issue20_specials(dt)
+            a = sp.reshape(-1, 1).expand(-1, sp.numel()).contiguous()
+            b = sp.reshape(1, -1).expand(sp.numel(), -1).contiguous()
+            record_pairs(name, a, b)
+            a = issue20_random(dt, 512, -4.0, 4.0, g)
+            b = issue20_random(dt, 512, -4.0, 4.0, g)
+            record_pairs(name, a, b)
+    names = set(ISSUE20_UNARY) | set(ISSUE20_BINARY)
+    dtypes = ISSUE20_FLOATS + (torch.int64, torch.int32, torch.uint8, torch.bool, torch.complex64)
+    for name, dt, s in op_db_samples(names, dtypes):
+        x, args, kw = s.input, list(s.args), dict(s.kwargs)
+        if not isinstance(x, torch.Tensor) or kw:
+            continue
+        fn = ISSUE20_UNARY.get(name) or ISSUE20_BINARY[name]
+        if name in ("copysign", "fmod") and len(args) == 1 and isinstance(args[0], (int, float)):
+            record(name, {}, [x.contiguous(), args[0]], lambda: fn(x, args[0]))
+            continue
+        operands = [x.contiguous()] + [a.contiguous() if isinstance(a, torch.Tensor) else a for a in args]
+        if len(operands) != (1 if name in ISSUE20_UNARY else 2):
+            continue
+        if any(not isinstance(o, torch.Tensor) for o in operands):
+            continue
+        if name in ISSUE20_BINARY:
+            record_pairs(name, *operands)
+        else:
+            record(name, {}, operands, lambda: fn(*operands))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -1999,6 +2191,7 @@ def main():
     gen_upsample()
     gen_spatial_opinfo()
     gen_spatial_more()
+    gen_issue20()
     out = {
         "meta": {
             "torch_version": torch.__version__,

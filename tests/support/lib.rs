@@ -69,6 +69,8 @@ pub fn parse_float(s: &str) -> f64 {
         "inf" => f64::INFINITY,
         "-inf" => f64::NEG_INFINITY,
         "nan" => f64::NAN,
+        // A NaN with the sign bit (signbit and copysign read it).
+        "-nan" => -f64::NAN,
         _ => s.parse().unwrap_or_else(|_| panic!("bad float {s}")),
     }
 }

@@ -1283,6 +1283,14 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         Cos if single => format!("kiln_cos_f32({x})"),
         Tanh if single => format!("kiln_tanh_f32({x})"),
         Erf if single => format!("kiln_erf_f32({x})"),
+        Atan if single => format!("kiln_atan_f32({x})"),
+        Asin if single => format!("kiln_asin_f32({x})"),
+        Acos if single => format!("kiln_acos_f32({x})"),
+        Erfc if single => format!("kiln_erfc_f32({x})"),
+        Erfc => format!("erfc({x})"),
+        Atan => format!("atan({x})"),
+        Asin => format!("asin({x})"),
+        Acos => format!("acos({x})"),
         Exp => format!("exp({x})"),
         Log => wide("log"),
         Log2 => wide("log2"),
@@ -1316,6 +1324,9 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         BitwiseNot => format!("(~{x})"),
         Isnan if float => return (format!("({x} != {x})"), DType::Bool),
         Isnan => return ("false".into(), DType::Bool),
+        Signbit if float => return (format!("((bool)signbit({x}))"), DType::Bool),
+        Signbit if signed => return (format!("({x} < 0)"), DType::Bool),
+        Signbit => return ("false".into(), DType::Bool),
     };
     if boolean {
         (r, DType::Bool)
@@ -1364,6 +1375,8 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         DivFloor => format!("kiln_idiv_floor<{t}>({a}, {b}, kiln_status)"),
         Remainder if float => format!("kiln_fremainder({a}, {b})"),
         Remainder => format!("kiln_iremainder<{t}>({a}, {b}, kiln_status)"),
+        Fmod if float => format!("fmod({a}, {b})"),
+        Fmod => format!("kiln_ifmod<{t}>({a}, {b}, kiln_status)"),
         Pow if c == DType::F64 => format!("pow({a}, {b})"),
         Pow if float => format!("(float)pow((double){a}, (double){b})"),
         Pow => format!("kiln_ipow<{t}>({a}, {b})"),
@@ -1374,6 +1387,9 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         BitwiseAnd => format!("({a} & {b})"),
         BitwiseOr => format!("({a} | {b})"),
         BitwiseXor => format!("({a} ^ {b})"),
+        // Integers compute as floats (inference converts them).
+        Atan2 if c == DType::F64 => format!("atan2({a}, {b})"),
+        Atan2 => format!("kiln_atan2_f32({a}, {b})"),
     };
     if boolean {
         (r, DType::Bool)

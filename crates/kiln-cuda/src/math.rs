@@ -9,7 +9,7 @@
 
 use std::fmt::Write;
 
-use kiln_math::{Builder, Function};
+use kiln_math::{Builder, Function, Function2};
 
 /// Prints operations as statements on numbered temporaries.
 struct Printer {
@@ -71,6 +71,10 @@ impl Builder for Printer {
     }
     fn div(&mut self, a: usize, b: usize) -> usize {
         self.float(format!("t{a} / t{b}"))
+    }
+    fn sqrt(&mut self, a: usize) -> usize {
+        // Correctly rounded: NVRTC runs with `--prec-sqrt=true`.
+        self.float(format!("sqrtf(t{a})"))
     }
     fn fma(&mut self, a: usize, b: usize, c: usize) -> usize {
         self.float(format!("fmaf(t{a}, t{b}, t{c})"))
@@ -156,7 +160,25 @@ pub fn device_function(f: Function) -> String {
     )
 }
 
+/// The device function computing the two-argument `f` on f32s:
+/// `kiln_{name}_f32(a, b)`.
+pub fn device_function2(f: Function2) -> String {
+    let mut p = Printer {
+        body: String::new(),
+        next: 2,
+    };
+    let r = f.build(&mut p, 0, 1);
+    format!(
+        "// {name} of two f32s: kiln-math's algorithm, as the interpreter computes it.\n\
+         __device__ __forceinline__ float kiln_{name}_f32(float t0, float t1) {{\n{body}  return t{r};\n}}\n",
+        name = f.name(),
+        body = p.body
+    )
+}
+
 /// Every function's device function.
 pub fn device_functions() -> String {
-    Function::ALL.iter().map(|&f| device_function(f)).collect()
+    let unary = Function::ALL.iter().map(|&f| device_function(f));
+    let binary = Function2::ALL.iter().map(|&f| device_function2(f));
+    unary.chain(binary).collect()
 }

@@ -113,6 +113,13 @@ template <typename T> __device__ __forceinline__ T kiln_iremainder(T a, T b, int
   if (m != (T)0 && ((b < (T)0) != (m < (T)0))) m = (T)(m + b);
   return m;
 }
+// C's remainder of integers (the sign of the dividend); division by zero
+// sets the status (PyTorch's ZeroDivisionError), MIN % -1 is 0.
+template <typename T> __device__ __forceinline__ T kiln_ifmod(T a, T b, int* st) {
+  if (b == (T)0) { *st = 1; return (T)0; }
+  if (kiln_signed<T>() && b == (T)-1) return (T)0;
+  return (T)(a % b);
+}
 template <typename T> __device__ __forceinline__ T kiln_ipow(T base, T exp) {
   if (kiln_signed<T>() && exp < (T)0) {
     if (base == (T)1) return (T)1;

@@ -66,6 +66,57 @@ pub const ERFC_SCALED: [f32; 9] = [
     -0.018_874_021,
     -0.011_373_757,
 ];
+/// erfc(x)·e^{x²} = P(x − [`ERFC_NEAR_CENTER`]) for 1/4 ≤ x < 1;
+/// constant term first.
+pub const ERFC_NEAR: [f32; 10] = [
+    0.556_813_9,
+    -0.432_361_8,
+    0.286_587_7,
+    -0.168_829_66,
+    0.090_535_88,
+    -0.044_898_096,
+    0.020_799_007,
+    -0.009_105_62,
+    0.003_988_165_4,
+    -0.001_556_511,
+];
+/// The center of [`ERFC_NEAR`]'s variable.
+pub const ERFC_NEAR_CENTER: f32 = 0.625;
+/// erfc(x)·e^{x²} = Q(1/x − [`ERFC_CENTER`]) for 1 ≤ x < 4, fitted for
+/// erfc's relative error (erf's own [`ERFC_SCALED`] only needs it small
+/// against 1); constant term first.
+pub const ERFC_MID: [f32; 11] = [
+    0.305_953,
+    0.382_283_78,
+    -0.172_394_9,
+    0.043_767_043,
+    0.023_337_865,
+    -0.046_945_667,
+    0.043_075_252,
+    -0.026_895_303,
+    0.005_812_215,
+    0.025_932_623,
+    -0.036_745_35,
+];
+/// erfc(x)·e^{x²} = R(1/x − [`ERFC_FAR_CENTER`]) for x ≥ 4; constant
+/// term first.
+pub const ERFC_FAR: [f32; 8] = [
+    0.097_285_964,
+    0.540_068_9,
+    -0.128_512_52,
+    -0.180_179_66,
+    0.228_074_15,
+    0.030_370_848,
+    -0.390_688_6,
+    0.377_789_26,
+];
+/// The center of [`ERFC_FAR`]'s variable.
+pub const ERFC_FAR_CENTER: f32 = 0.175;
+/// Below this x, erfc(x) = 1 − erf(x) loses under an ulp.
+pub const ERFC_ONE_MINUS: f32 = 0.25;
+/// Above this x, erfc(x) is below half the least f32 subnormal: 0 (and
+/// x² above [`EXP_LO`]'s magnitude).
+pub const ERFC_ZERO: f32 = 10.2;
 /// The center of [`ERFC_SCALED`]'s variable.
 pub const ERFC_CENTER: f32 = 0.625;
 /// Above this |x|, erf is ±1 in f32.
@@ -275,6 +326,49 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
     b.select(saturated, unit, r)
 }
 
+/// The complementary error function 1 − erf(x), accurate where it is
+/// small: x < 1/4 as 1 − erf(x) (no cancellation there); else
+/// e^{−x²}·P with P a polynomial fitted to erfc(x)·e^{x²} on [1/4, 1) (in
+/// x), [1, 4) and [4, 10.2] (in 1/x), and e^{−x²} with x² in two parts
+/// as in [`erf`]; 0 beyond 10.2.
+pub fn erfc<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    let one = b.f32(1.0);
+    let e_small = erf(b, x);
+    let small = b.sub(one, e_small);
+    let near_center = b.f32(ERFC_NEAR_CENTER);
+    let t = b.sub(x, near_center);
+    let near = horner(b, t, &ERFC_NEAR);
+    let u = b.div(one, x);
+    let mid_center = b.f32(ERFC_CENTER);
+    let um = b.sub(u, mid_center);
+    let mid = horner(b, um, &ERFC_MID);
+    let far_center = b.f32(ERFC_FAR_CENTER);
+    let uf = b.sub(u, far_center);
+    let far = horner(b, uf, &ERFC_FAR);
+    let four = b.f32(ERF_ONE);
+    let is_far = b.lt(x, four);
+    let q = b.select(is_far, mid, far);
+    let is_near = b.lt(x, one);
+    let q = b.select(is_near, near, q);
+    // e^{−x²} = e^{−hi}·(1 − lo), x² = hi + lo exactly.
+    let hi = b.mul(x, x);
+    let minus_hi = b.neg(hi);
+    let lo = b.fma(x, x, minus_hi);
+    let e = exp(b, minus_hi);
+    let minus_e = b.neg(e);
+    let e = b.fma(minus_e, lo, e);
+    let r = b.mul(e, q);
+    let limit = b.f32(ERFC_ONE_MINUS);
+    let is_small = b.lt(x, limit);
+    let r = b.select(is_small, small, r);
+    // Past ERFC_ZERO (and at +inf, where x² − hi is NaN): 0. A NaN input
+    // fails every comparison and stays NaN through the polynomials.
+    let zero = b.f32(0.0);
+    let cutoff = b.f32(ERFC_ZERO);
+    let is_zero = b.gt(x, cutoff);
+    b.select(is_zero, zero, r)
+}
+
 /// sin, or cos (a quarter turn later), computed on |x|: sin(−x) is
 /// −sin(x) (which keeps sin(−0) = −0), cos(−x) is cos(x).
 fn sin_cos<B: Builder>(b: &mut B, x: B::F, f: Function) -> B::F {
@@ -339,4 +433,224 @@ pub fn sin<B: Builder>(b: &mut B, x: B::F) -> B::F {
 /// The cosine.
 pub fn cos<B: Builder>(b: &mut B, x: B::F) -> B::F {
     sin_cos(b, x, Function::Cos)
+}
+
+/// π/4 with its last two bits zero, so that k·`PIO4_HI` is exact for
+/// k = 0..4 (the angles the arctangents add: 0, π/4, π/2, 3π/4, π).
+pub const PIO4_HI: f32 = f32::from_bits(0x3f49_0fd8);
+/// π/4 minus [`PIO4_HI`].
+pub const PIO4_LO: f32 = f32::from_bits(0x3428_885a);
+/// π/2 rounded to f32.
+pub const PIO2_HI: f32 = f32::from_bits(0x3fc9_0fdb);
+/// π/2 minus [`PIO2_HI`].
+pub const PIO2_LO: f32 = f32::from_bits(0xb33b_bd2e);
+/// π rounded to f32.
+pub const PI_HI: f32 = f32::from_bits(0x4049_0fdb);
+/// π minus [`PI_HI`].
+pub const PI_LO: f32 = f32::from_bits(0xb3bb_bd2e);
+/// atan(t) = t + t·z·P(z), z = t², for |t| ≤ 1/2; constant term first.
+pub const ATAN_POLY: [f32; 6] = [
+    -0.333_333_28,
+    0.199_994_89,
+    -0.142_720_6,
+    0.109_408_12,
+    -0.079_833_776,
+    0.038_713_086,
+];
+/// asin(s) = s + s·z·P(z), z = s², for |s| ≤ 1/2; constant term first.
+pub const ASIN_POLY: [f32; 6] = [
+    0.166_666_6,
+    0.075_005_054,
+    0.044_516_697,
+    0.031_810_004,
+    0.014_429_477,
+    0.037_529_916,
+];
+
+/// Whether the sign bit of `x` is set (true for −0 and negative NaNs).
+fn sign_bit<B: Builder>(b: &mut B, x: B::F) -> B::M {
+    let bits = b.bits(x);
+    let sign = b.i32(i32::MIN);
+    let s = b.iand(bits, sign);
+    b.nonzero(s)
+}
+
+/// The angle of the point (`den`, `num`) with 0 ≤ `num` ≤ `den` turned
+/// into its octant: `k`·π/4 ± atan(q), q = `num`/`den` in [0, 1]. `swap`
+/// says the point's coordinates were exchanged (the angle is π/2 − θ),
+/// `left` that it lies left of the y axis (π − θ). The constants are
+/// summed first, as k·π/4 in two parts, and the small arctangent added
+/// last, so the result rounds about once.
+fn atan_octant<B: Builder>(b: &mut B, q: B::F, swap: B::M, left: Option<B::M>) -> B::F {
+    // q > 1/2: atan(q) = π/4 + atan(t), t = (q − 1)/(q + 1) in (−1/3, 0]
+    // (q − 1 is exact); else t = q. Either way |t| ≤ 1/2.
+    let half = b.f32(0.5);
+    let upper = b.gt(q, half);
+    let one = b.f32(1.0);
+    let qm = b.sub(q, one);
+    let qp = b.add(q, one);
+    let tu = b.div(qm, qp);
+    let t = b.select(upper, tu, q);
+    let z = b.mul(t, t);
+    let p = horner(b, z, &ATAN_POLY);
+    let tz = b.mul(t, z);
+    let small = b.fma(tz, p, t);
+    // The angle is c + σ·(B + small) with B = π/4 or 0, c = 0, π/2
+    // (swapped), π (left, not swapped) or π/2 (both), and σ = −1 when
+    // exactly one of swap and left holds: k = c/(π/4) + σ·B/(π/4).
+    let zero = b.f32(0.0);
+    let two = b.f32(2.0);
+    let base = b.select(upper, one, zero);
+    let minus_base = b.neg(base);
+    let minus_small = b.neg(small);
+    let c = b.select(swap, two, zero);
+    let signed_base = b.select(swap, minus_base, base);
+    let signed_small = b.select(swap, minus_small, small);
+    let (k_int, signed_base, signed_small) = match left {
+        None => (c, signed_base, signed_small),
+        Some(left) => {
+            let four = b.f32(4.0);
+            let c_left = b.select(swap, two, four);
+            let flipped_base = b.select(swap, base, minus_base);
+            let flipped_small = b.select(swap, small, minus_small);
+            (
+                b.select(left, c_left, c),
+                b.select(left, flipped_base, signed_base),
+                b.select(left, flipped_small, signed_small),
+            )
+        }
+    };
+    let k = b.add(k_int, signed_base);
+    let hi = b.f32(PIO4_HI);
+    let lo = b.f32(PIO4_LO);
+    let k_hi = b.mul(k, hi);
+    let k_lo = b.mul(k, lo);
+    let tail = b.add(k_lo, signed_small);
+    b.add(k_hi, tail)
+}
+
+/// The arctangent, computed on |x| (atan(−x) = −atan(x), which keeps
+/// atan(−0) = −0): |x| > 1 is reduced by atan(|x|) = π/2 − atan(1/|x|).
+pub fn atan<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    let a = b.abs(x);
+    let one = b.f32(1.0);
+    let swap = b.gt(a, one);
+    let inv = b.div(one, a);
+    let q = b.select(swap, inv, a);
+    let r = atan_octant(b, q, swap, None);
+    // A NaN input makes q NaN, and so the result.
+    with_sign_of(b, r, x)
+}
+
+/// The two-argument arctangent `atan2(y, x)`: the angle of the point
+/// (x, y), in [−π, π], with C's special values (signed zeros pick ±0 or
+/// ±π, two infinities an odd multiple of π/4).
+pub fn atan2<B: Builder>(b: &mut B, y: B::F, x: B::F) -> B::F {
+    let ax = b.abs(x);
+    let ay = b.abs(y);
+    let swap = b.gt(ay, ax);
+    let num = b.select(swap, ax, ay);
+    let den = b.select(swap, ay, ax);
+    let q = b.div(num, den);
+    // 0/0 (both zero) is the angle 0 of the octant, inf/inf (both
+    // infinite: the smaller one is) its diagonal.
+    let zero = b.f32(0.0);
+    let positive = b.gt(den, zero);
+    let q = b.select(positive, q, zero);
+    let max = b.f32(f32::MAX);
+    let infinite = b.gt(num, max);
+    let one = b.f32(1.0);
+    let q = b.select(infinite, one, q);
+    let left = sign_bit(b, x);
+    let r = atan_octant(b, q, swap, Some(left));
+    let r = with_sign_of(b, r, y);
+    let x_nan = b.is_nan(x);
+    let r = b.select(x_nan, x, r);
+    let y_nan = b.is_nan(y);
+    b.select(y_nan, y, r)
+}
+
+/// For |x| > 1/2: s = √((1 − |x|)/2) and w = asin(s) − s, so that
+/// asin(|x|) = π/2 − 2(s + w) and acos(|x|) = 2(s + w). w carries the
+/// rounding error of the square root (from the exact residual
+/// z − s², by a fused multiply-add), which the doubling would otherwise
+/// make an ulp of the result.
+fn asin_far<B: Builder>(b: &mut B, a: B::F) -> (B::F, B::F) {
+    let one = b.f32(1.0);
+    let half = b.f32(0.5);
+    // 1 − |x| is exact for |x| ≥ 1/2, and halving it too.
+    let d = b.sub(one, a);
+    let z = b.mul(d, half);
+    let s = b.sqrt(z);
+    let p = horner(b, z, &ASIN_POLY);
+    let sz = b.mul(s, z);
+    let poly = b.mul(sz, p);
+    let minus_s = b.neg(s);
+    let residual = b.fma(minus_s, s, z);
+    let two_s = b.add(s, s);
+    // s = 0 (|x| = 1) has no residual: 0/0 would be NaN.
+    let zero = b.f32(0.0);
+    let positive = b.gt(s, zero);
+    let den = b.select(positive, two_s, one);
+    let c = b.div(residual, den);
+    let w = b.add(poly, c);
+    (s, w)
+}
+
+/// The arcsine, computed on |x| with the sign of x (asin(−0) = −0):
+/// |x| ≤ 1/2 by the polynomial; beyond, asin(|x|) = π/2 − 2·asin(s) with
+/// s = √((1 − |x|)/2). |x| > 1 gives NaN (the square root of a negative).
+pub fn asin<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    let a = b.abs(x);
+    let z = b.mul(a, a);
+    let p = horner(b, z, &ASIN_POLY);
+    let az = b.mul(a, z);
+    let near = b.fma(az, p, a);
+    let (s, w) = asin_far(b, a);
+    // π/2 − (2s + (2w − π/2's low part)).
+    let two_s = b.add(s, s);
+    let two_w = b.add(w, w);
+    let lo = b.f32(PIO2_LO);
+    let tail = b.sub(two_w, lo);
+    let v = b.add(two_s, tail);
+    let hi = b.f32(PIO2_HI);
+    let far = b.sub(hi, v);
+    let half = b.f32(0.5);
+    let is_far = b.gt(a, half);
+    let r = b.select(is_far, far, near);
+    with_sign_of(b, r, x)
+}
+
+/// The arccosine: |x| ≤ 1/2 as π/2 − asin(x); x > 1/2 as 2·asin(s),
+/// x < −1/2 as π − 2·asin(s), s = √((1 − |x|)/2). |x| > 1 gives NaN.
+pub fn acos<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    // π/2 − (x − (π/2's low part − x·z·P(z))).
+    let z = b.mul(x, x);
+    let p = horner(b, z, &ASIN_POLY);
+    let xz = b.mul(x, z);
+    let xzp = b.mul(xz, p);
+    let pio2_lo = b.f32(PIO2_LO);
+    let tail = b.sub(pio2_lo, xzp);
+    let v = b.sub(x, tail);
+    let pio2_hi = b.f32(PIO2_HI);
+    let near = b.sub(pio2_hi, v);
+    let a = b.abs(x);
+    let (s, w) = asin_far(b, a);
+    // x > 1/2: 2(s + w).
+    let sw = b.add(s, w);
+    let right = b.add(sw, sw);
+    // x < −1/2: π − (2s + (2w − π's low part)).
+    let two_s = b.add(s, s);
+    let two_w = b.add(w, w);
+    let pi_lo = b.f32(PI_LO);
+    let tail = b.sub(two_w, pi_lo);
+    let v = b.add(two_s, tail);
+    let pi_hi = b.f32(PI_HI);
+    let left = b.sub(pi_hi, v);
+    let half = b.f32(0.5);
+    let is_right = b.gt(x, half);
+    let minus_half = b.f32(-0.5);
+    let is_left = b.lt(x, minus_half);
+    let r = b.select(is_right, right, near);
+    b.select(is_left, left, r)
 }

@@ -1,6 +1,6 @@
-//! `kiln-math`: Kiln's f32 elementary functions (exp, log, tanh, erf, sin,
-//! cos), each written once, as a sequence of IEEE f32 operations over a
-//! [`Builder`].
+//! `kiln-math`: Kiln's f32 elementary functions (exp, log, tanh, erf,
+//! erfc, sin, cos, atan, asin, acos, atan2), each written once, as a
+//! sequence of IEEE f32 operations over a [`Builder`].
 //!
 //! A backend implements [`Builder`] and gets every function: the reference
 //! interpreter evaluates one f32 at a time ([`eval`]), the Cranelift
@@ -11,7 +11,8 @@
 //! holds for each of them.
 //!
 //! Accuracy, measured against the correctly rounded result over 2^24
-//! inputs spread over every f32 exponent (`tests::accuracy`), in ulps:
+//! inputs spread over every f32 exponent (`tests::accuracy`; atan2 on
+//! 2^24 pairs, `tests::accuracy2`), in ulps:
 //!
 //! | function | max error | algorithm |
 //! |---|---|---|
@@ -20,6 +21,10 @@
 //! | tanh | 1 | \|x\| < 0.55: x + x³·P(x²) (degree-5 minimax P); else 1 − 2/(e^{2\|x\|}+1) with the sign of x |
 //! | erf | 2 | \|x\| < 1: x·P(x²) (degree-7); \|x\| < 4: 1 − e^{−x²}·Q(1/\|x\|) (degree-9 minimax Q, x² kept in two parts); else ±1 |
 //! | sin, cos | 2 | reduction by π/2 in three parts to \|r\| ≤ π/4, minimax polynomials for sin and cos on r, chosen by quadrant; \|x\| > 8192: the f64 function, rounded |
+//! | atan | 1 | \|x\| > 1: π/2 − atan(1/\|x\|); q > ½: π/4 + atan((q−1)/(q+1)); t + t³·P(t²) on \|t\| ≤ ½ (degree-5 minimax P), the multiple of π/4 in two parts added last |
+//! | asin, acos | 1 | \|x\| ≤ ½: x + x³·P(x²) (degree-5 minimax P); else through s = √((1−\|x\|)/2): asin = π/2 − 2·asin(s), acos = 2·asin(s) or π − 2·asin(s), the square root's rounding error carried by a fused multiply-add |
+//! | erfc | 4 | x < ¼: 1 − erf(x); else e^{−x²}·P with minimax P fitted to erfc(x)·e^{x²} on [¼, 1) (degree 9 in x), [1, 4) (degree 10 in 1/x), [4, 10.2] (degree 7 in 1/x), x² in two parts; beyond 10.2: 0 |
+//! | atan2 | 2 | the smaller of \|x\|, \|y\| over the larger, then as atan, the octant's multiple of π/4 (0 … π) in two parts added last; C's signed zeros and infinities |
 //!
 //! The polynomial coefficients were fitted for this crate (minimax in
 //! relative error, by Lawson's iteration in double precision, then
@@ -28,7 +33,7 @@
 pub mod algorithms;
 pub mod scalar;
 
-pub use scalar::{Scalar, eval, exact};
+pub use scalar::{Scalar, eval, eval2, exact, exact2};
 
 /// A function this crate defines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,17 +50,29 @@ pub enum Function {
     Sin,
     /// The cosine.
     Cos,
+    /// The arctangent.
+    Atan,
+    /// The arcsine.
+    Asin,
+    /// The arccosine.
+    Acos,
+    /// The complementary error function, 1 − erf(x).
+    Erfc,
 }
 
 impl Function {
     /// Every function.
-    pub const ALL: [Function; 6] = [
+    pub const ALL: [Function; 10] = [
         Function::Exp,
         Function::Log,
         Function::Tanh,
         Function::Erf,
         Function::Sin,
         Function::Cos,
+        Function::Atan,
+        Function::Asin,
+        Function::Acos,
+        Function::Erfc,
     ];
 
     /// Its name in generated code (`kiln_{name}_f32`).
@@ -67,6 +84,10 @@ impl Function {
             Function::Erf => "erf",
             Function::Sin => "sin",
             Function::Cos => "cos",
+            Function::Atan => "atan",
+            Function::Asin => "asin",
+            Function::Acos => "acos",
+            Function::Erfc => "erfc",
         }
     }
 
@@ -76,6 +97,8 @@ impl Function {
         match self {
             Function::Exp | Function::Log | Function::Tanh => 1,
             Function::Erf | Function::Sin | Function::Cos => 2,
+            Function::Atan | Function::Asin | Function::Acos => 1,
+            Function::Erfc => 4,
         }
     }
 
@@ -88,6 +111,45 @@ impl Function {
             Function::Erf => algorithms::erf(b, x),
             Function::Sin => algorithms::sin(b, x),
             Function::Cos => algorithms::cos(b, x),
+            Function::Atan => algorithms::atan(b, x),
+            Function::Asin => algorithms::asin(b, x),
+            Function::Acos => algorithms::acos(b, x),
+            Function::Erfc => algorithms::erfc(b, x),
+        }
+    }
+}
+
+/// A function of two arguments this crate defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Function2 {
+    /// `atan2(y, x)`: the angle of the point (x, y).
+    Atan2,
+}
+
+impl Function2 {
+    /// Every two-argument function.
+    pub const ALL: [Function2; 1] = [Function2::Atan2];
+
+    /// Its name in generated code (`kiln_{name}_f32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Function2::Atan2 => "atan2",
+        }
+    }
+
+    /// The largest error of [`eval2`] against the correctly rounded
+    /// value, in ulps, as stated in the crate documentation and tested.
+    pub fn max_ulps(self) -> u32 {
+        match self {
+            Function2::Atan2 => 2,
+        }
+    }
+
+    /// The function's operations on `(a, b)` (`atan2`: `(y, x)`), through
+    /// a builder.
+    pub fn build<B: Builder>(self, b: &mut B, a: B::F, c: B::F) -> B::F {
+        match self {
+            Function2::Atan2 => algorithms::atan2(b, a, c),
         }
     }
 }
@@ -115,6 +177,8 @@ pub trait Builder {
     fn mul(&mut self, a: Self::F, b: Self::F) -> Self::F;
     /// `a / b`.
     fn div(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// `√a`, correctly rounded.
+    fn sqrt(&mut self, a: Self::F) -> Self::F;
     /// `a * b + c`, rounded once.
     fn fma(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
     /// `-a` (flips the sign bit).

@@ -1,7 +1,7 @@
 //! The functions on one f32 at a time: the reference semantics the
 //! interpreter uses, and what the accuracy tests measure.
 
-use crate::{Builder, Function};
+use crate::{Builder, Function, Function2};
 
 /// The [`Builder`] of plain f32 arithmetic.
 #[derive(Clone, Copy, Debug, Default)]
@@ -29,6 +29,9 @@ impl Builder for Scalar {
     }
     fn div(&mut self, a: f32, b: f32) -> f32 {
         a / b
+    }
+    fn sqrt(&mut self, a: f32) -> f32 {
+        a.sqrt()
     }
     fn fma(&mut self, a: f32, b: f32, c: f32) -> f32 {
         a.mul_add(b, c)
@@ -100,6 +103,21 @@ pub fn eval(f: Function, x: f32) -> f32 {
     f.build(&mut Scalar, x)
 }
 
+/// `f(a, c)` by this crate's algorithm (`atan2`: `(y, x)`).
+pub fn eval2(f: Function2, a: f32, c: f32) -> f32 {
+    f.build(&mut Scalar, a, c)
+}
+
+/// `f(a, c)` computed in f64 and rounded once to f32 (the tests'
+/// reference).
+pub fn exact2(f: Function2, a: f32, c: f32) -> f32 {
+    let (a, c) = (f64::from(a), f64::from(c));
+    let y = match f {
+        Function2::Atan2 => a.atan2(c),
+    };
+    y as f32
+}
+
 /// `f(x)` computed in f64 and rounded once to f32: the path for arguments
 /// a function's fast path does not cover (and the tests' reference).
 pub fn exact(f: Function, x: f32) -> f32 {
@@ -111,6 +129,10 @@ pub fn exact(f: Function, x: f32) -> f32 {
         Function::Erf => libm::erf(x),
         Function::Sin => x.sin(),
         Function::Cos => x.cos(),
+        Function::Atan => x.atan(),
+        Function::Asin => x.asin(),
+        Function::Acos => x.acos(),
+        Function::Erfc => libm::erfc(x),
     };
     y as f32
 }
@@ -173,6 +195,60 @@ mod tests {
         }
     }
 
+    /// A deterministic stream of 32-bit patterns (xorshift).
+    fn patterns(seed: u64) -> impl FnMut() -> u32 {
+        let mut s = seed;
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 16) as u32
+        }
+    }
+
+    #[test]
+    fn accuracy2() {
+        // 2^24 pairs (2^32 / KILN_MATH_STRIDE): half of random bit
+        // patterns (every exponent pair, mostly far apart), half of
+        // arguments within a factor 16 of each other (the angles away
+        // from the axes), both signs each.
+        let stride: u64 = std::env::var("KILN_MATH_STRIDE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(256);
+        let count = (1u64 << 32) / stride.max(1);
+        for f in Function2::ALL {
+            let mut next = patterns(0x9e37_79b9_7f4a_7c15);
+            let mut worst = (0u32, 0f32, 0f32);
+            for i in 0..count {
+                let a_bits = next();
+                let c_bits = if i % 2 == 0 {
+                    next()
+                } else {
+                    // The exponent moved by −4..=3, a fresh mantissa and sign.
+                    let r = next();
+                    let exponent = (a_bits >> 23) & 0xff;
+                    let e = (exponent as i32 + (r & 7) as i32 - 4).clamp(0, 254) as u32;
+                    (r & 0x8000_0000) | (e << 23) | (next() & 0x007f_ffff)
+                };
+                let (a, c) = (f32::from_bits(a_bits), f32::from_bits(c_bits));
+                let e = ulps(eval2(f, a, c), exact2(f, a, c));
+                if e > worst.0 {
+                    worst = (e, a, c);
+                }
+            }
+            let (e, a, c) = worst;
+            eprintln!("{}: at most {e} ulps (at {a:e}, {c:e})", f.name());
+            assert!(
+                e <= f.max_ulps(),
+                "{}: {e} ulps at ({a:e}, {c:e}): {} vs {}",
+                f.name(),
+                eval2(f, a, c),
+                exact2(f, a, c)
+            );
+        }
+    }
+
     #[test]
     fn special_values() {
         use Function::*;
@@ -202,8 +278,57 @@ mod tests {
         assert!(eval(Log, -1.0).is_nan());
         assert!(eval(Sin, inf).is_nan());
         assert!(eval(Cos, -inf).is_nan());
+        // atan2 on every pair of special values, as C's atan2 (zeros'
+        // signs included, so bit for bit).
+        let specials = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::from_bits(1),
+            -f32::from_bits(1),
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            -f32::MAX,
+            inf,
+            -inf,
+            f32::NAN,
+        ];
+        for y in specials {
+            for x in specials {
+                let (got, want) = (
+                    eval2(Function2::Atan2, y, x),
+                    exact2(Function2::Atan2, y, x),
+                );
+                assert!(
+                    got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                    "atan2({y:e}, {x:e}) = {got:e}, not {want:e}"
+                );
+            }
+        }
+        for (f, x, y) in [
+            (Atan, inf, std::f32::consts::FRAC_PI_2),
+            (Atan, -inf, -std::f32::consts::FRAC_PI_2),
+            (Atan, 1.0, std::f32::consts::FRAC_PI_4),
+            (Asin, 1.0, std::f32::consts::FRAC_PI_2),
+            (Asin, -1.0, -std::f32::consts::FRAC_PI_2),
+            (Acos, 1.0, 0.0),
+            (Acos, -1.0, std::f32::consts::PI),
+            (Acos, 0.0, std::f32::consts::FRAC_PI_2),
+            (Erfc, 0.0, 1.0),
+            (Erfc, inf, 0.0),
+            (Erfc, -inf, 2.0),
+            (Erfc, 11.0, 0.0),
+        ] {
+            assert_eq!(eval(f, x), y, "{}({x})", f.name());
+        }
+        for f in [Asin, Acos] {
+            for x in [1.000_000_1, -1.000_000_1, 2.0, inf, -inf] {
+                assert!(eval(f, x).is_nan(), "{}({x})", f.name());
+            }
+        }
         // Signed zeros are kept where the function keeps them.
-        for f in [Tanh, Erf, Sin] {
+        for f in [Tanh, Erf, Sin, Atan, Asin] {
             assert!(eval(f, -0.0).is_sign_negative(), "{}", f.name());
         }
     }

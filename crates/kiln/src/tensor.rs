@@ -426,6 +426,26 @@ impl Tensor {
         record(Op::Logaddexp, vec![t(self), t(other)], None)
     }
 
+    /// `torch.logaddexp2`.
+    pub fn logaddexp2(&self, other: &Tensor) -> Tensor {
+        record(Op::Logaddexp2, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.hypot`.
+    pub fn hypot(&self, other: &Tensor) -> Tensor {
+        record(Op::Hypot, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.copysign(self, other)` (a tensor or a scalar `other`).
+    pub fn copysign(&self, other: impl Into<Input>) -> Tensor {
+        record(Op::Copysign, vec![t(self), other.into()], None)
+    }
+
+    /// `torch.ldexp(self, other)`: `self · 2^other`.
+    pub fn ldexp(&self, other: &Tensor) -> Tensor {
+        record(Op::Ldexp, vec![t(self), t(other)], None)
+    }
+
     /// `torch.lerp(self, end, weight)` (a scalar or a tensor weight).
     pub fn lerp(&self, end: &Tensor, weight: impl Into<Input>) -> Tensor {
         record(Op::Lerp, vec![t(self), t(end), weight.into()], None)
@@ -643,6 +663,26 @@ impl Tensor {
     /// `torch.tan`.
     pub fn tan(&self) -> Tensor {
         record(Op::Tan, vec![t(self)], None)
+    }
+
+    /// `torch.arctan`: [`Tensor::atan`].
+    pub fn arctan(&self) -> Tensor {
+        self.atan()
+    }
+
+    /// `torch.arcsin`: [`Tensor::asin`].
+    pub fn arcsin(&self) -> Tensor {
+        self.asin()
+    }
+
+    /// `torch.arccos`: [`Tensor::acos`].
+    pub fn arccos(&self) -> Tensor {
+        self.acos()
+    }
+
+    /// `torch.arctan2`: [`Tensor::atan2`] (`self` is y, `other` x).
+    pub fn arctan2(&self, other: impl Into<Input>) -> Tensor {
+        self.atan2(other)
     }
 
     /// `torch.sinh`.

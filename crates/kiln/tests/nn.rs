@@ -1,8 +1,8 @@
 //! `kiln::nn`: each block against values worked out by hand (or by a naive
 //! loop written here), the parameter store's errors, and GPT-2 and Llama
 //! written with `kiln::nn` (the examples) against transformers' logits for
-//! the tiny random-weight models of `tests/data/nn/` (BERT's hidden states
-//! and pooled output too)
+//! the tiny random-weight models of `tests/data/nn/` (BERT's and ViT's
+//! hidden states and pooled outputs too)
 //! (`tests/data/generate_nn_models.py` made them).
 //!
 //! Every program runs on the default backend (Cranelift) and on the
@@ -17,6 +17,9 @@ mod gpt2;
 #[path = "../examples/llama.rs"]
 #[allow(dead_code)]
 mod llama;
+#[path = "../examples/vit.rs"]
+#[allow(dead_code)]
+mod vit;
 
 use std::path::PathBuf;
 
@@ -815,6 +818,29 @@ fn bert_matches_transformers() {
             &values(&io["last_hidden_state"]),
             1e-4,
         );
+        assert_close(&values(&outputs[1]), &values(&io["pooler_output"]), 1e-4);
+    }
+}
+
+/// ViT written with `kiln::nn` (the example: patch convolution, `[CLS]`,
+/// pre-norm layers over `kiln::nn::Attention`) against transformers'
+/// `ViTModel` on two images: hidden states and pooled output within 1e-4
+/// of the largest value, on Cranelift and the interpreter.
+#[test]
+fn vit_matches_transformers() {
+    let config = vit::VitConfig::from_json_file(&data("vit_config.json")).unwrap();
+    let vs = VarStore::load(data("vit.safetensors")).unwrap();
+    let model = vit::Vit::load(&vs.root(), &config).unwrap();
+    let io = kiln::runtime::io::read_safetensors(&data("vit_io.safetensors")).unwrap();
+    let traced = model.trace(&vs, 2).unwrap();
+    for backend in [BackendKind::Cranelift, BackendKind::Interp] {
+        let outputs = traced
+            .compile_with(&Compiler::new(backend))
+            .unwrap()
+            .run(std::slice::from_ref(&io["pixel_values"]))
+            .unwrap();
+        assert_eq!(outputs[0].shape(), [2, 17, 64]);
+        assert_close(&values(&outputs[0]), &values(&io["last_hidden_state"]), 1e-4);
         assert_close(&values(&outputs[1]), &values(&io["pooler_output"]), 1e-4);
     }
 }

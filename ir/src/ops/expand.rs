@@ -1402,11 +1402,13 @@ pub fn heaviside(
     one(e.cast(r, d)?)
 }
 
-/// `logaddexp`: `a` where both are the same infinity, else
-/// `max(a, b) + log1p(exp(-|a - b|))` (PyTorch's CPU kernel), in opmath.
+/// `logaddexp` and `logaddexp2`, in opmath, as PyTorch's kernels:
+/// `a` where `a` is infinite and equal to `b`, else
+/// `max(a, b) + log1p(exp(-|a - b|))` (`logaddexp2`: with `exp2`, the
+/// logarithm divided by ln 2).
 pub fn logaddexp(
     e: &mut Emitter<'_>,
-    _: &Op,
+    op: &Op,
     operands: &[Operand],
 ) -> Result<Option<Vec<ValueId>>> {
     let Some(d) = operands_dtype(e, operands) else {
@@ -1415,6 +1417,7 @@ pub fn logaddexp(
     if !computable_float(d) {
         return Ok(None);
     }
+    let base2 = matches!(op, Op::Logaddexp2);
     let acc = d.opmath();
     let a = value_of(e, &operands[0], acc)?;
     let b = value_of(e, &operands[1], acc)?;
@@ -1426,10 +1429,103 @@ pub fn logaddexp(
     let diff = e.binary(BinaryOp::Sub, a, b)?;
     let ad = e.unary(UnaryOp::Abs, diff)?;
     let nd = e.unary(UnaryOp::Neg, ad)?;
-    let ex = e.unary(UnaryOp::Exp, nd)?;
-    let l = e.unary(UnaryOp::Log1p, ex)?;
+    let l = if base2 {
+        let ex = e.binary(BinaryOp::Pow, f(2.0), nd)?;
+        let l = e.unary(UnaryOp::Log1p, ex)?;
+        e.binary(BinaryOp::Mul, l, f(std::f64::consts::LOG2_E))?
+    } else {
+        let ex = e.unary(UnaryOp::Exp, nd)?;
+        e.unary(UnaryOp::Log1p, ex)?
+    };
     let s = e.binary(BinaryOp::Add, m, l)?;
     let r = select(e, both, Operand::Value(a), Operand::Value(s))?;
+    one(e.cast(r, d)?)
+}
+
+/// `hypot`: `√(a² + b²)`, infinite where either operand is (even with a
+/// NaN, as C's `hypot`). f32, f16 and bf16 compute it in f64, where the
+/// squares of f32 values neither overflow nor lose bits (so the result is
+/// the correctly rounded one, but for a rare double rounding); f64 as
+/// `max·√(1 + (min/max)²)` (0 where both are 0), which cannot overflow.
+pub fn hypot(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Some(d) = operands_dtype(e, operands) else {
+        return Ok(None);
+    };
+    if !computable_float(d) {
+        return Ok(None);
+    }
+    let a = value_of(e, &operands[0], DType::F64)?;
+    let b = value_of(e, &operands[1], DType::F64)?;
+    let ax = e.unary(UnaryOp::Abs, a)?;
+    let bx = e.unary(UnaryOp::Abs, b)?;
+    let h = if d == DType::F64 {
+        let m = e.binary(BinaryOp::Maximum, ax, bx)?;
+        let n = e.binary(BinaryOp::Minimum, ax, bx)?;
+        let q = e.binary(BinaryOp::Div, n, m)?;
+        let q2 = e.binary(BinaryOp::Mul, q, q)?;
+        let s = e.binary(BinaryOp::Add, q2, f(1.0))?;
+        let r = e.unary(UnaryOp::Sqrt, s)?;
+        let h = e.binary(BinaryOp::Mul, m, r)?;
+        // Both zero: 0/0 above.
+        let zero = e.binary(BinaryOp::Eq, m, f(0.0))?;
+        select(e, zero, f(0.0), Operand::Value(h))?
+    } else {
+        let a2 = e.binary(BinaryOp::Mul, a, a)?;
+        let b2 = e.binary(BinaryOp::Mul, b, b)?;
+        let s = e.binary(BinaryOp::Add, a2, b2)?;
+        e.unary(UnaryOp::Sqrt, s)?
+    };
+    let a_inf = e.binary(BinaryOp::Eq, ax, f(f64::INFINITY))?;
+    let b_inf = e.binary(BinaryOp::Eq, bx, f(f64::INFINITY))?;
+    let inf = e.binary(BinaryOp::LogicalOr, a_inf, b_inf)?;
+    let r = select(e, inf, f(f64::INFINITY), Operand::Value(h))?;
+    one(e.cast(r, d)?)
+}
+
+/// `copysign`: `|a|`, negated where `b`'s sign bit is set (so -0.0 and
+/// NaNs with the sign bit count as negative). Exact in the result dtype.
+pub fn copysign(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Some(d) = operands_dtype(e, operands) else {
+        return Ok(None);
+    };
+    if !computable_float(d) {
+        return Ok(None);
+    }
+    let a = value_of(e, &operands[0], d)?;
+    let b = value_of(e, &operands[1], d)?;
+    let m = e.unary(UnaryOp::Abs, a)?;
+    let negative = e.unary(UnaryOp::Signbit, b)?;
+    let nm = e.unary(UnaryOp::Neg, m)?;
+    one(select(e, negative, Operand::Value(nm), Operand::Value(m))?)
+}
+
+/// `ldexp`: `a · 2^b` as PyTorch's `mul(a, pow(2, b))`: `a` arrives in
+/// the result dtype, `b` in its own. `2^b` is computed in `b`'s dtype
+/// where that is a float or complex (rounded there, as PyTorch does), in
+/// f64 for integers (exact); real products are computed in f64, where they
+/// are exact, and rounded once to the result dtype, as PyTorch's wider
+/// `mul` computes them.
+pub fn ldexp(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let a = nth(operands, 0)?;
+    let b = nth(operands, 1)?;
+    let d = e.ty(a).dtype;
+    let db = e.ty(b).dtype;
+    if !(computable_float(d) || d.is_complex()) || db.is_shell() {
+        return Ok(None);
+    }
+    let exponent = if computable_float(db) || db.is_complex() {
+        b
+    } else {
+        e.cast(b, DType::F64)?
+    };
+    let p = e.binary(BinaryOp::Pow, f(2.0), exponent)?;
+    if d.is_complex() {
+        let p = e.cast(p, d)?;
+        return one(e.binary(BinaryOp::Mul, a, p)?);
+    }
+    let a64 = e.cast(a, DType::F64)?;
+    let p64 = e.cast(p, DType::F64)?;
+    let r = e.binary(BinaryOp::Mul, a64, p64)?;
     one(e.cast(r, d)?)
 }
 

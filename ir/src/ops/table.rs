@@ -110,6 +110,25 @@ macro_rules! unary_ops {
                 BitwiseNot(bitwise_not) => UnaryDef::new("bitwise_not_cpu", S::BITWISE),
                 /// `torch.isnan`.
                 Isnan(isnan) => UnaryDef::new("isnan", S::ALL).result(ResultDType::Bool),
+                /// `torch.atan` (`arctan`).
+                Atan(atan) => UnaryDef::transcendental("atan_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.asin` (`arcsin`): NaN outside [-1, 1].
+                Asin(asin) => UnaryDef::transcendental("asin_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.acos` (`arccos`): NaN outside [-1, 1].
+                Acos(acos) => UnaryDef::transcendental("acos_vml_cpu").traits(Traits::APPROXIMATE),
+                /// `torch.erfc`: `1 - erf(x)`, accurate where it is small.
+                Erfc(erfc) => UnaryDef {
+                    int_to_float: true,
+                    cost: Cost::Costly,
+                    ..UnaryDef::new("erfc_vml_cpu", S::FLOATS)
+                }
+                .traits(Traits::APPROXIMATE),
+                /// `torch.signbit`: whether the sign bit is set (true for
+                /// -0.0 and NaNs with the sign bit, false for unsigned
+                /// integers and bool).
+                Signbit(signbit) => UnaryDef::new("signbit_cpu", S::ROUNDABLE.union(S::BOOL))
+                    .result(ResultDType::Bool)
+                    .refuse(&[refuse(RefuseWhen::InputComplex, "signbit is not implemented for complex tensors.")]),
             }
         }
     };
@@ -195,6 +214,21 @@ macro_rules! binary_ops {
                 BitwiseOr(bitwise_or) => BinaryDef::bitwise("bitwise_or_cpu"),
                 /// `torch.bitwise_xor`.
                 BitwiseXor(bitwise_xor) => BinaryDef::bitwise("bitwise_xor_cpu"),
+                /// `torch.atan2` (`arctan2`): the angle of the point
+                /// (`other`, `input`), in [-π, π] (integers in the default
+                /// float dtype).
+                Atan2(atan2) => BinaryDef::kernel("atan2_cpu", S::FLOATS)
+                    .int_to_float()
+                    .costly()
+                    .scalars(ScalarOperands::Neither)
+                    .traits(Traits::APPROXIMATE),
+                /// `torch.fmod`: C's remainder, with the sign of the
+                /// dividend (exact for floats; integer division by zero
+                /// is PyTorch's ZeroDivisionError).
+                Fmod(fmod) => BinaryDef::kernel("fmod_cpu", S::REAL_NUMBERS)
+                    .scalars(ScalarOperands::Second)
+                    .costly()
+                    .traits(Traits::DISCONTINUOUS),
             }
         }
     };
@@ -727,6 +761,35 @@ define_ops! {
             .traits(Traits::APPROXIMATE)
             .kernel(fixed("exp2_vml_cpu", S::FLOATS))
             .expand(expand::real_math);
+    /// `torch.hypot`: `√(a² + b²)` without overflow (in f64 for f32,
+    /// f16 and bf16; f64 as `max·√(1 + (min/max)²)`), infinite when either
+    /// operand is.
+    Hypot "hypot" (input: Tensor, other: Tensor)
+        => pointwise(infer::promoted, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("hypot_cpu", S::FLOATS))
+            .expand(expand::hypot);
+    /// `torch.copysign`: `|input|` with the sign bit of `other` (integers
+    /// in the default float dtype).
+    Copysign "copysign" (input: Tensor, other: Any)
+        => pointwise(infer::promoted, Cost::Cheap)
+            .kernel(fixed("copysign_cpu", S::FLOATS))
+            .expand(expand::copysign);
+    /// `torch.logaddexp2`: `log2(2^a + 2^b)` computed stably.
+    Logaddexp2 "logaddexp2" (input: Tensor, other: Tensor)
+        => pointwise(infer::promoted, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("logaddexp2_cpu", S::FLOATS))
+            .expand(expand::logaddexp);
+    /// `torch.ldexp`: `input · 2^other` rounded once to the promoted dtype
+    /// (integers in the default float dtype), `2^other` rounded to
+    /// `other`'s dtype where that is a float, as PyTorch's
+    /// `mul(input, pow(2, other))`.
+    Ldexp "ldexp" (input: Tensor, other: Tensor)
+        => pointwise(infer::ldexp, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(fixed("pow", S::FLOATS_COMPLEX))
+            .expand(expand::ldexp);
     /// `torch.sigmoid`.
     Sigmoid "sigmoid" (input: Tensor)
         => pointwise(infer::int_to_float, Cost::Costly)
@@ -1692,8 +1755,8 @@ mod tests {
 
     #[test]
     fn families_cover_their_members() {
-        assert_eq!(UnaryOp::ALL.len(), 23);
-        assert_eq!(BinaryOp::ALL.len(), 22);
+        assert_eq!(UnaryOp::ALL.len(), 28);
+        assert_eq!(BinaryOp::ALL.len(), 24);
         assert_eq!(UnaryOp::Exp.def().kernel.name, "exp_vml_cpu");
         let _: Result<()> = Ok(());
     }

@@ -11,7 +11,7 @@
 //! `ZeroDivisionError`.
 
 use kiln_ir::{BinaryOp, DType, Error, ErrorKind, PowForm, Result, Scalar, UnaryOp};
-use kiln_math::Function;
+use kiln_math::{Function, Function2};
 use num_traits::Float;
 
 use crate::convert::{Elem, wrap_int};
@@ -155,6 +155,60 @@ fn c_sqrt(a: Complex) -> Complex {
     }
 }
 
+/// `i·z`.
+fn c_times_i((re, im): Complex) -> Complex {
+    (-im, re)
+}
+
+/// `√((1 − z)(1 + z))`: `√(1 − z²)` without cancelling near ±1.
+fn c_cofactor(z: Complex) -> Complex {
+    c_sqrt(c_mul((1.0 - z.0, -z.1), (1.0 + z.0, z.1)))
+}
+
+/// `log(a)` for `a = u + v` where `(u + v)(u − v) = 1`: the logarithm of
+/// whichever of `u ± v` is larger in magnitude (`log(u − v) = −log(u + v)`),
+/// so that neither sum cancels.
+fn c_log_unit_pair(u: Complex, v: Complex) -> Complex {
+    let plus = (u.0 + v.0, u.1 + v.1);
+    let minus = (u.0 - v.0, u.1 - v.1);
+    if plus.0.hypot(plus.1) >= minus.0.hypot(minus.1) {
+        c_log(plus)
+    } else {
+        let (re, im) = c_log(minus);
+        (-re, -im)
+    }
+}
+
+/// `asin z = −i·log(i·z + √(1 − z²))` (for real z in [−1, 1] the
+/// logarithm's argument is on the unit circle, so its angle is exact).
+fn c_asin(z: Complex) -> Complex {
+    let (re, im) = c_log_unit_pair(c_cofactor(z), c_times_i(z));
+    (im, -re)
+}
+
+/// `acos z = −i·log(z + i·√(1 − z²))`.
+fn c_acos(z: Complex) -> Complex {
+    let (re, im) = c_log_unit_pair(z, c_times_i(c_cofactor(z)));
+    (im, -re)
+}
+
+/// `atan z = (i/2)·(log(1 − i·z) − log(1 + i·z))` in Kahan's form: the
+/// real part `atan2(2x, 1 − x² − y²)/2`, the imaginary part
+/// `log(((1 + y)² + x²) / ((1 − y)² + x²))/4`, by `log1p(4y / ((1 − y)² +
+/// x²))` where that quotient is small (no difference of large
+/// logarithms, no `log1p` near −1).
+fn c_atan((x, y): Complex) -> Complex {
+    let re = (2.0 * x).atan2((1.0 - y) * (1.0 + y) - x * x) / 2.0;
+    let below = (1.0 - y) * (1.0 - y) + x * x;
+    let q = 4.0 * y / below;
+    let im = if q.abs() < 0.5 {
+        q.ln_1p() / 4.0
+    } else {
+        (((1.0 + y) * (1.0 + y) + x * x) / below).ln() / 4.0
+    };
+    (re, im)
+}
+
 fn c_pow(a: Complex, b: Complex) -> Complex {
     // A zero base follows glibc's cpow (what PyTorch calls): exp(b·log 0).
     if a.0 == 0.0 && a.1 == 0.0 {
@@ -228,6 +282,14 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
         Cos if single => f32_function(x, op, Function::Cos)?,
         Tanh if single => f32_function(x, op, Function::Tanh)?,
         Erf if single => f32_function(x, op, Function::Erf)?,
+        Atan if single => f32_function(x, op, Function::Atan)?,
+        Asin if single => f32_function(x, op, Function::Asin)?,
+        Acos if single => f32_function(x, op, Function::Acos)?,
+        Erfc if single => f32_function(x, op, Function::Erfc)?,
+        Erfc => analytic(x, op, libm::erfc, None)?,
+        Atan => analytic(x, op, f64::atan, Some(c_atan))?,
+        Asin => analytic(x, op, f64::asin, Some(c_asin))?,
+        Acos => analytic(x, op, f64::acos, Some(c_acos))?,
         Exp => analytic(x, op, f64::exp, Some(c_exp))?,
         Log => analytic(x, op, f64::ln, Some(c_log))?,
         Log2 => analytic(
@@ -310,6 +372,13 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
             Elem::I(i) => Elem::I(!i),
             Elem::B(b) => Elem::B(!b),
             _ => return Err(unsupported_value(op.name(), x)),
+        },
+        // The sign bit itself: -0.0 and NaNs with it set count.
+        Signbit => match x {
+            Elem::F(f) => Elem::B(f.is_sign_negative()),
+            Elem::I(i) => Elem::B(i < 0),
+            Elem::B(_) => Elem::B(false),
+            Elem::C(..) => return Err(unsupported_value(op.name(), x)),
         },
         Isnan => Elem::B(match x {
             Elem::F(f) => f.is_nan(),
@@ -521,6 +590,25 @@ pub fn binary(op: BinaryOp, a: Elem, b: Elem, compute: DType) -> Result<Elem> {
         BitwiseAnd => bitwise(op, a, b, compute, |x, y| x & y),
         BitwiseOr => bitwise(op, a, b, compute, |x, y| x | y),
         BitwiseXor => bitwise(op, a, b, compute, |x, y| x ^ y),
+        // C's fmod: Rust's `%` on floats is it, exact in any precision;
+        // integers truncate (i128 holds MIN % -1 without overflow).
+        Fmod => Arith {
+            float: |x, y| x % y,
+            int: |x, y| (y != 0).then(|| x % y),
+            bool: None,
+            complex: None,
+        }
+        .apply(op, a, b, compute),
+        // Integers arrive converted to floats (inference's int_to_float).
+        Atan2 => match (a, b) {
+            (Elem::F(y), Elem::F(x)) if single => Ok(Elem::F(f64::from(kiln_math::eval2(
+                Function2::Atan2,
+                y as f32,
+                x as f32,
+            )))),
+            (Elem::F(y), Elem::F(x)) => Ok(Elem::F(y.atan2(x))),
+            _ => Err(unsupported(op.name(), compute)),
+        },
     }
 }
 
@@ -561,6 +649,39 @@ mod tests {
             Elem::I(-1)
         );
         assert!(binary(BinaryOp::DivTrunc, Elem::I(1), Elem::I(0), DType::I64).is_err());
+        // fmod: the dividend's sign, integer division by zero refused as
+        // PyTorch refuses it, and C's exact remainder where the quotient
+        // overflows (PyTorch's vectorized CPU kernel gives NaN there).
+        assert_eq!(
+            binary(BinaryOp::Fmod, Elem::I(-7), Elem::I(2), DType::I8).unwrap(),
+            Elem::I(-1)
+        );
+        assert_eq!(
+            binary(BinaryOp::Fmod, Elem::I(-128), Elem::I(-1), DType::I8).unwrap(),
+            Elem::I(0)
+        );
+        let err = binary(BinaryOp::Fmod, Elem::I(1), Elem::I(0), DType::I32).unwrap_err();
+        assert_eq!(err.message(), "ZeroDivisionError");
+        let tiny = f64::from(f32::from_bits(0x0020_0000)); // 2^-128
+        let r = binary(BinaryOp::Fmod, Elem::F(2.0), Elem::F(tiny), DType::F32).unwrap();
+        assert_eq!(r, Elem::F(0.0));
+        let r = binary(BinaryOp::Fmod, Elem::F(-7.5), Elem::F(2.0), DType::F32).unwrap();
+        assert_eq!(r, Elem::F(-1.5));
+        let r = binary(BinaryOp::Fmod, Elem::F(-0.0), Elem::F(1.0), DType::F64).unwrap();
+        assert!(matches!(r, Elem::F(z) if z == 0.0 && z.is_sign_negative()));
+        // signbit reads the bit: -0.0 and a negative NaN.
+        assert_eq!(
+            unary(UnaryOp::Signbit, Elem::F(-0.0), DType::F32).unwrap(),
+            Elem::B(true)
+        );
+        assert_eq!(
+            unary(UnaryOp::Signbit, Elem::F(-f64::NAN), DType::F64).unwrap(),
+            Elem::B(true)
+        );
+        assert_eq!(
+            unary(UnaryOp::Signbit, Elem::F(f64::NAN), DType::F16).unwrap(),
+            Elem::B(false)
+        );
         assert_eq!(
             unary(UnaryOp::Sign, Elem::F(f64::NAN), DType::F32).unwrap(),
             Elem::F(0.0)

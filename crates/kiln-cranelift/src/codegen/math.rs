@@ -1,6 +1,7 @@
 //! Math that kernels call out for, and the inline f32 functions.
 //!
-//! The f32 functions of `kiln-math` (exp, log, tanh, erf, sin, cos) are
+//! The f32 functions of `kiln-math` (exp, log, tanh, erf, erfc, sin, cos,
+//! atan, asin, acos, atan2) are
 //! inline: [`Lanes`] implements its `Builder` over Cranelift values, so
 //! scalar and 4-lane vector code run the interpreter's algorithm step for
 //! step and give the same bits. Other functions (log2, expm1, pow, floor
@@ -15,7 +16,7 @@ use cranelift_codegen::ir::{AbiParam, InstBuilder, SigRef, Signature, Value, typ
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilder;
 use kiln_ir::{BinaryOp, DType, UnaryOp};
-use kiln_math::{Builder, Function};
+use kiln_math::{Builder, Function, Function2};
 use kiln_runtime::convert::Elem;
 use kiln_runtime::interp::elementwise::{self, float_div_floor, float_remainder, int_pow};
 
@@ -178,6 +179,11 @@ pub fn function(e: &mut Emit, ctx: &mut Ctx, f: Function, x: Val) -> Val {
     f.build(&mut Lanes { e, ctx }, x)
 }
 
+/// `f(a, c)` on f32-class values, inline.
+pub fn function2(e: &mut Emit, ctx: &mut Ctx, f: Function2, a: Val, c: Val) -> Val {
+    f.build(&mut Lanes { e, ctx }, a, c)
+}
+
 const F: Class = Class::F32;
 const I: Class = Class::I32;
 
@@ -203,6 +209,9 @@ impl Builder for Lanes<'_, '_, '_, '_> {
     }
     fn div(&mut self, a: Val, b: Val) -> Val {
         self.e.zip(a, b, |b, x, y| b.ins().fdiv(x, y))
+    }
+    fn sqrt(&mut self, a: Val) -> Val {
+        self.e.map(a, |b, x| b.ins().sqrt(x))
     }
     fn fma(&mut self, a: Val, b: Val, c: Val) -> Val {
         self.e.zip3(a, b, c, |b, x, y, z| b.ins().fma(x, y, z))

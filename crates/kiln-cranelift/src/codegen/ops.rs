@@ -12,9 +12,9 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use kiln_ir::{BinaryOp, DType, UnaryOp};
-use kiln_math::Function;
+use kiln_math::{Function, Function2};
 
-use super::math::{Calls, Helper, function};
+use super::math::{Calls, Helper, function, function2};
 use super::values::{Class, Emit, Val, Width};
 
 /// The op has no vector form here.
@@ -110,10 +110,13 @@ impl Emit<'_, '_> {
             Erf if c == Class::F32 => function(self, ctx, Function::Erf, x),
             Sin if c == Class::F32 => function(self, ctx, Function::Sin, x),
             Cos if c == Class::F32 => function(self, ctx, Function::Cos, x),
+            Atan if c == Class::F32 => function(self, ctx, Function::Atan, x),
+            Asin if c == Class::F32 => function(self, ctx, Function::Asin, x),
+            Acos if c == Class::F32 => function(self, ctx, Function::Acos, x),
+            Erfc if c == Class::F32 => function(self, ctx, Function::Erfc, x),
             // The interpreter's function, in f64.
-            Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf => {
-                self.call_f64(ctx, Helper::Unary(op), &[x], c)?
-            }
+            Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf | Atan | Asin | Acos
+            | Erfc => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
             Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
             Rsqrt => {
                 let s = self.map(x, |b, v| b.ins().sqrt(v));
@@ -186,6 +189,31 @@ impl Emit<'_, '_> {
                 return Ok(self.mask_to_bool(m));
             }
             Isnan => return Ok(self.iconst(Class::I32, 0)),
+            // The sign bit: an integer comparison of the float's bits
+            // (which counts -0.0 and negative NaNs).
+            Signbit if float => {
+                let ic = if c == Class::F64 {
+                    Class::I64
+                } else {
+                    Class::I32
+                };
+                if ic.is_wide() {
+                    self.scalar_only()?;
+                }
+                let bits = self.bits(x, ic);
+                let z = self.iconst(ic, 0);
+                let m = self.zip(bits, z, |b, v, z| b.ins().icmp(IntCC::SignedLessThan, v, z));
+                return Ok(self.mask_to_bool(m));
+            }
+            Signbit if boolean || !signed => return Ok(self.iconst(Class::I32, 0)),
+            Signbit => {
+                if c.is_wide() {
+                    self.scalar_only()?;
+                }
+                let z = self.iconst(c, 0);
+                let m = self.zip(x, z, |b, v, z| b.ins().icmp(IntCC::SignedLessThan, v, z));
+                return Ok(self.mask_to_bool(m));
+            }
         };
         Ok(if boolean { r } else { self.finish(r, compute) })
     }
@@ -244,7 +272,9 @@ impl Emit<'_, '_> {
                     .call(self.b, ctx.call_conv, helper, &[a.part(0), b.part(0)]);
                 Val::one(r)
             }
-            DivTrunc | DivFloor | Remainder => {
+            // fmod of floats: the interpreter's function (exact).
+            Fmod if float => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
+            DivTrunc | DivFloor | Remainder | Fmod => {
                 self.scalar_only()?;
                 Val::one(self.int_division(ctx, op, a.part(0), b.part(0), signed))
             }
@@ -309,6 +339,9 @@ impl Emit<'_, '_> {
             }
             BitwiseAnd => self.zip(a, b, |bl, u, v| bl.ins().band(u, v)),
             BitwiseOr => self.zip(a, b, |bl, u, v| bl.ins().bor(u, v)),
+            // Integers compute as floats (inference converts them).
+            Atan2 if c == Class::F32 => function2(self, ctx, Function2::Atan2, a, b),
+            Atan2 => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
         };
         Ok(if boolean { r } else { self.finish(r, compute) })
     }
@@ -350,7 +383,7 @@ impl Emit<'_, '_> {
         let y = self.b.ins().select(is_zero, one, y);
         if !signed {
             return match op {
-                BinaryOp::Remainder => self.b.ins().urem(x, y),
+                BinaryOp::Remainder | BinaryOp::Fmod => self.b.ins().urem(x, y),
                 _ => self.b.ins().udiv(x, y),
             };
         }
@@ -370,6 +403,8 @@ impl Emit<'_, '_> {
         let adjust = self.b.ins().band(r_nonzero, differ);
         match op {
             BinaryOp::DivTrunc => q,
+            // fmod truncates: the remainder as it is.
+            BinaryOp::Fmod => r,
             BinaryOp::DivFloor => {
                 let q1 = self.b.ins().iadd_imm_s(q, -1);
                 self.b.ins().select(adjust, q1, q)
