@@ -2328,6 +2328,15 @@ pub fn einsum(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     Ok(single(ty.shape.clone(), ty.dtype, vec![None; args.len()]))
 }
 
+/// The reflection and replication pads: the input's dtype, the padded
+/// shape with PyTorch's checks ([`padded_shape`](crate::ops::padding::padded_shape)).
+pub fn pad(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (mode, k, padding) = crate::ops::padding::pad_of(op).ok_or_else(|| wrong_rule("pad"))?;
+    let x = nth_tensor(args, 0)?;
+    let shape = crate::ops::padding::padded_shape(mode, k, padding, &x.shape)?;
+    Ok(single(shape, x.dtype, vec![None]))
+}
+
 /// The geometry of `index`/`index_put` over the input and the index
 /// list `entries` (tensors and `none`s).
 fn advanced_index(

@@ -160,6 +160,8 @@ _KEEP_NAMES = [
     "flipud.default",
     "index.Tensor",
     "index_put.default",
+    "reflection_pad1d.default", "reflection_pad2d.default", "reflection_pad3d.default",
+    "replication_pad1d.default", "replication_pad2d.default", "replication_pad3d.default",
     "index_copy.default",
     "index_fill.int_Scalar",
     "index_fill.int_Tensor",

@@ -964,6 +964,9 @@ for _q, _attrs in [
     ("tile.default", ("dims",)), ("tril.default", ("diagonal",)),
     ("triu.default", ("diagonal",)), ("flip.default", ("dims",)), ("fliplr.default", ()),
     ("flipud.default", ()), ("constant_pad_nd.default", ("pad", "value")),
+    # F.pad's reflect and replicate modes.
+    *[(f"{m}_pad{k}d.default", ("padding",)) for m in ("reflection", "replication")
+      for k in (1, 2, 3)],
 ]:
     op(f"aten.{_q}")(_whole(_q.split(".")[0], attrs=_attrs))
 

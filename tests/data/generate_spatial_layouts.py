@@ -392,10 +392,26 @@ def check_rules():
     return bad
 
 
+def gen_pads(g):
+    """The reflection and replication pads (F.pad's reflect and replicate
+    modes): the input's suggested memory format, batched and unbatched."""
+    for dt in (torch.float32, torch.float64):
+        for k in (1, 2, 3):
+            for mode in ("reflection", "replication"):
+                op, attrs = f"{mode}_pad{k}d", {"padding": [1, 2, 2, 1, 1, 1][:2 * k]}
+                shape = [2, 3] + [6, 5, 4][:k]
+                for il in in_layouts(k + 2, dt):
+                    case(op, attrs, [laid_out(shape, il, dt, g)])
+                if k == 2:
+                    for il in ("contiguous", "hwc"):
+                        case(op, attrs, [laid_out(shape[1:], il, dt, g)])
+
+
 def main():
     g = torch.Generator().manual_seed(7)
     gen_convs(g)
     gen_pools_upsamples(g)
+    gen_pads(g)
     bad = check_rules()
     for b in bad:
         print("rule broken (op, attrs, shapes, strides, result strides, expected):", b, file=sys.stderr)

@@ -570,6 +570,38 @@ def gen_einsum():
         record("einsum", {"equation": eq}, tensors, lambda: torch.einsum(eq, *tensors))
 
 
+def gen_pads():
+    """reflection_pad1d/2d/3d and replication_pad1d/2d/3d (F.pad's reflect
+    and replicate modes) on every dtype, batched and not, with negative
+    (cropping) padding; PyTorch's OpInfo samples for F.pad."""
+    A = torch.ops.aten
+    for dt in DTYPES:
+        for mode in ("reflection", "replication"):
+            cases = [(1, [2, 3, 4], [2, 1]), (1, [3, 4], [3, -1]), (2, [1, 2, 3, 4], [1, 2, 2, 0]),
+                     (2, [2, 3, 3], [-1, 2, 1, 1]), (3, [1, 2, 3, 3, 3], [1, 1, 2, 0, 0, 2])]
+            if mode == "replication":
+                cases.append((1, [1, 2, 3], [5, 4]))
+            for k, shape, padding in cases:
+                name = f"{mode}_pad{k}d"
+                x = make(dt, shape)
+                record(name, {"padding": padding}, [x], lambda: getattr(A, name)(x, padding))
+    modes = {"reflect": "reflection", "replicate": "replication"}
+    from torch.testing._internal.common_methods_invocations import op_db
+    samples = [(dt, s) for op in op_db
+               if op.name == "nn.functional.pad" and op.variant_test_name in modes
+               for dt in (torch.float32, torch.float64, torch.int64)
+               for s in op.sample_inputs("cpu", dt)]
+    for dt, s in samples:
+        mode = s.args[1] if len(s.args) > 1 else s.kwargs.get("mode", "constant")
+        if mode not in modes:
+            continue
+        padding = list(s.args[0])
+        k = len(padding) // 2
+        x = s.input.contiguous()
+        name = f"{modes[mode]}_pad{k}d"
+        record(name, {"padding": padding}, [x], lambda: getattr(torch.ops.aten, name)(x, padding))
+
+
 def gen_selection():
     """max/min along a dim (values and positions), argsort and
     repeat_interleave on every dtype, with ties and NaN."""
@@ -1179,6 +1211,8 @@ def spatial_call(op, a, operands):
                                a.get("divisor_override"))
     if op.startswith("adaptive_"):
         return getattr(_A, op)(x, a["output_size"])
+    if op.startswith(("reflection_pad", "replication_pad")):
+        return getattr(_A, op)(x, a["padding"])
     d = int(op[-2])
     scales = [a.get(k) for k in _UPSAMPLE_SCALES[d]]
     fn = getattr(_A, op).default
@@ -2174,6 +2208,7 @@ def main():
     gen_advanced_indexing()
     gen_index_writes()
     gen_einsum()
+    gen_pads()
     gen_selection()
     gen_binary()
     gen_where_clamp_cast()

@@ -105,7 +105,9 @@ impl Layer {
 impl Module for Layer {
     fn forward(&self, x: &Tensor) -> Tensor {
         let x = x + self.attention.forward(&self.layernorm_before.forward(x));
-        let h = self.activation.forward(&self.fc1.forward(&self.layernorm_after.forward(&x)));
+        let h = self
+            .activation
+            .forward(&self.fc1.forward(&self.layernorm_after.forward(&x)));
         &x + self.fc2.forward(&h)
     }
 }

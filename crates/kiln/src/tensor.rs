@@ -1231,6 +1231,31 @@ impl Tensor {
         record(Op::TakeAlongDim { dim }, vec![t(self), t(indices)], None)
     }
 
+    /// `F.pad(self, padding, mode="reflect")`: `padding` lists left and
+    /// right of the last dim first, for one, two or three trailing dims
+    /// (`reflection_pad1d/2d/3d`).
+    pub fn reflection_pad(&self, padding: &[i64]) -> Tensor {
+        let padding = padding.to_vec();
+        let op = match padding.len() {
+            4 => Op::ReflectionPad2d { padding },
+            6 => Op::ReflectionPad3d { padding },
+            // Other lengths: reflection_pad1d's error names the length.
+            _ => Op::ReflectionPad1d { padding },
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `F.pad(self, padding, mode="replicate")` (`replication_pad1d/2d/3d`).
+    pub fn replication_pad(&self, padding: &[i64]) -> Tensor {
+        let padding = padding.to_vec();
+        let op = match padding.len() {
+            4 => Op::ReplicationPad2d { padding },
+            6 => Op::ReplicationPad3d { padding },
+            _ => Op::ReplicationPad1d { padding },
+        };
+        record(op, vec![t(self)], None)
+    }
+
     /// `self[indices]` with tensors (ATen's `index.Tensor`): `None` keeps
     /// a dim whole, as `:` does (`x[:, i]` is `x.index(&[None, Some(&i)])`).
     pub fn index(&self, indices: &[Option<&Tensor>]) -> Tensor {

@@ -840,7 +840,11 @@ fn vit_matches_transformers() {
             .run(std::slice::from_ref(&io["pixel_values"]))
             .unwrap();
         assert_eq!(outputs[0].shape(), [2, 17, 64]);
-        assert_close(&values(&outputs[0]), &values(&io["last_hidden_state"]), 1e-4);
+        assert_close(
+            &values(&outputs[0]),
+            &values(&io["last_hidden_state"]),
+            1e-4,
+        );
         assert_close(&values(&outputs[1]), &values(&io["pooler_output"]), 1e-4);
     }
 }

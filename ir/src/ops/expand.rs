@@ -3428,3 +3428,57 @@ fn sumproduct_pair(
         vec![Operand::Value(product)],
     )
 }
+
+/// The reflection and replication pads: each padded dim an `index_select`
+/// of the positions output position `o` reads, computed from `i = o − left`
+/// (an `arange`, folded to a constant): `(n−1) − |(n−1) − |i||` reflects
+/// `i` about both ends without repeating them, `clamp(i, 0, n−1)`
+/// replicates them.
+pub fn pad(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Some((mode, k, padding)) = super::padding::pad_of(op) else {
+        return Ok(None);
+    };
+    let mut x = nth(operands, 0)?;
+    let rank = e.ty(x).shape.len();
+    let device = e.ty(x).device;
+    for j in 0..k.min(rank) {
+        let d = rank - 1 - j;
+        let n = e.ty(x).shape[d];
+        let (left, right) = (padding[2 * j], padding[2 * j + 1]);
+        if (left, right) == (0, 0) {
+            continue; // every position reads itself
+        }
+        let positions = Op::Arange {
+            start: Scalar::Int(-left),
+            end: Scalar::Int(n + right),
+            step: Scalar::Int(1),
+            dtype: Some(DType::I64),
+            device: Some(device),
+        };
+        let i = e.push(positions, vec![])?;
+        let source = match mode {
+            super::padding::PadMode::Reflect => {
+                // (n−1) − |(n−1) − |i||, as −|−|i| + (n−1)| + (n−1).
+                let last = Operand::Scalar(Scalar::Int(n - 1));
+                let a = e.unary(UnaryOp::Abs, i)?;
+                let a = e.unary(UnaryOp::Neg, a)?;
+                let b = e.binary(BinaryOp::Add, a, last)?;
+                let b = e.unary(UnaryOp::Abs, b)?;
+                let b = e.unary(UnaryOp::Neg, b)?;
+                e.binary(BinaryOp::Add, b, last)?
+            }
+            super::padding::PadMode::Replicate => e.push(
+                Op::Clamp {
+                    min: Some(Scalar::Int(0)),
+                    max: Some(Scalar::Int(n - 1)),
+                },
+                vec![Operand::Value(i), Operand::None, Operand::None],
+            )?,
+        };
+        x = e.push(
+            Op::IndexSelect { dim: d as i64 },
+            vec![Operand::Value(x), Operand::Value(source)],
+        )?;
+    }
+    one(x)
+}

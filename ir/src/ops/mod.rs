@@ -16,6 +16,7 @@
 //! | [`prims`] | what a primitive's definition says |
 //! | [`attrs`] | attribute values, their parsing and printing |
 //! | [`expand`] | the expansions of composite ops |
+//! | [`padding`] | the reflection and replication pads: modes, checks, shapes |
 //! | [`catalogue`] | the table as a markdown list (`kiln ops`, the README) |
 //! | `define` | the macros rows are written with |
 
@@ -31,6 +32,7 @@ pub mod def;
 mod define;
 pub mod derived;
 pub mod expand;
+pub mod padding;
 pub mod prims;
 pub mod table;
 

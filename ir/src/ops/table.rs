@@ -295,6 +295,11 @@ const NOT_PACKED_OR_FLOAT8: S = S::ROUNDABLE
     .union(S::COMPLEX_HALF)
     .union(S::BOOL);
 
+/// What the reflection and replication pads take: floats, complex and the
+/// signed-capable integers (not bool, complex32, float8 or the bare
+/// unsigned integers).
+const PADS: S = S::FLOATS_COMPLEX.union(S::INTS);
+
 /// What `index_copy` and `index_fill` take: every dtype but the bare
 /// unsigned integers and the float8 and float4 formats.
 const INDEX_WRITES: S = S::ALL
@@ -1023,6 +1028,42 @@ define_ops! {
                 S::ALL.without(S::FLOAT8).without(S::FLOAT4).without(S::COMPLEX_HALF),
             ))
             .expand(expand::take_along_dim);
+    /// `F.pad(mode="reflect")` of the last dim (`reflection_pad1d`): new positions
+    /// mirrored about the ends (not repeating them), negative padding cropping (`ops::padding`).
+    ReflectionPad1d "reflection_pad1d" { padding: Vec<i64> } (input: Tensor)
+        => Rules::new(infer::pad, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .kernel(fixed("reflection_pad1d", PADS))
+            .expand(expand::pad);
+    /// `F.pad(mode="reflect")` of the last two dims (`reflection_pad2d`): new positions
+    /// mirrored about the ends (not repeating them), negative padding cropping (`ops::padding`).
+    ReflectionPad2d "reflection_pad2d" { padding: Vec<i64> } (input: Tensor)
+        => Rules::new(infer::pad, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .kernel(fixed("reflection_pad2d", PADS))
+            .expand(expand::pad);
+    /// `F.pad(mode="reflect")` of the last three dims (`reflection_pad3d`): new positions
+    /// mirrored about the ends (not repeating them), negative padding cropping (`ops::padding`).
+    ReflectionPad3d "reflection_pad3d" { padding: Vec<i64> } (input: Tensor)
+        => Rules::new(infer::pad, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .kernel(fixed("reflection_pad3d", PADS))
+            .expand(expand::pad);
+    /// `F.pad(mode="replicate")` of the last dim (`replication_pad1d`): new positions
+    /// the end positions repeated, negative padding cropping (`ops::padding`).
+    ReplicationPad1d "replication_pad1d" { padding: Vec<i64> } (input: Tensor)
+        => Rules::new(infer::pad, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .kernel(fixed("replication_pad1d", PADS))
+            .expand(expand::pad);
+    /// `F.pad(mode="replicate")` of the last two dims (`replication_pad2d`): new positions
+    /// the end positions repeated, negative padding cropping (`ops::padding`).
+    ReplicationPad2d "replication_pad2d" { padding: Vec<i64> } (input: Tensor)
+        => Rules::new(infer::pad, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .kernel(fixed("replication_pad2d", PADS))
+            .expand(expand::pad);
+    /// `F.pad(mode="replicate")` of the last three dims (`replication_pad3d`): new positions
+    /// the end positions repeated, negative padding cropping (`ops::padding`).
+    ReplicationPad3d "replication_pad3d" { padding: Vec<i64> } (input: Tensor)
+        => Rules::new(infer::pad, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .kernel(fixed("replication_pad3d", PADS))
+            .expand(expand::pad);
     /// `x[i, :, j]` with tensors (ATen's `index.Tensor`): the entries at
     /// the positions the index tensors hold (broadcast together; `none`
     /// keeps a dim whole), in PyTorch's result shape and strides
