@@ -2337,6 +2337,35 @@ pub fn pad(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(shape, x.dtype, vec![None]))
 }
 
+/// `slice_scatter` and `select_scatter`: the input's type; `src` must
+/// have the shape of the slice (or selection) it replaces, and is
+/// converted to the input's dtype (PyTorch copies it in).
+pub fn slice_scatter(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (x, src) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    let whole = Geometry::contiguous(&x.shape);
+    let part = match op {
+        Op::SliceScatter {
+            dim,
+            start,
+            end,
+            step,
+        } => whole.slice(*dim, *start, *end, *step)?,
+        Op::SelectScatter { dim, index } => whole.select(*dim, *index)?,
+        _ => return Err(wrong_rule("slice_scatter")),
+    };
+    if src.shape != part.shape {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "expected src to have a size equal to the slice of self. src size = {}, slice size = {}",
+                format_shape(&src.shape),
+                format_shape(&part.shape)
+            ),
+        ));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![None, Some(x.dtype)]))
+}
+
 /// The geometry of `index`/`index_put` over the input and the index
 /// list `entries` (tensors and `none`s).
 fn advanced_index(

@@ -51,6 +51,26 @@ impl Reshaped {
     }
 }
 
+/// Where `x[start:end:step]` along a dim of `size` starts and how many
+/// positions it takes (`step` positive): PyTorch's clamping, negative
+/// bounds counting from the end and `None` meaning the dim's ends.
+pub fn slice_range(size: i64, start: Option<i64>, end: Option<i64>, step: i64) -> (i64, i64) {
+    let mut start = match start {
+        None | Some(i64::MAX) => 0,
+        Some(s) => s,
+    };
+    let mut end = end.unwrap_or(i64::MAX);
+    if start < 0 {
+        start += size;
+    }
+    if end < 0 {
+        end += size;
+    }
+    start = start.clamp(0, size);
+    end = if end < start { start } else { end.min(size) };
+    (start, (end - start + step - 1) / step)
+}
+
 /// Formats a shape the way PyTorch prints an `IntArrayRef`: `[2, -1]`.
 pub fn format_shape(shape: &[i64]) -> String {
     let mut s = String::from("[");
@@ -474,23 +494,10 @@ impl Geometry {
                 "slice step must be positive",
             ));
         }
-        let size = self.shape[d];
-        let mut start = match start {
-            None | Some(i64::MAX) => 0,
-            Some(s) => s,
-        };
-        let mut end = end.unwrap_or(i64::MAX);
-        if start < 0 {
-            start += size;
-        }
-        if end < 0 {
-            end += size;
-        }
-        start = start.clamp(0, size);
-        end = if end < start { start } else { end.min(size) };
+        let (start, len) = slice_range(self.shape[d], start, end, step);
         let (mut shape, mut strides) = (self.shape.clone(), self.strides.clone());
         let offset = self.offset + start * strides[d];
-        shape[d] = (end - start + step - 1) / step;
+        shape[d] = len;
         strides[d] *= step;
         Ok(self.with(shape, strides, offset))
     }

@@ -160,6 +160,7 @@ _KEEP_NAMES = [
     "flipud.default",
     "index.Tensor",
     "index_put.default",
+    "slice_scatter.default", "select_scatter.default",
     "reflection_pad1d.default", "reflection_pad2d.default", "reflection_pad3d.default",
     "replication_pad1d.default", "replication_pad2d.default", "replication_pad3d.default",
     "index_copy.default",

@@ -964,11 +964,15 @@ for _q, _attrs in [
     ("tile.default", ("dims",)), ("tril.default", ("diagonal",)),
     ("triu.default", ("diagonal",)), ("flip.default", ("dims",)), ("fliplr.default", ()),
     ("flipud.default", ()), ("constant_pad_nd.default", ("pad", "value")),
+    # Functional writes into slices (F.pad's circular mode, x[a:b] = y).
+    ("slice_scatter.default", ("dim", "start", "end", "step")),
+    ("select_scatter.default", ("dim", "index")),
     # F.pad's reflect and replicate modes.
     *[(f"{m}_pad{k}d.default", ("padding",)) for m in ("reflection", "replication")
       for k in (1, 2, 3)],
 ]:
-    op(f"aten.{_q}")(_whole(_q.split(".")[0], attrs=_attrs))
+    _operands = ("self", "src") if "scatter" in _q else ("self",)
+    op(f"aten.{_q}")(_whole(_q.split(".")[0], operands=_operands, attrs=_attrs))
 
 
 # Convolution, pooling and resampling: Kiln has ATen's ops whole.

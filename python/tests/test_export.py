@@ -714,10 +714,10 @@ class Spatial(nn.Module):
             F.avg_pool3d(v, 2) if v.dtype in (torch.float32, torch.float64) else v,
             F.interpolate(v, scale_factor=2, mode="trilinear"),
             F.adaptive_avg_pool3d(v, 2),
-            # F.pad's reflect and replicate modes (circular exports as
-            # slice_scatter, which Kiln lacks).
+            # F.pad's reflect, replicate and circular modes (circular
+            # exports as slice_scatter).
             F.pad(y, (1, 1, 2, 0), mode="reflect"), F.pad(x[:, 0], (3, -1), mode="replicate"),
-            F.pad(v, (1, 0, 1, 1, 0, 1), mode="reflect"),
+            F.pad(v, (1, 0, 1, 1, 0, 1), mode="reflect"), F.pad(y, (1, 2, 1, 0), mode="circular"),
         )
 
 

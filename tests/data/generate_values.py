@@ -602,6 +602,45 @@ def gen_pads():
         record(name, {"padding": padding}, [x], lambda: getattr(torch.ops.aten, name)(x, padding))
 
 
+def gen_slice_scatters():
+    """slice_scatter (steps, negative and open bounds, empty slices, a src
+    of another dtype) and select_scatter on every dtype; PyTorch's OpInfo
+    samples for both."""
+    for dt in DTYPES:
+        x = make(dt, [3, 5])
+        for attrs, src_shape in (({"dim": 1, "start": 1, "end": 4}, [3, 3]),
+                                 ({"dim": 1, "start": 0, "end": 5, "step": 2}, [3, 3]),
+                                 ({"dim": 0, "start": -2}, [2, 5]), ({"dim": -1}, [3, 5]),
+                                 ({"dim": 0, "start": 7, "end": 9}, [0, 5])):
+            src = make(dt, src_shape, reverse=True)
+            a = {"dim": 0, "start": None, "end": None, "step": 1, **attrs}
+            record("slice_scatter", attrs, [x, src],
+                   lambda: torch.slice_scatter(x, src, a["dim"], a["start"], a["end"], a["step"]))
+        for attrs, src_shape in (({"dim": 0, "index": 1}, [5]), ({"dim": 1, "index": -1}, [3])):
+            src = make(dt, src_shape, reverse=True)
+            record("select_scatter", attrs, [x, src],
+                   lambda: torch.select_scatter(x, src, attrs["dim"], attrs["index"]))
+    x = make(torch.float32, [3, 4])
+    src = make(torch.int64, [3, 2])
+    record("slice_scatter", {"dim": 1, "start": 1, "end": 3}, [x, src],
+           lambda: torch.slice_scatter(x, src, 1, 1, 3))
+    for name, dt, s in op_db_samples({"slice_scatter", "select_scatter"},
+                                      [torch.float32, torch.int64, torch.bool]):
+        x, src = s.input.contiguous(), s.args[0].contiguous()
+        if name == "select_scatter":
+            dim, index = s.args[1], s.args[2]
+            record(name, {"dim": dim, "index": index}, [x, src],
+                   lambda: torch.select_scatter(x, src, dim, index))
+        else:
+            a = dict(zip(("dim", "start", "end", "step"), s.args[1:]))
+            a.update(s.kwargs)
+            attrs = {k: v for k, v in a.items() if v is not None}
+            full = {"dim": 0, "start": None, "end": None, "step": 1, **a}
+            record(name, attrs, [x, src],
+                   lambda: torch.slice_scatter(x, src, full["dim"], full["start"], full["end"],
+                                               full["step"]))
+
+
 def gen_selection():
     """max/min along a dim (values and positions), argsort and
     repeat_interleave on every dtype, with ties and NaN."""
@@ -2209,6 +2248,7 @@ def main():
     gen_index_writes()
     gen_einsum()
     gen_pads()
+    gen_slice_scatters()
     gen_selection()
     gen_binary()
     gen_where_clamp_cast()

@@ -1256,6 +1256,35 @@ impl Tensor {
         record(op, vec![t(self)], None)
     }
 
+    /// `torch.slice_scatter(self, src, dim, start, end, step)`: `src`
+    /// written over `self[start:end:step]` along `dim`.
+    pub fn slice_scatter(
+        &self,
+        src: &Tensor,
+        dim: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    ) -> Tensor {
+        let op = Op::SliceScatter {
+            dim,
+            start,
+            end,
+            step,
+        };
+        record(op, vec![t(self), t(src)], None)
+    }
+
+    /// `torch.select_scatter(self, src, dim, index)`: `src` written over
+    /// `self.select(dim, index)`.
+    pub fn select_scatter(&self, src: &Tensor, dim: i64, index: i64) -> Tensor {
+        record(
+            Op::SelectScatter { dim, index },
+            vec![t(self), t(src)],
+            None,
+        )
+    }
+
     /// `self[indices]` with tensors (ATen's `index.Tensor`): `None` keeps
     /// a dim whole, as `:` does (`x[:, i]` is `x.index(&[None, Some(&i)])`).
     pub fn index(&self, indices: &[Option<&Tensor>]) -> Tensor {

@@ -3482,3 +3482,73 @@ pub fn pad(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<
     }
     one(x)
 }
+
+/// `slice_scatter` and `select_scatter`: `src` (converted, and unsqueezed
+/// for a selection) concatenated after the input along `dim`, then one
+/// `index_select` picking, for each output position `o`, the input's own
+/// position or the source's: with `r = o − start`, `n + r / step` where
+/// `0 ≤ r < len·step` and `step` divides `r`, else `o` (positions from an
+/// `arange`, folded to constants).
+pub fn slice_scatter(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let (x, src) = (nth(operands, 0)?, nth(operands, 1)?);
+    let ty = e.ty(x).clone();
+    let rank = ty.shape.len();
+    let src = e.cast(src, ty.dtype)?;
+    let (d, start, len, step, src) = match op {
+        Op::SliceScatter {
+            dim,
+            start,
+            end,
+            step,
+        } => {
+            let d = crate::view::wrap_dim(*dim, rank)?;
+            let (s, len) = crate::view::slice_range(ty.shape[d], *start, *end, *step);
+            (d, s, len, *step, src)
+        }
+        Op::SelectScatter { dim, index } => {
+            let d = crate::view::wrap_dim(*dim, rank)?;
+            let i = if *index < 0 {
+                index + ty.shape[d]
+            } else {
+                *index
+            };
+            let src = e.push(Op::Unsqueeze { dim: d as i64 }, vec![Operand::Value(src)])?;
+            (d, i, 1, 1, src)
+        }
+        _ => return Ok(None),
+    };
+    let n = ty.shape[d];
+    let both = e.push(
+        Op::Cat { dim: d as i64 },
+        vec![Operand::Value(x), Operand::Value(src)],
+    )?;
+    let int = |v: i64| Operand::Scalar(Scalar::Int(v));
+    let o = e.push(
+        Op::Arange {
+            start: Scalar::Int(0),
+            end: Scalar::Int(n),
+            step: Scalar::Int(1),
+            dtype: Some(DType::I64),
+            device: Some(ty.device),
+        },
+        vec![],
+    )?;
+    let r = e.binary(BinaryOp::Sub, o, int(start))?;
+    let from = e.binary(BinaryOp::Ge, r, int(0))?;
+    let to = e.binary(BinaryOp::Lt, r, int(len * step))?;
+    let rem = e.binary(BinaryOp::Remainder, r, int(step))?;
+    let on_step = e.binary(BinaryOp::Eq, rem, int(0))?;
+    let inside = e.binary(BinaryOp::LogicalAnd, from, to)?;
+    let inside = e.binary(BinaryOp::LogicalAnd, inside, on_step)?;
+    let k = e.binary(BinaryOp::DivFloor, r, int(step))?;
+    let k = e.binary(BinaryOp::Add, k, int(n))?;
+    let index = select(e, inside, Operand::Value(k), Operand::Value(o))?;
+    one(e.push(
+        Op::IndexSelect { dim: d as i64 },
+        vec![Operand::Value(both), Operand::Value(index)],
+    )?)
+}

@@ -1064,6 +1064,17 @@ define_ops! {
         => Rules::new(infer::pad, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
             .kernel(fixed("replication_pad3d", PADS))
             .expand(expand::pad);
+    /// `torch.slice_scatter`: a copy of `input` with `src` (converted to
+    /// the input's dtype) written over `input[start:end:step]` along `dim`.
+    SliceScatter "slice_scatter" { #[shown] dim: i64 = 0, start: Option<i64> = None, end: Option<i64> = None, #[shown] step: i64 = 1 }
+        (input: Tensor, src: Tensor)
+        => Rules::new(infer::slice_scatter, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
+            .expand(expand::slice_scatter);
+    /// `torch.select_scatter`: a copy of `input` with `src` written over
+    /// `input.select(dim, index)`.
+    SelectScatter "select_scatter" { dim: i64, index: i64 } (input: Tensor, src: Tensor)
+        => Rules::new(infer::slice_scatter, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
+            .expand(expand::slice_scatter);
     /// `x[i, :, j]` with tensors (ATen's `index.Tensor`): the entries at
     /// the positions the index tensors hold (broadcast together; `none`
     /// keeps a dim whole), in PyTorch's result shape and strides
