@@ -2366,6 +2366,79 @@ pub fn slice_scatter(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred
     Ok(single(x.shape.clone(), x.dtype, vec![None, Some(x.dtype)]))
 }
 
+/// `pixel_shuffle`, `pixel_unshuffle`, `channel_shuffle`: the input's
+/// dtype, the shuffled shape ([`shuffle_shape`]).
+pub fn pixel_shuffle(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = nth_tensor(args, 0)?;
+    Ok(single(shuffle_shape(op, &x.shape)?, x.dtype, vec![None]))
+}
+
+/// The result shape of a shuffle op, with PyTorch's checks and messages.
+pub fn shuffle_shape(op: &Op, x: &[i64]) -> Result<Vec<i64>> {
+    let shape_err = |m: String| Err(err(ErrorKind::Shape, m));
+    let rank = x.len();
+    let mut out = x.to_vec();
+    match *op {
+        Op::PixelShuffle { upscale_factor: r }
+        | Op::PixelUnshuffle {
+            downscale_factor: r,
+        } => {
+            let (name, what) = match op {
+                Op::PixelShuffle { .. } => ("pixel_shuffle", "upscale_factor"),
+                _ => ("pixel_unshuffle", "downscale_factor"),
+            };
+            if rank < 3 {
+                return shape_err(format!(
+                    "{name} expects input to have at least 3 dimensions, but got input with {rank} dimension(s)"
+                ));
+            }
+            if r <= 0 {
+                return shape_err(format!("{name} expects a positive {what}, but got {r}"));
+            }
+            let (c, h, w) = (x[rank - 3], x[rank - 2], x[rank - 1]);
+            if matches!(op, Op::PixelShuffle { .. }) {
+                if c % (r * r) != 0 {
+                    return shape_err(format!(
+                        "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)={c} is not divisible by {}",
+                        r * r
+                    ));
+                }
+                out[rank - 3..].copy_from_slice(&[c / (r * r), h * r, w * r]);
+            } else {
+                for (size, dim, side) in [(h, -2, "height"), (w, -1, "width")] {
+                    if size % r != 0 {
+                        return shape_err(format!(
+                            "pixel_unshuffle expects {side} to be divisible by downscale_factor, but input.size({dim})={size} is not divisible by {r}"
+                        ));
+                    }
+                }
+                out[rank - 3..].copy_from_slice(&[c * r * r, h / r, w / r]);
+            }
+        }
+        Op::ChannelShuffle { groups } => {
+            if rank <= 2 {
+                return shape_err(format!(
+                    "channel_shuffle expects input with > 2 dims, but got input with sizes {}",
+                    format_shape(x)
+                ));
+            }
+            if groups <= 0 {
+                return shape_err(format!(
+                    "Number of groups to divide channels in must be positive. Value of groups:{groups}"
+                ));
+            }
+            if x[1] % groups != 0 {
+                return shape_err(format!(
+                    "Number of channels must be divisible by groups. Got {} channels and {groups} groups.",
+                    x[1]
+                ));
+            }
+        }
+        _ => return Err(wrong_rule("pixel_shuffle")),
+    }
+    Ok(out)
+}
+
 /// The geometry of `index`/`index_put` over the input and the index
 /// list `entries` (tensors and `none`s).
 fn advanced_index(

@@ -967,6 +967,9 @@ for _q, _attrs in [
     # Functional writes into slices (F.pad's circular mode, x[a:b] = y).
     ("slice_scatter.default", ("dim", "start", "end", "step")),
     ("select_scatter.default", ("dim", "index")),
+    ("pixel_shuffle.default", ("upscale_factor",)),
+    ("pixel_unshuffle.default", ("downscale_factor",)),
+    ("channel_shuffle.default", ("groups",)),
     # F.pad's reflect and replicate modes.
     *[(f"{m}_pad{k}d.default", ("padding",)) for m in ("reflection", "replication")
       for k in (1, 2, 3)],

@@ -718,6 +718,7 @@ class Spatial(nn.Module):
             # exports as slice_scatter).
             F.pad(y, (1, 1, 2, 0), mode="reflect"), F.pad(x[:, 0], (3, -1), mode="replicate"),
             F.pad(v, (1, 0, 1, 1, 0, 1), mode="reflect"), F.pad(y, (1, 2, 1, 0), mode="circular"),
+            F.pixel_shuffle(x, 2), F.pixel_unshuffle(y, 2), F.channel_shuffle(y, 3),
         )
 
 

@@ -407,11 +407,25 @@ def gen_pads(g):
                         case(op, attrs, [laid_out(shape[1:], il, dt, g)])
 
 
+def gen_shuffles(g):
+    """pixel_shuffle, pixel_unshuffle, channel_shuffle: the input's
+    suggested memory format."""
+    for op, attrs, shape in (("pixel_shuffle", {"upscale_factor": 2}, [2, 8, 3, 4]),
+                             ("pixel_unshuffle", {"downscale_factor": 2}, [2, 2, 4, 6]),
+                             ("channel_shuffle", {"groups": 2}, [2, 8, 3, 4])):
+        for il in in_layouts(4):
+            case(op, attrs, [laid_out(shape, il, torch.float32, g)])
+        if op != "channel_shuffle":  # its channels are dim 1 whatever the rank
+            for il in ("contiguous", "hwc"):
+                case(op, attrs, [laid_out(shape[1:], il, torch.float32, g)])
+
+
 def main():
     g = torch.Generator().manual_seed(7)
     gen_convs(g)
     gen_pools_upsamples(g)
     gen_pads(g)
+    gen_shuffles(g)
     bad = check_rules()
     for b in bad:
         print("rule broken (op, attrs, shapes, strides, result strides, expected):", b, file=sys.stderr)

@@ -641,6 +641,28 @@ def gen_slice_scatters():
                                                full["step"]))
 
 
+def gen_shuffles():
+    """pixel_shuffle, pixel_unshuffle and channel_shuffle on every dtype,
+    batched, unbatched and with extra leading dims; PyTorch's OpInfo
+    samples for the pixel shuffles."""
+    for dt in DTYPES:
+        x = make(dt, [1, 8, 2, 3])
+        record("pixel_shuffle", {"upscale_factor": 2}, [x], lambda: F.pixel_shuffle(x, 2))
+        record("channel_shuffle", {"groups": 2}, [x], lambda: F.channel_shuffle(x, 2))
+        record("channel_shuffle", {"groups": 4}, [x[0]], lambda: F.channel_shuffle(x[0], 4))
+        y = make(dt, [2, 1, 2, 4, 6])
+        record("pixel_unshuffle", {"downscale_factor": 2}, [y], lambda: F.pixel_unshuffle(y, 2))
+        z = make(dt, [9, 2, 2])
+        record("pixel_shuffle", {"upscale_factor": 3}, [z], lambda: F.pixel_shuffle(z, 3))
+    for name, dt, s in op_db_samples({"nn.functional.pixel_shuffle", "nn.functional.pixel_unshuffle"},
+                                      [torch.float32, torch.int64, torch.bool]):
+        kiln = name.split(".")[-1]
+        attr = "upscale_factor" if kiln == "pixel_shuffle" else "downscale_factor"
+        r = s.args[0] if s.args else s.kwargs[attr]
+        x = s.input.contiguous()
+        record(kiln, {attr: r}, [x], lambda: getattr(F, kiln)(x, r))
+
+
 def gen_selection():
     """max/min along a dim (values and positions), argsort and
     repeat_interleave on every dtype, with ties and NaN."""
@@ -1252,6 +1274,8 @@ def spatial_call(op, a, operands):
         return getattr(_A, op)(x, a["output_size"])
     if op.startswith(("reflection_pad", "replication_pad")):
         return getattr(_A, op)(x, a["padding"])
+    if op in ("pixel_shuffle", "pixel_unshuffle", "channel_shuffle"):
+        return getattr(F, op)(x, *a.values())
     d = int(op[-2])
     scales = [a.get(k) for k in _UPSAMPLE_SCALES[d]]
     fn = getattr(_A, op).default
@@ -2249,6 +2273,7 @@ def main():
     gen_einsum()
     gen_pads()
     gen_slice_scatters()
+    gen_shuffles()
     gen_selection()
     gen_binary()
     gen_where_clamp_cast()

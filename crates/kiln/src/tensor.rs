@@ -1285,6 +1285,21 @@ impl Tensor {
         )
     }
 
+    /// `F.pixel_shuffle(self, upscale_factor)`.
+    pub fn pixel_shuffle(&self, upscale_factor: i64) -> Tensor {
+        record(Op::PixelShuffle { upscale_factor }, vec![t(self)], None)
+    }
+
+    /// `F.pixel_unshuffle(self, downscale_factor)`.
+    pub fn pixel_unshuffle(&self, downscale_factor: i64) -> Tensor {
+        record(Op::PixelUnshuffle { downscale_factor }, vec![t(self)], None)
+    }
+
+    /// `F.channel_shuffle(self, groups)`.
+    pub fn channel_shuffle(&self, groups: i64) -> Tensor {
+        record(Op::ChannelShuffle { groups }, vec![t(self)], None)
+    }
+
     /// `self[indices]` with tensors (ATen's `index.Tensor`): `None` keeps
     /// a dim whole, as `:` does (`x[:, i]` is `x.index(&[None, Some(&i)])`).
     pub fn index(&self, indices: &[Option<&Tensor>]) -> Tensor {

@@ -3552,3 +3552,55 @@ pub fn slice_scatter(
         vec![Operand::Value(both), Operand::Value(index)],
     )?)
 }
+
+/// `pixel_shuffle`, `pixel_unshuffle` and `channel_shuffle` as reshapes
+/// around a permutation (a copy in the input's suggested format, as the
+/// op's layout rule says): `[*, C, r, r, H, W] → [*, C, H, r, W, r]` to
+/// shuffle, its inverse to unshuffle, `[N, g, C/g, *] → [N, C/g, g, *]`
+/// for channels.
+pub fn pixel_shuffle(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let x = nth(operands, 0)?;
+    let shape = e.ty(x).shape.clone();
+    let out = crate::infer::shuffle_shape(op, &shape)?;
+    let rank = shape.len();
+    let lead: Vec<i64> = shape[..rank.saturating_sub(3)].to_vec();
+    let batch = lead.len() as i64;
+    let (split, perm): (Vec<i64>, Vec<i64>) = match *op {
+        Op::PixelShuffle { upscale_factor: r } => {
+            let (c, h, w) = (out[rank - 3], shape[rank - 2], shape[rank - 1]);
+            let at = |k: i64| batch + k;
+            (
+                [lead.clone(), vec![c, r, r, h, w]].concat(),
+                (0..batch)
+                    .chain([at(0), at(3), at(1), at(4), at(2)])
+                    .collect(),
+            )
+        }
+        Op::PixelUnshuffle {
+            downscale_factor: r,
+        } => {
+            let (c, h, w) = (shape[rank - 3], out[rank - 2], out[rank - 1]);
+            let at = |k: i64| batch + k;
+            (
+                [lead.clone(), vec![c, h, r, w, r]].concat(),
+                (0..batch)
+                    .chain([at(0), at(2), at(4), at(1), at(3)])
+                    .collect(),
+            )
+        }
+        Op::ChannelShuffle { groups } => {
+            let rest = &shape[2..];
+            let split = [vec![shape[0], groups, shape[1] / groups], rest.to_vec()].concat();
+            let perm = [0, 2, 1].into_iter().chain(3..split.len() as i64).collect();
+            (split, perm)
+        }
+        _ => return Ok(None),
+    };
+    let v = e.push(Op::Reshape { shape: split }, vec![Operand::Value(x)])?;
+    let v = e.push(Op::Permute { dims: perm }, vec![Operand::Value(v)])?;
+    one(e.push(Op::Reshape { shape: out }, vec![Operand::Value(v)])?)
+}

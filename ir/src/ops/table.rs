@@ -295,6 +295,11 @@ const NOT_PACKED_OR_FLOAT8: S = S::ROUNDABLE
     .union(S::COMPLEX_HALF)
     .union(S::BOOL);
 
+/// What pixel_shuffle, pixel_unshuffle and channel_shuffle take: every
+/// dtype but complex32, the float8 and float4 formats and the bare
+/// unsigned integers.
+const SHUFFLES: S = S::FLOATS_COMPLEX.union(S::INTS).union(S::BOOL);
+
 /// What the reflection and replication pads take: floats, complex and the
 /// signed-capable integers (not bool, complex32, float8 or the bare
 /// unsigned integers).
@@ -1075,6 +1080,24 @@ define_ops! {
     SelectScatter "select_scatter" { dim: i64, index: i64 } (input: Tensor, src: Tensor)
         => Rules::new(infer::slice_scatter, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
             .expand(expand::slice_scatter);
+    /// `F.pixel_shuffle`: `[*, C·r², H, W]` to `[*, C, H·r, W·r]`, each
+    /// channel group of r² spread over an r×r block (the input's suggested
+    /// memory format).
+    PixelShuffle "pixel_shuffle" { upscale_factor: i64 } (input: Tensor)
+        => Rules::new(infer::pixel_shuffle, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .kernel(fixed("pixel_shuffle", SHUFFLES))
+            .expand(expand::pixel_shuffle);
+    /// `F.pixel_unshuffle`: the inverse of `pixel_shuffle`.
+    PixelUnshuffle "pixel_unshuffle" { downscale_factor: i64 } (input: Tensor)
+        => Rules::new(infer::pixel_shuffle, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .kernel(fixed("pixel_unshuffle", SHUFFLES))
+            .expand(expand::pixel_shuffle);
+    /// `F.channel_shuffle`: the channels (dim 1) of `groups` groups
+    /// interleaved (ShuffleNet).
+    ChannelShuffle "channel_shuffle" { groups: i64 } (input: Tensor)
+        => Rules::new(infer::pixel_shuffle, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
+            .kernel(fixed("channel_shuffle", SHUFFLES))
+            .expand(expand::pixel_shuffle);
     /// `x[i, :, j]` with tensors (ATen's `index.Tensor`): the entries at
     /// the positions the index tensors hold (broadcast together; `none`
     /// keeps a dim whole), in PyTorch's result shape and strides
