@@ -2311,11 +2311,12 @@ pub fn take_along_dim_shapes(
     Ok((d, index_shape, input_shape))
 }
 
-/// `einsum`: the type of its expansion (the expansion is the op's one
-/// definition; the ops it emits check dtypes and shapes with PyTorch's
-/// messages, as `torch.einsum`'s own calls do).
-pub fn einsum(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
-    let mut b = crate::graph::FuncBuilder::new("einsum", *ctx);
+/// The type of a composite's expansion, for composites whose expansion is
+/// their one definition (`einsum`, `hstack`, ...): the ops it emits check
+/// dtypes and shapes with PyTorch's messages, as the PyTorch function's
+/// own calls do.
+pub fn by_expansion(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let mut b = crate::graph::FuncBuilder::new(op.name(), *ctx);
     let mut operands = Vec::new();
     for i in 0..args.len() {
         let t = nth_tensor(args, i)?;
@@ -2323,7 +2324,7 @@ pub fn einsum(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     }
     let mut e = crate::ops::expand::Emitter::new(&mut b);
     let results =
-        crate::ops::expand::einsum(&mut e, op, &operands)?.ok_or_else(|| wrong_rule("einsum"))?;
+        crate::ops::expand::expand(&mut e, op, &operands)?.ok_or_else(|| wrong_rule(op.name()))?;
     let ty = b.ty(results[0]);
     Ok(single(ty.shape.clone(), ty.dtype, vec![None; args.len()]))
 }

@@ -663,6 +663,27 @@ def gen_shuffles():
         record(kiln, {attr: r}, [x], lambda: getattr(F, kiln)(x, r))
 
 
+def gen_stacks():
+    """hstack, vstack, dstack and column_stack on every dtype: vectors,
+    matrices, 0-D tensors, mixed dtypes (cat's promotion); PyTorch's OpInfo
+    samples."""
+    for dt in DTYPES:
+        v, w = make(dt, [3]), make(dt, [3], reverse=True)
+        m = make(dt, [3, 2])
+        for name, args in (("hstack", [v, w]), ("hstack", [m, m]), ("vstack", [v, w]),
+                           ("vstack", [m, make(dt, [1, 2])]), ("dstack", [v, w]),
+                           ("dstack", [m, m]), ("column_stack", [v, m]),
+                           ("column_stack", [make(dt, []), make(dt, [1, 2])])):
+            record(name, {}, args, lambda: getattr(torch, name)(args))
+    mixed = [make(torch.int32, [2, 2]), make(torch.float16, [2, 2])]
+    for name in ("hstack", "vstack", "dstack", "column_stack"):
+        record(name, {}, mixed, lambda: getattr(torch, name)(mixed))
+    for name, dt, s in op_db_samples({"hstack", "vstack", "dstack", "column_stack"},
+                                      [torch.float32, torch.int64, torch.bool]):
+        tensors = [t.contiguous() for t in s.input]
+        record(name, {}, tensors, lambda: getattr(torch, name)(tensors))
+
+
 def gen_selection():
     """max/min along a dim (values and positions), argsort and
     repeat_interleave on every dtype, with ties and NaN."""
@@ -2274,6 +2295,7 @@ def main():
     gen_pads()
     gen_slice_scatters()
     gen_shuffles()
+    gen_stacks()
     gen_selection()
     gen_binary()
     gen_where_clamp_cast()

@@ -1423,6 +1423,31 @@ pub fn einsum(equation: &str, tensors: &[&Tensor]) -> Tensor {
     record(op, tensors.iter().map(|x| t(x)).collect(), None)
 }
 
+/// `torch.hstack(tensors)`: side by side (`cat` along dim 1, or 0 for
+/// vectors).
+pub fn hstack(tensors: &[&Tensor]) -> Tensor {
+    record(Op::Hstack, tensors.iter().map(|x| t(x)).collect(), None)
+}
+
+/// `torch.vstack(tensors)`: rows on rows (at least 2-D, `cat` along dim 0).
+pub fn vstack(tensors: &[&Tensor]) -> Tensor {
+    record(Op::Vstack, tensors.iter().map(|x| t(x)).collect(), None)
+}
+
+/// `torch.dstack(tensors)`: along the third dim (at least 3-D).
+pub fn dstack(tensors: &[&Tensor]) -> Tensor {
+    record(Op::Dstack, tensors.iter().map(|x| t(x)).collect(), None)
+}
+
+/// `torch.column_stack(tensors)`: vectors as columns, side by side.
+pub fn column_stack(tensors: &[&Tensor]) -> Tensor {
+    record(
+        Op::ColumnStack,
+        tensors.iter().map(|x| t(x)).collect(),
+        None,
+    )
+}
+
 /// `torch.cat(tensors, dim)`.
 pub fn cat(tensors: &[&Tensor], dim: i64) -> Tensor {
     record(

@@ -3604,3 +3604,37 @@ pub fn pixel_shuffle(
     let v = e.push(Op::Permute { dims: perm }, vec![Operand::Value(v)])?;
     one(e.push(Op::Reshape { shape: out }, vec![Operand::Value(v)])?)
 }
+
+/// `hstack`, `vstack`, `dstack` and `column_stack`: each tensor made at
+/// least 1-, 2- or 3-D (or a column), then one `cat` (which promotes the
+/// dtypes and checks the sizes, with PyTorch's messages).
+pub fn stacks(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let vals = (0..operands.len())
+        .map(|i| nth(operands, i))
+        .collect::<Result<Vec<_>>>()?;
+    let mut parts = Vec::with_capacity(vals.len());
+    for v in vals {
+        let part = match op {
+            Op::Hstack => e.push(Op::Atleast1d, vec![Operand::Value(v)])?,
+            Op::Vstack => e.push(Op::Atleast2d, vec![Operand::Value(v)])?,
+            Op::Dstack => e.push(Op::Atleast3d, vec![Operand::Value(v)])?,
+            Op::ColumnStack if e.ty(v).shape.len() <= 1 => {
+                let n = e.ty(v).numel();
+                e.push(Op::Reshape { shape: vec![n, 1] }, vec![Operand::Value(v)])?
+            }
+            Op::ColumnStack => v,
+            _ => return Ok(None),
+        };
+        parts.push(Operand::Value(part));
+    }
+    let dim = match op {
+        Op::Hstack => {
+            let first = parts.first().and_then(Operand::value);
+            i64::from(first.is_some_and(|v| e.ty(v).shape.len() > 1))
+        }
+        Op::Vstack => 0,
+        Op::Dstack => 2,
+        _ => 1,
+    };
+    one(e.push(Op::Cat { dim }, parts)?)
+}

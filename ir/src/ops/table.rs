@@ -1098,6 +1098,25 @@ define_ops! {
         => Rules::new(infer::pixel_shuffle, LayoutRule::Custom(layout::suggested_format_layout), Cost::Copy)
             .kernel(fixed("channel_shuffle", SHUFFLES))
             .expand(expand::pixel_shuffle);
+    /// `torch.hstack`: `cat` of the `atleast_1d` tensors along dim 0 when
+    /// they are 1-D, else dim 1.
+    Hstack "hstack" (tensors: List)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::cat_layout), Cost::Copy)
+            .expand(expand::stacks);
+    /// `torch.vstack` (`row_stack`): `cat` of the `atleast_2d` tensors
+    /// along dim 0.
+    Vstack "vstack" (tensors: List)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::cat_layout), Cost::Copy)
+            .expand(expand::stacks);
+    /// `torch.dstack`: `cat` of the `atleast_3d` tensors along dim 2.
+    Dstack "dstack" (tensors: List)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::cat_layout), Cost::Copy)
+            .expand(expand::stacks);
+    /// `torch.column_stack`: `cat` along dim 1 of the tensors, 0-D and 1-D
+    /// ones as columns (`[n, 1]`).
+    ColumnStack "column_stack" (tensors: List)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::cat_layout), Cost::Copy)
+            .expand(expand::stacks);
     /// `x[i, :, j]` with tensors (ATen's `index.Tensor`): the entries at
     /// the positions the index tensors hold (broadcast together; `none`
     /// keeps a dim whole), in PyTorch's result shape and strides
@@ -1149,7 +1168,7 @@ define_ops! {
     /// batched `matmul`s. `path` (opt_einsum's order) is accepted and only
     /// changes the order of the products.
     Einsum "einsum" { equation: String, path: Option<Vec<i64>> = None } (tensors: List)
-        => Rules::new(infer::einsum, LayoutRule::Contiguous, Cost::Kernel)
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Kernel)
             .expand(expand::einsum);
     /// `torch.mm`: the product of two matrices.
     Mm "mm" (input: Tensor, mat2: Tensor)
