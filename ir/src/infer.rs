@@ -309,9 +309,10 @@ fn check_operands(op: &Op, args: &[Arg<'_>]) -> Result<()> {
 /// The device an op's result lives on.
 fn result_device(op: &Op, args: &[Arg<'_>]) -> Result<Device> {
     match op {
-        Op::Full { device, .. } | Op::Arange { device, .. } => {
-            Ok(device.unwrap_or(Device::CPU).for_tensor())
-        }
+        Op::Full { device, .. }
+        | Op::Arange { device, .. }
+        | Op::Eye { device, .. }
+        | Op::Linspace { device, .. } => Ok(device.unwrap_or(Device::CPU).for_tensor()),
         Op::To {
             device: Some(d), ..
         } => {

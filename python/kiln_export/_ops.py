@@ -731,6 +731,19 @@ def _arange(c):
                                  "step": c.a.get("step", 1), "dtype": c.dtype})
 
 
+@op("aten.eye.default", "aten.eye.m")
+def _eye(c):
+    _creation_checks(c)
+    return c.emit("eye", [], {"n": c.a["n"], "m": c.a.get("m"), "dtype": c.dtype})
+
+
+@op("aten.linspace.default")
+def _linspace(c):
+    _creation_checks(c)
+    return c.emit("linspace", [], {"start": c.a["start"], "end": c.a["end"],
+                                   "steps": c.a["steps"], "dtype": c.dtype})
+
+
 # ---- indexing ------------------------------------------------------------
 
 @op("aten.embedding.default")

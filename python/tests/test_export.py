@@ -719,6 +719,9 @@ class Spatial(nn.Module):
             F.pad(y, (1, 1, 2, 0), mode="reflect"), F.pad(x[:, 0], (3, -1), mode="replicate"),
             F.pad(v, (1, 0, 1, 1, 0, 1), mode="reflect"), F.pad(y, (1, 2, 1, 0), mode="circular"),
             F.pixel_shuffle(x, 2), F.pixel_unshuffle(y, 2), F.channel_shuffle(y, 3),
+            # Creation ops scaled by the input (so they are not folded away).
+            torch.eye(4, 5, dtype=x.dtype) * x[0, 0, :4, :5].sum(),
+            torch.linspace(-1, 1, 7, dtype=x.dtype) * x[0, 0, 0, 0],
         )
 
 

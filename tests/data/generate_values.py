@@ -684,6 +684,25 @@ def gen_stacks():
         record(name, {}, tensors, lambda: getattr(torch, name)(tensors))
 
 
+def gen_eye_linspace():
+    """eye (square, rectangular, empty) on every dtype, and linspace on the
+    real dtypes: halves computed from each end, integers truncated, one
+    and zero steps, fractional bounds."""
+    for dt in DTYPES:
+        for n, m in ((3, None), (2, 4), (0, 2)):
+            attrs = {"n": n, "dtype": SHORT[dt]} if m is None else {"n": n, "m": m, "dtype": SHORT[dt]}
+            record("eye", attrs, [], lambda: torch.eye(n, m if m is not None else n, dtype=dt))
+    cases = [(0.0, 1.0, 5), (-1.0, 1.0, 7), (3, 7, 1), (3, 7, 0), (0, 10, 4), (10, -3, 4),
+             (0.5, 10, 4), (-2.5, 100.25, 9), (1, 2, 2)]
+    for dt in [d for d in DTYPES if not d.is_complex and d != torch.bool]:
+        for a, b, n in cases:
+            attrs = {"start": scalar_spec(a), "end": scalar_spec(b), "steps": n, "dtype": SHORT[dt]}
+            record("linspace", attrs, [], lambda: torch.linspace(a, b, n, dtype=dt))
+    for a, b, n in cases[:3]:
+        attrs = {"start": scalar_spec(float(a)), "end": scalar_spec(float(b)), "steps": n}
+        record("linspace", attrs, [], lambda: torch.linspace(a, b, n))
+
+
 def gen_selection():
     """max/min along a dim (values and positions), argsort and
     repeat_interleave on every dtype, with ties and NaN."""
@@ -2296,6 +2315,7 @@ def main():
     gen_slice_scatters()
     gen_shuffles()
     gen_stacks()
+    gen_eye_linspace()
     gen_selection()
     gen_binary()
     gen_where_clamp_cast()

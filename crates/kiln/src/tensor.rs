@@ -1501,6 +1501,36 @@ pub fn arange(
     record(op, vec![], None)
 }
 
+/// `torch.eye(n, m, dtype=...)`: the `n`×`m` identity (`m` defaults to
+/// `n`; the default dtype when `dtype` is `None`).
+pub fn eye(n: i64, m: Option<i64>, dtype: Option<DType>) -> Tensor {
+    let op = Op::Eye {
+        n,
+        m,
+        dtype,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.linspace(start, end, steps, dtype=...)`: `steps` evenly spaced
+/// values from `start` to `end`, as PyTorch computes them.
+pub fn linspace(
+    start: impl Into<Scalar>,
+    end: impl Into<Scalar>,
+    steps: i64,
+    dtype: Option<DType>,
+) -> Tensor {
+    let op = Op::Linspace {
+        start: start.into(),
+        end: end.into(),
+        steps,
+        dtype,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
 macro_rules! overload {
     ($trait:ident, $method:ident, $op:ident) => {
         impl ops::$trait<&Tensor> for &Tensor {

@@ -36,6 +36,12 @@ impl<'b> Emitter<'b> {
         self.b.ty(v)
     }
 
+    /// The default float dtype (`torch.get_default_dtype()`) of the
+    /// function being built.
+    pub fn default_dtype(&self) -> DType {
+        self.b.ctx().default_dtype.dtype()
+    }
+
     /// Appends `op` (expanded, if composite) and returns its results.
     pub fn push_all(&mut self, op: Op, operands: Vec<Operand>) -> Result<Vec<ValueId>> {
         match expand(self, &op, &operands)? {
@@ -3637,4 +3643,145 @@ pub fn stacks(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Opti
         _ => 1,
     };
     one(e.push(Op::Cat { dim }, parts)?)
+}
+
+/// `eye`: `arange(n)[:, None] == arange(m)[None, :]`, in the dtype.
+pub fn eye(e: &mut Emitter<'_>, op: &Op, _: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Eye {
+        n,
+        m,
+        dtype,
+        device,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let m = m.unwrap_or(*n);
+    for (name, v) in [("n", *n), ("m", m)] {
+        if v < 0 {
+            return Err(Error::new(
+                ErrorKind::Attribute,
+                format!("{name} must be greater or equal to 0, got {v}"),
+            ));
+        }
+    }
+    let positions = |e: &mut Emitter<'_>, len: i64| {
+        e.push(
+            Op::Arange {
+                start: Scalar::Int(0),
+                end: Scalar::Int(len),
+                step: Scalar::Int(1),
+                dtype: Some(DType::I64),
+                device: *device,
+            },
+            vec![],
+        )
+    };
+    let rows = positions(e, *n)?;
+    let rows = e.push(Op::Unsqueeze { dim: 1 }, vec![Operand::Value(rows)])?;
+    let cols = positions(e, m)?;
+    let diagonal = e.binary(BinaryOp::Eq, rows, cols)?;
+    let dtype = dtype.unwrap_or(e.default_dtype());
+    one(e.cast(diagonal, dtype)?)
+}
+
+/// `linspace` as PyTorch's CPU kernel computes it: `step = (end − start) /
+/// (steps − 1)`, then `start + step·i` for the first `steps / 2` positions
+/// and `end − step·(steps − 1 − i)` for the rest (one step: `start`).
+pub fn linspace(e: &mut Emitter<'_>, op: &Op, _: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Linspace {
+        start,
+        end,
+        steps,
+        dtype,
+        device,
+    } = op
+    else {
+        return Ok(None);
+    };
+    if *steps < 0 {
+        return Err(Error::new(
+            ErrorKind::Attribute,
+            "number of steps must be non-negative",
+        ));
+    }
+    let dtype = dtype.unwrap_or(e.default_dtype());
+    if *steps <= 1 {
+        // PyTorch fills without its kernel: any dtype.
+        let fill = Op::Full {
+            shape: vec![*steps],
+            value: *start,
+            dtype: Some(dtype),
+            device: *device,
+        };
+        return one(e.push(fill, vec![])?);
+    }
+    let kernel = crate::support::DTypeSet::REAL_NUMBERS.union(crate::support::DTypeSet::COMPLEX);
+    if !kernel.contains(dtype) {
+        return Err(crate::support::not_implemented("linspace_cpu", dtype));
+    }
+    if dtype.is_complex() {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            "linspace: complex results are not supported yet",
+        ));
+    }
+    // The bounds in the dtype first (an integer dtype truncates and wraps
+    // them, as `Scalar::to` does); the step in the dtype's arithmetic
+    // (f64 for integers); then f32's fused multiply-adds emulated in f64,
+    // other floats in their own arithmetic, one rounding per operation.
+    let step_dtype = if dtype.is_floating_point() {
+        dtype
+    } else {
+        DType::F64
+    };
+    let compute = if dtype == DType::F32 {
+        DType::F64
+    } else {
+        step_dtype
+    };
+    let full = |e: &mut Emitter<'_>, v: Scalar, d: DType| {
+        e.push(
+            Op::Full {
+                shape: vec![],
+                value: v,
+                dtype: Some(d),
+                device: *device,
+            },
+            vec![],
+        )
+    };
+    let first = full(e, *start, dtype)?;
+    let first = e.cast(first, step_dtype)?;
+    let last = full(e, *end, dtype)?;
+    let last = e.cast(last, step_dtype)?;
+    let span = e.binary(BinaryOp::Sub, last, first)?;
+    let gaps = full(e, Scalar::Int(steps - 1), step_dtype)?;
+    let step = e.binary(BinaryOp::Div, span, gaps)?;
+    let (step, first, last) = (
+        e.cast(step, compute)?,
+        e.cast(first, compute)?,
+        e.cast(last, compute)?,
+    );
+    let i = e.push(
+        Op::Arange {
+            start: Scalar::Int(0),
+            end: Scalar::Int(*steps),
+            step: Scalar::Int(1),
+            dtype: Some(compute),
+            device: *device,
+        },
+        vec![],
+    )?;
+    let values = {
+        let up = e.binary(BinaryOp::Mul, step, i)?;
+        let up = e.binary(BinaryOp::Add, first, up)?;
+        let back = e.unary(UnaryOp::Neg, i)?;
+        let back = e.binary(BinaryOp::Add, back, Operand::Scalar(Scalar::Int(steps - 1)))?;
+        let back = e.binary(BinaryOp::Mul, step, back)?;
+        let down = e.binary(BinaryOp::Sub, last, back)?;
+        let half = e.binary(BinaryOp::Lt, i, Operand::Scalar(Scalar::Int(steps / 2)))?;
+        select(e, half, Operand::Value(up), Operand::Value(down))?
+    };
+    one(e.cast(values, dtype)?)
 }

@@ -1818,6 +1818,21 @@ define_ops! {
                 Alias { name: "zeros", attr: "value", value: 0.0 },
                 Alias { name: "ones", attr: "value", value: 1.0 },
             ]);
+    /// `torch.eye`: ones on the diagonal of an `n`×`m` matrix (`m`
+    /// defaults to `n`).
+    Eye "eye" { n: i64, m: Option<i64> = None, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("eye", S::ALL.without(S::COMPLEX_HALF).without(S::BARE_UINTS).without(S::FLOAT4)))
+            .expand(expand::eye);
+    /// `torch.linspace`: `steps` values from `start` to `end`, as PyTorch's
+    /// kernel computes them (from the start for the first half, from the
+    /// end for the rest, in the dtype; integers in f64, truncated). Its
+    /// kernel's dtypes are checked only when it runs (more than one step).
+    Linspace "linspace" { start: Scalar, end: Scalar, steps: i64, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .expand(expand::linspace);
     /// `torch.arange`.
     Arange "arange" {
         #[shown] start: Scalar = Scalar::Int(0),
