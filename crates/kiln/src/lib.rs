@@ -53,7 +53,7 @@ pub use defaults::{
 };
 pub use tensor::{
     AttentionOptions, ConvOptions, Interpolate, InterpolateMode, PoolOptions, Tensor, arange, cat,
-    einsum, full, ones, stack, where_, zeros,
+    einsum, full, linalg_multi_dot, ones, stack, where_, zeros,
 };
 pub use trace::{
     Input, IntoOutputs, TensorOrScalar, TensorSpec, Traced, apply, apply_named, trace,
