@@ -1164,7 +1164,7 @@ define_ops! {
     /// only: Kiln has no conj, so complex vectors are refused).
     Vdot "vdot" (input: Tensor, other: Tensor)
         => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
-            .kernel(fixed("dot", S::FLOATS_COMPLEX.union(S::INTS)))
+            .kernel(fixed("dot", S::FLOATS.union(S::INTS)))
             .expand(expand::products);
     /// `torch.nn.functional.bilinear`: `y[..., o] = Σ_ij x1[..., i]·
     /// weight[o, i, j]·x2[..., j] + bias[o]`, as ATen's `_trilinear`
