@@ -265,6 +265,42 @@ fn traced_products_norms_and_losses() {
     }
 }
 
+/// The products added after issue 16 trace under PyTorch's names, with
+/// its attributes (a list operand for multi_dot, `none` for a default).
+#[test]
+fn traced_products_more() {
+    let specs = [
+        TensorSpec::new([2, 3], DType::F32).name("a"),
+        TensorSpec::new([3, 4], DType::F32).name("b"),
+        TensorSpec::new([5, 3, 4], DType::F32).name("w"),
+        TensorSpec::new([2, 4], DType::F32).name("c"),
+        TensorSpec::new([3], DType::F32).name("v"),
+    ];
+    let traced = trace(&specs, |x| {
+        let td = x[0].tensordot(&x[1], &[1], &[0]);
+        let vd = x[4].vdot(&x[4]);
+        let bl = x[0].bilinear(&x[3], &x[2], None);
+        let md = kiln::linalg_multi_dot(&[&x[4], &x[1], &x[3].t()]);
+        let lc = x[0].linalg_cross(&x[0], -1);
+        let cr = x[0].cross(&x[0], None);
+        let cd = x[0].cdist(&x[0], f64::INFINITY, None);
+        vec![td, vd, bl, md, lc, cr, cd]
+    })
+    .unwrap();
+    let text = traced.to_string();
+    for line in [
+        "%0 = tensordot %a, %b {dims_self = [1], dims_other = [0]} : tensor<2x4xf32>",
+        "%1 = vdot %v, %v : tensor<f32>",
+        "%2 = bilinear %a, %c, %w : tensor<2x5xf32>",
+        "%4 = linalg_multi_dot [%v, %b, %3] : tensor<2xf32>",
+        "%5 = linalg_cross %a, %a : tensor<2x3xf32>",
+        "%6 = cross %a, %a : tensor<2x3xf32>",
+        "%7 = cdist %a, %a {p = inf} : tensor<2x2xf32>",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}
+
 /// Issue 20's pointwise math traces under PyTorch's names (NumPy's
 /// `arctan2` and friends as the same ops), with PyTorch's result dtypes.
 #[test]

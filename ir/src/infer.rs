@@ -3026,6 +3026,11 @@ fn mul_dtype(a: &TensorType, b: &TensorType, ctx: &InferCtx) -> Result<DType> {
 /// `linalg_vecdot`, `kron`): PyTorch's rank, size and dtype checks, with
 /// its messages, in its order.
 pub fn products(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    // A tensor list, which may be empty: checked before any operand is read.
+    if let Op::LinalgMultiDot = op {
+        let (shape, dtype) = multi_dot(args)?;
+        return Ok(single(shape, dtype, vec![None; args.len()]));
+    }
     let a = tensor(args)?;
     let same = |x: &TensorType, y: &TensorType| {
         if x.dtype == y.dtype {
@@ -3344,10 +3349,366 @@ pub fn products(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
             let shape = sa.iter().zip(&sb).map(|(x, y)| x * y).collect();
             (shape, mul_dtype(a, b, ctx)?)
         }
+        Op::Tensordot {
+            dims_self,
+            dims_other,
+        } => {
+            let b = nth_tensor(args, 1)?;
+            (tensordot(a, b, dims_self, dims_other)?, a.dtype)
+        }
+        Op::Vdot => {
+            let b = nth_tensor(args, 1)?;
+            if a.rank() != 1 || b.rank() != 1 {
+                return shape_error(format!(
+                    "1D tensors expected, but got {}D and {}D tensors",
+                    a.rank(),
+                    b.rank()
+                ));
+            }
+            if a.dtype != b.dtype {
+                return dtype_error(format!(
+                    "dot : expected both vectors to have same dtype, but found {} and {}",
+                    type_name(a),
+                    type_name(b)
+                ));
+            }
+            matmul_shape(&a.shape, &b.shape)?;
+            if a.dtype.is_complex() {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    "vdot of complex tensors conjugates input: Kiln has no conj yet",
+                ));
+            }
+            (vec![], a.dtype)
+        }
+        Op::Bilinear => {
+            let (b, w) = (nth_tensor(args, 1)?, nth_tensor(args, 2)?);
+            (
+                bilinear(a, b, w, args.get(3).and_then(Arg::tensor))?,
+                a.dtype,
+            )
+        }
+        Op::LinalgCross { dim } => (cross(a, nth_tensor(args, 1)?, *dim)?, a.dtype),
+        Op::Cross { dim } => {
+            let dim = match dim {
+                Some(d) => *d,
+                None => default_cross_dim(&a.shape)?,
+            };
+            (cross(a, nth_tensor(args, 1)?, dim)?, a.dtype)
+        }
+        Op::Cdist { p, compute_mode } => {
+            (cdist(a, nth_tensor(args, 1)?, p.0, *compute_mode)?, a.dtype)
+        }
         _ => return Err(wrong_rule("products")),
     };
     check_shape(&shape)?;
     Ok(single(shape, dtype, vec![None; n]))
+}
+
+/// `t.size(dim)` as PyTorch reads it: out-of-range dims and 0-D tensors
+/// refused with its messages.
+fn size_at(t: &TensorType, dim: i64) -> Result<i64> {
+    if t.rank() == 0 {
+        return Err(err(
+            ErrorKind::Dim,
+            format!("dimension specified as {dim} but tensor has no dimensions"),
+        ));
+    }
+    Ok(t.shape[wrap_dim(dim, t.rank())?])
+}
+
+/// `tensordot`'s result shape, with PyTorch's checks in its order: the
+/// lists' lengths, the dtypes, each contracted pair's sizes (a size-1 dim
+/// against any size is summed away), then repeated dims.
+fn tensordot(a: &TensorType, b: &TensorType, da: &[i64], db: &[i64]) -> Result<Vec<i64>> {
+    if da.len() != db.len() {
+        return shape_error("both dimension lists should have same length".into());
+    }
+    if a.dtype != b.dtype {
+        return dtype_error("both inputs should have same dtype".into());
+    }
+    for (x, y) in da.iter().zip(db) {
+        let (s1, s2) = (size_at(a, *x)?, size_at(b, *y)?);
+        // A size-1 contracted dim is summed first: the sum's kernel
+        // refuses its dtypes before the product's does.
+        if s1 == 1 || s2 == 1 {
+            crate::support::AtenKernel::new("sum_cpu", crate::support::DTypeSet::SUMMABLE)
+                .check(a.dtype)?;
+        }
+        if s1 != 1 && s2 != 1 && s1 != s2 {
+            return shape_error(format!(
+                "contracted dimensions need to match, but first has size {s1} in dim {x} and second has size {s2} in dim {y}"
+            ));
+        }
+    }
+    // Which dims are contracted (PyTorch's dim_list_to_bitset).
+    let contracted = |t: &TensorType, dims: &[i64]| -> Result<Vec<bool>> {
+        let mut seen = vec![false; t.rank()];
+        for d in dims {
+            let w = wrap_dim(*d, t.rank())?;
+            if seen[w] {
+                return shape_error(format!(
+                    "dim {w} appears multiple times in the list of dims"
+                ));
+            }
+            seen[w] = true;
+        }
+        Ok(seen)
+    };
+    let (ca, cb) = (contracted(a, da)?, contracted(b, db)?);
+    let kept = |t: &TensorType, c: &[bool]| -> Vec<i64> {
+        t.shape
+            .iter()
+            .zip(c)
+            .filter(|(_, c)| !**c)
+            .map(|(n, _)| *n)
+            .collect()
+    };
+    let mut shape = kept(a, &ca);
+    shape.extend(kept(b, &cb));
+    Ok(shape)
+}
+
+/// `linalg_multi_dot`'s result shape and dtype, with PyTorch's checks in
+/// its order.
+fn multi_dot(args: &[Arg<'_>]) -> Result<(Vec<i64>, DType)> {
+    let n = args.len();
+    if n < 2 {
+        return shape_error(format!(
+            "multi_dot(): expected at least 2 tensors but got {n}"
+        ));
+    }
+    let ts: Vec<&TensorType> = (0..n).map(|i| nth_tensor(args, i)).collect::<Result<_>>()?;
+    let mut shape = Vec::new();
+    let (first, last) = (ts[0], ts[n - 1]);
+    match first.rank() {
+        1 => {}
+        2 => shape.push(first.shape[0]),
+        r => {
+            return shape_error(format!(
+                "multi_dot(): the first tensor must be 1D or 2D but got {r}D"
+            ));
+        }
+    }
+    match last.rank() {
+        1 => {}
+        2 => shape.push(last.shape[1]),
+        r => {
+            return shape_error(format!(
+                "multi_dot(): the last tensor must be 1D or 2D but got {r}D"
+            ));
+        }
+    }
+    for (i, t) in ts.iter().enumerate().take(n - 1).skip(1) {
+        if t.rank() != 2 {
+            return shape_error(format!(
+                "multi_dot(): tensor {i} must be 2D but got {}D",
+                t.rank()
+            ));
+        }
+    }
+    // Rows and columns with a 1-D first operand a row, a 1-D last a column.
+    let rows = |i: usize| {
+        if ts[i].rank() == 1 && i == 0 {
+            1
+        } else {
+            ts[i].shape[0]
+        }
+    };
+    let cols = |i: usize| {
+        let t = ts[i];
+        if t.rank() == 1 {
+            if i == 0 { t.shape[0] } else { 1 }
+        } else {
+            t.shape[1]
+        }
+    };
+    for i in 1..n {
+        if ts[i].dtype != first.dtype {
+            return dtype_error(format!(
+                "multi_dot(): all tensors must have be the same dtype but tensor 0 is {} and tensor {i} {}",
+                first.dtype.info().cpp_type_name,
+                ts[i].dtype.info().cpp_type_name
+            ));
+        }
+        if cols(i - 1) != rows(i) {
+            return shape_error(format!(
+                "multi_dot(): tensors {} and {i} with shapes {} and {} cannot be multiplied",
+                i - 1,
+                format_shape(&ts[i - 1].shape),
+                format_shape(&ts[i].shape)
+            ));
+        }
+    }
+    Ok((shape, first.dtype))
+}
+
+/// `bilinear`'s result shape (`input1`'s batch dims and the weight's
+/// outputs), with PyTorch's checks in its order.
+fn bilinear(
+    x1: &TensorType,
+    x2: &TensorType,
+    w: &TensorType,
+    bias: Option<&TensorType>,
+) -> Result<Vec<i64>> {
+    let name = |t: &TensorType| t.dtype.info().cpp_type_name;
+    let same = x1.dtype == x2.dtype && x1.dtype == w.dtype;
+    match bias {
+        Some(b) if !same || b.dtype != x1.dtype => {
+            return dtype_error(format!(
+                "All tensors must have the same dtype, got input1: {}, input2: {}, weight: {}, bias: {}",
+                name(x1),
+                name(x2),
+                name(w),
+                name(b)
+            ));
+        }
+        None if !same => {
+            return dtype_error(format!(
+                "All tensors must have the same dtype, got input1: {}, input2: {}, weight: {}",
+                name(x1),
+                name(x2),
+                name(w)
+            ));
+        }
+        _ => {}
+    }
+    if x1.rank() != x2.rank() {
+        return shape_error(format!(
+            "bilinear(): input dimensions do not match: got {} and {}",
+            x1.rank(),
+            x2.rank()
+        ));
+    }
+    let r = x1.rank();
+    for i in 0..r.saturating_sub(1) {
+        if x1.shape[i] != x2.shape[i] {
+            return shape_error(format!(
+                "bilinear(): input batch dimensions do not match at dim {i}: got {} and {}",
+                x1.shape[i], x2.shape[i]
+            ));
+        }
+    }
+    // The sizes PyTorch reads, each refused as its own size() call is.
+    let size = size_at;
+    let (n1, k1) = (size(x1, -1)?, size(w, 1)?);
+    if n1 != k1 {
+        return shape_error(format!(
+            "bilinear(): input1 size does not match weight size: got {n1} but expected {k1}"
+        ));
+    }
+    let (n2, k2) = (size(x2, -1)?, size(w, 2)?);
+    if n2 != k2 {
+        return shape_error(format!(
+            "bilinear(): input2 size does not match weight size: got {n2} but expected {k2}"
+        ));
+    }
+    let outputs = size(w, 0)?;
+    if let Some(b) = bias {
+        let nb = size(b, 0)?;
+        if nb != outputs {
+            return shape_error(format!(
+                "bilinear(): bias size does not match weight size: got {nb} but expected {outputs}"
+            ));
+        }
+    }
+    if w.rank() != 3 {
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!("bilinear takes a 3-D weight here, got {}-D", w.rank()),
+        ));
+    }
+    let mut shape = x1.shape[..r - 1].to_vec();
+    shape.push(outputs);
+    // The bias is added after the products: it broadcasts against them.
+    if let Some(b) = bias {
+        return broadcast_shapes(&shape, &b.shape);
+    }
+    Ok(shape)
+}
+
+/// `torch.cross`'s default dim: the first of `input`'s dims of size 3.
+fn default_cross_dim(shape: &[i64]) -> Result<i64> {
+    match shape.iter().position(|n| *n == 3) {
+        Some(d) => Ok(d as i64),
+        None => shape_error("no dimension of size 3 in input".into()),
+    }
+}
+
+/// `linalg_cross`'s result shape, with PyTorch's checks in its order.
+fn cross(a: &TensorType, b: &TensorType, dim: i64) -> Result<Vec<i64>> {
+    if a.rank() != b.rank() {
+        return shape_error("linalg.cross: inputs must have the same number of dimensions.".into());
+    }
+    let (na, nb) = (size_at(a, dim)?, size_at(b, dim)?);
+    if na != 3 || nb != 3 {
+        return shape_error(format!(
+            "linalg.cross: inputs dimension {dim} must have length 3. Got {na} and {nb}"
+        ));
+    }
+    let shape = broadcast_shapes(&a.shape, &b.shape)?;
+    if a.dtype != b.dtype {
+        return dtype_error(format!(
+            "expected scalar type {} but found {}",
+            type_name(a),
+            type_name(b)
+        ));
+    }
+    Ok(shape)
+}
+
+/// `cdist`'s result shape (`[batch..., r1, r2]`), with PyTorch's checks in
+/// its order.
+fn cdist(a: &TensorType, b: &TensorType, p: f64, mode: Option<i64>) -> Result<Vec<i64>> {
+    for (t, name) in [(a, "X1"), (b, "X2")] {
+        if !t.dtype.is_floating_point() {
+            return dtype_error(format!(
+                "cdist only supports floating-point dtypes, {name} got: {}",
+                type_name(t)
+            ));
+        }
+    }
+    // `!(p >= 0)`: NaN is refused too.
+    if p.is_nan() || p < 0.0 {
+        return Err(err(
+            ErrorKind::Attribute,
+            "cdist only supports non-negative p values",
+        ));
+    }
+    for (t, name) in [(a, "X1"), (b, "X2")] {
+        if t.rank() < 2 {
+            return shape_error(format!(
+                "cdist only supports at least 2D tensors, {name} got: {}D",
+                t.rank()
+            ));
+        }
+    }
+    let (ra, rb) = (a.rank(), b.rank());
+    if a.shape[ra - 1] != b.shape[rb - 1] {
+        return shape_error(format!(
+            "X1 and X2 must have the same number of columns. X1: {} X2: {}",
+            a.shape[ra - 1],
+            b.shape[rb - 1]
+        ));
+    }
+    if let Some(m) = mode {
+        if !(0..=2).contains(&m) {
+            return Err(err(
+                ErrorKind::Attribute,
+                format!("possible modes: 0, 1, 2, but was: {m}"),
+            ));
+        }
+    }
+    let mut shape = broadcast_shapes(&a.shape[..ra - 2], &b.shape[..rb - 2])?;
+    if a.dtype != b.dtype {
+        return dtype_error(format!(
+            "expected scalar type {} but found {}",
+            type_name(a),
+            type_name(b)
+        ));
+    }
+    shape.extend([a.shape[ra - 2], b.shape[rb - 2]]);
+    Ok(shape)
 }
 
 /// The normalizations (`rms_norm`, `group_norm`, `batch_norm`,

@@ -61,6 +61,14 @@ _KEEP_NAMES = [
     "softplus.default",
     "linear.default",
     "matmul.default",
+    # Products Kiln has whole (issue 16): the default table would lower
+    # them to permutes, views, mm, mul and sum (bilinear to _trilinear).
+    "tensordot.default",
+    "vdot.default",
+    "bilinear.default",
+    "linalg_multi_dot.default",
+    "linalg_cross.default",
+    "cross.default",
     # Translated in _ops.py as PyTorch's math reference computes it (the
     # default decomposition also fails on transformers' GPT-2: its result
     # has other strides than the fused CPU kernel's, and a later view breaks).

@@ -573,6 +573,51 @@ def _linear(c):
     return c.emit("linear", [c.tensor("input"), c.tensor("weight")] + ([b] if b is not None else []))
 
 
+@op("aten.tensordot.default")
+def _tensordot(c):
+    return c.emit("tensordot", [c.tensor("self"), c.tensor("other")],
+                  {"dims_self": list(c.a["dims_self"]), "dims_other": list(c.a["dims_other"])})
+
+
+@op("aten.vdot.default")
+def _vdot(c):
+    return c.emit("vdot", [c.tensor("self"), c.tensor("other")])
+
+
+@op("aten.bilinear.default")
+def _bilinear(c):
+    b = c.a["bias"]
+    return c.emit("bilinear", [c.tensor("input1"), c.tensor("input2"), c.tensor("weight")]
+                  + ([b] if b is not None else []))
+
+
+@op("aten.linalg_multi_dot.default")
+def _multi_dot(c):
+    return c.emit("linalg_multi_dot", [list(c.a["tensors"])])
+
+
+@op("aten.linalg_cross.default")
+def _linalg_cross(c):
+    return c.emit("linalg_cross", [c.tensor("self"), c.tensor("other")], {"dim": c.a["dim"]})
+
+
+@op("aten.cross.default")
+def _cross(c):
+    dim = c.a.get("dim")
+    return c.emit("cross", [c.tensor("self"), c.tensor("other")],
+                  {} if dim is None else {"dim": dim})
+
+
+@op("aten._cdist_forward.default")
+def _cdist(c):
+    # Kiln computes every p directly; PyTorch's matrix-product form for
+    # p = 2 (compute_mode 1, or more than 25 rows) rounds differently.
+    attrs = {"p": float(c.a["p"])}
+    if c.a.get("compute_mode") is not None:
+        attrs["compute_mode"] = c.a["compute_mode"]
+    return c.emit("cdist", [c.tensor("x1"), c.tensor("x2")], attrs)
+
+
 @op("aten.addmm.default")
 def _addmm(c):
     beta, alpha = c.a["beta"], c.a["alpha"]

@@ -539,6 +539,21 @@ class Mats(nn.Module):
                 torch.einsum("bij,bkj->bik", x, y), F.linear(x, self.w.t()))
 
 
+class ProductsMore(nn.Module):
+    """tensordot, vdot, nn.Bilinear, multi_dot, linalg.cross, cross and
+    cdist (_cdist_forward) for p = 2, 1, 0, inf."""
+    def __init__(self):
+        super().__init__()
+        self.bl = nn.Bilinear(3, 4, 5)
+
+    def forward(self, a, b, x1, x2, v):
+        return (torch.tensordot(a, b, dims=([1, 2], [1, 0])), torch.vdot(v, v), self.bl(x1, x2),
+                torch.linalg.multi_dot([v, a[0].t(), x1.t(), x1]),
+                torch.linalg.cross(x1, x1.flip(0)), torch.cross(x1, x1.flip(0), dim=1),
+                torch.cdist(x1, x1.flip(0)), torch.cdist(x1, x1, p=1.0),
+                torch.cdist(x1, x1.flip(0), p=0.0), torch.cdist(x1, x1, p=float("inf")))
+
+
 class Attention(nn.Module):
     def forward(self, q, k, v, m):
         return (F.scaled_dot_product_attention(q, k, v, is_causal=True),
@@ -785,6 +800,11 @@ def _sweep_cases():
         "attention": (Attention(), (*qkv, m)),
         "integers": (Integers(), (torch.randint(-10, 10, (4, 6), generator=g),
                                   torch.rand(4, 6, generator=g) > 0.5)),
+        "products_more": (ProductsMore(), (torch.randn(2, 3, 4, generator=g),
+                                           torch.randn(4, 3, 2, generator=g),
+                                           torch.randn(6, 3, generator=g),
+                                           torch.randn(6, 4, generator=g),
+                                           torch.randn(4, generator=g))),
         "activations": (Activations(), (x,)),
         "pointwise_more": (PointwiseMore(), (x, torch.rand(3, 5, 8, generator=g) * 0.98 + 0.01)),
         "specials": (Specials(), (special,)),
@@ -811,8 +831,8 @@ def test_op_sweep(tmp_path, case):
     export_and_compare(module, args, tmp_path)
 
 
-NEW_CASES = ["activations", "pointwise_more", "specials", "statistics", "shapes_more",
-             "integers_more", "mixed", "indexing", "spatial", "sampling"]
+NEW_CASES = ["products_more", "activations", "pointwise_more", "specials", "statistics",
+             "shapes_more", "integers_more", "mixed", "indexing", "spatial", "sampling"]
 DTYPE_CASES = ["pointwise", "reductions", "activations", "pointwise_more", "specials",
                "statistics", "shapes_more", "indexing", "spatial"]
 
@@ -870,6 +890,8 @@ def test_whole_ops_stay_whole(tmp_path):
                        "cummin", "clamp_min"],
         "shapes_more": ["roll", "repeat", "tile", "tril", "triu", "flip", "fliplr", "flipud",
                         "constant_pad_nd"],
+        "products_more": ["tensordot", "vdot", "bilinear", "linalg_multi_dot", "linalg_cross",
+                          "cross", "cdist"],
         "indexing": ["gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "take",
                      "index_select"],
     }

@@ -2209,6 +2209,129 @@ def record_pairs(name, a, b):
     record(name, {}, [ka, kb], lambda: fn(ka, kb))
 
 
+CDIST_MODES = {None: None, "use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+               "donot_use_mm_for_euclid_dist": 2}
+
+
+def gen_products_more():
+    """tensordot, vdot, bilinear, linalg_multi_dot, linalg_cross, cross
+    and cdist (ATen's _cdist_forward) on every dtype, PyTorch's refusals
+    of the dtypes its CPU kernels do not take, and its OpInfo samples."""
+    torch.manual_seed(1616)
+    both = lambda op, attrs, operands, fn: (record(op, attrs, operands, fn),
+                                            record_refusal(op, attrs, operands, fn))
+    for dt in DTYPES:
+        a, b = make(dt, [2, 3, 4], special=False), make(dt, [4, 3, 2], special=False, reverse=True)
+        v, w = make(dt, [4], special=False), make(dt, [4], special=False, reverse=True)
+        both("tensordot", {"dims_self": [1, 2], "dims_other": [1, 0]}, [a, b],
+             lambda: torch.tensordot(a, b, dims=([1, 2], [1, 0])))
+        c = make(dt, [1, 2], special=False)
+        both("tensordot", {"dims_self": [-2], "dims_other": [0]}, [a, c],
+             lambda: torch.tensordot(a, c, dims=([-2], [0])))
+        if not dt.is_complex:
+            both("vdot", {}, [v, w], lambda: torch.vdot(v, w))
+        x1, x2 = make(dt, [2, 3], special=False), make(dt, [2, 4], special=False, reverse=True)
+        wt, bias = make(dt, [2, 3, 4], special=False), make(dt, [2], special=False)
+        both("bilinear", {}, [x1, x2, wt, bias], lambda: F.bilinear(x1, x2, wt, bias))
+        both("bilinear", {}, [x1, x2, wt], lambda: F.bilinear(x1, x2, wt))
+        m1, m2, m3 = (make(dt, [3, 4], special=False), make(dt, [4, 2], special=False, reverse=True),
+                      make(dt, [2, 3], special=False))
+        both("linalg_multi_dot", {}, [m1, m2], lambda: torch.linalg.multi_dot([m1, m2]))
+        both("linalg_multi_dot", {}, [m1, m2, m3, m1], lambda: torch.linalg.multi_dot([m1, m2, m3, m1]))
+        u = make(dt, [3], special=False)
+        both("linalg_multi_dot", {}, [u, m1, v], lambda: torch.linalg.multi_dot([u, m1, v]))
+        p, q = make(dt, [4, 3], special=False), make(dt, [1, 3], special=False, reverse=True)
+        both("linalg_cross", {}, [p, q], lambda: torch.linalg.cross(p, q))
+        pt, pf = make(dt, [3, 4], special=False), make(dt, [3, 4], special=False, reverse=True)
+        both("linalg_cross", {"dim": 0}, [pt, pf], lambda: torch.linalg.cross(pt, pf, dim=0))
+        both("cross", {}, [pt, pf], lambda: torch.cross(pt, pf))
+        for pp in (2.0, 1.0, 0.0, float("inf"), 3.0, 0.5):
+            both("cdist", {"p": scalar_spec(pp)}, [p, q], lambda: torch.ops.aten._cdist_forward(p, q, pp, None))
+    # Mixed and wrong dtypes, and PyTorch's shape checks.
+    f, d, i = torch.randn(2, 3), torch.randn(3, 2, dtype=torch.float64), torch.ones(3, 2, dtype=torch.int32)
+    record_refusal("tensordot", {"dims_self": [1], "dims_other": [0]}, [f, d],
+                   lambda: torch.tensordot(f, d, dims=([1], [0])))
+    record_refusal("tensordot", {"dims_self": [1, 0], "dims_other": [0]}, [f, f],
+                   lambda: torch.tensordot(f, f, dims=([1, 0], [0])))
+    record_refusal("tensordot", {"dims_self": [1], "dims_other": [1]}, [f, torch.randn(3, 2)],
+                   lambda: torch.tensordot(f, torch.randn(3, 2), dims=([1], [1])))
+    record_refusal("tensordot", {"dims_self": [1, 1], "dims_other": [0, 0]}, [f, torch.randn(3, 3)],
+                   lambda: torch.tensordot(f, torch.randn(3, 3), dims=([1, 1], [0, 0])))
+    record_refusal("vdot", {}, [f[0], d[:, 0]], lambda: torch.vdot(f[0], d[:, 0]))
+    record_refusal("vdot", {}, [f, f[0]], lambda: torch.vdot(f, f[0]))
+    record_refusal("linalg_multi_dot", {}, [f], lambda: torch.linalg.multi_dot([f]))
+    record_refusal("linalg_multi_dot", {}, [f, f], lambda: torch.linalg.multi_dot([f, f]))
+    record_refusal("linalg_multi_dot", {}, [f, d], lambda: torch.linalg.multi_dot([f, d]))
+    record_refusal("linalg_multi_dot", {}, [f, f.t(), f, torch.randn(2, 3, 1)],
+                   lambda: torch.linalg.multi_dot([f, f.t(), f, torch.randn(2, 3, 1)]))
+    record_refusal("linalg_multi_dot", {}, [torch.randn(1, 2, 3), f.t()],
+                   lambda: torch.linalg.multi_dot([torch.randn(1, 2, 3), f.t()]))
+    record_refusal("linalg_multi_dot", {}, [f, f.t(), torch.randn(2, 2, 2), f],
+                   lambda: torch.linalg.multi_dot([f, f.t(), torch.randn(2, 2, 2), f]))
+    record_refusal("linalg_cross", {}, [f, torch.randn(2, 4)], lambda: torch.linalg.cross(f, torch.randn(2, 4)))
+    record_refusal("linalg_cross", {}, [f, f[0]], lambda: torch.linalg.cross(f, f[0]))
+    record_refusal("linalg_cross", {}, [f, d.t()], lambda: torch.linalg.cross(f, d.t()))
+    record_refusal("linalg_cross", {}, [f, torch.randn(4, 3)], lambda: torch.linalg.cross(f, torch.randn(4, 3)))
+    record_refusal("cross", {}, [torch.randn(2, 4), torch.randn(2, 4)],
+                   lambda: torch.cross(torch.randn(2, 4), torch.randn(2, 4)))
+    x4, w4 = torch.randn(2, 4), torch.randn(5, 3, 4)
+    record_refusal("bilinear", {}, [f, x4, w4.double()], lambda: F.bilinear(f, x4, w4.double()))
+    record_refusal("bilinear", {}, [f, x4, w4, d[:, 0]], lambda: F.bilinear(f, x4, w4, d[:, 0]))
+    record_refusal("bilinear", {}, [f, x4[0], w4], lambda: F.bilinear(f, x4[0], w4))
+    record_refusal("bilinear", {}, [f, torch.randn(3, 4), w4], lambda: F.bilinear(f, torch.randn(3, 4), w4))
+    record_refusal("bilinear", {}, [x4, x4, w4], lambda: F.bilinear(x4, x4, w4))
+    record_refusal("bilinear", {}, [f, f, w4], lambda: F.bilinear(f, f, w4))
+    record_refusal("bilinear", {}, [f, x4, w4, torch.randn(6)], lambda: F.bilinear(f, x4, w4, torch.randn(6)))
+    for x, y, pp, mode in ((f, d.t(), 2.0, None), (i.t(), f, 2.0, None), (f, i.t(), 2.0, None),
+                           (f, f, -1.0, None), (f, f, float("nan"), None), (f[0], f, 2.0, None),
+                           (f, f[0], 2.0, None), (f, x4, 2.0, None), (f, f, 2.0, 3),
+                           (torch.randn(5, 2, 3), torch.randn(4, 4, 3), 2.0, None)):
+        attrs = {"p": scalar_spec(pp)} if mode is None else {"p": scalar_spec(pp), "compute_mode": mode}
+        record_refusal("cdist", attrs, [x, y],
+                       lambda: torch.ops.aten._cdist_forward(x, y, pp, mode))
+    # More than 25 rows: PyTorch's default takes its matrix-product path
+    # for p = 2, Kiln computes directly (as compute_mode 2 does).
+    big1, big2 = torch.randn(30, 4), torch.randn(27, 4)
+    record("cdist", {"p": 2.0, "compute_mode": 2}, [big1, big2],
+           lambda: torch.ops.aten._cdist_forward(big1, big2, 2.0, 2))
+    # PyTorch's OpInfo samples.
+    names = {"tensordot", "vdot", "nn.functional.bilinear", "linalg.multi_dot", "linalg.cross", "cross", "cdist"}
+    for name, dt, s in op_db_samples(names, DTYPES):
+        if dt not in (torch.float32, torch.float64, torch.int64, torch.float16, torch.complex64):
+            continue
+        # PyTorch skips cdist's kernel (and its dtype check) for empty
+        # operands; Kiln checks the dtype first.
+        tensors = [s.input] + list(s.args) if name != "linalg.multi_dot" else list(s.input)
+        if name == "cdist" and dt == torch.float16 and any(t.numel() == 0 for t in tensors[:2]):
+            continue
+        if name == "linalg.multi_dot":
+            ts = [t.contiguous() for t in s.input]
+            record("linalg_multi_dot", {}, ts, lambda: torch.linalg.multi_dot(ts))
+            continue
+        ts = [t.contiguous() if isinstance(t, torch.Tensor) else t for t in [s.input] + list(s.args)]
+        if name == "tensordot":
+            dims = s.kwargs.get("dims", 2)
+            if isinstance(dims, int):
+                dims = (list(range(ts[0].dim() - dims, ts[0].dim())), list(range(dims)))
+            attrs = {"dims_self": list(dims[0]), "dims_other": list(dims[1])}
+            record("tensordot", attrs, ts, lambda: torch.tensordot(ts[0], ts[1], dims=s.kwargs.get("dims", 2)))
+        elif name == "vdot" and not dt.is_complex:
+            record("vdot", {}, ts, lambda: torch.vdot(*ts))
+        elif name == "nn.functional.bilinear":
+            record("bilinear", {}, ts, lambda: F.bilinear(*ts))
+        elif name in ("linalg.cross", "cross"):
+            kiln = "linalg_cross" if name == "linalg.cross" else "cross"
+            fn = torch.linalg.cross if name == "linalg.cross" else torch.cross
+            record(kiln, dict(s.kwargs), ts, lambda: fn(*ts, **s.kwargs))
+        elif name == "cdist":
+            x, y, pp, mode = ts[0], ts[1], ts[2], CDIST_MODES[ts[3]]
+            # Kiln computes p = 2 directly: compared with PyTorch's direct path.
+            if pp == 2.0 and mode in (0, 1, None):
+                mode = 2
+            record("cdist", {"p": scalar_spec(pp), "compute_mode": mode}, [x, y],
+                   lambda: torch.ops.aten._cdist_forward(x, y, pp, mode))
+
+
 def gen_issue20():
     global SIGNED_NAN
     SIGNED_NAN = True
@@ -2334,6 +2457,7 @@ def main():
     gen_spatial_opinfo()
     gen_spatial_more()
     gen_issue20()
+    gen_products_more()
     out = {
         "meta": {
             "torch_version": torch.__version__,

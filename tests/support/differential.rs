@@ -27,6 +27,11 @@ pub fn sums(module: &Module) -> bool {
                     | Op::LogSoftmax { .. }
                     | Op::LayerNorm { .. }
                     | Op::Einsum { .. }
+                    | Op::Tensordot { .. }
+                    | Op::Vdot
+                    | Op::Bilinear
+                    | Op::LinalgMultiDot
+                    | Op::Cdist { .. }
             )
     })
 }

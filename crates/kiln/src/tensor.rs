@@ -1448,6 +1448,16 @@ pub fn column_stack(tensors: &[&Tensor]) -> Tensor {
     )
 }
 
+/// `torch.linalg.multi_dot(tensors)`: the chain of matrix products in
+/// PyTorch's order (a 1-D first or last tensor a row or a column).
+pub fn linalg_multi_dot(tensors: &[&Tensor]) -> Tensor {
+    record(
+        Op::LinalgMultiDot,
+        tensors.iter().map(|x| t(x)).collect(),
+        None,
+    )
+}
+
 /// `torch.cat(tensors, dim)`.
 pub fn cat(tensors: &[&Tensor], dim: i64) -> Tensor {
     record(
@@ -1750,6 +1760,49 @@ impl Tensor {
     /// `torch.kron(self, other)`.
     pub fn kron(&self, other: &Tensor) -> Tensor {
         record(Op::Kron, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.tensordot(self, other, dims=(dims_self, dims_other))`.
+    pub fn tensordot(&self, other: &Tensor, dims_self: &[i64], dims_other: &[i64]) -> Tensor {
+        let op = Op::Tensordot {
+            dims_self: dims_self.to_vec(),
+            dims_other: dims_other.to_vec(),
+        };
+        record(op, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.vdot(self, other)` (real dtypes: `dot`).
+    pub fn vdot(&self, other: &Tensor) -> Tensor {
+        record(Op::Vdot, vec![t(self), t(other)], None)
+    }
+
+    /// `F.bilinear(self, input2, weight, bias)`.
+    pub fn bilinear(&self, input2: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Tensor {
+        record(
+            Op::Bilinear,
+            vec![t(self), t(input2), t(weight), Input::from(bias)],
+            None,
+        )
+    }
+
+    /// `torch.linalg.cross(self, other, dim=dim)`.
+    pub fn linalg_cross(&self, other: &Tensor, dim: i64) -> Tensor {
+        record(Op::LinalgCross { dim }, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.cross(self, other, dim)`; `None` is the first dim of size 3.
+    pub fn cross(&self, other: &Tensor, dim: Option<i64>) -> Tensor {
+        record(Op::Cross { dim }, vec![t(self), t(other)], None)
+    }
+
+    /// `torch.cdist(self, x2, p, compute_mode)` (`compute_mode` as ATen's
+    /// integer: 0, 1 or 2; distances are computed directly whatever it is).
+    pub fn cdist(&self, x2: &Tensor, p: f64, compute_mode: Option<i64>) -> Tensor {
+        let op = Op::Cdist {
+            p: F64(p),
+            compute_mode,
+        };
+        record(op, vec![t(self), t(x2)], None)
     }
 
     /// `F.rms_norm(self, normalized_shape, weight, eps)`; `eps = None` is

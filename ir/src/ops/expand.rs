@@ -16,6 +16,7 @@ use crate::graph::{FuncBuilder, Operand, ValueId};
 use crate::layout::MemoryFormat;
 use crate::scalar::{F64, Scalar};
 use crate::types::TensorType;
+use crate::view::wrap_dim;
 
 use super::{BinaryOp, GeluApproximate, LossReduction, Op, ReduceOp, UnaryOp};
 
@@ -2154,9 +2155,275 @@ pub fn products(
             let merged = pa.iter().zip(&pb).map(|(x, y)| x * y).collect();
             reshape(e, p, merged)?
         }
+        Op::Tensordot {
+            dims_self,
+            dims_other,
+        } => tensordot(e, a, nth(operands, 1)?, dims_self, dims_other)?,
+        Op::Vdot => matmul(e, a, nth(operands, 1)?)?,
+        Op::Bilinear => bilinear(e, a, nth(operands, 1)?, nth(operands, 2)?, operands.get(3))?,
+        Op::LinalgMultiDot => {
+            let ts = operands
+                .iter()
+                .map(|o| match o {
+                    Operand::Value(v) => Ok(*v),
+                    _ => Err(Error::new(ErrorKind::Arity, "multi_dot takes tensors")),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            multi_dot(e, &ts)?
+        }
+        Op::LinalgCross { dim } => cross(e, a, nth(operands, 1)?, *dim)?,
+        Op::Cross { dim } => {
+            // The first dim of size 3 (inference refused an input without one).
+            let dim = match dim {
+                Some(d) => *d,
+                None => e.ty(a).shape.iter().position(|n| *n == 3).unwrap_or(0) as i64,
+            };
+            cross(e, a, nth(operands, 1)?, dim)?
+        }
+        Op::Cdist { p, .. } => cdist(e, a, nth(operands, 1)?, p.0)?,
         _ => return Ok(None),
     };
     one(y)
+}
+
+/// `tensordot` as PyTorch's `at::tensordot` computes it: a contracted dim
+/// of size 1 against a larger one is summed away first (in the dtype),
+/// then each operand is permuted to (kept, contracted) and (contracted,
+/// kept), reshaped to matrices, multiplied with one `mm`, and reshaped.
+fn tensordot(
+    e: &mut Emitter<'_>,
+    a: ValueId,
+    b: ValueId,
+    da: &[i64],
+    db: &[i64],
+) -> Result<ValueId> {
+    let (mut t1, mut t2) = (a, b);
+    let (ra, rb) = (e.ty(a).rank(), e.ty(b).rank());
+    let mut csize = 1;
+    for (x, y) in da.iter().zip(db) {
+        let (s1, s2) = (
+            e.ty(a).shape[wrap_dim(*x, ra)?],
+            e.ty(b).shape[wrap_dim(*y, rb)?],
+        );
+        if s2 == 1 {
+            t1 = sum_in_dtype(e, t1, *x)?;
+        } else if s1 == 1 {
+            t2 = sum_in_dtype(e, t2, *y)?;
+        } else {
+            csize *= s1;
+        }
+    }
+    let wrapped = |dims: &[i64], r: usize| -> Result<Vec<usize>> {
+        dims.iter().map(|d| wrap_dim(*d, r)).collect()
+    };
+    let (ca, cb) = (wrapped(da, ra)?, wrapped(db, rb)?);
+    let (s1, s2) = (e.ty(t1).shape.clone(), e.ty(t2).shape.clone());
+    let mut p1: Vec<i64> = (0..ra)
+        .filter(|i| !ca.contains(i))
+        .map(|i| i as i64)
+        .collect();
+    let mut shape: Vec<i64> = p1.iter().map(|i| s1[*i as usize]).collect();
+    let size1: i64 = shape.iter().product();
+    p1.extend(ca.iter().map(|d| *d as i64));
+    let kept2: Vec<i64> = (0..rb)
+        .filter(|i| !cb.contains(i))
+        .map(|i| i as i64)
+        .collect();
+    let size2: i64 = kept2.iter().map(|i| s2[*i as usize]).product();
+    shape.extend(kept2.iter().map(|i| s2[*i as usize]));
+    let mut p2: Vec<i64> = cb.iter().map(|d| *d as i64).collect();
+    p2.extend(kept2);
+    let x1 = e.push(Op::Permute { dims: p1 }, vec![Operand::Value(t1)])?;
+    let x1 = reshape(e, x1, vec![size1, csize])?;
+    let x2 = e.push(Op::Permute { dims: p2 }, vec![Operand::Value(t2)])?;
+    let x2 = reshape(e, x2, vec![csize, size2])?;
+    let y = e.push(Op::Matmul, vec![Operand::Value(x1), Operand::Value(x2)])?;
+    reshape(e, y, shape)
+}
+
+/// `x.sum(dim, keepdim=True, dtype=x.dtype)`; the float8 formats, which
+/// Kiln does not sum in, sum in f32 and round once.
+fn sum_in_dtype(e: &mut Emitter<'_>, x: ValueId, dim: i64) -> Result<ValueId> {
+    let d = e.ty(x).dtype;
+    let acc = if d.is_shell() { DType::F32 } else { d };
+    let s = e.reduce(ReduceOp::Sum, x, vec![dim], true, Some(acc))?;
+    e.cast(s, d)
+}
+
+/// `bilinear` as `_trilinear` contracts it: the rows of `x1` times the
+/// weight (one matrix product, `[n, i] @ [i, o·j]`), then each row's
+/// `[o, j]` block times its row of `x2` (a batched matrix-vector
+/// product), plus the bias.
+fn bilinear(
+    e: &mut Emitter<'_>,
+    x1: ValueId,
+    x2: ValueId,
+    w: ValueId,
+    bias: Option<&Operand>,
+) -> Result<ValueId> {
+    let s1 = e.ty(x1).shape.clone();
+    let ws = e.ty(w).shape.clone();
+    let (o, i, j) = (ws[0], ws[1], ws[2]);
+    let n: i64 = s1[..s1.len().saturating_sub(1)].iter().product();
+    let a = reshape(e, x1, vec![n, i])?;
+    let b = reshape(e, x2, vec![n, j])?;
+    // weight[o, i, j] as [i, o·j].
+    let wt = e.push(
+        Op::Permute {
+            dims: vec![1, 0, 2],
+        },
+        vec![Operand::Value(w)],
+    )?;
+    let wt = reshape(e, wt, vec![i, o * j])?;
+    let t = e.push(Op::Matmul, vec![Operand::Value(a), Operand::Value(wt)])?;
+    let t = reshape(e, t, vec![n, o, j])?;
+    let col = reshape(e, b, vec![n, j, 1])?;
+    let y = e.push(Op::Matmul, vec![Operand::Value(t), Operand::Value(col)])?;
+    let mut shape = s1[..s1.len().saturating_sub(1)].to_vec();
+    shape.push(o);
+    let y = reshape(e, y, shape)?;
+    match bias {
+        Some(Operand::Value(bv)) => e.binary(BinaryOp::Add, y, *bv),
+        _ => Ok(y),
+    }
+}
+
+/// `linalg_multi_dot` in PyTorch's order: two operands one `mm`; three
+/// the cheaper of `(AB)C` and `A(BC)` (ties `(AB)C`); more the matrix
+/// chain order of its dynamic program (the first split of least cost).
+fn multi_dot(e: &mut Emitter<'_>, ts: &[ValueId]) -> Result<ValueId> {
+    let n = ts.len();
+    let mut shape = Vec::new();
+    let mut ms = ts.to_vec();
+    if e.ty(ts[0]).rank() == 1 {
+        ms[0] = e.push(Op::Unsqueeze { dim: 0 }, vec![Operand::Value(ts[0])])?;
+    } else {
+        shape.push(e.ty(ts[0]).shape[0]);
+    }
+    if e.ty(ts[n - 1]).rank() == 1 {
+        ms[n - 1] = e.push(Op::Unsqueeze { dim: -1 }, vec![Operand::Value(ts[n - 1])])?;
+    } else {
+        shape.push(e.ty(ts[n - 1]).shape[1]);
+    }
+    let mm = |e: &mut Emitter<'_>, x: ValueId, y: ValueId| {
+        e.push(Op::Matmul, vec![Operand::Value(x), Operand::Value(y)])
+    };
+    let y = if n == 2 {
+        mm(e, ms[0], ms[1])?
+    } else if n == 3 {
+        let (a, b) = (e.ty(ms[0]).shape[0], e.ty(ms[1]).shape[0]);
+        let (c, d) = (e.ty(ms[2]).shape[0], e.ty(ms[2]).shape[1]);
+        if (a * c) * (b + d) > (b * d) * (a + c) {
+            let bc = mm(e, ms[1], ms[2])?;
+            mm(e, ms[0], bc)?
+        } else {
+            let ab = mm(e, ms[0], ms[1])?;
+            mm(e, ab, ms[2])?
+        }
+    } else {
+        // PyTorch's matrix_chain_order: p holds the chain's dims.
+        let mut p: Vec<i64> = ms.iter().map(|m| e.ty(*m).shape[0]).collect();
+        p.push(e.ty(ms[n - 1]).shape[1]);
+        let mut cost = vec![vec![0i64; n]; n];
+        let mut split = vec![vec![0usize; n]; n];
+        for l in 1..n {
+            for i in 0..n - l {
+                let j = i + l;
+                cost[i][j] = i64::MAX;
+                for k in i..j {
+                    let q = cost[i][k]
+                        .saturating_add(cost[k + 1][j])
+                        .saturating_add(p[i] * p[k + 1] * p[j + 1]);
+                    if q < cost[i][j] {
+                        cost[i][j] = q;
+                        split[i][j] = k;
+                    }
+                }
+            }
+        }
+        chain(e, &ms, &split, 0, n - 1)?
+    };
+    reshape(e, y, shape)
+}
+
+/// The product of `ms[i..=j]` split as the matrix chain order says.
+fn chain(
+    e: &mut Emitter<'_>,
+    ms: &[ValueId],
+    split: &[Vec<usize>],
+    i: usize,
+    j: usize,
+) -> Result<ValueId> {
+    if i == j {
+        return Ok(ms[i]);
+    }
+    let k = split[i][j];
+    let x = chain(e, ms, split, i, k)?;
+    let y = chain(e, ms, split, k + 1, j)?;
+    e.push(Op::Matmul, vec![Operand::Value(x), Operand::Value(y)])
+}
+
+/// `linalg_cross` as PyTorch's CPU kernel computes it, in the dtype:
+/// `(a1·b2 - a2·b1, a2·b0 - a0·b2, a0·b1 - a1·b0)` along `dim`, the other
+/// dims broadcast.
+fn cross(e: &mut Emitter<'_>, a: ValueId, b: ValueId, dim: i64) -> Result<ValueId> {
+    let d = wrap_dim(dim, e.ty(a).rank())? as i64;
+    let part = |e: &mut Emitter<'_>, x: ValueId, k: i64| {
+        e.push(
+            Op::Narrow {
+                dim: d,
+                start: k,
+                length: 1,
+            },
+            vec![Operand::Value(x)],
+        )
+    };
+    let (a0, a1, a2) = (part(e, a, 0)?, part(e, a, 1)?, part(e, a, 2)?);
+    let (b0, b1, b2) = (part(e, b, 0)?, part(e, b, 1)?, part(e, b, 2)?);
+    let term = |e: &mut Emitter<'_>, x: ValueId, y: ValueId, u: ValueId, v: ValueId| {
+        let l = e.binary(BinaryOp::Mul, x, y)?;
+        let r = e.binary(BinaryOp::Mul, u, v)?;
+        e.binary(BinaryOp::Sub, l, r)
+    };
+    let c0 = term(e, a1, b2, a2, b1)?;
+    let c1 = term(e, a2, b0, a0, b2)?;
+    let c2 = term(e, a0, b1, a1, b0)?;
+    e.push(
+        Op::Cat { dim: d },
+        vec![Operand::Value(c0), Operand::Value(c1), Operand::Value(c2)],
+    )
+}
+
+/// `cdist` computed directly, as PyTorch's CPU kernel does for every `p`
+/// (its matrix-product form for `p = 2` with more than 25 rows rounds
+/// differently): the `p`-norm of `x1[..., i, None, :] - x2[..., None, j, :]`
+/// along the last dim (`linalg_vector_norm`: `p = 0` counts nonzeros,
+/// `inf` takes the largest); zeros where there are no columns.
+fn cdist(e: &mut Emitter<'_>, x1: ValueId, x2: ValueId, p: f64) -> Result<ValueId> {
+    let u = e.push(Op::Unsqueeze { dim: -2 }, vec![Operand::Value(x1)])?;
+    let v = e.push(Op::Unsqueeze { dim: -3 }, vec![Operand::Value(x2)])?;
+    let diff = e.binary(BinaryOp::Sub, u, v)?;
+    let ty = e.ty(diff).clone();
+    if ty.shape.last() == Some(&0) {
+        return e.push(
+            Op::Full {
+                shape: ty.shape[..ty.rank() - 1].to_vec(),
+                value: Scalar::Float(0.0),
+                dtype: Some(ty.dtype),
+                device: Some(ty.device),
+            },
+            vec![],
+        );
+    }
+    e.push(
+        Op::LinalgVectorNorm {
+            ord: Scalar::Float(p),
+            dims: Some(vec![-1]),
+            keepdim: false,
+            dtype: None,
+        },
+        vec![Operand::Value(diff)],
+    )
 }
 
 /// `x` normalized by per-row statistics, in opmath: `x·alpha + beta` with

@@ -1246,6 +1246,55 @@ define_ops! {
     Kron "kron" (input: Tensor, other: Tensor)
         => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Cheap)
             .expand(expand::products);
+    /// `torch.tensordot`: the sums of products over `dims_self` of `input`
+    /// and `dims_other` of `other`, as PyTorch computes it: size-1
+    /// contracted dims summed first, then both operands permuted and
+    /// reshaped to matrices for one `mm`.
+    Tensordot "tensordot" { dims_self: Vec<i64>, dims_other: Vec<i64> } (input: Tensor, other: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("addmm_impl_cpu_", S::FLOATS_COMPLEX.union(S::FLOAT8_SIGNED).union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.vdot`: `dot` with the first vector conjugated (real dtypes
+    /// only: Kiln has no conj, so complex vectors are refused).
+    Vdot "vdot" (input: Tensor, other: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("dot", S::FLOATS.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.nn.functional.bilinear`: `y[..., o] = Σ_ij x1[..., i]·
+    /// weight[o, i, j]·x2[..., j] + bias[o]`, as ATen's `_trilinear`
+    /// contracts it (`x1` with `weight` first, then with `x2`).
+    Bilinear "bilinear" (input1: Tensor, input2: Tensor, weight: Tensor, bias: Optional)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("bmm", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.linalg.multi_dot`: the chain of matrix products in the order
+    /// PyTorch picks (the cheapest parenthesization), a 1-D first operand
+    /// a row and a 1-D last operand a column, dropped from the result.
+    LinalgMultiDot "linalg_multi_dot" (tensors: List)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("addmm_impl_cpu_", S::FLOATS_COMPLEX.union(S::FLOAT8_SIGNED).union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.linalg.cross`: the cross product of 3-vectors along `dim`,
+    /// broadcasting the other dims (`a1·b2 - a2·b1`, ... in the dtype).
+    LinalgCross "linalg_cross" { dim: i64 = -1 } (input: Tensor, other: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Cheap)
+            .kernel(fixed("cross", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.cross`: `linalg_cross` along `dim`, by default the first dim
+    /// of `input` of size 3.
+    Cross "cross" { dim: Option<i64> = None } (input: Tensor, other: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Cheap)
+            .kernel(fixed("cross", S::FLOATS_COMPLEX.union(S::INTS)))
+            .expand(expand::products);
+    /// `torch.cdist` (ATen's `_cdist_forward`): the `p`-norm distances
+    /// between the rows of `x1` and of `x2`, batch dims broadcast, computed
+    /// directly for every `p` (PyTorch uses a matrix product for `p = 2`
+    /// with more than 25 rows; `compute_mode` is checked, not followed).
+    Cdist "cdist" { p: F64 = F64(2.0), compute_mode: Option<i64> = None } (x1: Tensor, x2: Tensor)
+        => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("cdist", S::of(DType::F32).union(S::of(DType::F64))))
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::products);
     /// `torch.nn.functional.rms_norm`: `x · rsqrt(mean(x²) + eps) · weight`
     /// over the normalized dims, in opmath; `eps` defaults to the opmath
     /// dtype's machine epsilon.
