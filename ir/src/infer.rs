@@ -1950,13 +1950,122 @@ pub fn split_sizes(op: &Op, x: &TensorType) -> Result<(usize, Vec<i64>)> {
     Ok((d, sizes))
 }
 
-/// `split`, `split_with_sizes`, `chunk`: the pieces along a dim.
+/// Where each piece of a split op starts along the split dim and how long
+/// it is, and that dim: consecutive pieces for `split`,
+/// `split_with_sizes` and `chunk`; `tensor_split`'s (and `hsplit`'s,
+/// `vsplit`'s, `dsplit`'s) by sections or by the positions listed (clamped
+/// as slices are, so pieces may be empty or overlap nothing).
+pub fn split_ranges(op: &Op, x: &TensorType) -> Result<(usize, Vec<(i64, i64)>)> {
+    let (dim, sections, indices, name) = match op {
+        Op::TensorSplit {
+            sections,
+            indices,
+            dim,
+        } => (*dim, *sections, indices.as_deref(), "tensor_split"),
+        Op::Hsplit { sections, indices } => (
+            i64::from(x.rank() > 1),
+            *sections,
+            indices.as_deref(),
+            "hsplit",
+        ),
+        Op::Vsplit { sections, indices } => (0, *sections, indices.as_deref(), "vsplit"),
+        Op::Dsplit { sections, indices } => (2, *sections, indices.as_deref(), "dsplit"),
+        _ => {
+            let (d, sizes) = split_sizes(op, x)?;
+            let mut start = 0;
+            let ranges = sizes
+                .into_iter()
+                .map(|n| {
+                    start += n;
+                    (start - n, n)
+                })
+                .collect();
+            return Ok((d, ranges));
+        }
+    };
+    let least = match name {
+        "vsplit" => 2,
+        "dsplit" => 3,
+        _ => 1,
+    };
+    if x.rank() < least {
+        return Err(err(
+            ErrorKind::Dim,
+            if name == "tensor_split" {
+                format!(
+                    "tensor_split expected at least a 1-dimensional tensor, but got a tensor with {} dims",
+                    x.rank()
+                )
+            } else {
+                format!(
+                    "torch.{name} requires a tensor with at least {least} dimension, but got a tensor with {} dimensions!",
+                    x.rank()
+                )
+            },
+        ));
+    }
+    let d = wrap_dim(dim, x.rank())?;
+    let size = x.shape[d];
+    match (sections, indices) {
+        (Some(n), None) => {
+            if name != "tensor_split" && (n == 0 || size % n != 0) {
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!(
+                        "torch.{name} attempted to split along dimension {d}, but the size of the dimension {size} is not divisible by the split_size {n}!"
+                    ),
+                ));
+            }
+            if n <= 0 {
+                return Err(err(
+                    ErrorKind::Attribute,
+                    format!("number of sections must be larger than 0, got {n}"),
+                ));
+            }
+            let (small, extra) = (size / n, size % n);
+            let mut start = 0;
+            Ok((
+                d,
+                (0..n)
+                    .map(|k| {
+                        let len = small + i64::from(k < extra);
+                        start += len;
+                        (start - len, len)
+                    })
+                    .collect(),
+            ))
+        }
+        (None, Some(positions)) => {
+            let bounds = std::iter::once(None)
+                .chain(positions.iter().map(|&p| Some(p)))
+                .zip(
+                    positions
+                        .iter()
+                        .map(|&p| Some(p))
+                        .chain(std::iter::once(None)),
+                );
+            Ok((
+                d,
+                bounds
+                    .map(|(from, to)| crate::view::slice_range(size, from, to, 1))
+                    .collect(),
+            ))
+        }
+        _ => Err(err(
+            ErrorKind::Attribute,
+            format!("{name} takes either sections or indices"),
+        )),
+    }
+}
+
+/// `split`, `split_with_sizes`, `chunk`, `tensor_split` and
+/// `hsplit`/`vsplit`/`dsplit`: the pieces along a dim.
 pub fn split(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let x = tensor(args)?;
-    let (d, sizes) = split_sizes(op, x)?;
-    let shapes = sizes
+    let (d, ranges) = split_ranges(op, x)?;
+    let shapes = ranges
         .into_iter()
-        .map(|n| {
+        .map(|(_, n)| {
             let mut s = x.shape.clone();
             s[d] = n;
             s

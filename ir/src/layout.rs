@@ -779,13 +779,11 @@ pub fn split_layout(
             .map(|i| Ok(ResultLayout::View(g.select(*dim, i)?)))
             .collect();
     }
-    let (d, sizes) = crate::infer::split_sizes(op, ty)?;
-    let mut start = 0;
-    sizes
+    let (d, ranges) = crate::infer::split_ranges(op, ty)?;
+    ranges
         .into_iter()
-        .map(|n| {
+        .map(|(start, n)| {
             let piece = g.slice(d as i64, Some(start), Some(start + n), 1)?;
-            start += n;
             Ok(ResultLayout::View(piece))
         })
         .collect()

@@ -703,6 +703,27 @@ def gen_eye_linspace():
         record("linspace", attrs, [], lambda: torch.linspace(a, b, n))
 
 
+def gen_tensor_splits():
+    """tensor_split by sections (uneven, more than the size) and by
+    positions (decreasing, negative, past the end), and hsplit, vsplit,
+    dsplit by sections and positions, on every dtype."""
+    for dt in DTYPES:
+        x = make(dt, [4, 7])
+        for sections, dim in ((3, 1), (10, 1), (2, 0)):
+            record("tensor_split", {"sections": sections, "dim": dim}, [x],
+                   lambda: torch.tensor_split(x, sections, dim))
+        for indices in ([2, 5], [5, 2, -1, 9]):
+            record("tensor_split", {"indices": indices, "dim": 1}, [x],
+                   lambda: torch.tensor_split(x, indices, 1))
+        record("hsplit", {"sections": 7}, [x], lambda: torch.hsplit(x, 7))
+        record("hsplit", {"indices": [1, 3]}, [x], lambda: torch.hsplit(x, [1, 3]))
+        record("vsplit", {"sections": 2}, [x], lambda: torch.vsplit(x, 2))
+        v = make(dt, [6])
+        record("hsplit", {"sections": 3}, [v], lambda: torch.hsplit(v, 3))
+        c = make(dt, [2, 3, 4])
+        record("dsplit", {"indices": [3]}, [c], lambda: torch.dsplit(c, [3]))
+
+
 def gen_selection():
     """max/min along a dim (values and positions), argsort and
     repeat_interleave on every dtype, with ties and NaN."""
@@ -2439,6 +2460,7 @@ def main():
     gen_shuffles()
     gen_stacks()
     gen_eye_linspace()
+    gen_tensor_splits()
     gen_selection()
     gen_binary()
     gen_where_clamp_cast()

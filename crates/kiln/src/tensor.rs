@@ -1386,6 +1386,55 @@ impl Tensor {
     pub fn chunk(&self, chunks: i64, dim: i64) -> Vec<Tensor> {
         record_all(Op::Chunk { chunks, dim }, vec![t(self)], None, None)
     }
+
+    /// `torch.tensor_split(self, sections, dim)`: `sections` views of
+    /// nearly equal size along `dim`.
+    pub fn tensor_split(&self, sections: i64, dim: i64) -> Vec<Tensor> {
+        let op = Op::TensorSplit {
+            sections: Some(sections),
+            indices: None,
+            dim,
+        };
+        record_all(op, vec![t(self)], None, None)
+    }
+
+    /// `torch.tensor_split(self, indices, dim)`: the views between the
+    /// positions `indices` lists along `dim`.
+    pub fn tensor_split_at(&self, indices: &[i64], dim: i64) -> Vec<Tensor> {
+        let op = Op::TensorSplit {
+            sections: None,
+            indices: Some(indices.to_vec()),
+            dim,
+        };
+        record_all(op, vec![t(self)], None, None)
+    }
+
+    /// `torch.hsplit(self, sections)`: along dim 1 (0 for vectors).
+    pub fn hsplit(&self, sections: i64) -> Vec<Tensor> {
+        let op = Op::Hsplit {
+            sections: Some(sections),
+            indices: None,
+        };
+        record_all(op, vec![t(self)], None, None)
+    }
+
+    /// `torch.vsplit(self, sections)`: along dim 0.
+    pub fn vsplit(&self, sections: i64) -> Vec<Tensor> {
+        let op = Op::Vsplit {
+            sections: Some(sections),
+            indices: None,
+        };
+        record_all(op, vec![t(self)], None, None)
+    }
+
+    /// `torch.dsplit(self, sections)`: along dim 2.
+    pub fn dsplit(&self, sections: i64) -> Vec<Tensor> {
+        let op = Op::Dsplit {
+            sections: Some(sections),
+            indices: None,
+        };
+        record_all(op, vec![t(self)], None, None)
+    }
 }
 
 /// The two results of an op that has two (`record_all` gives as many as

@@ -616,19 +616,14 @@ pub fn split(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
                 .collect()
         }
         _ => {
-            let (d, sizes) = crate::infer::split_sizes(op, &x_ty)?;
-            let mut start = 0;
-            sizes
+            let (d, ranges) = crate::infer::split_ranges(op, &x_ty)?;
+            ranges
                 .into_iter()
-                .map(|n| {
-                    let slice = Op::Slice {
-                        dim: d as i64,
-                        start: Some(start),
-                        end: Some(start + n),
-                        step: 1,
-                    };
-                    start += n;
-                    slice
+                .map(|(start, n)| Op::Slice {
+                    dim: d as i64,
+                    start: Some(start),
+                    end: Some(start + n),
+                    step: 1,
                 })
                 .collect()
         }

@@ -976,6 +976,33 @@ define_ops! {
             .traits(VIEW)
             .results(Results::Variable)
             .expand(expand::split);
+    /// `torch.tensor_split`: `sections` pieces of nearly equal size (the
+    /// first `size % sections` one longer), or the pieces between the
+    /// positions `indices` lists (clamped as slices; some may be empty).
+    TensorSplit "tensor_split" { sections: Option<i64> = None, indices: Option<Vec<i64>> = None, #[shown] dim: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::split, LayoutRule::Custom(layout::split_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::split);
+    /// `torch.hsplit`: `tensor_split` along dim 1 (0 for vectors), whose
+    /// size `sections` must divide.
+    Hsplit "hsplit" { sections: Option<i64> = None, indices: Option<Vec<i64>> = None } (input: Tensor)
+        => Rules::new(infer::split, LayoutRule::Custom(layout::split_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::split);
+    /// `torch.vsplit`: `tensor_split` along dim 0 of a 2-D or larger tensor.
+    Vsplit "vsplit" { sections: Option<i64> = None, indices: Option<Vec<i64>> = None } (input: Tensor)
+        => Rules::new(infer::split, LayoutRule::Custom(layout::split_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::split);
+    /// `torch.dsplit`: `tensor_split` along dim 2 of a 3-D or larger tensor.
+    Dsplit "dsplit" { sections: Option<i64> = None, indices: Option<Vec<i64>> = None } (input: Tensor)
+        => Rules::new(infer::split, LayoutRule::Custom(layout::split_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::split);
     /// `torch.index_select`: the entries at `index` (int32 or int64)
     /// along `dim`; an index out of range is PyTorch's IndexError.
     IndexSelect "index_select" { dim: i64 } (input: Tensor, index: Tensor)
