@@ -3248,7 +3248,7 @@ pub fn products(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
             }
             (shape, a.dtype)
         }
-        Op::Dot => {
+        Op::Dot | Op::Vdot => {
             let b = nth_tensor(args, 1)?;
             if a.rank() != 1 || b.rank() != 1 {
                 return shape_error(format!(
@@ -3265,6 +3265,12 @@ pub fn products(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
                 ));
             }
             matmul_shape(&a.shape, &b.shape)?;
+            if matches!(op, Op::Vdot) && a.dtype.is_complex() {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    "vdot of complex tensors conjugates input: Kiln has no conj yet",
+                ));
+            }
             (vec![], a.dtype)
         }
         Op::Outer => {
@@ -3464,31 +3470,6 @@ pub fn products(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
         } => {
             let b = nth_tensor(args, 1)?;
             (tensordot(a, b, dims_self, dims_other)?, a.dtype)
-        }
-        Op::Vdot => {
-            let b = nth_tensor(args, 1)?;
-            if a.rank() != 1 || b.rank() != 1 {
-                return shape_error(format!(
-                    "1D tensors expected, but got {}D and {}D tensors",
-                    a.rank(),
-                    b.rank()
-                ));
-            }
-            if a.dtype != b.dtype {
-                return dtype_error(format!(
-                    "dot : expected both vectors to have same dtype, but found {} and {}",
-                    type_name(a),
-                    type_name(b)
-                ));
-            }
-            matmul_shape(&a.shape, &b.shape)?;
-            if a.dtype.is_complex() {
-                return Err(err(
-                    ErrorKind::Unsupported,
-                    "vdot of complex tensors conjugates input: Kiln has no conj yet",
-                ));
-            }
-            (vec![], a.dtype)
         }
         Op::Bilinear => {
             let (b, w) = (nth_tensor(args, 1)?, nth_tensor(args, 2)?);
