@@ -1355,6 +1355,51 @@ pub fn flip(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(x.shape.clone(), x.dtype, vec![Some(x.dtype)]))
 }
 
+/// `rot90`: the input's dtype, the plane's dims swapped for odd turns.
+pub fn rot90(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let (k, d0, d1) = rot90_plane(op, x.rank())?;
+    let mut shape = x.shape.clone();
+    if k % 2 == 1 {
+        shape.swap(d0, d1);
+    }
+    Ok(single(shape, x.dtype, vec![None]))
+}
+
+/// `rot90`'s quarter turns (0 to 3) and its plane's dims, wrapped, with
+/// PyTorch's checks in its order.
+pub fn rot90_plane(op: &Op, rank: usize) -> Result<(i64, usize, usize)> {
+    let Op::Rot90 { k, dims } = op else {
+        return Err(wrong_rule("rot90"));
+    };
+    if dims.len() != 2 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "expected total rotation dims == 2, but got dims = {}",
+                dims.len()
+            ),
+        ));
+    }
+    if rank < 2 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!("expected total dims >= 2, but got total dims = {rank}"),
+        ));
+    }
+    let (d0, d1) = (wrap_dim(dims[0], rank)?, wrap_dim(dims[1], rank)?);
+    if d0 == d1 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!(
+                "expected rotation dims to be different, but got dim0 = {} and dim1 = {}",
+                dims[0], dims[1]
+            ),
+        ));
+    }
+    Ok((k.rem_euclid(4), d0, d1))
+}
+
 /// The dims `flip`, `fliplr` or `flipud` reverse, wrapped, with PyTorch's
 /// errors.
 pub fn flip_dims(op: &Op, rank: usize) -> Result<Vec<usize>> {

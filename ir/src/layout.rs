@@ -683,6 +683,27 @@ pub fn index_layout(
     ))])
 }
 
+/// `rot90`: a contiguous copy for no turn; else the strides of a flip (a
+/// preserve-format copy), transposed in the plane for odd turns, as
+/// PyTorch's `flip(...).transpose(...)` gives.
+pub fn rot90_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let (g, _) = first_geometry(args)?;
+    let (k, d0, d1) = crate::infer::rot90_plane(op, g.rank())?;
+    let mut strides = if k == 0 {
+        contiguous_strides(&g.shape)
+    } else {
+        g.clone_as(MemoryFormat::Preserve)?.strides
+    };
+    if k % 2 == 1 {
+        strides.swap(d0, d1);
+    }
+    Ok(vec![ResultLayout::Fresh(strides)])
+}
+
 /// The layouts of an instruction's results from its operands' geometries
 /// and the dtypes inference converts them to
 /// ([`Inferred::operand_dtypes`](crate::infer::Inferred)).

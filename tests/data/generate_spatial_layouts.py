@@ -384,6 +384,8 @@ def expected_strides(c, out_shape):
 def check_rules():
     bad = []
     for c in CASES:
+        if c["op"] == "rot90":
+            continue  # its own rule (a flip's strides, transposed), checked by the Rust test
         for r in c["results"]:
             want = expected_strides(c, r["shape"])
             if want != r["strides"]:
@@ -420,12 +422,22 @@ def gen_shuffles(g):
                 case(op, attrs, [laid_out(shape[1:], il, torch.float32, g)])
 
 
+def gen_rot90(g):
+    """rot90's result strides: a contiguous copy for no turn, else a flip's
+    (the input's format kept) transposed for odd turns."""
+    for k in (0, 1, 2, 3):
+        for dims in ([2, 3], [1, 2]):
+            for il in in_layouts(4):
+                case("rot90", {"k": k, "dims": dims}, [laid_out([2, 3, 4, 5], il, torch.float32, g)])
+
+
 def main():
     g = torch.Generator().manual_seed(7)
     gen_convs(g)
     gen_pools_upsamples(g)
     gen_pads(g)
     gen_shuffles(g)
+    gen_rot90(g)
     bad = check_rules()
     for b in bad:
         print("rule broken (op, attrs, shapes, strides, result strides, expected):", b, file=sys.stderr)

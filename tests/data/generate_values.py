@@ -724,6 +724,20 @@ def gen_tensor_splits():
         record("dsplit", {"indices": [3]}, [c], lambda: torch.dsplit(c, [3]))
 
 
+def gen_rot90():
+    """rot90 of every turn (negative and past four too), in other planes,
+    on every dtype; PyTorch's OpInfo samples."""
+    for dt in DTYPES:
+        x = make(dt, [2, 3, 2])
+        for k, dims in ((1, [0, 1]), (2, [0, 1]), (3, [1, 2]), (-1, [2, 0]), (0, [0, 2]), (5, [0, 1])):
+            record("rot90", {"k": k, "dims": dims}, [x], lambda: torch.rot90(x, k, dims))
+    for _, dt, s in op_db_samples({"rot90"}, [torch.float32, torch.int64, torch.bool]):
+        k = s.args[0] if s.args else s.kwargs.get("k", 1)
+        dims = list(s.args[1]) if len(s.args) > 1 else list(s.kwargs.get("dims", [0, 1]))
+        x = s.input.contiguous()
+        record("rot90", {"k": k, "dims": dims}, [x], lambda: torch.rot90(x, k, dims))
+
+
 def gen_selection():
     """max/min along a dim (values and positions), argsort and
     repeat_interleave on every dtype, with ties and NaN."""
@@ -1337,6 +1351,8 @@ def spatial_call(op, a, operands):
         return getattr(_A, op)(x, a["padding"])
     if op in ("pixel_shuffle", "pixel_unshuffle", "channel_shuffle"):
         return getattr(F, op)(x, *a.values())
+    if op == "rot90":
+        return torch.rot90(x, a["k"], a["dims"])
     d = int(op[-2])
     scales = [a.get(k) for k in _UPSAMPLE_SCALES[d]]
     fn = getattr(_A, op).default
@@ -2461,6 +2477,7 @@ def main():
     gen_stacks()
     gen_eye_linspace()
     gen_tensor_splits()
+    gen_rot90()
     gen_selection()
     gen_binary()
     gen_where_clamp_cast()

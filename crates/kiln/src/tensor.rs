@@ -1300,6 +1300,16 @@ impl Tensor {
         record(Op::ChannelShuffle { groups }, vec![t(self)], None)
     }
 
+    /// `torch.rot90(self, k, dims)`: `k` quarter turns in the plane of
+    /// `dims` (two dims).
+    pub fn rot90(&self, k: i64, dims: &[i64]) -> Tensor {
+        let op = Op::Rot90 {
+            k,
+            dims: dims.to_vec(),
+        };
+        record(op, vec![t(self)], None)
+    }
+
     /// `self[indices]` with tensors (ATen's `index.Tensor`): `None` keeps
     /// a dim whole, as `:` does (`x[:, i]` is `x.index(&[None, Some(&i)])`).
     pub fn index(&self, indices: &[Option<&Tensor>]) -> Tensor {

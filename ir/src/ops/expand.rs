@@ -4047,3 +4047,28 @@ pub fn linspace(e: &mut Emitter<'_>, op: &Op, _: &[Operand]) -> Result<Option<Ve
     };
     one(e.cast(values, dtype)?)
 }
+
+/// `rot90` as PyTorch computes it: one turn is `flip` of the second dim
+/// then `transpose`, two are `flip` of both, three `flip` of the first
+/// then `transpose`; no turn a copy.
+pub fn rot90(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let (k, d0, d1) = crate::infer::rot90_plane(op, e.ty(x).rank())?;
+    let flip = |e: &mut Emitter<'_>, dims: Vec<usize>| {
+        let dims = dims.into_iter().map(|d| d as i64).collect();
+        e.push(Op::Flip { dims }, vec![Operand::Value(x)])
+    };
+    let turned = match k {
+        0 => copy_of(e, x)?,
+        2 => flip(e, vec![d0, d1])?,
+        _ => {
+            let flipped = flip(e, vec![if k == 1 { d1 } else { d0 }])?;
+            let transpose = Op::Transpose {
+                dim0: d0 as i64,
+                dim1: d1 as i64,
+            };
+            e.push(transpose, vec![Operand::Value(flipped)])?
+        }
+    };
+    one(turned)
+}

@@ -855,6 +855,12 @@ define_ops! {
         => Rules::new(infer::flip, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
             .kernel(fixed("flip_cpu", NOT_PACKED_OR_FLOAT8))
             .expand(expand::flip);
+    /// `torch.rot90`: `k` quarter turns in the plane of `dims`, from the
+    /// first dim towards the second (PyTorch's flips and transposes, so
+    /// odd turns give a transposed copy's strides).
+    Rot90 "rot90" { k: i64 = 1, dims: Vec<i64> = vec![0, 1] } (input: Tensor)
+        => Rules::new(infer::rot90, LayoutRule::Custom(layout::rot90_layout), Cost::Copy)
+            .expand(expand::rot90);
     /// `torch.fliplr`: `flip` of dim 1.
     Fliplr "fliplr" (input: Tensor)
         => Rules::new(infer::flip, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
