@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use kiln::nn::{
     Activation, Embedding, LayerNorm, Linear, Module, TracedModel, VarBuilder, VarStore,
-    merge_heads, split_heads,
+    config_beside, merge_heads, split_heads,
 };
 use kiln::{AttentionOptions, DType, Device, Error, ErrorKind, Result, Tensor, TensorSpec};
 
@@ -254,18 +254,10 @@ fn main() -> Result<()> {
     let model_path = paths.first().cloned().unwrap_or_else(|| {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/nn/bert.safetensors")
     });
-    let config_path = paths.get(1).cloned().unwrap_or_else(|| {
-        let hub = model_path.with_file_name("config.json");
-        let stem = model_path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("model");
-        if hub.exists() {
-            hub
-        } else {
-            model_path.with_file_name(format!("{stem}_config.json"))
-        }
-    });
+    let config_path = paths
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| config_beside(&model_path));
     let config = BertConfig::from_json_file(&config_path)?;
     let vs = VarStore::load(&model_path)?;
     let model = Bert::load(&vs.root(), &config)?;

@@ -34,7 +34,8 @@ use std::path::{Path, PathBuf};
 
 use kiln::nn::{
     Activation, CausalLm, CompiledModel, Embedding, Generator, LayerNorm, Linear, Module, Param,
-    StaticKvCache, TracedModel, VarBuilder, VarStore, attend_static, merge_heads, split_heads,
+    StaticKvCache, TracedModel, VarBuilder, VarStore, attend_static, config_beside, merge_heads,
+    split_heads,
 };
 use kiln::{AttentionOptions, DType, Device, Error, ErrorKind, Result, Tensor, TensorSpec};
 
@@ -324,19 +325,6 @@ fn json_int(json: &serde_json::Value, key: &str, path: &Path) -> Result<i64> {
             format!("{}: no integer '{key}'", path.display()),
         )
     })
-}
-
-/// The config beside a checkpoint: `config.json`, else `<stem>_config.json`.
-pub fn config_beside(model: &Path) -> PathBuf {
-    let hub = model.with_file_name("config.json");
-    if hub.exists() {
-        return hub;
-    }
-    let stem = model
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("model");
-    model.with_file_name(format!("{stem}_config.json"))
 }
 
 /// The tiny test model's path.

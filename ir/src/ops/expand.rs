@@ -3707,9 +3707,11 @@ pub fn pad(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<
         return Ok(None);
     };
     let mut x = nth(operands, 0)?;
+    // The checks first: an expansion may be emitted without inference.
+    super::padding::padded_shape(mode, k, padding, &e.ty(x).shape)?;
     let rank = e.ty(x).shape.len();
     let device = e.ty(x).device;
-    for j in 0..k.min(rank) {
+    for j in 0..k {
         let d = rank - 1 - j;
         let n = e.ty(x).shape[d];
         let (left, right) = (padding[2 * j], padding[2 * j + 1]);

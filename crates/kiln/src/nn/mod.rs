@@ -60,7 +60,7 @@ pub use linear::Linear;
 pub use model::{CompiledModel, TracedModel};
 pub use rms_norm::RmsNorm;
 pub use rotary::{RotaryEmbedding, rotate_half};
-pub use var_store::{Param, VarBuilder, VarStore};
+pub use var_store::{Param, VarBuilder, VarStore, config_beside};
 
 use crate::tensor::Tensor;
 

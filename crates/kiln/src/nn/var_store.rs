@@ -49,6 +49,20 @@ struct Declared {
     index: HashMap<String, usize>,
 }
 
+/// The `config.json` of a checkpoint: `config.json` beside it (the hub's
+/// layout) when there is one, else `<stem>_config.json` beside it.
+pub fn config_beside(checkpoint: &Path) -> std::path::PathBuf {
+    let hub = checkpoint.with_file_name("config.json");
+    if hub.exists() {
+        return hub;
+    }
+    let stem = checkpoint
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("model");
+    checkpoint.with_file_name(format!("{stem}_config.json"))
+}
+
 /// The tensors of a sharded checkpoint: each listed in the index's
 /// `weight_map`, read from its shard (a file beside the index).
 fn read_sharded(index: &Path) -> Result<BTreeMap<String, HostTensor>> {
