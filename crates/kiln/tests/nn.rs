@@ -3,7 +3,8 @@
 //! written with `kiln::nn` (the examples) against transformers' logits for
 //! the tiny random-weight models of `tests/data/nn/` (BERT's and ViT's
 //! hidden states and pooled outputs too)
-//! (`tests/data/generate_nn_models.py` made them).
+//! (`tests/data/generate_nn_models.py` made them), and the ResNet
+//! example's block against torchvision's `BasicBlock`.
 //!
 //! Every program runs on the default backend (Cranelift) and on the
 //! interpreter backend.
@@ -17,6 +18,9 @@ mod gpt2;
 #[path = "../examples/llama.rs"]
 #[allow(dead_code)]
 mod llama;
+#[path = "../examples/resnet.rs"]
+#[allow(dead_code)]
+mod resnet;
 #[path = "../examples/vit.rs"]
 #[allow(dead_code)]
 mod vit;
@@ -884,4 +888,51 @@ fn resnet_basic_block_matches_torchvision() {
     let input = vs.tensor("input").unwrap().clone();
     let y = run(&model, &[input]);
     assert_close(&values(&y), &values(vs.tensor("expected").unwrap()), 1e-5);
+}
+
+/// The ResNet example's residual block, loaded by torchvision's names,
+/// against torchvision's `BasicBlock` with a downsampling shortcut: the
+/// same 1e-5 as the block written out above.
+#[test]
+fn resnet_example_block_matches_torchvision() {
+    let vs = VarStore::load(data("basic_block.safetensors")).unwrap();
+    let (block, channels) = resnet::Block::load(&vs.root(), 4, 6, 2, false).unwrap();
+    assert_eq!(channels, 6);
+    let model = vs
+        .trace(&[TensorSpec::new([2, 4, 8, 8], DType::F32)], |xs| {
+            block.forward(&xs[0])
+        })
+        .unwrap();
+    let input = vs.tensor("input").unwrap().clone();
+    let y = run(&model, &[input]);
+    assert_close(&values(&y), &values(vs.tensor("expected").unwrap()), 1e-5);
+}
+
+/// The example reads ResNet-18's architecture from a checkpoint's names:
+/// four stages of two basic blocks, 1000 classes; a checkpoint without
+/// stages is refused by name.
+#[test]
+fn resnet_example_reads_the_architecture_from_names() {
+    let vs = resnet::random_resnet18(10).unwrap();
+    let model = resnet::ResNet::load(&vs.root()).unwrap();
+    assert_eq!(
+        (model.blocks, model.bottleneck, model.num_classes),
+        ([2; 4], false, 10)
+    );
+    let traced = model.trace(&vs, 1, [32, 32]).unwrap();
+    let image = host(
+        &(0..3 * 32 * 32)
+            .map(|i| (i % 7) as f32 / 7.0)
+            .collect::<Vec<_>>(),
+        &[1, 3, 32, 32],
+    );
+    let logits = run(&traced, &[image]);
+    assert_eq!(logits.shape(), &[1, 10]);
+
+    let partial = store(vec![("conv1.weight", host(&[0.0; 3 * 49], &[1, 3, 7, 7]))]);
+    let err = resnet::ResNet::load(&partial.root()).unwrap_err();
+    assert!(
+        err.to_string().contains("no layer1.0.conv1.weight"),
+        "{err}"
+    );
 }

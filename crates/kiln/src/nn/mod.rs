@@ -2,7 +2,7 @@
 //! in the style of candle-nn.
 //!
 //! A model is plain Rust: structs of blocks ([`Linear`], [`Embedding`],
-//! [`LayerNorm`], [`RmsNorm`], [`Attention`], ...) loaded from a
+//! [`LayerNorm`], [`RmsNorm`], [`Attention`], [`Conv2d`], [`MaxPool2d`], ...) loaded from a
 //! [`VarStore`] by their Hugging Face parameter names, and a `forward`
 //! method over lazy [`Tensor`]s. Tracing `forward` with
 //! [`VarStore::trace`] gives a program whose `@main` takes the user's
@@ -43,6 +43,7 @@ mod generate;
 mod layer_norm;
 mod linear;
 mod model;
+mod pool;
 mod rms_norm;
 mod rotary;
 mod var_store;
@@ -58,6 +59,7 @@ pub use generate::{CausalLm, Generator, argmax_last};
 pub use layer_norm::LayerNorm;
 pub use linear::Linear;
 pub use model::{CompiledModel, TracedModel};
+pub use pool::{AdaptiveAvgPool2d, AvgPool2d, MaxPool2d};
 pub use rms_norm::RmsNorm;
 pub use rotary::{RotaryEmbedding, rotate_half};
 pub use var_store::{Param, VarBuilder, VarStore, config_beside};
