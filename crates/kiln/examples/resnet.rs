@@ -35,6 +35,7 @@ use kiln::nn::{
     AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Linear, MaxPool2d, Module, TracedModel, VarBuilder,
     VarStore,
 };
+use kiln::runtime::random::Stream;
 use kiln::{ConvOptions, DType, Device, Error, ErrorKind, PoolOptions, Result, Tensor, TensorSpec};
 
 /// torchvision's BatchNorm2d epsilon.
@@ -262,7 +263,7 @@ impl Module for ResNet {
 /// their initial values): the demo runs without a download.
 pub fn random_resnet18(num_classes: i64) -> Result<VarStore> {
     let mut w = RandomWeights {
-        state: 0x2545_f491_4f6c_dd1d,
+        stream: Stream::new(18),
         tensors: Vec::new(),
     };
     w.conv_bn(("conv1", "bn1"), [64, 3, 7, 7])?;
@@ -289,10 +290,10 @@ pub fn random_resnet18(num_classes: i64) -> Result<VarStore> {
     Ok(VarStore::from_tensors("random ResNet-18", w.tensors))
 }
 
-/// Named tensors of uniform pseudo-random values (xorshift64*, so the demo
-/// prints the same logits on every machine).
+/// Named tensors of uniform pseudo-random values (Kiln's reproducible
+/// stream, so the demo prints the same logits on every machine).
 struct RandomWeights {
-    state: u64,
+    stream: Stream,
     tensors: Vec<(String, kiln::runtime::Tensor)>,
 }
 
@@ -301,13 +302,7 @@ impl RandomWeights {
     fn add(&mut self, name: &str, shape: &[i64], center: f32, scale: f32) -> Result<()> {
         let n = shape.iter().product::<i64>() as usize;
         let values = (0..n)
-            .map(|_| {
-                self.state ^= self.state >> 12;
-                self.state ^= self.state << 25;
-                self.state ^= self.state >> 27;
-                let bits = self.state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40;
-                center + scale * (bits as f32 / (1u64 << 23) as f32 - 1.0)
-            })
+            .map(|_| center + scale * self.stream.unit() as f32)
             .collect();
         let tensor = kiln::runtime::Tensor::from_vec(values, shape)?;
         self.tensors.push((name.to_string(), tensor));
