@@ -194,7 +194,7 @@ fn single(shape: Vec<i64>, dtype: DType, operand_dtypes: Vec<Option<DType>>) -> 
     }
 }
 
-fn check_shape(shape: &[i64]) -> Result<()> {
+pub(crate) fn check_shape(shape: &[i64]) -> Result<()> {
     if let Some(d) = shape.iter().find(|d| **d < 0) {
         return Err(err(
             ErrorKind::Shape,
@@ -273,7 +273,8 @@ fn check_operands(op: &Op, args: &[Arg<'_>]) -> Result<()> {
             format!("torch.{name}(): expected a non-empty list of Tensors"),
         ));
     }
-    if !args.is_empty() && args.iter().all(|a| matches!(a, Arg::Scalar(_))) {
+    // Creation ops may take numbers only (`normal(0.0, 1.0, size)`).
+    if !op.is_creation() && !args.is_empty() && args.iter().all(|a| matches!(a, Arg::Scalar(_))) {
         return Err(err(
             ErrorKind::Arity,
             format!("{name} needs at least one tensor operand"),
@@ -312,7 +313,14 @@ fn result_device(op: &Op, args: &[Arg<'_>]) -> Result<Device> {
         Op::Full { device, .. }
         | Op::Arange { device, .. }
         | Op::Eye { device, .. }
-        | Op::Linspace { device, .. } => Ok(device.unwrap_or(Device::CPU).for_tensor()),
+        | Op::Linspace { device, .. }
+        | Op::Rand { device, .. }
+        | Op::Randn { device, .. }
+        | Op::Randint { device, .. } => Ok(device.unwrap_or(Device::CPU).for_tensor()),
+        // Two numbers: a creation.
+        Op::Normal { device, .. } if placements(args).is_empty() => {
+            Ok(device.unwrap_or(Device::CPU).for_tensor())
+        }
         Op::To {
             device: Some(d), ..
         } => {

@@ -18,6 +18,7 @@
 //! | [`ops`] | the op table: every op, its attributes, operands, rules and expansion |
 //! | [`support`] | which dtypes PyTorch's CPU kernels implement |
 //! | [`infer`] | type inference for every op |
+//! | [`random`] | the random ops' seeds, inference rules and dropouts |
 //! | [`graph`] | modules, functions, instructions, the typed builder |
 //! | [`verify`] | the verifier and its invariants |
 //! | [`print`], [`parse`] | the `.kir` text format |
@@ -36,6 +37,7 @@ pub mod ops;
 pub mod parse;
 pub mod print;
 pub mod promotion;
+pub mod random;
 pub mod scalar;
 pub mod spatial;
 pub mod support;

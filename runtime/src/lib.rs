@@ -31,6 +31,7 @@ pub mod host;
 pub mod interp;
 pub mod io;
 pub mod matmul;
+pub mod philox;
 pub mod pool;
 pub mod print;
 pub mod random;

@@ -2460,6 +2460,76 @@ def gen_issue20_cases():
             record(name, {}, operands, lambda: fn(*operands))
 
 
+def gen_random():
+    """The random ops' refusals (their values are random: tests/random.rs
+    checks their distributions): dtypes each distribution refuses, bad
+    parameters, shapes, with PyTorch's messages. Kiln's `seed` attribute
+    stands for PyTorch's generator."""
+    A = torch.ops.aten
+    real = [d for d in DTYPES if not d.is_complex and d.is_floating_point is False] + [
+        torch.float16, torch.bfloat16, torch.float32, torch.float64]
+    like = [
+        ("uniform", {}, lambda x: A.uniform(x)),
+        ("uniform", {"from": 2.0, "to": 1.0}, lambda x: A.uniform(x, 2.0, 1.0)),
+        ("exponential", {}, lambda x: A.exponential(x)),
+        ("exponential", {"lambd": -1.0}, lambda x: A.exponential(x, -1.0)),
+        ("exponential", {"lambd": 0.0}, lambda x: A.exponential(x, 0.0)),
+        ("cauchy", {}, lambda x: A.cauchy(x)),
+        ("cauchy", {"sigma": 0.0}, lambda x: A.cauchy(x, 0.0, 0.0)),
+        ("log_normal", {}, lambda x: A.log_normal(x)),
+        ("log_normal", {"std": 0.0}, lambda x: A.log_normal(x, 1.0, 0.0)),
+        ("geometric", {"p": 0.5}, lambda x: A.geometric(x, 0.5)),
+        ("geometric", {"p": 0.0}, lambda x: A.geometric(x, 0.0)),
+        ("geometric", {"p": 1.0}, lambda x: A.geometric(x, 1.0)),
+        ("geometric", {"p": 1.5}, lambda x: A.geometric(x, 1.5)),
+        ("bernoulli", {}, lambda x: A.bernoulli(x)),
+        ("bernoulli", {"p": 0.5}, lambda x: A.bernoulli.p(x, 0.5)),
+        ("bernoulli", {"p": 1.5}, lambda x: A.bernoulli.p(x, 1.5)),
+        ("bernoulli", {"p": -0.25}, lambda x: A.bernoulli.p(x, -0.25)),
+        ("multinomial", {"num_samples": 2}, lambda x: torch.multinomial(x, 2)),
+        ("multinomial", {"num_samples": 0}, lambda x: torch.multinomial(x, 0)),
+        ("multinomial", {"num_samples": 4}, lambda x: torch.multinomial(x, 4)),
+        ("dropout", {"p": 0.5, "train": True}, lambda x: A.dropout(x, 0.5, True)),
+        ("dropout", {"p": 1.5, "train": True}, lambda x: A.dropout(x, 1.5, True)),
+        ("dropout", {"p": -0.5, "train": False}, lambda x: A.dropout(x, -0.5, False)),
+        ("feature_dropout", {"p": 0.5, "train": True}, lambda x: A.feature_dropout(x, 0.5, True)),
+        ("native_dropout", {"p": 0.5, "train": True}, lambda x: A.native_dropout(x, 0.5, True)),
+        ("native_dropout", {"p": 2.0, "train": True}, lambda x: A.native_dropout(x, 2.0, True)),
+    ]
+    for dt in real:
+        for shape in ((3,), (2, 3), (2, 2, 3)):
+            x = torch.ones(shape, dtype=dt)
+            for op, attrs, fn in like:
+                a = dict(attrs, seed=0)
+                record_refusal(op, a, [x], lambda: fn(x))
+    for dt in real:
+        attrs = {"size": [2, 3], "seed": 0, "dtype": SHORT[dt]}
+        record_refusal("rand", attrs, [], lambda: torch.rand(2, 3, dtype=dt))
+        record_refusal("randn", attrs, [], lambda: torch.randn(2, 3, dtype=dt))
+        for low, high in ((0, 2), (3, 3), (0, 300), (-200, 0), (0, 2**40), (-2**40, 0)):
+            a = dict(attrs, low=low, high=high)
+            record_refusal("randint", a, [],
+                           lambda: torch.randint(low, high, (2, 3), dtype=dt))
+    record_refusal("rand", {"size": [2, -3], "seed": 0}, [], lambda: torch.rand(2, -3))
+    record_refusal("randint", {"low": 0, "high": 3, "size": [2], "seed": 0, "dtype": "c64"}, [],
+                   lambda: torch.randint(0, 3, (2,), dtype=torch.complex64))
+    m, sd = torch.zeros(2, 3), torch.ones(3)
+    for dt in real:
+        x = torch.zeros(3, dtype=dt)
+        record_refusal("normal", {"seed": 0}, [x, 1.0], lambda: torch.normal(x, 1.0))
+        record_refusal("normal", {"seed": 0}, [0.0, x], lambda: torch.normal(0.0, x))
+    record_refusal("normal", {"seed": 0}, [m, -1.0], lambda: torch.normal(m, -1.0))
+    record_refusal("normal", {"seed": 0}, [m, torch.ones(4)], lambda: torch.normal(m, torch.ones(4)))
+    record_refusal("normal", {"seed": 0, "size": [2], "dtype": "i64"}, [0.0, 1.0],
+                   lambda: torch.normal(0.0, 1.0, (2,), dtype=torch.int64))
+    x3 = torch.ones(2, 2, 3)
+    record_refusal("multinomial", {"num_samples": 1, "seed": 0}, [x3],
+                   lambda: torch.multinomial(x3, 1))
+    x1 = torch.ones(3)
+    record_refusal("feature_dropout", {"p": 0.5, "train": True, "seed": 0}, [x1],
+                   lambda: A.feature_dropout(x1, 0.5, True))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2497,6 +2567,7 @@ def main():
     gen_spatial_more()
     gen_issue20()
     gen_products_more()
+    gen_random()
     out = {
         "meta": {
             "torch_version": torch.__version__,

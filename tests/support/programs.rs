@@ -647,6 +647,76 @@ fn candidates(
                 (Op::Unary { op: UnaryOp::Neg }, vec![v(x)]),
             ]
         }
+        // Random ops: pure functions of their seed and positions, so every
+        // backend and optimization level must give the same values.
+        38 => {
+            let seed = s.next(1000) as i64;
+            let p = F64(0.25 * (1 + s.next(3)) as f64);
+            let like = [
+                Op::Uniform {
+                    from: F64(-1.0),
+                    to: F64(2.0),
+                    seed,
+                },
+                Op::Exponential {
+                    lambd: F64(1.5),
+                    seed,
+                },
+                Op::Cauchy {
+                    median: F64(0.0),
+                    sigma: F64(1.0),
+                    seed,
+                },
+                Op::LogNormal {
+                    mean: F64(0.0),
+                    std: F64(0.5),
+                    seed,
+                },
+                Op::Geometric { p, seed },
+                Op::Bernoulli { p: Some(p), seed },
+                Op::Dropout {
+                    p,
+                    train: true,
+                    seed,
+                },
+                Op::FeatureDropout {
+                    p,
+                    train: true,
+                    seed,
+                },
+                Op::NativeDropout {
+                    p,
+                    train: Some(true),
+                    seed,
+                },
+            ];
+            let size = shape.to_vec();
+            let created = [
+                Op::Rand {
+                    size: size.clone(),
+                    seed,
+                    dtype: None,
+                    device: None,
+                },
+                Op::Randn {
+                    size: size.clone(),
+                    seed,
+                    dtype: None,
+                    device: None,
+                },
+                Op::Randint {
+                    low: -3,
+                    high: 9,
+                    size,
+                    seed,
+                    dtype: None,
+                    device: None,
+                },
+            ];
+            let mut out = vec![(s.pick_ref(&like).clone(), vec![v(x)])];
+            out.push((s.pick_ref(&created).clone(), vec![]));
+            out
+        }
         _ => {
             let dtype = (s.next(2) == 0).then(|| s.pick(&ALL_DTYPES_NO_SHELL));
             vec![

@@ -14,7 +14,9 @@ use kiln_ir::{
 
 use crate::defaults::default_device;
 
+mod random;
 mod spatial;
+pub use random::{normal, normal_scalars, rand, randint, randn};
 pub use spatial::{ConvOptions, Interpolate, InterpolateMode, PoolOptions};
 
 /// A reduction's `dims` attribute: none (every dim) for an empty list.

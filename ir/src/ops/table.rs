@@ -10,6 +10,7 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::infer;
 use crate::layout::{self, MemoryFormat};
+use crate::random;
 use crate::scalar::{F64, Scalar};
 use crate::spatial;
 use crate::support::{self, AtenKernel, DTypeSet as S};
@@ -1885,6 +1886,76 @@ define_ops! {
     AffineGridGenerator "affine_grid_generator" { size: Vec<i64>, align_corners: bool } (theta: Tensor)
         => Rules::new(spatial::infer_affine_grid, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(KernelRule::Custom(spatial::affine_grid_kernel));
+    /// `torch.rand`: `size` values uniform in [0, 1), drawn from `seed`
+    /// (every random op: see [`crate::random`]).
+    Rand "rand" { size: Vec<i64>, seed: i64, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(random::infer_rand, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("check_uniform_bounds", S::FLOATS));
+    /// `torch.randn`: `size` standard normal values drawn from `seed`.
+    Randn "randn" { size: Vec<i64>, seed: i64, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(random::infer_rand, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("normal_kernel_cpu", S::FLOATS));
+    /// `torch.randint`: `size` integers uniform in [low, high), int64
+    /// unless `dtype` says.
+    Randint "randint" { #[shown] low: i64 = 0, high: i64, size: Vec<i64>, seed: i64, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(random::infer_randint, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("random_update_from_to", S::ROUNDABLE.union(S::BOOL)));
+    /// `torch.ops.aten.uniform` (`Tensor.uniform_` out of place): the
+    /// input's shape, dtype and strides, values uniform in [from, to).
+    Uniform "uniform" { #[shown] from: F64 = F64(0.0), #[shown] to: F64 = F64(1.0), seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_like, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Creation)
+            .kernel(fixed("check_uniform_bounds", S::FLOATS));
+    /// `torch.normal(mean, std)`: each a tensor (broadcast together) or a
+    /// number; two numbers take `size` (and `dtype`, `device`).
+    Normal "normal" { seed: i64, size: Option<Vec<i64>> = None, dtype: Option<DType> = None, device: Option<Device> = None } (mean: Any, std: Any)
+        => Rules::new(random::infer_normal, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("normal_kernel_cpu", S::FLOATS));
+    /// `torch.bernoulli`: 1 with probability `p` (or the input's value at
+    /// each position when there is no `p`), else 0, in the input's dtype.
+    Bernoulli "bernoulli" { p: Option<F64> = None, seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_like, LayoutRule::Contiguous, Cost::Creation)
+            .kernel(KernelRule::Custom(random::bernoulli_kernel));
+    /// `Tensor.exponential_` out of place: values of density λ·e^(−λx).
+    Exponential "exponential" { #[shown] lambd: F64 = F64(1.0), seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_like, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Creation)
+            .kernel(fixed("exponential_cpu", S::FLOATS));
+    /// `Tensor.cauchy_` out of place.
+    Cauchy "cauchy" { #[shown] median: F64 = F64(0.0), #[shown] sigma: F64 = F64(1.0), seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_like, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Creation)
+            .kernel(fixed("cauchy_cpu", S::FLOATS));
+    /// `Tensor.log_normal_` out of place: `exp` of normal values of this
+    /// mean and std.
+    LogNormal "log_normal" { #[shown] mean: F64 = F64(1.0), #[shown] std: F64 = F64(2.0), seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_like, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Creation)
+            .kernel(fixed("log_normal_cpu", S::FLOATS));
+    /// `Tensor.geometric_` out of place: the number of trials to the first
+    /// success, each succeeding with probability `p`.
+    Geometric "geometric" { p: F64, seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_like, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Creation)
+            .kernel(fixed("geometric_cpu", S::REAL_NUMBERS));
+    /// `torch.multinomial`: `num_samples` category positions per row of
+    /// weights, with or without replacement.
+    Multinomial "multinomial" { num_samples: i64, #[shown] replacement: bool = false, seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_multinomial, LayoutRule::Contiguous, Cost::Kernel);
+    /// `torch.dropout` (`F.dropout`): in training, each element zeroed
+    /// with probability `p` and the rest scaled by 1/(1 − p).
+    Dropout "dropout" { p: F64, train: bool, seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_dropout, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Cheap)
+            .expand(random::dropout);
+    /// `torch.feature_dropout` (`F.dropout2d`/`3d`): whole channels zeroed.
+    FeatureDropout "feature_dropout" { p: F64, train: bool, seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_dropout, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Cheap)
+            .expand(random::dropout);
+    /// `torch.native_dropout` (what `torch.export` gives for a dropout in
+    /// training): the output and the bool mask of kept elements.
+    NativeDropout "native_dropout" { p: F64, train: Option<bool>, seed: i64 } (input: Tensor)
+        => Rules::new(random::infer_dropout, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Cheap)
+            .results(Results::Fixed(2))
+            .expand(random::native_dropout);
     /// `torch.matmul`.
     Matmul "matmul" (input: Tensor, other: Tensor)
         => Rules::new(infer::matmul, LayoutRule::Contiguous, Cost::Kernel).kernel(fixed(

@@ -14,6 +14,7 @@
 
 pub mod elementwise;
 mod indexing;
+mod random_ops;
 mod reduce;
 mod scan;
 mod sort;
@@ -184,6 +185,16 @@ fn execute(
         ));
     };
     let strides = layouts[0].strides().to_vec();
+    let scalars: Vec<Option<f64>> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Scalar(s) => Some(s.f64()),
+            _ => None,
+        })
+        .collect();
+    if let Some(t) = random_ops::run(&inst.op, &operands, &scalars, out_ty, &strides)? {
+        return Ok(vec![t]);
+    }
     let natural = inferred.natural_dtype;
     let out_ty = &out_ty.clone().with_dtype(natural);
     let result = match &inst.op {
