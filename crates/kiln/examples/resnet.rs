@@ -28,15 +28,18 @@
 //! `crates/kiln/tests/nn.rs` checks one block against torchvision's
 //! `BasicBlock` without torch.
 
-use std::path::PathBuf;
-
 use clap::Parser;
+
+#[path = "support/classify.rs"]
+mod classify;
+#[path = "support/random_weights.rs"]
+mod random_weights;
 use kiln::nn::{
     AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Linear, MaxPool2d, Module, TracedModel, VarBuilder,
     VarStore,
 };
-use kiln::runtime::random::Stream;
-use kiln::{ConvOptions, DType, Device, Error, ErrorKind, PoolOptions, Result, Tensor, TensorSpec};
+use kiln::{ConvOptions, DType, Error, ErrorKind, PoolOptions, Result, Tensor, TensorSpec};
+use random_weights::RandomWeights;
 
 /// torchvision's BatchNorm2d epsilon.
 const EPS: f64 = 1e-5;
@@ -262,10 +265,7 @@ impl Module for ResNet {
 /// pseudo-random draw (He-scaled convolutions, batch-norm statistics near
 /// their initial values): the demo runs without a download.
 pub fn random_resnet18(num_classes: i64) -> Result<VarStore> {
-    let mut w = RandomWeights {
-        stream: Stream::new(18),
-        tensors: Vec::new(),
-    };
+    let mut w = RandomWeights::new(18);
     w.conv_bn(("conv1", "bn1"), [64, 3, 7, 7])?;
     let mut cin = 64;
     for stage in 0..4 {
@@ -287,145 +287,22 @@ pub fn random_resnet18(num_classes: i64) -> Result<VarStore> {
     let scale = 1.0 / (cin as f32).sqrt();
     w.add("fc.weight", &[num_classes, cin], 0.0, scale)?;
     w.add("fc.bias", &[num_classes], 0.0, scale)?;
-    Ok(VarStore::from_tensors("random ResNet-18", w.tensors))
-}
-
-/// Named tensors of uniform pseudo-random values (Kiln's reproducible
-/// stream, so the demo prints the same logits on every machine).
-struct RandomWeights {
-    stream: Stream,
-    tensors: Vec<(String, kiln::runtime::Tensor)>,
-}
-
-impl RandomWeights {
-    /// `name`: values uniform in `[center − scale, center + scale)`.
-    fn add(&mut self, name: &str, shape: &[i64], center: f32, scale: f32) -> Result<()> {
-        let n = shape.iter().product::<i64>() as usize;
-        let values = (0..n)
-            .map(|_| center + scale * self.stream.unit() as f32)
-            .collect();
-        let tensor = kiln::runtime::Tensor::from_vec(values, shape)?;
-        self.tensors.push((name.to_string(), tensor));
-        Ok(())
-    }
-
-    /// A bias-free convolution of `shape` and its batch norm.
-    fn conv_bn(&mut self, (conv, bn): (&str, &str), shape: [i64; 4]) -> Result<()> {
-        let fan_in = (shape[1] * shape[2] * shape[3]) as f32;
-        self.add(
-            &format!("{conv}.weight"),
-            &shape,
-            0.0,
-            (6.0 / fan_in).sqrt(),
-        )?;
-        let c = [shape[0]];
-        self.add(&format!("{bn}.weight"), &c, 1.0, 0.1)?;
-        self.add(&format!("{bn}.bias"), &c, 0.0, 0.1)?;
-        self.add(&format!("{bn}.running_mean"), &c, 0.0, 0.1)?;
-        self.add(&format!("{bn}.running_var"), &c, 1.0, 0.1)
-    }
-}
-
-/// Runs a ResNet on images (see the module documentation).
-#[derive(Parser, Debug)]
-struct Args {
-    /// torchvision ResNet state_dict as safetensors (default: ResNet-18 with random weights).
-    checkpoint: Option<PathBuf>,
-    /// Images: a safetensors file with a float32 `input` [batch, 3, height, width].
-    #[arg(long)]
-    input: Option<PathBuf>,
-    /// Where to write the logits (safetensors, tensor `logits`).
-    #[arg(long)]
-    output: Option<PathBuf>,
-    /// Batch of the generated images when there is no --input.
-    #[arg(long, default_value_t = 1)]
-    batch: i64,
-    /// Side of the generated images when there is no --input.
-    #[arg(long, default_value_t = 224)]
-    size: i64,
-    /// Timed runs after the first.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
+    Ok(w.into_store("random ResNet-18"))
 }
 
 fn main() -> Result<()> {
-    let args = Args::parse();
+    let args = classify::Args::parse();
     let vs = match &args.checkpoint {
         Some(path) => VarStore::load(path)?,
         None => random_resnet18(1000)?,
     };
     let model = ResNet::load(&vs.root())?;
-    let images = match &args.input {
-        Some(path) => kiln::runtime::io::read_safetensors(path)?
-            .remove("input")
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Input,
-                    format!("{}: no tensor named 'input'", path.display()),
-                )
-            })?,
-        None => {
-            // A gradient image: pixel (c, y, x) is (c + y + x) / size − 1.
-            let s = args.size;
-            let pixels = (0..args.batch * 3 * s * s)
-                .map(|i| (((i / (s * s)) % 3) + (i / s) % s + i % s) as f32 / s as f32 - 1.0)
-                .collect();
-            kiln::runtime::Tensor::from_vec(pixels, &[args.batch, 3, s, s])?
-        }
-    };
-    let &[batch, 3, height, width] = images.shape() else {
-        return Err(Error::new(
-            ErrorKind::Input,
-            format!(
-                "input must be [batch, 3, height, width], got {:?}",
-                images.shape()
-            ),
-        ));
-    };
-    let start = std::time::Instant::now();
-    let compiled = model
-        .trace(&vs, batch, [height, width])?
-        .compile(Device::CPU)?;
-    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let logits = compiled.run(std::slice::from_ref(&images))?.remove(0);
-    let mut times: Vec<f64> = (0..args.runs)
-        .map(|_| {
-            let start = std::time::Instant::now();
-            compiled
-                .run(std::slice::from_ref(&images))
-                .map(|_| start.elapsed().as_secs_f64() * 1e3)
-        })
-        .collect::<Result<_>>()?;
-    times.sort_by(f64::total_cmp);
     let depth = model.blocks.iter().sum::<usize>() * if model.bottleneck { 3 } else { 2 } + 2;
-    println!(
-        "ResNet-{depth} from {}: {}x3x{height}x{width} images, {} classes; compile {compile_ms:.0} ms, run {} ms (median of {})",
-        vs.source(),
-        batch,
+    classify::run(
+        &args,
+        &format!("ResNet-{depth}"),
+        &vs,
         model.num_classes,
-        times
-            .get(times.len() / 2)
-            .map_or("-".into(), |t| format!("{t:.1}")),
-        times.len(),
-    );
-    let row: Vec<f64> = logits
-        .values()
-        .into_iter()
-        .take(model.num_classes as usize)
-        .map(|v| v.f64())
-        .collect();
-    let best = row
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .map_or(0, |(i, _)| i);
-    println!(
-        "image 0: class {best} (logit {:.4}); logits[..5] {:?}",
-        row.get(best).copied().unwrap_or(f64::NAN),
-        &row[..row.len().min(5)]
-    );
-    if let Some(path) = &args.output {
-        kiln::runtime::io::write_safetensors(path, &[("logits".into(), &logits)])?;
-    }
-    Ok(())
+        |batch, size| model.trace(&vs, batch, size),
+    )
 }

@@ -18,6 +18,9 @@ mod gpt2;
 #[path = "../examples/llama.rs"]
 #[allow(dead_code)]
 mod llama;
+#[path = "../examples/mobilenet_v3.rs"]
+#[allow(dead_code)]
+mod mobilenet_v3;
 #[path = "../examples/resnet.rs"]
 #[allow(dead_code)]
 mod resnet;
@@ -933,6 +936,34 @@ fn resnet_example_reads_the_architecture_from_names() {
     let err = resnet::ResNet::load(&partial.root()).unwrap_err();
     assert!(
         err.to_string().contains("no layer1.0.conv1.weight"),
+        "{err}"
+    );
+}
+
+/// The MobileNetV3 example on its random small model: the variant and
+/// classes read from the checkpoint, Cranelift equal to the interpreter
+/// (squeeze-and-excitation, depthwise convolutions, residuals); a
+/// checkpoint with another number of blocks is refused by name.
+#[test]
+fn mobilenet_example_loads_and_runs() {
+    let vs = mobilenet_v3::random_small(7).unwrap();
+    let model = mobilenet_v3::MobileNetV3::load(&vs.root()).unwrap();
+    assert_eq!((model.variant, model.num_classes), ("small", 7));
+    let traced = model.trace(&vs, 1, [32, 32]).unwrap();
+    let image = host(
+        &(0..3 * 32 * 32)
+            .map(|i| (i % 11) as f32 / 11.0 - 0.5)
+            .collect::<Vec<_>>(),
+        &[1, 3, 32, 32],
+    );
+    assert_eq!(run(&traced, &[image]).shape(), &[1, 7]);
+    let partial = store(vec![(
+        "features.1.block.0.0.weight",
+        host(&[0.0; 9], &[1, 1, 3, 3]),
+    )]);
+    let err = mobilenet_v3::MobileNetV3::load(&partial.root()).unwrap_err();
+    assert!(
+        err.to_string().contains("1 inverted residual blocks"),
         "{err}"
     );
 }
