@@ -487,7 +487,7 @@ pub fn result_layouts(
 }
 
 /// TensorIterator's output strides for a pointwise result of `shape`.
-fn pointwise_layout(args: &[LayoutArg<'_>], shape: &[i64]) -> Vec<i64> {
+pub(crate) fn pointwise_layout(args: &[LayoutArg<'_>], shape: &[i64]) -> Vec<i64> {
     let scalar = crate::view::Geometry::contiguous(&[]);
     let operands: Vec<IterOperand> = args
         .iter()

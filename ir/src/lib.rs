@@ -11,6 +11,7 @@
 //! | [`promotion`] | `promote_types`, `result_type`, `can_cast`, the default dtype |
 //! | [`device`] | devices, device strings, the device-mixing rule |
 //! | [`layout`] | layouts, memory formats, contiguity, TensorIterator and preserve-format strides |
+//! | [`complex_parts`] | `real`, `imag`, `complex` and the ops built on them |
 //! | [`advanced_index`] | the geometry of indexing with tensors (`index`, `index_put`) |
 //! | [`einsum`] | `torch.einsum`'s equation: parsing, dim order, PyTorch's checks |
 //! | [`view`] | view geometry: transpose, permute, expand, slice, view, reshape, broadcasting |
@@ -26,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod advanced_index;
+pub mod complex_parts;
 pub mod device;
 pub mod dtype;
 pub mod einsum;

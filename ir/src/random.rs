@@ -453,23 +453,14 @@ fn check_probability(p: f64) -> Result<()> {
 /// divides a noise tensor of the input's dtype by `1 − p` in place, which
 /// an integer input refuses.
 fn dropout_noise_dtype(x: &TensorType, ctx: &InferCtx, native: bool) -> Result<()> {
-    if DTypeSet::BARE_UINTS.contains(x.dtype) {
-        // The noise's bernoulli refuses them first; native_dropout's
-        // product with its bool mask, first.
-        return Err(if native {
-            err(
-                ErrorKind::DType,
-                format!(
-                    "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote {} and Bool",
-                    x.dtype.scalar_type_name()
-                ),
-            )
-        } else {
-            AtenKernel::new("bernoulli_scalar_cpu_", DTypeSet::EMPTY)
-                .check(x.dtype)
-                .err()
-                .unwrap_or_else(|| wrong_rule("dropout"))
-        });
+    if native {
+        // native_dropout multiplies the input by its bool mask first.
+        crate::promotion::promote_types(x.dtype, DType::Bool)?;
+    }
+    if !x.dtype.is_complex() {
+        // The noise is a bernoulli draw in the input's dtype.
+        AtenKernel::new("bernoulli_scalar_cpu_", DTypeSet::REAL_NUMBERS.union(DTypeSet::BOOL))
+            .check(x.dtype)?;
     }
     if !x.dtype.is_floating_point() && !x.dtype.is_complex() {
         return Err(err(

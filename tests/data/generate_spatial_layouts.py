@@ -91,7 +91,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from generate_values import SHORT, spatial_call  # noqa: E402
+from generate_values import COMPLEX_PARTS, SHORT, spatial_call  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -384,8 +384,8 @@ def expected_strides(c, out_shape):
 def check_rules():
     bad = []
     for c in CASES:
-        if c["op"] == "rot90":
-            continue  # its own rule (a flip's strides, transposed), checked by the Rust test
+        if c["op"] in ("rot90",) + COMPLEX_PARTS:
+            continue  # their own rules, checked by the Rust test
         for r in c["results"]:
             want = expected_strides(c, r["shape"])
             if want != r["strides"]:
@@ -431,6 +431,26 @@ def gen_rot90(g):
                 case("rot90", {"k": k, "dims": dims}, [laid_out([2, 3, 4, 5], il, torch.float32, g)])
 
 
+def gen_complex_parts(g):
+    """Where PyTorch's complex-part views put their elements (twice a
+    complex tensor's strides), conj's and angle's copies, isreal's
+    TensorIterator layout, view_as_complex's halved strides."""
+    for il in in_layouts(4):
+        z = laid_out([2, 3, 4, 5], il, torch.complex64, g)
+        for op in ("real", "imag", "conj", "conj_physical", "angle", "isreal", "view_as_real"):
+            case(op, {}, [z])
+        x = laid_out([2, 3, 4, 5], il, torch.float32, g)
+        for op in ("real", "conj", "angle", "isreal"):
+            case(op, {}, [x])
+    for il in ("contiguous", "permuted"):
+        a, b = laid_out([3, 4], il, torch.float32, g), laid_out([3, 4], "contiguous", torch.float32, g)
+        case("complex", {}, [a, b])
+        case("polar", {}, [a, b])
+    pairs = torch.randn(4, 3, 2, generator=g)
+    for t in (pairs, pairs.transpose(0, 1), pairs[::2]):
+        case("view_as_complex", {}, [t])
+
+
 def main():
     g = torch.Generator().manual_seed(7)
     gen_convs(g)
@@ -438,6 +458,7 @@ def main():
     gen_pads(g)
     gen_shuffles(g)
     gen_rot90(g)
+    gen_complex_parts(g)
     bad = check_rules()
     for b in bad:
         print("rule broken (op, attrs, shapes, strides, result strides, expected):", b, file=sys.stderr)

@@ -1353,6 +1353,8 @@ def spatial_call(op, a, operands):
         return getattr(F, op)(x, *a.values())
     if op == "rot90":
         return torch.rot90(x, a["k"], a["dims"])
+    if op in COMPLEX_PARTS:
+        return getattr(torch, op)(*operands)
     d = int(op[-2])
     scales = [a.get(k) for k in _UPSAMPLE_SCALES[d]]
     fn = getattr(_A, op).default
@@ -2525,9 +2527,85 @@ def gen_random():
     x3 = torch.ones(2, 2, 3)
     record_refusal("multinomial", {"num_samples": 1, "seed": 0}, [x3],
                    lambda: torch.multinomial(x3, 1))
+    for dt in (torch.float8_e4m3fn, torch.float8_e8m0fnu):
+        x8 = torch.ones(2, 2, dtype=dt)
+        for op in ("dropout", "feature_dropout", "native_dropout"):
+            record_refusal(op, {"p": 0.5, "train": True, "seed": 0}, [x8],
+                           lambda: getattr(A, op)(x8, 0.5, True))
     x1 = torch.ones(3)
     record_refusal("feature_dropout", {"p": 0.5, "train": True, "seed": 0}, [x1],
                    lambda: A.feature_dropout(x1, 0.5, True))
+
+
+COMPLEX_PARTS = ("real", "imag", "conj", "conj_physical", "angle", "isreal", "view_as_real",
+                 "view_as_complex", "complex", "polar")
+
+
+def gen_complex_parts():
+    """The parts of complex tensors: real, imag, conj, conj_physical,
+    angle, isreal, view_as_real on complex tensors (special values
+    included) and, where PyTorch takes them, real tensors; view_as_complex,
+    complex and polar on f16/f32/f64 parts; OpInfo's samples; refusals."""
+    special = [complex(a, b) for a in (0.0, -0.0, 1.5, -2.0, float("inf"), float("nan"))
+               for b in (0.0, -0.0, 0.5, -3.0, float("-inf"))]
+    for dt in (torch.complex64, torch.complex128, torch.complex32):
+        z = torch.tensor(special, dtype=dt)
+        for op in ("real", "imag", "conj", "conj_physical", "angle", "isreal", "view_as_real"):
+            fn = getattr(torch, op)
+            record(op, {}, [z], lambda: fn(z).resolve_conj())
+            record_refusal(op, {}, [z], lambda: fn(z))
+        zt = torch.tensor(special[:12], dtype=dt).reshape(3, 4).t()
+        for op in ("real", "imag", "view_as_real", "angle"):
+            fn = getattr(torch, op)
+            record(op, {}, [zt], lambda: fn(zt))
+    for dt in DTYPES:
+        if dt.is_complex:
+            continue
+        x = make(dt, [6])
+        for op in ("real", "imag", "conj", "conj_physical", "angle", "isreal", "view_as_real",
+                   "view_as_complex"):
+            fn = getattr(torch, op)
+            record(op, {}, [x], lambda: fn(x))
+            record_refusal(op, {}, [x], lambda: fn(x))
+        y = make(dt, [3, 2])
+        record("view_as_complex", {}, [y], lambda: torch.view_as_complex(y))
+        record_refusal("view_as_complex", {}, [y], lambda: torch.view_as_complex(y))
+        a, b = make(dt, [4], positive=True), make(dt, [4], reverse=True)
+        for op in ("complex", "polar"):
+            fn = getattr(torch, op)
+            record(op, {}, [a, b], lambda: fn(a, b))
+            record_refusal(op, {}, [a, b], lambda: fn(a, b))
+    f, d = torch.ones(3), torch.ones(3, dtype=torch.float64)
+    for op in ("complex", "polar"):
+        fn = getattr(torch, op)
+        record_refusal(op, {}, [f, d], lambda: fn(f, d))
+        record_refusal(op, {}, [d, f], lambda: fn(d, f))
+        r, t = torch.linspace(0.5, 2, 3).reshape(3, 1), torch.linspace(-3, 3, 4)
+        record(op, {}, [r, t], lambda: fn(r, t))
+    record_refusal("view_as_complex", {}, [torch.ones(3, 4)],
+                   lambda: torch.view_as_complex(torch.ones(3, 4)))
+    from torch.testing._internal.common_methods_invocations import op_db
+    wanted = {"real": "real", "imag": "imag", "conj": "conj", "conj_physical": "conj_physical",
+              "angle": "angle", "isreal": "isreal", "view_as_real": "view_as_real",
+              "view_as_complex": "view_as_complex", "complex": "complex", "polar": "polar"}
+    for info in op_db:
+        if info.name not in wanted or info.variant_test_name:
+            continue
+        op = wanted[info.name]
+        for dt in (torch.float32, torch.complex64, torch.float64):
+            try:
+                samples = list(info.sample_inputs("cpu", dt))
+            except Exception:
+                continue
+            for s in samples[:6]:
+                if s.kwargs or not isinstance(s.input, torch.Tensor):
+                    continue
+                args = [s.input.contiguous()] + [a.contiguous() for a in s.args
+                                                 if isinstance(a, torch.Tensor)]
+                if len(args) != 1 + len(s.args):
+                    continue
+                fn = getattr(torch, op)
+                record(op, {}, args, lambda: fn(*args).resolve_conj())
 
 
 def main():
@@ -2568,6 +2646,7 @@ def main():
     gen_issue20()
     gen_products_more()
     gen_random()
+    gen_complex_parts()
     out = {
         "meta": {
             "torch_version": torch.__version__,

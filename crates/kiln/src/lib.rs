@@ -53,8 +53,8 @@ pub use defaults::{
 };
 pub use tensor::{
     AttentionOptions, ConvOptions, Interpolate, InterpolateMode, PoolOptions, Tensor, arange, cat,
-    column_stack, dstack, einsum, eye, full, hstack, linalg_multi_dot, linspace, normal,
-    normal_scalars, ones, rand, randint, randn, stack, vstack, where_, zeros,
+    column_stack, complex, dstack, einsum, eye, full, hstack, linalg_multi_dot, linspace, normal,
+    normal_scalars, ones, polar, rand, randint, randn, stack, vstack, where_, zeros,
 };
 pub use trace::{
     Input, IntoOutputs, TensorOrScalar, TensorSpec, Traced, apply, apply_named, trace,

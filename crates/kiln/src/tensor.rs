@@ -14,8 +14,10 @@ use kiln_ir::{
 
 use crate::defaults::default_device;
 
+mod complex;
 mod random;
 mod spatial;
+pub use complex::{complex, polar};
 pub use random::{normal, normal_scalars, rand, randint, randn};
 pub use spatial::{ConvOptions, Interpolate, InterpolateMode, PoolOptions};
 

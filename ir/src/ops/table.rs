@@ -5,6 +5,7 @@
 //! every op of the IR with its attributes, operand slots and rules. How to
 //! add an op: README, "Adding an op".
 
+use crate::complex_parts;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::Result;
@@ -1956,6 +1957,49 @@ define_ops! {
         => Rules::new(random::infer_dropout, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Cheap)
             .results(Results::Fixed(2))
             .expand(random::native_dropout);
+    /// `torch.real`: a complex tensor's real parts (laid out where
+    /// PyTorch's view has them: twice the strides); a real tensor itself.
+    Real "real" (input: Tensor)
+        => Rules::new(complex_parts::infer_part, LayoutRule::Custom(complex_parts::layout), Cost::Cheap);
+    /// `torch.imag`: a complex tensor's imaginary parts.
+    Imag "imag" (input: Tensor)
+        => Rules::new(complex_parts::infer_part, LayoutRule::Custom(complex_parts::layout), Cost::Cheap);
+    /// `torch.complex(real, imag)`.
+    Complex "complex" (real: Tensor, imag: Tensor)
+        => Rules::new(complex_parts::infer_pair, LayoutRule::Pointwise, Cost::Cheap);
+    /// `torch.conj`: the complex conjugate (PyTorch's lazy view, computed);
+    /// a real tensor itself.
+    Conj "conj" (input: Tensor)
+        => Rules::new(complex_parts::infer_part, LayoutRule::Custom(complex_parts::layout), Cost::Cheap)
+            .expand(complex_parts::expand);
+    /// `torch.conj_physical`: the conjugate as a copy.
+    ConjPhysical "conj_physical" (input: Tensor)
+        => Rules::new(complex_parts::infer_part, LayoutRule::Custom(complex_parts::layout), Cost::Cheap)
+            .expand(complex_parts::expand);
+    /// `torch.angle`: the argument of complex values; π for negative real
+    /// values, 0 otherwise, NaN kept.
+    Angle "angle" (input: Tensor)
+        => Rules::new(complex_parts::infer_part, LayoutRule::Custom(complex_parts::layout), Cost::Costly)
+            .kernel(fixed("angle_cpu", S::REAL_NUMBERS.union(S::COMPLEX).union(S::BOOL).union(S::BARE_UINTS)))
+            .expand(complex_parts::expand);
+    /// `torch.isreal`: whether each imaginary part is 0 (true for real
+    /// tensors).
+    Isreal "isreal" (input: Tensor)
+        => Rules::new(complex_parts::infer_part, LayoutRule::Custom(complex_parts::layout), Cost::Cheap)
+            .expand(complex_parts::expand);
+    /// `torch.polar(abs, angle)`: `abs·(cos θ + i·sin θ)`.
+    Polar "polar" (abs: Tensor, angle: Tensor)
+        => Rules::new(complex_parts::infer_pair, LayoutRule::Pointwise, Cost::Costly)
+            .expand(complex_parts::expand);
+    /// `torch.view_as_real`: `[..., 2]` real and imaginary parts.
+    ViewAsReal "view_as_real" (input: Tensor)
+        => Rules::new(complex_parts::infer_part, LayoutRule::Custom(complex_parts::layout), Cost::Cheap)
+            .expand(complex_parts::expand);
+    /// `torch.view_as_complex`: pairs of the last dim (of size 2, stride 1)
+    /// as complex values.
+    ViewAsComplex "view_as_complex" (input: Tensor)
+        => Rules::new(complex_parts::infer_part, LayoutRule::Custom(complex_parts::layout), Cost::Cheap)
+            .expand(complex_parts::expand);
     /// `torch.matmul`.
     Matmul "matmul" (input: Tensor, other: Tensor)
         => Rules::new(infer::matmul, LayoutRule::Contiguous, Cost::Kernel).kernel(fixed(

@@ -12,6 +12,7 @@
 //! (`kiln_ir::ops::expand`, where they are defined), which are checked
 //! against PyTorch's values independently.
 
+mod complex_parts;
 pub mod elementwise;
 mod indexing;
 mod random_ops;
@@ -193,6 +194,9 @@ fn execute(
         })
         .collect();
     if let Some(t) = random_ops::run(&inst.op, &operands, &scalars, out_ty, &strides)? {
+        return Ok(vec![t]);
+    }
+    if let Some(t) = complex_parts::run(&inst.op, &operands, out_ty, &layouts[0])? {
         return Ok(vec![t]);
     }
     let natural = inferred.natural_dtype;
