@@ -3318,12 +3318,6 @@ pub fn products(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
                 ));
             }
             matmul_shape(&a.shape, &b.shape)?;
-            if matches!(op, Op::Vdot) && a.dtype.is_complex() {
-                return Err(err(
-                    ErrorKind::Unsupported,
-                    "vdot of complex tensors conjugates input: Kiln has no conj yet",
-                ));
-            }
             (vec![], a.dtype)
         }
         Op::Outer => {
@@ -3491,12 +3485,6 @@ pub fn products(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
                 return dtype_error(format!(
                     "linalg.vecdot: Expected a floating point or complex tensor as input. Got {}",
                     type_name(a)
-                ));
-            }
-            if a.dtype.is_complex() {
-                return Err(err(
-                    ErrorKind::Unsupported,
-                    "linalg_vecdot of complex tensors conjugates x: Kiln has no conj yet",
                 ));
             }
             mul_dtype(a, b, ctx)?;

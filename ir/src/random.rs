@@ -459,8 +459,11 @@ fn dropout_noise_dtype(x: &TensorType, ctx: &InferCtx, native: bool) -> Result<(
     }
     if !x.dtype.is_complex() {
         // The noise is a bernoulli draw in the input's dtype.
-        AtenKernel::new("bernoulli_scalar_cpu_", DTypeSet::REAL_NUMBERS.union(DTypeSet::BOOL))
-            .check(x.dtype)?;
+        AtenKernel::new(
+            "bernoulli_scalar_cpu_",
+            DTypeSet::REAL_NUMBERS.union(DTypeSet::BOOL),
+        )
+        .check(x.dtype)?;
     }
     if !x.dtype.is_floating_point() && !x.dtype.is_complex() {
         return Err(err(

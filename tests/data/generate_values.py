@@ -2582,6 +2582,12 @@ def gen_complex_parts():
         record_refusal(op, {}, [d, f], lambda: fn(d, f))
         r, t = torch.linspace(0.5, 2, 3).reshape(3, 1), torch.linspace(-3, 3, 4)
         record(op, {}, [r, t], lambda: fn(r, t))
+    for dt in (torch.complex64, torch.complex128):
+        u = torch.tensor(special[:6], dtype=dt).nan_to_num(0.0, 2.0, -2.0)
+        v = torch.tensor(special[6:12], dtype=dt).nan_to_num(0.0, 2.0, -2.0)
+        record("vdot", {}, [u, v], lambda: torch.vdot(u, v))
+        um, vm = u.reshape(2, 3), v.reshape(2, 3)
+        record("linalg_vecdot", {}, [um, vm], lambda: torch.linalg.vecdot(um, vm))
     record_refusal("view_as_complex", {}, [torch.ones(3, 4)],
                    lambda: torch.view_as_complex(torch.ones(3, 4)))
     from torch.testing._internal.common_methods_invocations import op_db

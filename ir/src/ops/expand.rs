@@ -305,6 +305,16 @@ pub fn softplus(
     })
 }
 
+/// `conj(x)` for complex `x` (vdot and vecdot conjugate their first
+/// operand); `x` itself otherwise.
+fn conjugated(e: &mut Emitter<'_>, x: ValueId) -> Result<ValueId> {
+    if e.ty(x).dtype.is_complex() {
+        e.push(Op::Conj, vec![Operand::Value(x)])
+    } else {
+        Ok(x)
+    }
+}
+
 /// `linear`: `matmul(input, t(weight))`, plus the bias when there is one
 /// (PyTorch computes it as addmm, or matmul and add: the same values up to
 /// summation order).
@@ -2129,6 +2139,7 @@ pub fn products(
             e.reduce(ReduceOp::Sum, diagonal, vec![0], false, None)?
         }
         Op::LinalgVecdot { dim } => {
+            let a = conjugated(e, a)?;
             let p = e.binary(BinaryOp::Mul, a, nth(operands, 1)?)?;
             e.reduce(ReduceOp::Sum, p, vec![*dim], false, None)?
         }
@@ -2154,7 +2165,10 @@ pub fn products(
             dims_self,
             dims_other,
         } => tensordot(e, a, nth(operands, 1)?, dims_self, dims_other)?,
-        Op::Vdot => matmul(e, a, nth(operands, 1)?)?,
+        Op::Vdot => {
+            let a = conjugated(e, a)?;
+            matmul(e, a, nth(operands, 1)?)?
+        }
         Op::Bilinear => bilinear(e, a, nth(operands, 1)?, nth(operands, 2)?, operands.get(3))?,
         Op::LinalgMultiDot => {
             let ts = operands

@@ -1272,8 +1272,7 @@ define_ops! {
         => reduction(infer::products, Cost::Reduction)
             .kernel(fixed("trace", S::FLOATS_COMPLEX.union(S::INTS)))
             .expand(expand::products);
-    /// `torch.linalg.vecdot`: `sum(x · y, dim)` after broadcasting
-    /// (floats; complex, which conjugates `x`, is refused).
+    /// `torch.linalg.vecdot`: `sum(conj(x) · y, dim)` after broadcasting.
     LinalgVecdot "linalg_vecdot" { dim: i64 = -1 } (x: Tensor, y: Tensor)
         => reduction(infer::products, Cost::Reduction)
             .expand(expand::products);
@@ -1289,11 +1288,10 @@ define_ops! {
         => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("addmm_impl_cpu_", S::FLOATS_COMPLEX.union(S::FLOAT8_SIGNED).union(S::INTS)))
             .expand(expand::products);
-    /// `torch.vdot`: `dot` with the first vector conjugated (real dtypes
-    /// only: Kiln has no conj, so complex vectors are refused).
+    /// `torch.vdot`: `dot` with the first vector conjugated.
     Vdot "vdot" (input: Tensor, other: Tensor)
         => Rules::new(infer::products, LayoutRule::Contiguous, Cost::Kernel)
-            .kernel(fixed("dot", S::FLOATS.union(S::INTS)))
+            .kernel(fixed("dot", S::FLOATS_COMPLEX.union(S::INTS)))
             .expand(expand::products);
     /// `torch.nn.functional.bilinear`: `y[..., o] = Σ_ij x1[..., i]·
     /// weight[o, i, j]·x2[..., j] + bias[o]`, as ATen's `_trilinear`
