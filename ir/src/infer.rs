@@ -13,6 +13,7 @@
 use crate::device::{Device, Placement, common_device};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
+use crate::ops::attrs::AttrValue;
 use crate::ops::def::{KernelRule, Results, SlotKind};
 use crate::ops::prims::{Refusal, RefuseWhen, ResultDType, ScalarOperands};
 use crate::ops::{BinaryOp, LossReduction, Op, ReduceOp};
@@ -309,26 +310,24 @@ fn check_operands(op: &Op, args: &[Arg<'_>]) -> Result<()> {
 
 /// The device an op's result lives on.
 fn result_device(op: &Op, args: &[Arg<'_>]) -> Result<Device> {
-    match op {
-        Op::Full { device, .. }
-        | Op::Arange { device, .. }
-        | Op::Eye { device, .. }
-        | Op::Linspace { device, .. }
-        | Op::Rand { device, .. }
-        | Op::Randn { device, .. }
-        | Op::Randint { device, .. } => Ok(device.unwrap_or(Device::CPU).for_tensor()),
-        // Two numbers: a creation.
-        Op::Normal { device, .. } if placements(args).is_empty() => {
-            Ok(device.unwrap_or(Device::CPU).for_tensor())
-        }
-        Op::To {
-            device: Some(d), ..
-        } => {
-            common_device(&placements(args))?;
-            Ok(d.for_tensor())
-        }
-        _ => common_device(&placements(args)),
+    let placements = placements(args);
+    if let Op::To {
+        device: Some(d), ..
+    } = op
+    {
+        common_device(&placements)?;
+        return Ok(d.for_tensor());
     }
+    if placements.is_empty() {
+        // Creation ops (and `normal` of two numbers): their `device`
+        // attribute, else the CPU.
+        let device = op.attrs().into_iter().find_map(|(name, v)| match v {
+            AttrValue::Device(d) if name == "device" => Some(d),
+            _ => None,
+        });
+        return Ok(device.unwrap_or(Device::CPU).for_tensor());
+    }
+    common_device(&placements)
 }
 
 fn placements(args: &[Arg<'_>]) -> Vec<Placement> {
