@@ -29,6 +29,13 @@ a depthwise convolution, ResNet's max pool, a bilinear ×2 upsampling, and
 torchvision's ResNet-18 (random weights, eval mode; needs torchvision and
 the repository's `python/kiln_export`) at batch 1 and 8, which ONNX Runtime
 and OpenVINO also run.
+
+The op workloads (issues 16 and 20): an embedding lookup, causal attention
+over 1024 and 4096 tokens, linear + bias + gelu, cross_entropy over GPT-2's
+vocabulary, scatter_add of 16M values into 64K bins, cumsum, topk(8) and
+std over rows, and a 12-op activation chain on 16M values:
+
+    python3 benches/compare_torch.py --only embedding,sdpa_causal_1024,sdpa_causal_4096,linear_gelu,cross_entropy,scatter_add,cumsum_rows,topk8,std_rows,activation_chain --markdown
 """
 
 import argparse
@@ -46,12 +53,17 @@ NAMES = [
     "matmul_1024", "matmul_4096", "channels_last", "transposed_add",
     "mlp", "gpt2_block", "llama_block",
     "conv3x3", "conv3x3_cl", "depthwise3x3", "max_pool2d", "bilinear_x2",
-    "resnet18_b1", "resnet18_b8"]
+    "resnet18_b1", "resnet18_b8",
+    "embedding", "sdpa_causal_1024", "sdpa_causal_4096", "linear_gelu", "cross_entropy",
+    "scatter_add", "cumsum_rows", "topk8", "std_rows", "activation_chain"]
 # Workloads that ONNX Runtime and OpenVINO also run.
 BLOCKS = ("mlp", "gpt2_block", "llama_block")
 # torchvision models (random weights, eval mode), exported with kiln_export
 # into the run's temporary folder; ONNX Runtime and OpenVINO run them too.
 MODELS = ("resnet18_b1", "resnet18_b8")
+# Workloads whose inputs must be valid (indices in range): Kiln runs on the
+# same input values as PyTorch, from a safetensors file.
+SAME_INPUTS = ("embedding", "cross_entropy", "scatter_add")
 
 
 def block_arg_names(torch, name):
@@ -59,6 +71,14 @@ def block_arg_names(torch, name):
     sys.path.insert(0, HERE)
     import check_blocks as cb
     return list(cb.BLOCKS[name][0](torch.Generator().manual_seed(0)))
+
+
+def program_arg_names(program):
+    """The argument names of a program's @main, in order."""
+    import re
+    with open(program) as f:
+        head = next(line for line in f if line.startswith("func @main"))
+    return re.findall(r"%([\w.]+):", head.split("->")[0])
 
 
 def block_workloads(torch):
@@ -152,6 +172,54 @@ def workloads(torch):
         "transposed_add": ("transposed_add.kir", lambda: (rand(4096, 4096), rand(4096, 4096)), lambda x, y: x.t() + y, 12 * 4096 * 4096, 0),
         **block_workloads(torch),
         **cnn_workloads(torch),
+        **op_workloads(torch),
+    }
+
+
+def op_workloads(torch):
+    """The op issues' workloads: embedding, causal attention, linear + gelu,
+    cross_entropy and scatter_add (issue 16); cumsum, topk, std and an
+    activation chain (issue 20)."""
+    F = torch.nn.functional
+    n = 16 * 1024 * 1024
+
+    def rand(*shape):
+        return torch.rand(*shape) * 2 - 1
+
+    def attention(t):
+        shape = (1, 12, t, 64)
+        return (lambda: (rand(*shape), rand(*shape), rand(*shape)),
+                lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                4 * 4 * 12 * t * 64, 2 * 2 * 12 * t * t * 64 // 2)
+
+    def chain(x):
+        for f in (F.silu, F.softplus, F.hardswish, F.mish, F.elu, F.gelu, torch.tanh, torch.sigmoid,
+                  F.relu6, F.hardsigmoid, F.leaky_relu, F.softsign):
+            x = f(x)
+        return x
+
+    a1024, a4096 = attention(1024), attention(4096)
+    return {
+        "embedding": ("embedding.kir", lambda: (rand(50257, 768), torch.randint(0, 50257, (4, 1024))),
+                      lambda w, i: F.embedding(i, w), 4 * 2 * 4 * 1024 * 768, 0),
+        "sdpa_causal_1024": ("sdpa_causal_1024.kir", *a1024),
+        "sdpa_causal_4096": ("sdpa_causal_4096.kir", *a4096),
+        "linear_gelu": ("linear_gelu.kir", lambda: (rand(4096, 768), rand(3072, 768), rand(3072)),
+                        lambda x, w, b: F.gelu(F.linear(x, w, b)),
+                        4 * (4096 * 768 + 3072 * 768 + 4096 * 3072), 2 * 4096 * 768 * 3072),
+        "cross_entropy": ("cross_entropy.kir",
+                          lambda: (rand(4096, 50257), torch.randint(0, 50257, (4096,))),
+                          F.cross_entropy, 4 * 4096 * 50257, 0),
+        "scatter_add": ("scatter_add.kir",
+                        lambda: (torch.zeros(65536), torch.randint(0, 65536, (n,)), rand(n)),
+                        lambda b, i, s: b.scatter_add(0, i, s), (8 + 4) * n, 0),
+        "cumsum_rows": ("cumsum_rows.kir", lambda: (rand(4096, 4096),), lambda x: torch.cumsum(x, 1),
+                        8 * 4096 * 4096, 0),
+        "topk8": ("topk8.kir", lambda: (rand(4096, 4096),), lambda x: torch.topk(x, 8, 1),
+                  4 * 4096 * 4096, 0),
+        "std_rows": ("std_rows.kir", lambda: (rand(8192, 1024),), lambda x: torch.std(x, 1),
+                     4 * 8192 * 1024, 0),
+        "activation_chain": ("activation_chain.kir", lambda: (rand(n),), chain, 8 * n, 0),
     }
 
 
@@ -368,6 +436,11 @@ def main():
                 kiln_inputs = os.path.join(tmpdir, f"{name}_inputs.safetensors")
                 save_file(tensors, kiln_inputs)
                 arg_names = ["x"]
+            if name in SAME_INPUTS:
+                from safetensors.torch import save_file
+                arg_names = program_arg_names(program)
+                kiln_inputs = os.path.join(tmpdir, f"{name}.safetensors")
+                save_file(dict(zip(arg_names, inputs)), kiln_inputs)
             if name in BLOCKS:
                 arg_names = block_arg_names(torch, name)
                 try:
