@@ -315,6 +315,34 @@ def _identity(c):
     return c.tensor("self")
 
 
+# PyTorch's lazy conjugate and negative bits are resolved by Kiln's values.
+@op("aten.resolve_conj.default", "aten.resolve_neg.default")
+def _resolve(c):
+    return c.tensor("self")
+
+
+# The parts of complex tensors (Meta's Llama writes rotary embeddings with
+# polar, view_as_complex and view_as_real).
+for _u, _k in (("real", "real"), ("imag", "imag"), ("_conj", "conj"), ("conj", "conj"),
+               ("conj_physical", "conj_physical"), ("angle", "angle"), ("isreal", "isreal"),
+               ("view_as_real", "view_as_real"), ("view_as_complex", "view_as_complex")):
+    op(f"aten.{_u}.default")(_unary(_k))
+
+
+# The lazy negation PyTorch gives the imaginary parts of a conjugate view.
+op("aten._neg_view.default")(_unary("neg"))
+
+
+@op("aten.complex.default")
+def _complex(c):
+    return c.emit("complex", [c.tensor("real"), c.tensor("imag")])
+
+
+@op("aten.polar.default")
+def _polar(c):
+    return c.emit("polar", [c.tensor("abs"), c.tensor("angle")])
+
+
 @op("aten.lift_fresh_copy.default")
 def _lift_fresh_copy(c):
     return c.emit("clone", [c.tensor("self")])

@@ -121,6 +121,27 @@ def test_mlp_dtypes(tmp_path, dtype, tol):
     export_and_compare(MLP().to(dtype), (torch.randn(4, 16, dtype=dtype),), tmp_path, tol=tol)
 
 
+class ComplexRotary(nn.Module):
+    """Rotary embeddings as Meta's Llama reference code writes them: the
+    frequencies as complex numbers (polar), the pairs of x as complex
+    values (view_as_complex), a complex product, back to pairs
+    (view_as_real); plus angle and conj."""
+
+    def forward(self, x):
+        d = x.shape[-1]
+        freqs = 1.0 / (10000.0 ** (torch.arange(0, d, 2)[: d // 2].float() / d))
+        freqs = torch.outer(torch.arange(x.shape[1], dtype=torch.float32), freqs)
+        freqs_cis = torch.polar(torch.ones_like(freqs), freqs)
+        xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        rotated = torch.view_as_real(xc * freqs_cis.view(1, x.shape[1], 1, -1)).flatten(3)
+        return rotated.type_as(x), torch.angle(xc), xc.conj().imag, torch.real(xc)
+
+
+def test_complex_rotary(tmp_path):
+    torch.manual_seed(0)
+    export_and_compare(ComplexRotary(), (torch.randn(2, 16, 4, 8),), tmp_path)
+
+
 def test_command_line(tmp_path):
     (tmp_path / "mlp_factory.py").write_text(
         "import torch\n"
