@@ -219,6 +219,21 @@ fn check_result(m: &mut Mismatches, case: &Value, index: usize, out: &Tensor, ex
             });
             return;
         }
+        // Views and layout-preserving results record PyTorch's strides and
+        // storage offset too.
+        if let Some(strides) = expected.get("strides") {
+            let offset = expected["storage_offset"].as_i64().unwrap();
+            if out.strides() != int_list(strides) || out.geometry().offset != offset {
+                m.check(false, || {
+                    format!(
+                        "{case}: result {index}: Kiln's strides {:?}, storage offset {}",
+                        out.strides(),
+                        out.geometry().offset
+                    )
+                });
+                return;
+            }
+        }
         let exp_values = decode_values(expected);
         let op = case["op"].as_str().unwrap();
         let scale = exp_values

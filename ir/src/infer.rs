@@ -3021,6 +3021,30 @@ pub fn view(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(shape, x.dtype, vec![None]))
 }
 
+/// `as_strided`: the view's checks, and its bounds against the storage
+/// the operand owns (its elements up to the last: a parameter's or a
+/// computed value's; an operand that is itself a view of a larger storage
+/// is held to its own elements, which PyTorch's check against the whole
+/// storage would not be).
+pub fn as_strided(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::AsStrided {
+        size,
+        stride,
+        storage_offset,
+    } = op
+    else {
+        return Err(wrong_rule("as_strided"));
+    };
+    let x = tensor(args)?;
+    let g = match x.strides() {
+        Some(strides) => Geometry::new(x.shape.clone(), strides.to_vec(), 0),
+        None => Geometry::contiguous(&x.shape),
+    };
+    let storage = (g.own_storage(), x.dtype.itemsize());
+    let out = g.as_strided(size, stride, *storage_offset, Some(storage))?;
+    Ok(single(out.shape, x.dtype, vec![None]))
+}
+
 /// The result shape of a view op.
 pub fn view_shape(op: &Op, shape: &[i64]) -> Result<Vec<i64>> {
     if let Some(view) = crate::ops::derived::primitive_view(op, shape)? {
@@ -3042,6 +3066,17 @@ pub fn view_shape(op: &Op, shape: &[i64]) -> Result<Vec<i64>> {
             step,
         } => g.slice(*dim, *start, *end, *step)?.shape,
         Op::Select { dim, index } => g.select(*dim, *index)?.shape,
+        Op::Diagonal { offset, dim1, dim2 } => g.diagonal(*offset, *dim1, *dim2)?.shape,
+        Op::Unfold {
+            dimension,
+            size,
+            step,
+        } => g.unfold(*dimension, *size, *step)?.shape,
+        Op::AsStrided {
+            size,
+            stride,
+            storage_offset,
+        } => g.as_strided(size, stride, *storage_offset, None)?.shape,
         Op::Flatten { start_dim, end_dim } => {
             g.flatten(*start_dim, *end_dim)?.geometry().shape.clone()
         }

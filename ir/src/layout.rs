@@ -557,6 +557,21 @@ pub fn view_layout(
             step,
         } => ResultLayout::View(g.slice(*dim, *start, *end, *step)?),
         Op::Select { dim, index } => ResultLayout::View(g.select(*dim, *index)?),
+        Op::Diagonal { offset, dim1, dim2 } => {
+            ResultLayout::View(g.diagonal(*offset, *dim1, *dim2)?)
+        }
+        Op::Unfold {
+            dimension,
+            size,
+            step,
+        } => ResultLayout::View(g.unfold(*dimension, *size, *step)?),
+        // Inference checked the bounds against the operand's storage,
+        // which a geometry does not know.
+        Op::AsStrided {
+            size,
+            stride,
+            storage_offset,
+        } => ResultLayout::View(g.as_strided(size, stride, *storage_offset, None)?),
         other => {
             return Err(Error::new(
                 ErrorKind::Layout,

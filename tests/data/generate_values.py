@@ -2460,6 +2460,123 @@ def gen_issue20_cases():
             record(name, {}, operands, lambda: fn(*operands))
 
 
+def record_strided(op, attrs, operands, fn):
+    """record(), with each result's strides and storage offset (views and
+    layout-preserving copies, checked by interp_values against the
+    interpreter's), and PyTorch's refusal if it refuses. Attributes that
+    are None are left out (their defaults)."""
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    before = len(CASES)
+    record(op, attrs, operands, fn)
+    if len(CASES) > before:
+        outs = fn()
+        outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        for spec, o in zip(CASES[-1]["results"], outs):
+            spec["strides"] = list(o.stride())
+            spec["storage_offset"] = o.storage_offset()
+    else:
+        record_refusal(op, attrs, operands, fn)
+
+
+def gen_diagonals():
+    """diagonal (views: strides and storage offsets), diag, diag_embed,
+    diagflat and diagonal_scatter on every dtype, with offsets past the
+    ends, other planes and mixed dtypes; PyTorch's OpInfo samples."""
+    for dt in DTYPES:
+        x = make(dt, [2, 3, 4])
+        for off, d1, d2 in ((0, 0, 1), (1, 1, 2), (-1, 2, 0), (5, 1, 2), (-2, -1, -2), (2, 2, 1)):
+            record_strided("diagonal", {"offset": off, "dim1": d1, "dim2": d2}, [x],
+                           lambda: torch.diagonal(x, off, d1, d2))
+        v, m = make(dt, [3]), make(dt, [3, 4])
+        for k in (0, 2, -1):
+            record_strided("diag", {"diagonal": k}, [v], lambda: torch.diag(v, k))
+            record_strided("diag", {"diagonal": k}, [m], lambda: torch.diag(m, k))
+        record_strided("diag", {"diagonal": 7}, [m], lambda: torch.diag(m, 7))
+        e = make(dt, [2, 3])
+        for off, d1, d2 in ((0, -2, -1), (1, 0, 2), (-2, 2, 0), (0, 1, 0)):
+            record_strided("diag_embed", {"offset": off, "dim1": d1, "dim2": d2}, [e],
+                           lambda: torch.diag_embed(e, off, d1, d2))
+        for off in (0, -1, 2):
+            record_strided("diagflat", {"offset": off}, [e], lambda: torch.diagflat(e, off))
+        s0 = make(dt, [], reverse=True)
+        record_strided("diagflat", {}, [s0], lambda: torch.diagflat(s0))
+        for off, d1, d2, shape in ((0, 0, 1, [4, 2]), (1, 1, 2, [2, 3]), (-1, 2, 0, [3, 2]), (2, 0, 1, [4, 1])):
+            src = make(dt, shape, reverse=True)
+            record_strided("diagonal_scatter", {"offset": off, "dim1": d1, "dim2": d2}, [x, src],
+                           lambda: torch.diagonal_scatter(x, src, off, d1, d2))
+    x, src = make(torch.int32, [3, 4]), make(torch.float32, [3], reverse=True)
+    record_strided("diagonal_scatter", {}, [x, src], lambda: torch.diagonal_scatter(x, src))
+    record_strided("diagonal_scatter", {}, [src.new_ones(3, 4), x[0, :3].contiguous()],
+                   lambda: torch.diagonal_scatter(src.new_ones(3, 4), x[0, :3].contiguous()))
+    bad = make(torch.float32, [2])
+    record_refusal("diagonal_scatter", {}, [x, bad], lambda: torch.diagonal_scatter(x, bad))
+    for name in ("diagonal", "diag_embed"):
+        y = make(torch.float32, [2, 3])
+        fn = getattr(torch, name)
+        record_refusal(name, {"offset": 0, "dim1": 1, "dim2": -1 if name == "diagonal" else 1}, [y],
+                       lambda: fn(y, 0, 1, -1 if name == "diagonal" else 1))
+    y = make(torch.float32, [2, 2, 2])
+    record_refusal("diag", {}, [y], lambda: torch.diag(y))
+    names = {"diagonal", "diag", "diag_embed", "diagflat", "diagonal_scatter"}
+    for name, dt, s in op_db_samples(names, [torch.float32, torch.int64, torch.bool, torch.complex64]):
+        x = s.input.contiguous()
+        if name == "diagonal_scatter":
+            src = s.args[0].contiguous()
+            rest = list(s.args[1:])
+            keys = ["offset", "dim1", "dim2"]
+            attrs = {k: v for k, v in zip(keys, rest)}
+            attrs.update(s.kwargs)
+            record_strided(name, attrs, [x, src], lambda: torch.diagonal_scatter(x, src, **attrs))
+            continue
+        keys = {"diag": ["diagonal"], "diagflat": ["offset"]}.get(name, ["offset", "dim1", "dim2"])
+        attrs = {k: v for k, v in zip(keys, s.args)}
+        attrs.update(s.kwargs)
+        fn = getattr(torch, name)
+        record_strided(name, attrs, [x], lambda: fn(x, **attrs))
+
+
+def gen_unfold_as_strided():
+    """Tensor.unfold and as_strided (views: strides and storage offsets)
+    on every dtype, zero-dim and empty inputs, windows that overlap or skip,
+    views reaching the end of the storage; PyTorch's refusals and OpInfo
+    samples."""
+    for dt in DTYPES:
+        x = make(dt, [2, 3, 4])
+        for d, size, step in ((1, 2, 1), (2, 3, 2), (-1, 4, 1), (0, 1, 3), (2, 0, 2)):
+            record_strided("unfold", {"dimension": d, "size": size, "step": step}, [x],
+                           lambda: x.unfold(d, size, step))
+        for size, stride, off in (([2, 2], [1, 2], None), ([3, 4], [1, 3], 5), ([2, 2], [1, 2], 20),
+                                  ([4, 3], [0, 7], 2), ([], [], 23), ([0, 2], [100, 200], 25)):
+            record_strided("as_strided", {"size": size, "stride": stride, "storage_offset": off}, [x],
+                           lambda: x.as_strided(size, stride, off))
+    z = make(torch.float32, [])
+    for size in (1, 0, 2):
+        record_strided("unfold", {"dimension": 0, "size": size, "step": 1}, [z], lambda: z.unfold(0, size, 1))
+    e = make(torch.float32, [0, 3])
+    record_strided("unfold", {"dimension": 0, "size": 0, "step": 1}, [e], lambda: e.unfold(0, 0, 1))
+    x = make(torch.float32, [2, 3, 4])
+    for d, size, step in ((2, 5, 1), (2, -1, 1), (2, 2, 0)):
+        record_refusal("unfold", {"dimension": d, "size": size, "step": step}, [x],
+                       lambda: x.unfold(d, size, step))
+    for size, stride, off in (([2, 2], [1, 2], 22), ([2, 2], [1, -2], 3), ([2, -2], [1, 2], 3),
+                              ([2, 2], [1, 2, 3], 3), ([2, 2], [1, 2], -1), ([5, 5], [5, 1], None)):
+        attrs = {"size": size, "stride": stride}
+        if off is not None:
+            attrs["storage_offset"] = off
+        record_refusal("as_strided", attrs, [x], lambda: x.as_strided(size, stride, off))
+    for name, dt, s in op_db_samples({"unfold", "as_strided"}, [torch.float32, torch.int64, torch.bool]):
+        x = s.input.contiguous()
+        if name == "unfold":
+            d, size, step = s.args
+            record_strided(name, {"dimension": d, "size": size, "step": step}, [x],
+                           lambda: x.unfold(d, size, step))
+        else:
+            size, stride = list(s.args[0]), list(s.args[1])
+            off = s.kwargs.get("storage_offset")
+            record_strided(name, {"size": size, "stride": stride, "storage_offset": off}, [x],
+                           lambda: x.as_strided(size, stride, off))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2497,6 +2614,8 @@ def main():
     gen_spatial_more()
     gen_issue20()
     gen_products_more()
+    gen_diagonals()
+    gen_unfold_as_strided()
     out = {
         "meta": {
             "torch_version": torch.__version__,

@@ -4074,3 +4074,169 @@ pub fn rot90(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
     };
     one(turned)
 }
+
+/// `diag`, `diag_embed`, `diagflat` and `diagonal_scatter`: a `where` over
+/// the diagonal's positions (column − row = offset in the plane of the two
+/// dims) between the vector, laid along one of the two dims, and zeros or
+/// the input; `diag` of a matrix is a copy of its `diagonal` view. A
+/// `where` and a `cat` take every dtype, as these ops do.
+pub fn diag(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let ty = e.ty(x).clone();
+    match op {
+        Op::Diag { diagonal } => match ty.rank() {
+            1 => one(diag_embed(e, x, *diagonal, 0, 1)?),
+            2 => {
+                let view = Op::Diagonal {
+                    offset: *diagonal,
+                    dim1: 0,
+                    dim2: 1,
+                };
+                let d = e.push(view, vec![Operand::Value(x)])?;
+                one(copy_of(e, d)?)
+            }
+            r => Err(Error::new(
+                ErrorKind::Shape,
+                format!("diag(): Supports 1D or 2D tensors. Got {r}D"),
+            )),
+        },
+        Op::DiagEmbed { offset, dim1, dim2 } => one(diag_embed(e, x, *offset, *dim1, *dim2)?),
+        Op::Diagflat { offset } => {
+            let flat = reshape(e, x, vec![-1])?;
+            one(diag_embed(e, flat, *offset, 0, 1)?)
+        }
+        Op::DiagonalScatter { offset, dim1, dim2 } => {
+            let src = nth(operands, 1)?;
+            let part = crate::view::Geometry::contiguous(&ty.shape).diagonal(*offset, *dim1, *dim2)?;
+            let src_shape = e.ty(src).shape.clone();
+            if src_shape != part.shape {
+                return Err(Error::new(
+                    ErrorKind::Shape,
+                    format!(
+                        "expected src to have a size equal to the slice of self. src size = {}, slice size = {}",
+                        crate::view::format_shape(&src_shape),
+                        crate::view::format_shape(&part.shape)
+                    ),
+                ));
+            }
+            let src = e.cast(src, ty.dtype)?;
+            let rank = ty.rank();
+            let (d1, d2) = (wrap_dim(*dim1, rank)?, wrap_dim(*dim2, rank)?);
+            let (along, other) = if *offset >= 0 { (d1, d2) } else { (d2, d1) };
+            let padded = pad_last(e, src, ty.shape[along])?;
+            let placed = lay_along(e, padded, rank, along, other)?;
+            let mask = diagonal_mask(e, rank, (d1, ty.shape[d1]), (d2, ty.shape[d2]), *offset)?;
+            one(select(e, mask, Operand::Value(placed), Operand::Value(x))?)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `diag_embed(x, offset, dim1, dim2)`: `x`'s last dim along the
+/// `offset`-th diagonal of two new dims of size n + |offset|, zeros
+/// elsewhere (dims wrapped in the result's rank, PyTorch's checks).
+fn diag_embed(
+    e: &mut Emitter<'_>,
+    x: ValueId,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<ValueId> {
+    let ty = e.ty(x).clone();
+    let rank = ty.rank() + 1;
+    let (d1, d2) = (wrap_dim(dim1, rank)?, wrap_dim(dim2, rank)?);
+    if d1 == d2 {
+        return Err(Error::new(
+            ErrorKind::Dim,
+            format!("diagonal dimensions cannot be identical {dim1}, {dim2}"),
+        ));
+    }
+    let n = ty.shape[ty.rank() - 1];
+    let m = n + offset.abs();
+    let (along, other) = if offset >= 0 { (d1, d2) } else { (d2, d1) };
+    let padded = pad_last(e, x, m)?;
+    let placed = lay_along(e, padded, rank, along, other)?;
+    let mask = diagonal_mask(e, rank, (d1, m), (d2, m), offset)?;
+    let zero = e.push(
+        Op::Full {
+            shape: vec![],
+            value: Scalar::Float(0.0),
+            dtype: Some(ty.dtype),
+            device: Some(ty.device),
+        },
+        vec![],
+    )?;
+    select(e, mask, Operand::Value(placed), Operand::Value(zero))
+}
+
+/// `x` with zeros joined after its last dim up to length `to`.
+fn pad_last(e: &mut Emitter<'_>, x: ValueId, to: i64) -> Result<ValueId> {
+    let ty = e.ty(x).clone();
+    let last = ty.rank() - 1;
+    if ty.shape[last] >= to {
+        return Ok(x);
+    }
+    let mut shape = ty.shape.clone();
+    shape[last] = to - ty.shape[last];
+    let zeros = e.push(
+        Op::Full {
+            shape,
+            value: Scalar::Float(0.0),
+            dtype: Some(ty.dtype),
+            device: Some(ty.device),
+        },
+        vec![],
+    )?;
+    join(e, vec![x, zeros], last)
+}
+
+/// `x` (`[*others, n]`) as a tensor of `rank` dims: its last dim at
+/// `along`, a size-1 dim at `other`, its other dims in order elsewhere.
+fn lay_along(
+    e: &mut Emitter<'_>,
+    x: ValueId,
+    rank: usize,
+    along: usize,
+    other: usize,
+) -> Result<ValueId> {
+    let x = e.push(Op::Unsqueeze { dim: -1 }, vec![Operand::Value(x)])?;
+    let r = rank as i64;
+    e.push(
+        Op::Movedim {
+            source: vec![r - 2, r - 1],
+            destination: vec![along as i64, other as i64],
+        },
+        vec![Operand::Value(x)],
+    )
+}
+
+/// Whether position (i along `d1`, j along `d2`) of a tensor of `rank`
+/// dims is on the `offset`-th diagonal: j − i = offset (bool, size 1 along
+/// the other dims).
+fn diagonal_mask(
+    e: &mut Emitter<'_>,
+    rank: usize,
+    (d1, n1): (usize, i64),
+    (d2, n2): (usize, i64),
+    offset: i64,
+) -> Result<ValueId> {
+    let along = |e: &mut Emitter<'_>, d: usize, n: i64| {
+        let a = e.push(
+            Op::Arange {
+                start: Scalar::Int(0),
+                end: Scalar::Int(n),
+                step: Scalar::Int(1),
+                dtype: Some(DType::I64),
+                device: None,
+            },
+            vec![],
+        )?;
+        let mut shape = vec![1; rank];
+        shape[d] = n;
+        reshape(e, a, shape)
+    };
+    let rows = along(e, d1, n1)?;
+    let cols = along(e, d2, n2)?;
+    let diff = e.binary(BinaryOp::Sub, cols, rows)?;
+    e.binary(BinaryOp::Eq, diff, Operand::Scalar(Scalar::Int(offset)))
+}

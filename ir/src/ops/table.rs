@@ -1009,6 +1009,38 @@ define_ops! {
             .traits(VIEW)
             .results(Results::Variable)
             .expand(expand::split);
+    /// `torch.diagonal`: the `offset`-th diagonal of the plane of `dim1`
+    /// and `dim2` as a last dim (a view: the two strides summed, the
+    /// storage offset moved to the diagonal's first element).
+    Diagonal "diagonal" { offset: i64 = 0, dim1: i64 = 0, dim2: i64 = 1 } (input: Tensor) => view();
+    /// `Tensor.unfold`: the windows of `size` elements every `step` along
+    /// `dimension`, each window a new last dim (a view).
+    Unfold "unfold" { dimension: i64, size: i64, step: i64 } (input: Tensor) => view();
+    /// `torch.as_strided`: any sizes and strides over the input's storage
+    /// (from `storage_offset`, else the input's own), within it.
+    AsStrided "as_strided" { size: Vec<i64>, stride: Vec<i64>, storage_offset: Option<i64> = None } (input: Tensor)
+        => Rules::new(infer::as_strided, LayoutRule::Custom(layout::view_layout), Cost::View)
+            .traits(VIEW);
+    /// `torch.diag`: a vector on the `diagonal`-th diagonal of a square
+    /// matrix of zeros, or a copy of a matrix's `diagonal`-th diagonal.
+    Diag "diag" { diagonal: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Copy)
+            .expand(expand::diag);
+    /// `torch.diag_embed`: the last dim on the `offset`-th diagonals of
+    /// new dims `dim1` and `dim2` (of the result), zeros elsewhere.
+    DiagEmbed "diag_embed" { offset: i64 = 0, dim1: i64 = -2, dim2: i64 = -1 } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Copy)
+            .expand(expand::diag);
+    /// `torch.diagflat`: the flattened input on the `offset`-th diagonal of
+    /// a square matrix of zeros.
+    Diagflat "diagflat" { offset: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Copy)
+            .expand(expand::diag);
+    /// `torch.diagonal_scatter`: a copy of `input` with `src` (converted to
+    /// the input's dtype) written over `input.diagonal(offset, dim1, dim2)`.
+    DiagonalScatter "diagonal_scatter" { offset: i64 = 0, dim1: i64 = 0, dim2: i64 = 1 } (input: Tensor, src: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
+            .expand(expand::diag);
     /// `torch.index_select`: the entries at `index` (int32 or int64)
     /// along `dim`; an index out of range is PyTorch's IndexError.
     IndexSelect "index_select" { dim: i64 } (input: Tensor, index: Tensor)
