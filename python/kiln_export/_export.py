@@ -171,6 +171,7 @@ _KEEP_NAMES = [
     "slice_scatter.default", "select_scatter.default",
     "pixel_shuffle.default", "pixel_unshuffle.default", "channel_shuffle.default",
     "eye.default", "eye.m", "linspace.default",
+    "diag.default", "diagflat.default", "diag_embed.default", "diagonal_scatter.default",
     "reflection_pad1d.default", "reflection_pad2d.default", "reflection_pad3d.default",
     "replication_pad1d.default", "replication_pad2d.default", "replication_pad3d.default",
     "index_copy.default",

@@ -1028,6 +1028,12 @@ for _q, _attrs in [
     ("pixel_shuffle.default", ("upscale_factor",)),
     ("pixel_unshuffle.default", ("downscale_factor",)),
     ("channel_shuffle.default", ("groups",)),
+    # Diagonals, windows and strided views.
+    ("diagonal.default", ("offset", "dim1", "dim2")), ("diag.default", ("diagonal",)),
+    ("diag_embed.default", ("offset", "dim1", "dim2")), ("diagflat.default", ("offset",)),
+    ("diagonal_scatter.default", ("offset", "dim1", "dim2")),
+    ("unfold.default", ("dimension", "size", "step")),
+    ("as_strided.default", ("size", "stride", "storage_offset")),
     # F.pad's reflect and replicate modes.
     *[(f"{m}_pad{k}d.default", ("padding",)) for m in ("reflection", "replication")
       for k in (1, 2, 3)],

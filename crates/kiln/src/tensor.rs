@@ -1445,6 +1445,59 @@ impl Tensor {
         };
         record_all(op, vec![t(self)], None, None)
     }
+
+    /// `torch.diagonal(self, offset, dim1, dim2)`: a view of the
+    /// `offset`-th diagonal of the plane of `dim1` and `dim2`, as a last
+    /// dim.
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Tensor {
+        record(Op::Diagonal { offset, dim1, dim2 }, vec![t(self)], None)
+    }
+
+    /// `torch.diag(self, diagonal)`: a vector on a diagonal of a square
+    /// matrix of zeros, or a copy of a matrix's diagonal.
+    pub fn diag(&self, diagonal: i64) -> Tensor {
+        record(Op::Diag { diagonal }, vec![t(self)], None)
+    }
+
+    /// `torch.diag_embed(self, offset, dim1, dim2)`: the last dim on the
+    /// diagonals of two new dims.
+    pub fn diag_embed(&self, offset: i64, dim1: i64, dim2: i64) -> Tensor {
+        record(Op::DiagEmbed { offset, dim1, dim2 }, vec![t(self)], None)
+    }
+
+    /// `torch.diagflat(self, offset)`: the flattened tensor on a diagonal.
+    pub fn diagflat(&self, offset: i64) -> Tensor {
+        record(Op::Diagflat { offset }, vec![t(self)], None)
+    }
+
+    /// `torch.diagonal_scatter(self, src, offset, dim1, dim2)`: a copy
+    /// with `src` written over the diagonal.
+    pub fn diagonal_scatter(&self, src: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Tensor {
+        let op = Op::DiagonalScatter { offset, dim1, dim2 };
+        record(op, vec![t(self), t(src)], None)
+    }
+
+    /// `Tensor.unfold(dimension, size, step)`: a view of the windows of
+    /// `size` elements every `step` along `dimension`.
+    pub fn unfold(&self, dimension: i64, size: i64, step: i64) -> Tensor {
+        let op = Op::Unfold {
+            dimension,
+            size,
+            step,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.as_strided(self, size, stride, storage_offset)`: a view of
+    /// the storage with these sizes and strides.
+    pub fn as_strided(&self, size: &[i64], stride: &[i64], storage_offset: Option<i64>) -> Tensor {
+        let op = Op::AsStrided {
+            size: size.to_vec(),
+            stride: stride.to_vec(),
+            storage_offset,
+        };
+        record(op, vec![t(self)], None)
+    }
 }
 
 /// The two results of an op that has two (`record_all` gives as many as
