@@ -49,6 +49,17 @@ fn tensor_of(spec: &Value) -> Tensor {
 fn attr_value(name: &str, v: &Value) -> AttrValue {
     match (name, v) {
         ("dtype", Value::String(s)) => AttrValue::DType(DType::from_name(s).unwrap()),
+        ("memory_format", Value::String(s)) => AttrValue::MemoryFormat(
+            [
+                kiln::MemoryFormat::Contiguous,
+                kiln::MemoryFormat::ChannelsLast,
+                kiln::MemoryFormat::ChannelsLast3d,
+                kiln::MemoryFormat::Preserve,
+            ]
+            .into_iter()
+            .find(|f| f.name() == s)
+            .unwrap(),
+        ),
         (_, Value::String(s)) => AttrValue::Str(s.clone()),
         (_, Value::Bool(b)) => AttrValue::Scalar(Scalar::Bool(*b)),
         (_, Value::Array(_)) => AttrValue::List(int_list(v)),

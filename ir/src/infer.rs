@@ -312,7 +312,12 @@ fn result_device(op: &Op, args: &[Arg<'_>]) -> Result<Device> {
         Op::Full { device, .. }
         | Op::Arange { device, .. }
         | Op::Eye { device, .. }
-        | Op::Linspace { device, .. } => Ok(device.unwrap_or(Device::CPU).for_tensor()),
+        | Op::Linspace { device, .. }
+        | Op::Logspace { device, .. }
+        | Op::Empty { device, .. }
+        | Op::EmptyStrided { device, .. }
+        | Op::TrilIndices { device, .. }
+        | Op::TriuIndices { device, .. } => Ok(device.unwrap_or(Device::CPU).for_tensor()),
         Op::To {
             device: Some(d), ..
         } => {
@@ -3019,6 +3024,54 @@ pub fn view(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let x = tensor(args)?;
     let shape = view_shape(op, &x.shape)?;
     Ok(single(shape, x.dtype, vec![None]))
+}
+
+/// `tril_indices` and `triu_indices`: `[2, N]` positions, int64 unless
+/// `dtype` says otherwise.
+pub fn tri_indices(op: &Op, _: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let dtype = match op {
+        Op::TrilIndices { dtype, .. } | Op::TriuIndices { dtype, .. } => dtype.unwrap_or(DType::I64),
+        _ => return Err(wrong_rule("tri_indices")),
+    };
+    let (rows, _) = tri_positions(op)?;
+    Ok(single(vec![2, rows.len() as i64], dtype, vec![]))
+}
+
+/// The rows and the columns `tril_indices` or `triu_indices` lists, row
+/// by row, with PyTorch's checks.
+pub fn tri_positions(op: &Op) -> Result<(Vec<i64>, Vec<i64>)> {
+    let (row, col, offset, lower) = match op {
+        Op::TrilIndices {
+            row, col, offset, ..
+        } => (*row, *col, *offset, true),
+        Op::TriuIndices {
+            row, col, offset, ..
+        } => (*row, *col, *offset, false),
+        _ => return Err(wrong_rule("tri_indices")),
+    };
+    for (name, v) in [("row", row), ("col", col)] {
+        if v < 0 {
+            // PyTorch's message has no space before the number.
+            return Err(err(
+                ErrorKind::Attribute,
+                format!("{name} must be non-negative, got{v}"),
+            ));
+        }
+    }
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for r in 0..row {
+        // Column c is kept when c - r <= offset (lower) or >= offset.
+        let (from, to) = if lower {
+            (0, r.saturating_add(offset).saturating_add(1).clamp(0, col))
+        } else {
+            (r.saturating_add(offset).clamp(0, col), col)
+        };
+        for c in from..to {
+            rows.push(r);
+            cols.push(c);
+        }
+    }
+    Ok((rows, cols))
 }
 
 /// `as_strided`: the view's checks, and its bounds against the storage

@@ -582,6 +582,55 @@ pub fn view_layout(
     Ok(vec![layout])
 }
 
+/// `zeros_like`, `ones_like`, `full_like` and `empty_like`: `empty_like`'s
+/// strides in the memory format asked for (preserve: the input's strides
+/// when dense, else dense strides in its dims' order).
+pub fn like_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    use crate::ops::Op;
+    let (g, _) = first_geometry(args)?;
+    let format = match op {
+        Op::ZerosLike { memory_format, .. }
+        | Op::OnesLike { memory_format, .. }
+        | Op::FullLike { memory_format, .. }
+        | Op::EmptyLike { memory_format, .. } => *memory_format,
+        other => {
+            return Err(Error::new(
+                ErrorKind::Layout,
+                format!("{} is not a *_like op", other.name()),
+            ));
+        }
+    };
+    Ok(vec![ResultLayout::Fresh(like_strides(
+        &g.shape, &g.strides, format,
+    )?)])
+}
+
+/// `empty` (its memory format's strides) and `empty_strided` (its
+/// strides, which inference checked are dense).
+pub fn empty_layout(
+    op: &crate::ops::Op,
+    _: &[LayoutArg<'_>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    use crate::ops::Op;
+    let shape = results.first().map(|r| &r.shape[..]).unwrap_or(&[]);
+    let strides = match op {
+        Op::Empty { memory_format, .. } => memory_format.strides(shape)?,
+        Op::EmptyStrided { stride, .. } => stride.clone(),
+        other => {
+            return Err(Error::new(
+                ErrorKind::Layout,
+                format!("{} is not empty or empty_strided", other.name()),
+            ));
+        }
+    };
+    Ok(vec![ResultLayout::Fresh(strides)])
+}
+
 /// A fresh result in its input's suggested memory format (channels_last
 /// stays channels_last, anything else is row-major): `roll` and
 /// `constant_pad_nd`, which PyTorch computes by joining slices.

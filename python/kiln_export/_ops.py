@@ -743,19 +743,58 @@ def _full(c):
                                "dtype": c.dtype})
 
 
-@op("aten.zeros.default", "aten.ones.default", "aten.zeros_like.default",
-    "aten.ones_like.default")
+@op("aten.zeros.default", "aten.ones.default")
 def _zeros_ones(c):
     _creation_checks(c)
     value = 1 if "ones" in op_name(c.node) else 0
     return c.emit("full", [], {"shape": list(c.shape), "value": value, "dtype": c.dtype})
 
 
-@op("aten.full_like.default")
-def _full_like(c):
+@op("aten.zeros_like.default", "aten.ones_like.default", "aten.full_like.default",
+    "aten.empty_like.default")
+def _like(c):
+    # Kiln's *_like ops lay the result out as empty_like does (the input's
+    # strides in preserve format); empty_like is zero-filled.
     _creation_checks(c)
-    return c.emit("full", [], {"shape": list(c.shape), "value": c.a["fill_value"],
-                               "dtype": c.dtype})
+    name = op_name(c.node).split(".")[0]
+    attrs = {"dtype": c.dtype}
+    if name == "full_like":
+        attrs["fill_value"] = c.a["fill_value"]
+    mf = c.a.get("memory_format")
+    if mf is not None:
+        attrs["memory_format"] = mf
+    return c.emit(name, [c.tensor("self")], attrs)
+
+
+@op("aten.empty.memory_format")
+def _empty(c):
+    _creation_checks(c)
+    attrs = {"size": list(c.a["size"]), "dtype": c.dtype}
+    if c.a.get("memory_format") is not None:
+        attrs["memory_format"] = c.a["memory_format"]
+    return c.emit("empty", [], attrs)
+
+
+@op("aten.empty_strided.default")
+def _empty_strided(c):
+    _creation_checks(c)
+    return c.emit("empty_strided", [], {"size": list(c.a["size"]), "stride": list(c.a["stride"]),
+                                        "dtype": c.dtype})
+
+
+@op("aten.logspace.default")
+def _logspace(c):
+    _creation_checks(c)
+    return c.emit("logspace", [], {"start": c.a["start"], "end": c.a["end"], "steps": c.a["steps"],
+                                   "base": float(c.a.get("base", 10.0)), "dtype": c.dtype})
+
+
+@op("aten.tril_indices.default", "aten.triu_indices.default")
+def _tri_indices(c):
+    _creation_checks(c)
+    name = op_name(c.node).split(".")[0]
+    return c.emit(name, [], {"row": c.a["row"], "col": c.a["col"], "offset": c.a.get("offset", 0),
+                             "dtype": c.dtype})
 
 
 @op("aten.fill.Scalar")

@@ -384,8 +384,8 @@ def expected_strides(c, out_shape):
 def check_rules():
     bad = []
     for c in CASES:
-        if c["op"] == "rot90":
-            continue  # its own rule (a flip's strides, transposed), checked by the Rust test
+        if c["op"] in OWN_RULES:
+            continue  # their own rules, checked by the Rust test
         for r in c["results"]:
             want = expected_strides(c, r["shape"])
             if want != r["strides"]:
@@ -431,6 +431,29 @@ def gen_rot90(g):
                 case("rot90", {"k": k, "dims": dims}, [laid_out([2, 3, 4, 5], il, torch.float32, g)])
 
 
+# Ops with rules of their own: rot90 (a flip's strides, transposed), the
+# views (PyTorch's view geometry over the operand's strides) and the *_like
+# ops (empty_like's: a dense operand's strides, else dense in its order).
+OWN_RULES = ("rot90", "diagonal", "unfold", "zeros_like", "ones_like", "full_like", "empty_like")
+
+
+def gen_views_likes(g):
+    """diagonal and unfold (views: the operand's strides combined) and the
+    *_like ops in each memory format over every input layout."""
+    for il in in_layouts(4):
+        x = laid_out([2, 3, 4, 5], il, torch.float32, g)
+        for off, d1, d2 in ((0, 2, 3), (1, 1, 3), (-1, 3, 0)):
+            case("diagonal", {"offset": off, "dim1": d1, "dim2": d2}, [x])
+        case("unfold", {"dimension": 3, "size": 2, "step": 2}, [x])
+        case("unfold", {"dimension": 1, "size": 3, "step": 1}, [x])
+        for op in ("zeros_like", "ones_like", "full_like", "empty_like"):
+            for fmt in ("preserve", "contiguous", "channels_last"):
+                attrs = {"memory_format": fmt}
+                if op == "full_like":
+                    attrs["fill_value"] = 2.0
+                case(op, attrs, [x])
+
+
 def main():
     g = torch.Generator().manual_seed(7)
     gen_convs(g)
@@ -438,6 +461,7 @@ def main():
     gen_pads(g)
     gen_shuffles(g)
     gen_rot90(g)
+    gen_views_likes(g)
     bad = check_rules()
     for b in bad:
         print("rule broken (op, attrs, shapes, strides, result strides, expected):", b, file=sys.stderr)

@@ -1353,6 +1353,12 @@ def spatial_call(op, a, operands):
         return getattr(F, op)(x, *a.values())
     if op == "rot90":
         return torch.rot90(x, a["k"], a["dims"])
+    if op in LIKE_OPS:
+        return like_call(op, a, x)
+    if op == "diagonal":
+        return torch.diagonal(x, a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1))
+    if op == "unfold":
+        return x.unfold(a["dimension"], a["size"], a["step"])
     d = int(op[-2])
     scales = [a.get(k) for k in _UPSAMPLE_SCALES[d]]
     fn = getattr(_A, op).default
@@ -2577,6 +2583,97 @@ def gen_unfold_as_strided():
                            lambda: x.as_strided(size, stride, off))
 
 
+LIKE_OPS = ("zeros_like", "ones_like", "full_like", "empty_like")
+MEMORY_FORMATS = {"contiguous": torch.contiguous_format, "channels_last": torch.channels_last,
+                  "channels_last_3d": torch.channels_last_3d, "preserve": torch.preserve_format}
+
+
+def like_call(op, a, x):
+    """zeros_like, ones_like, full_like or empty_like (zeroed, as Kiln fills
+    it) with Kiln's attributes."""
+    kw = {}
+    if "memory_format" in a:
+        kw["memory_format"] = MEMORY_FORMATS[a["memory_format"]]
+    if "dtype" in a:
+        kw["dtype"] = BY_SHORT[a["dtype"]]
+    if op == "full_like":
+        return torch.full_like(x, a["fill_value"], **kw)
+    out = getattr(torch, op)(x, **kw)
+    return out.zero_() if op == "empty_like" else out
+
+
+def gen_creation_more():
+    """logspace (PyTorch's kernel: every dtype, bases, one step or none),
+    tril_indices and triu_indices (offsets past either end, empty),
+    zeros_like, ones_like, full_like, empty_like (zeroed), empty and
+    empty_strided (zeroed) with their strides; refusals and OpInfo samples."""
+    for dt in DTYPES:
+        short = SHORT[dt]
+        for s0, e0, n, base in ((-3.0, 0.0, 7, 10.0), (0, 3, 11, 2.0), (1.5, -2.25, 9, 3.0),
+                                (0, 10, 13, 1.7), (-1, 1, 5, 0.5), (2, 2, 3, 10.0), (0.3, 0.9, 1, 10.0),
+                                (-2, 5, 8, 2.0), (0, 1, 0, 10.0), (2, 0, 6, 10.0)):
+            if not (dt.is_floating_point or dt.is_complex) and (isinstance(s0, float) or isinstance(e0, float)
+                                                                 or s0 < 0 or e0 < 0):
+                continue  # PyTorch converts beyond the integer's range (undefined)
+            attrs = {"start": s0, "end": e0, "steps": n, "base": base, "dtype": short}
+            fn = lambda: torch.logspace(s0, e0, n, base, dtype=dt)
+            if dt.is_complex:
+                continue  # Kiln refuses complex logspace (Unsupported)
+            record_strided("logspace", attrs, [], fn)
+        x = make(dt, [2, 3])
+        for op in LIKE_OPS:
+            a = {"fill_value": 2.5} if op == "full_like" else {}
+            record_strided(op, a, [x], lambda: like_call(op, a, x))
+            a = dict(a, dtype="i32" if dt != torch.int32 else "f64")
+            record_strided(op, a, [x], lambda: like_call(op, a, x))
+        record_strided("empty", {"size": [2, 3], "dtype": short}, [],
+                       lambda: torch.empty(2, 3, dtype=dt).zero_())
+        record_strided("empty_strided", {"size": [2, 3], "stride": [1, 2], "dtype": short}, [],
+                       lambda: torch.empty_strided((2, 3), (1, 2), dtype=dt).zero_())
+    record_strided("logspace", {"start": 0, "end": 2, "steps": 5}, [], lambda: torch.logspace(0, 2, 5))
+    record_strided("logspace", {"start": 1, "end": 3, "steps": 5, "base": 2.0}, [],
+                   lambda: torch.logspace(1, 3, 5, 2.0))
+    record_refusal("logspace", {"start": 0, "end": 1, "steps": -1}, [], lambda: torch.logspace(0, 1, -1))
+    for dt in ("i64", "i32", "i16", "f32"):
+        for row, col, off in ((3, 4, 0), (3, 4, 1), (4, 3, -1), (3, 4, 10), (3, 4, -10), (0, 4, 0), (5, 2, -2)):
+            for name in ("tril_indices", "triu_indices"):
+                fn = getattr(torch, name)
+                record_strided(name, {"row": row, "col": col, "offset": off, "dtype": dt}, [],
+                               lambda: fn(row, col, off, dtype=BY_SHORT[dt]))
+    record_refusal("tril_indices", {"row": -1, "col": 4}, [], lambda: torch.tril_indices(-1, 4))
+    record_refusal("triu_indices", {"row": 3, "col": -4}, [], lambda: torch.triu_indices(3, -4))
+    x = make(torch.float32, [2, 3, 4, 5])
+    for op in LIKE_OPS:
+        for fmt in ("contiguous", "channels_last", "preserve"):
+            a = {"memory_format": fmt}
+            if op == "full_like":
+                a["fill_value"] = -1
+            record_strided(op, a, [x], lambda: like_call(op, a, x))
+    v = make(torch.float32, [2, 3])
+    record_refusal("zeros_like", {"memory_format": "channels_last"}, [v],
+                   lambda: like_call("zeros_like", {"memory_format": "channels_last"}, v))
+    i8 = make(torch.int8, [3])
+    record_refusal("full_like", {"fill_value": 300}, [i8], lambda: torch.full_like(i8, 300))
+    record_strided("empty", {"size": [2, 3, 4, 5], "memory_format": "channels_last"}, [],
+                   lambda: torch.empty(2, 3, 4, 5, memory_format=torch.channels_last).zero_())
+    record_strided("empty", {"size": [0, 3]}, [], lambda: torch.empty(0, 3).zero_())
+    record_strided("empty_strided", {"size": [2, 3, 4], "stride": [1, 8, 2]}, [],
+                   lambda: torch.empty_strided((2, 3, 4), (1, 8, 2)).zero_())
+    for size, stride in (([2, 3], [1, -2]), ([2, -3], [1, 2]), ([2, 3], [1])):
+        record_refusal("empty_strided", {"size": size, "stride": stride}, [],
+                       lambda: torch.empty_strided(size, stride))
+    record_refusal("empty", {"size": [2, 3, 4], "memory_format": "channels_last"}, [],
+                   lambda: torch.empty(2, 3, 4, memory_format=torch.channels_last))
+    record_refusal("empty", {"size": [2, -3]}, [], lambda: torch.empty(2, -3))
+    for name, dt, s in op_db_samples({"zeros_like", "ones_like", "full_like", "empty_like"},
+                                     [torch.float32, torch.int64, torch.bool]):
+        x = s.input.contiguous()
+        a = {"fill_value": s.args[0]} if name == "full_like" else {}
+        if s.kwargs.get("dtype") is not None:
+            a["dtype"] = SHORT[s.kwargs["dtype"]]
+        record_strided(name, a, [x], lambda: like_call(name, a, x))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2616,6 +2713,7 @@ def main():
     gen_products_more()
     gen_diagonals()
     gen_unfold_as_strided()
+    gen_creation_more()
     out = {
         "meta": {
             "torch_version": torch.__version__,

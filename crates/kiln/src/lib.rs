@@ -53,8 +53,8 @@ pub use defaults::{
 };
 pub use tensor::{
     AttentionOptions, ConvOptions, Interpolate, InterpolateMode, PoolOptions, Tensor, arange, cat,
-    column_stack, dstack, einsum, eye, full, hstack, linalg_multi_dot, linspace, ones, stack,
-    vstack, where_, zeros,
+    column_stack, dstack, einsum, empty, empty_strided, eye, full, hstack, linalg_multi_dot,
+    linspace, logspace, ones, stack, tril_indices, triu_indices, vstack, where_, zeros,
 };
 pub use trace::{
     Input, IntoOutputs, TensorOrScalar, TensorSpec, Traced, apply, apply_named, trace,

@@ -1488,6 +1488,44 @@ impl Tensor {
         record(op, vec![t(self)], None)
     }
 
+    /// `torch.zeros_like(self, dtype)`: zeros laid out as `self`
+    /// (preserve format).
+    pub fn zeros_like(&self, dtype: Option<DType>) -> Tensor {
+        let op = Op::ZerosLike {
+            dtype,
+            memory_format: MemoryFormat::Preserve,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.ones_like(self, dtype)`.
+    pub fn ones_like(&self, dtype: Option<DType>) -> Tensor {
+        let op = Op::OnesLike {
+            dtype,
+            memory_format: MemoryFormat::Preserve,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.full_like(self, fill_value, dtype)`.
+    pub fn full_like(&self, fill_value: impl Into<Scalar>, dtype: Option<DType>) -> Tensor {
+        let op = Op::FullLike {
+            fill_value: fill_value.into(),
+            dtype,
+            memory_format: MemoryFormat::Preserve,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.empty_like(self, dtype)` (zero-filled in Kiln).
+    pub fn empty_like(&self, dtype: Option<DType>) -> Tensor {
+        let op = Op::EmptyLike {
+            dtype,
+            memory_format: MemoryFormat::Preserve,
+        };
+        record(op, vec![t(self)], None)
+    }
+
     /// `torch.as_strided(self, size, stride, storage_offset)`: a view of
     /// the storage with these sizes and strides.
     pub fn as_strided(&self, size: &[i64], stride: &[i64], storage_offset: Option<i64>) -> Tensor {
@@ -1647,6 +1685,74 @@ pub fn linspace(
         start: start.into(),
         end: end.into(),
         steps,
+        dtype,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.logspace(start, end, steps, base, dtype=...)`: `base` to the
+/// powers of `steps` evenly spaced exponents, as PyTorch computes them.
+pub fn logspace(
+    start: impl Into<Scalar>,
+    end: impl Into<Scalar>,
+    steps: i64,
+    base: f64,
+    dtype: Option<DType>,
+) -> Tensor {
+    let op = Op::Logspace {
+        start: start.into(),
+        end: end.into(),
+        steps,
+        base: F64(base),
+        dtype,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.tril_indices(row, col, offset)`: the int64 positions (rows,
+/// then columns) on and below a diagonal.
+pub fn tril_indices(row: i64, col: i64, offset: i64) -> Tensor {
+    let op = Op::TrilIndices {
+        row,
+        col,
+        offset,
+        dtype: None,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.triu_indices(row, col, offset)`: the positions on and above a
+/// diagonal.
+pub fn triu_indices(row: i64, col: i64, offset: i64) -> Tensor {
+    let op = Op::TriuIndices {
+        row,
+        col,
+        offset,
+        dtype: None,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.empty(size, dtype)` (zero-filled in Kiln).
+pub fn empty(size: &[i64], dtype: Option<DType>) -> Tensor {
+    let op = Op::Empty {
+        size: size.to_vec(),
+        dtype,
+        device: creation_device(None),
+        memory_format: MemoryFormat::Contiguous,
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.empty_strided(size, stride, dtype)` (zero-filled; dense strides).
+pub fn empty_strided(size: &[i64], stride: &[i64], dtype: Option<DType>) -> Tensor {
+    let op = Op::EmptyStrided {
+        size: size.to_vec(),
+        stride: stride.to_vec(),
         dtype,
         device: creation_device(None),
     };

@@ -4240,3 +4240,252 @@ fn diagonal_mask(
     let diff = e.binary(BinaryOp::Sub, cols, rows)?;
     e.binary(BinaryOp::Eq, diff, Operand::Scalar(Scalar::Int(offset)))
 }
+
+/// `zeros_like`, `ones_like`, `full_like`, `empty_like`, `empty` and
+/// `empty_strided`: one `full` of the value (zeros for the empty ones),
+/// after PyTorch's checks of the memory format and strides; the op's
+/// layout rule gives the strides (the decomposition keeps them).
+pub fn like(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let zero = Scalar::Float(0.0);
+    let like = |e: &Emitter<'_>, dtype: &Option<DType>, format: MemoryFormat| {
+        let x = input(operands)?;
+        let ty = e.ty(x);
+        // The format's rank is checked before anything is laid out.
+        crate::layout::like_strides(
+            &ty.shape,
+            &crate::layout::contiguous_strides(&ty.shape),
+            format,
+        )?;
+        Ok::<_, Error>((ty.shape.clone(), dtype.unwrap_or(ty.dtype), Some(ty.device)))
+    };
+    let (shape, value, dtype, device) = match op {
+        Op::ZerosLike {
+            dtype,
+            memory_format,
+        }
+        | Op::EmptyLike {
+            dtype,
+            memory_format,
+        } => {
+            let (s, d, dev) = like(e, dtype, *memory_format)?;
+            (s, zero, d, dev)
+        }
+        Op::OnesLike {
+            dtype,
+            memory_format,
+        } => {
+            let (s, d, dev) = like(e, dtype, *memory_format)?;
+            (s, Scalar::Float(1.0), d, dev)
+        }
+        Op::FullLike {
+            fill_value,
+            dtype,
+            memory_format,
+        } => {
+            let (s, d, dev) = like(e, dtype, *memory_format)?;
+            check_fill_value(*fill_value, d)?;
+            (s, *fill_value, d, dev)
+        }
+        Op::Empty {
+            size,
+            dtype,
+            device,
+            memory_format,
+        } => {
+            memory_format.strides(size)?;
+            let d = dtype.unwrap_or(e.default_dtype());
+            (size.clone(), zero, d, *device)
+        }
+        Op::EmptyStrided {
+            size,
+            stride,
+            dtype,
+            device,
+        } => {
+            if size.len() != stride.len() {
+                return Err(Error::new(
+                    ErrorKind::Shape,
+                    format!(
+                        "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                        size.len(),
+                        stride.len()
+                    ),
+                ));
+            }
+            // Negative sizes are `full`'s error (PyTorch checks them
+            // first); then PyTorch's storage size, which a negative stride
+            // overflows unless the tensor is empty.
+            let sized = size.iter().all(|&n| n >= 0);
+            if sized && !size.contains(&0) && stride.iter().any(|&st| st < 0) {
+                return Err(Error::new(
+                    ErrorKind::Shape,
+                    format!(
+                        "Storage size calculation overflowed with sizes={} and strides={}",
+                        crate::view::format_shape(size),
+                        crate::view::format_shape(stride)
+                    ),
+                ));
+            }
+            if sized && !crate::layout::is_non_overlapping_and_dense(size, stride) {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "empty_strided: Kiln lays tensors out densely, and strides {} of sizes {} are not dense",
+                        crate::view::format_shape(stride),
+                        crate::view::format_shape(size)
+                    ),
+                ));
+            }
+            let d = dtype.unwrap_or(e.default_dtype());
+            (size.clone(), zero, d, *device)
+        }
+        _ => return Ok(None),
+    };
+    let fill = Op::Full {
+        shape,
+        value,
+        dtype: Some(dtype),
+        device,
+    };
+    one(e.push(fill, vec![])?)
+}
+
+/// `logspace` as PyTorch's CPU kernel computes it: the bounds converted to
+/// the dtype, `step = (end − start) / (steps − 1)` in f64, the exponent
+/// `start + step·i` for the first `steps / 2` positions and
+/// `end − step·(steps − 1 − i)` for the rest, `pow(base, exponent)` in f64
+/// (a float32 base for integer dtypes), converted to the dtype; one step
+/// (or none) fills `pow(base, start)` in any dtype.
+pub fn logspace(e: &mut Emitter<'_>, op: &Op, _: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Logspace {
+        start,
+        end,
+        steps,
+        base,
+        dtype,
+        device,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let (steps, base) = (*steps, base.0);
+    if steps < 0 {
+        return Err(Error::new(
+            ErrorKind::Attribute,
+            "number of steps must be non-negative",
+        ));
+    }
+    let dtype = dtype.unwrap_or(e.default_dtype());
+    let complex = |d: DType| {
+        Error::new(
+            ErrorKind::Unsupported,
+            format!("logspace: complex results ({d}) are not supported yet"),
+        )
+    };
+    if steps <= 1 {
+        if dtype.is_complex() || matches!(start, Scalar::Complex(..)) {
+            return Err(complex(dtype));
+        }
+        let fill = Op::Full {
+            shape: vec![steps],
+            value: Scalar::Float(base.powf(start.to_f64())),
+            dtype: Some(dtype),
+            device: *device,
+        };
+        return one(e.push(fill, vec![])?);
+    }
+    let kernel = crate::support::DTypeSet::FLOATS
+        .union(crate::support::DTypeSet::COMPLEX)
+        .union(crate::support::DTypeSet::INTS);
+    if !kernel.contains(dtype) {
+        return Err(crate::support::not_implemented("logspace_cpu", dtype));
+    }
+    if dtype.is_complex() {
+        return Err(complex(dtype));
+    }
+    let integral = !dtype.is_floating_point();
+    let full = |e: &mut Emitter<'_>, v: Scalar, d: DType| {
+        e.push(
+            Op::Full {
+                shape: vec![],
+                value: v,
+                dtype: Some(d),
+                device: *device,
+            },
+            vec![],
+        )
+    };
+    // The bounds as the dtype holds them; their difference in the
+    // dtype's arithmetic (C++ widens small integers, so int64 here).
+    let wide = if integral { DType::I64 } else { DType::F64 };
+    let first = full(e, *start, dtype)?;
+    let first = e.cast(first, wide)?;
+    let last = full(e, *end, dtype)?;
+    let last = e.cast(last, wide)?;
+    let span = e.binary(BinaryOp::Sub, last, first)?;
+    let span = e.cast(span, DType::F64)?;
+    let (first, last) = (e.cast(first, DType::F64)?, e.cast(last, DType::F64)?);
+    let gaps = full(e, Scalar::Int(steps - 1), DType::F64)?;
+    let step = e.binary(BinaryOp::Div, span, gaps)?;
+    let i = e.push(
+        Op::Arange {
+            start: Scalar::Int(0),
+            end: Scalar::Int(steps),
+            step: Scalar::Int(1),
+            dtype: Some(DType::F64),
+            device: *device,
+        },
+        vec![],
+    )?;
+    let up = e.binary(BinaryOp::Mul, step, i)?;
+    let up = e.binary(BinaryOp::Add, first, up)?;
+    let back = e.unary(UnaryOp::Neg, i)?;
+    let back = e.binary(BinaryOp::Add, back, Operand::Scalar(Scalar::Int(steps - 1)))?;
+    let back = e.binary(BinaryOp::Mul, step, back)?;
+    let down = e.binary(BinaryOp::Sub, last, back)?;
+    let half = e.binary(BinaryOp::Lt, i, Operand::Scalar(Scalar::Int(steps / 2)))?;
+    let exponent = select(e, half, Operand::Value(up), Operand::Value(down))?;
+    let base = if integral {
+        f64::from(base as f32)
+    } else {
+        base
+    };
+    let base = full(e, Scalar::Float(base), DType::F64)?;
+    let values = e.binary(BinaryOp::Pow, base, exponent)?;
+    one(e.cast(values, dtype)?)
+}
+
+/// `fill_`'s conversion of its value to an integer dtype (c10's checked
+/// conversion: integers down to −max for unsigned types, floats within the
+/// range).
+fn check_fill_value(value: Scalar, dtype: DType) -> Result<()> {
+    let Ok(info) = dtype.iinfo() else {
+        return Ok(());
+    };
+    let lowest = if dtype.is_signed() { info.min } else { -info.max };
+    let outside = match value {
+        Scalar::Int(i) => i128::from(i) < lowest || i128::from(i) > info.max,
+        Scalar::Float(f) => f < info.min as f64 || f > info.max as f64,
+        _ => false,
+    };
+    if outside {
+        // The C++ type c10's conversion names (its spelling of int32 is
+        // `int`).
+        let name = match dtype {
+            DType::I8 => "int8_t",
+            DType::I16 => "int16_t",
+            DType::I32 => "int",
+            DType::I64 => "int64_t",
+            DType::U8 => "uint8_t",
+            DType::U16 => "uint16_t",
+            DType::U32 => "uint32_t",
+            DType::U64 => "uint64_t",
+            other => other.info().cpp_type_name,
+        };
+        return Err(Error::new(
+            ErrorKind::Attribute,
+            format!("value cannot be converted to type {name} without overflow"),
+        ));
+    }
+    Ok(())
+}

@@ -1041,6 +1041,57 @@ define_ops! {
     DiagonalScatter "diagonal_scatter" { offset: i64 = 0, dim1: i64 = 0, dim2: i64 = 1 } (input: Tensor, src: Tensor)
         => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
             .expand(expand::diag);
+    /// `zeros_like`: zeros in the input's shape, laid out as `empty_like`
+    /// lays out the memory format asked for (preserve: the input's strides
+    /// where dense, else its dims' order), in `dtype` (the input's).
+    ZerosLike "zeros_like" { dtype: Option<DType> = None, memory_format: MemoryFormat = MemoryFormat::Preserve } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::like_layout), Cost::Creation)
+            .expand(expand::like);
+    /// `ones_like`: ones, as `zeros_like`.
+    OnesLike "ones_like" { dtype: Option<DType> = None, memory_format: MemoryFormat = MemoryFormat::Preserve } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::like_layout), Cost::Creation)
+            .expand(expand::like);
+    /// `full_like`: `fill_value` (converted to the dtype), as `zeros_like`.
+    FullLike "full_like" { fill_value: Scalar, dtype: Option<DType> = None, memory_format: MemoryFormat = MemoryFormat::Preserve } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::like_layout), Cost::Creation)
+            .expand(expand::like);
+    /// `empty_like`: as `zeros_like` (Kiln fills what PyTorch leaves
+    /// uninitialized with zeros).
+    EmptyLike "empty_like" { dtype: Option<DType> = None, memory_format: MemoryFormat = MemoryFormat::Preserve } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::like_layout), Cost::Creation)
+            .expand(expand::like);
+    /// `torch.empty`: a tensor of `size` in `memory_format` (zero-filled).
+    Empty "empty" { size: Vec<i64>, dtype: Option<DType> = None, device: Option<Device> = None, memory_format: MemoryFormat = MemoryFormat::Contiguous } ()
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::empty_layout), Cost::Creation)
+            .traits(CREATION)
+            .expand(expand::like);
+    /// `torch.empty_strided`: a tensor of `size` with exactly `stride`
+    /// (zero-filled; dense strides only).
+    EmptyStrided "empty_strided" { size: Vec<i64>, stride: Vec<i64>, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::empty_layout), Cost::Creation)
+            .traits(CREATION)
+            .expand(expand::like);
+    /// `torch.logspace`: `base` to the powers of `steps` evenly spaced
+    /// exponents from `start` to `end`, as PyTorch's CPU kernel computes
+    /// them (exponents from the start for the first half, from the end for
+    /// the rest, in f64; integers from a float32 base, truncated).
+    Logspace "logspace" { start: Scalar, end: Scalar, steps: i64, base: F64 = F64(10.0), dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .expand(expand::logspace);
+    /// `torch.tril_indices`: the positions (rows, then columns) on and below
+    /// the `offset`-th diagonal of a `row`×`col` matrix, row by row. Run by
+    /// the interpreter on every backend.
+    TrilIndices "tril_indices" { row: i64, col: i64, offset: i64 = 0, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::tri_indices, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("tril_indices", S::of(DType::I32).union(S::of(DType::I64))));
+    /// `torch.triu_indices`: the positions on and above the `offset`-th
+    /// diagonal, as `tril_indices`.
+    TriuIndices "triu_indices" { row: i64, col: i64, offset: i64 = 0, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::tri_indices, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("triu_indices", S::of(DType::I32).union(S::of(DType::I64))));
     /// `torch.index_select`: the entries at `index` (int32 or int64)
     /// along `dim`; an index out of range is PyTorch's IndexError.
     IndexSelect "index_select" { dim: i64 } (input: Tensor, index: Tensor)
