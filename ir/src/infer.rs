@@ -1836,6 +1836,49 @@ pub fn topk(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(values_and_indices(shape, x.dtype))
 }
 
+/// `kthvalue`, `median`, `nanmedian` and `mode`: one value (and its
+/// position) per row along `dim`, the dim removed unless `keepdim`;
+/// `median`/`nanmedian` without a dim: one value of every element.
+/// PyTorch's checks in its order: the dim, an empty row, `k`.
+pub fn select_dim(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let (name, dim, keepdim, k) = match op {
+        Op::Kthvalue { k, dim, keepdim } => ("kthvalue", Some(*dim), *keepdim, Some(*k)),
+        Op::Median { dim, keepdim } => ("median", *dim, *keepdim, None),
+        // PyTorch's nanmedian reports as median.
+        Op::Nanmedian { dim, keepdim } => ("median", *dim, *keepdim, None),
+        Op::Mode { dim, keepdim } => ("mode", Some(*dim), *keepdim, None),
+        _ => return Err(wrong_rule("select_dim")),
+    };
+    let Some(dim) = dim else {
+        return Ok(single(vec![], x.dtype, vec![None]));
+    };
+    let (d, size) = dim_size(x, dim)?;
+    if size == 0 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!("{name}(): Expected reduction dim {d} to have non-zero size."),
+        ));
+    }
+    if let Some(k) = k {
+        if k < 1 || k > size {
+            return Err(err(
+                ErrorKind::Attribute,
+                format!("kthvalue(): selected number k out of range for dimension {d}"),
+            ));
+        }
+    }
+    let mut shape = x.shape.clone();
+    if x.rank() > 0 {
+        if keepdim {
+            shape[d] = 1;
+        } else {
+            shape.remove(d);
+        }
+    }
+    Ok(values_and_indices(shape, x.dtype))
+}
+
 /// `sort`: values along `dim` in order, and their positions.
 pub fn sort(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let Op::Sort { dim, .. } = op else {

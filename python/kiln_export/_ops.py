@@ -1047,6 +1047,12 @@ for _name, _attrs in [("cumsum", ("dim", "dtype")), ("cumprod", ("dim", "dtype")
                       ("logcumsumexp", ("dim",))]:
     op(f"aten.{_name}.default")(_whole(_name, attrs=_attrs))
 op("aten.cummax.default")(_whole("cummax", attrs=("dim",), multi=True))
+op("aten.kthvalue.default")(_whole("kthvalue", attrs=("k", "dim", "keepdim"), multi=True))
+op("aten.mode.default")(_whole("mode", attrs=("dim", "keepdim"), multi=True))
+op("aten.median.dim")(_whole("median", attrs=("dim", "keepdim"), multi=True))
+op("aten.nanmedian.dim")(_whole("nanmedian", attrs=("dim", "keepdim"), multi=True))
+op("aten.median.default")(_whole("median"))
+op("aten.nanmedian.default")(_whole("nanmedian"))
 op("aten.cummin.default")(_whole("cummin", attrs=("dim",), multi=True))
 
 

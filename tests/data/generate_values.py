@@ -2674,6 +2674,101 @@ def gen_creation_more():
         record_strided(name, a, [x], lambda: like_call(name, a, x))
 
 
+def _selection_ties(op, attrs, x, outs):
+    """Whether a kthvalue/median/nanmedian result picked a value that occurs
+    more than once in its row (NaNs equal to each other), where PyTorch's
+    position is unspecified (median's NaN is its first NaN: specified); for
+    mode, the same in rows longer than 16 (PyTorch's sort of a row is
+    stable up to 16 elements, and mode's position the value's last)."""
+    if len(outs) < 2 or x.dim() == 0:
+        return False
+    d = attrs.get("dim", -1)
+    if op == "mode" and x.shape[d] <= 16:
+        return False
+    v = outs[0] if attrs.get("keepdim") else outs[0].unsqueeze(d)
+    xs, vs = x.to(torch.float64), v.to(torch.float64)
+    eq = (xs == vs) | (xs.isnan() & vs.isnan())
+    tie = eq.sum(d) > 1
+    if op == "median":
+        tie &= ~xs.isnan().any(d)
+    return bool(tie.any())
+
+
+def record_selection(op, attrs, x):
+    """A kthvalue/median/nanmedian/mode case, or PyTorch's refusal; the
+    positions marked unspecified where PyTorch's choice among ties is."""
+    fns = {"kthvalue": lambda: torch.kthvalue(x, attrs["k"], attrs.get("dim", -1), attrs.get("keepdim", False)),
+           "mode": lambda: torch.mode(x, attrs.get("dim", -1), attrs.get("keepdim", False))}
+    for name in ("median", "nanmedian"):
+        f = getattr(torch, name)
+        fns[name] = (lambda f=f: f(x, attrs["dim"], attrs.get("keepdim", False))) if "dim" in attrs \
+            else (lambda f=f: f(x))
+    fn = fns[op]
+    before = len(CASES)
+    record(op, attrs, [x], fn)
+    if len(CASES) == before:
+        record_refusal(op, attrs, [x], fn)
+        return
+    outs = fn()
+    outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+    if _selection_ties(op, attrs, x, outs):
+        CASES[-1]["results"][1]["unspecified"] = True
+
+
+def gen_selection_more():
+    """kthvalue, median (along a dim and of every element), nanmedian and
+    mode on every dtype, with ties, NaNs (median propagates, nanmedian
+    skips), -0.0, keepdim, zero-dim inputs; refusals and OpInfo samples."""
+    ties = torch.tensor([[2, 0, 2, 1, 0, 2], [1, 1, 0, 0, 2, 2], [0, 1, 2, 0, 1, 2], [2, 2, 2, 1, 1, 0]])
+    for dt in DTYPES:
+        x, y = make(dt, [3, 4]), ties.to(dt)
+        for t in (x, y):
+            for k, dim in ((1, 1), (2, 1), (4, 1), (3, 0), (2, -2)):
+                if k <= t.shape[dim]:
+                    record_selection("kthvalue", {"k": k, "dim": dim}, t)
+            record_selection("kthvalue", {"k": 2, "dim": 0, "keepdim": True}, t)
+            for op in ("median", "nanmedian", "mode"):
+                if op != "mode":
+                    record_selection(op, {}, t)
+                for dim in (0, 1, -1):
+                    record_selection(op, {"dim": dim}, t)
+                record_selection(op, {"dim": 1, "keepdim": True}, t)
+        s0 = make(dt, [])
+        for op, a in (("kthvalue", {"k": 1, "dim": 0}), ("median", {"dim": 0}), ("median", {}),
+                      ("nanmedian", {"dim": -1}), ("mode", {"dim": 0})):
+            record_selection(op, a, s0)
+    nan = float("nan")
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        z = torch.tensor([[1.0, nan, 3.0, nan, 2.0], [nan] * 5, [4.0, 1.0, 1.0, 4.0, 2.0],
+                          [0.0, -0.0, 0.0, -0.0, 1.0]], dtype=dt)
+        for op in ("median", "nanmedian", "mode"):
+            record_selection(op, {"dim": 1}, z)
+            if op != "mode":
+                record_selection(op, {}, z)
+        for k in (1, 3, 5):
+            record_selection("kthvalue", {"k": k, "dim": 1}, z)
+        e = torch.ones(0, dtype=dt)
+        record_selection("median", {}, e)
+        record_selection("nanmedian", {}, e)
+        e3 = torch.ones(0, 3, dtype=dt)
+        for op, a in (("kthvalue", {"k": 1, "dim": 1}), ("median", {"dim": 1}), ("mode", {"dim": 1})):
+            record_selection(op, a, e3)
+    x = make(torch.float32, [2, 3])
+    record_selection("kthvalue", {"k": 4, "dim": 1}, x)
+    record_selection("kthvalue", {"k": 0, "dim": 1}, x)
+    for name, dt, s in op_db_samples({"kthvalue", "median", "nanmedian", "mode"},
+                                     [torch.float32, torch.int64, torch.float16]):
+        x = s.input.contiguous()
+        args = list(s.args)
+        a = {}
+        if name == "kthvalue":
+            a["k"] = args.pop(0)
+        for key, v in zip(("dim", "keepdim"), args):
+            a[key] = v
+        a.update(s.kwargs)
+        record_selection(name, a, x)
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2714,6 +2809,7 @@ def main():
     gen_diagonals()
     gen_unfold_as_strided()
     gen_creation_more()
+    gen_selection_more()
     out = {
         "meta": {
             "torch_version": torch.__version__,

@@ -1526,6 +1526,58 @@ impl Tensor {
         record(op, vec![t(self)], None)
     }
 
+    /// `torch.kthvalue(self, k, dim, keepdim)`: the `k`-th smallest values
+    /// along `dim` and their positions.
+    pub fn kthvalue(&self, k: i64, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::Kthvalue { k, dim, keepdim };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.median(self)`: the lower median of every element (NaN if
+    /// any is).
+    pub fn median(&self) -> Tensor {
+        let op = Op::Median {
+            dim: None,
+            keepdim: false,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.median(self, dim, keepdim)`: the lower medians along `dim`
+    /// and their positions.
+    pub fn median_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::Median {
+            dim: Some(dim),
+            keepdim,
+        };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.nanmedian(self)`: the median of the elements that are not NaN.
+    pub fn nanmedian(&self) -> Tensor {
+        let op = Op::Nanmedian {
+            dim: None,
+            keepdim: false,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.nanmedian(self, dim, keepdim)`: along `dim`, with positions.
+    pub fn nanmedian_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::Nanmedian {
+            dim: Some(dim),
+            keepdim,
+        };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.mode(self, dim, keepdim)`: the most frequent values along
+    /// `dim` and their positions.
+    pub fn mode(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::Mode { dim, keepdim };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
     /// `torch.as_strided(self, size, stride, storage_offset)`: a view of
     /// the storage with these sizes and strides.
     pub fn as_strided(&self, size: &[i64], stride: &[i64], storage_offset: Option<i64>) -> Tensor {

@@ -1092,6 +1092,33 @@ define_ops! {
         => Rules::new(infer::tri_indices, LayoutRule::Contiguous, Cost::Creation)
             .traits(CREATION)
             .kernel(fixed("triu_indices", S::of(DType::I32).union(S::of(DType::I64))));
+    /// `torch.kthvalue`: the `k`-th smallest value along `dim` (NaN the
+    /// largest) and its position (among equal values, the first in a
+    /// stable sort: PyTorch leaves the choice unspecified). Interpreted.
+    Kthvalue "kthvalue" { k: i64, #[shown] dim: i64 = -1, keepdim: bool = false } (input: Tensor)
+        => Rules::new(infer::select_dim, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(KernelRule::Custom(support::select_kernel));
+    /// `torch.median`: the lower median along `dim` and its position, or of
+    /// every element (one result); a NaN is the median where there is one
+    /// (the first NaN along `dim`). Interpreted.
+    Median "median" { dim: Option<i64> = None, keepdim: bool = false } (input: Tensor)
+        => Rules::new(infer::select_dim, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Variable)
+            .kernel(KernelRule::Custom(support::median_kernel));
+    /// `torch.nanmedian`: `median` of the values that are not NaN (NaN
+    /// where all are). Interpreted.
+    Nanmedian "nanmedian" { dim: Option<i64> = None, keepdim: bool = false } (input: Tensor)
+        => Rules::new(infer::select_dim, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Variable)
+            .kernel(KernelRule::Custom(support::median_kernel));
+    /// `torch.mode`: the most frequent value along `dim` (the smallest of
+    /// equally frequent ones; NaNs never equal) and its last position.
+    /// Interpreted.
+    Mode "mode" { #[shown] dim: i64 = -1, keepdim: bool = false } (input: Tensor)
+        => Rules::new(infer::select_dim, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(KernelRule::Custom(support::select_kernel));
     /// `torch.index_select`: the entries at `index` (int32 or int64)
     /// along `dim`; an index out of range is PyTorch's IndexError.
     IndexSelect "index_select" { dim: i64 } (input: Tensor, index: Tensor)

@@ -156,6 +156,9 @@ fn execute(
         Op::Sort {
             dim, descending, ..
         } => return sort::sort(tensor(&args[0]), *dim, *descending, types, &layouts),
+        Op::Kthvalue { .. } | Op::Median { .. } | Op::Nanmedian { .. } | Op::Mode { .. } => {
+            return sort::select(&inst.op, tensor(&args[0]), types, &layouts);
+        }
         Op::Cumsum { .. }
         | Op::Cumprod { .. }
         | Op::Logcumsumexp { .. }
