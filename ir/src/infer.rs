@@ -1836,6 +1836,106 @@ pub fn topk(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(values_and_indices(shape, x.dtype))
 }
 
+/// The primitive views that make each result of `broadcast_tensors` or
+/// `meshgrid` from its own operand, with PyTorch's checks in its order:
+/// one list per operand, applied in turn.
+pub fn view_lists(op: &Op, tensors: &[&TensorType]) -> Result<Vec<Vec<Op>>> {
+    match op {
+        Op::BroadcastTensors => {
+            let shape = tensors
+                .iter()
+                .try_fold(Vec::new(), |acc, t| broadcast_shapes(&acc, &t.shape))?;
+            Ok(tensors
+                .iter()
+                .map(|_| vec![Op::Expand { shape: shape.clone() }])
+                .collect())
+        }
+        Op::Meshgrid { indexing } => {
+            let xy = match indexing.as_str() {
+                "ij" => false,
+                "xy" => true,
+                other => {
+                    return Err(err(
+                        ErrorKind::Attribute,
+                        format!(
+                            "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {other}"
+                        ),
+                    ));
+                }
+            };
+            if let Some(t) = tensors.iter().find(|t| t.rank() > 1) {
+                // PyTorch prints the tensor itself here.
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!(
+                        "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a {}D tensor",
+                        t.rank()
+                    ),
+                ));
+            }
+            if tensors.iter().any(|t| t.dtype != tensors[0].dtype) {
+                return Err(err(
+                    ErrorKind::DType,
+                    "meshgrid expects all tensors to have the same dtype",
+                ));
+            }
+            if tensors.iter().any(|t| t.device != tensors[0].device) {
+                return Err(err(
+                    ErrorKind::Device,
+                    "meshgrid expects all tensors to have the same device",
+                ));
+            }
+            // "xy" is "ij" with the first two tensors swapped.
+            let n = tensors.len();
+            let mut order: Vec<usize> = (0..n).collect();
+            if xy && n >= 2 {
+                order.swap(0, 1);
+            }
+            let grid: Vec<i64> = order
+                .iter()
+                .map(|&i| tensors[i].shape.iter().product())
+                .collect();
+            let mut views = vec![Vec::new(); n];
+            for (pos, &i) in order.iter().enumerate() {
+                let mut along = vec![1; n];
+                along[pos] = -1;
+                views[i] = vec![
+                    Op::View { shape: along },
+                    Op::Expand {
+                        shape: grid.clone(),
+                    },
+                ];
+            }
+            Ok(views)
+        }
+        _ => Err(wrong_rule("view_lists")),
+    }
+}
+
+/// `broadcast_tensors` and `meshgrid`: each operand's dtype, the shape of
+/// its views.
+pub fn view_list(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let tensors: Vec<&TensorType> = args.iter().filter_map(Arg::tensor).collect();
+    let first = tensors
+        .first()
+        .ok_or_else(|| err(ErrorKind::Arity, format!("{} expects a non-empty TensorList", op.name())))?;
+    let results = view_lists(op, &tensors)?
+        .iter()
+        .zip(&tensors)
+        .map(|(views, t)| {
+            let shape = views
+                .iter()
+                .try_fold(t.shape.clone(), |s, v| view_shape(v, &s))?;
+            Ok(TensorType::new(shape, t.dtype))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Inferred {
+        results,
+        operand_dtypes: vec![None; args.len()],
+        natural_dtype: first.dtype,
+    })
+}
+
 /// `kthvalue`, `median`, `nanmedian` and `mode`: one value (and its
 /// position) per row along `dim`, the dim removed unless `keepdim`;
 /// `median`/`nanmedian` without a dim: one value of every element.

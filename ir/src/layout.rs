@@ -582,6 +582,44 @@ pub fn view_layout(
     Ok(vec![layout])
 }
 
+/// `broadcast_tensors` and `meshgrid`: each result a view of its own
+/// operand, through that operand's primitive views in turn.
+pub fn view_list_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let operands: Vec<(&crate::view::Geometry, &crate::types::TensorType)> = args
+        .iter()
+        .filter_map(|a| match a {
+            LayoutArg::Tensor(g, ty) => Some((*g, *ty)),
+            _ => None,
+        })
+        .collect();
+    let types: Vec<&crate::types::TensorType> = operands.iter().map(|(_, t)| *t).collect();
+    let views = crate::infer::view_lists(op, &types)?;
+    operands
+        .iter()
+        .zip(views)
+        .map(|((g, ty), views)| {
+            let mut g = (*g).clone();
+            for view in &views {
+                let arg = [LayoutArg::Tensor(&g, ty)];
+                g = match view_layout(view, &arg, &[])?.pop() {
+                    Some(ResultLayout::View(v)) => v,
+                    _ => {
+                        return Err(Error::new(
+                            ErrorKind::Layout,
+                            format!("{} of a 0-D or 1-D tensor is a view", view.name()),
+                        ));
+                    }
+                };
+            }
+            Ok(ResultLayout::View(g))
+        })
+        .collect()
+}
+
 /// `zeros_like`, `ones_like`, `full_like` and `empty_like`: `empty_like`'s
 /// strides in the memory format asked for (preserve: the input's strides
 /// when dense, else dense strides in its dims' order).

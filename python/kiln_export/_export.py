@@ -172,6 +172,7 @@ _KEEP_NAMES = [
     "pixel_shuffle.default", "pixel_unshuffle.default", "channel_shuffle.default",
     "eye.default", "eye.m", "linspace.default",
     "diag.default", "diagflat.default", "diag_embed.default", "diagonal_scatter.default",
+    "meshgrid.default", "meshgrid.indexing", "broadcast_tensors.default",
     "reflection_pad1d.default", "reflection_pad2d.default", "reflection_pad3d.default",
     "replication_pad1d.default", "replication_pad2d.default", "replication_pad3d.default",
     "index_copy.default",

@@ -596,6 +596,17 @@ def _multi_dot(c):
     return c.emit("linalg_multi_dot", [list(c.a["tensors"])])
 
 
+@op("aten.broadcast_tensors.default")
+def _broadcast_tensors(c):
+    return tuple(_multi(c, "broadcast_tensors", [list(c.a["tensors"])], {}))
+
+
+@op("aten.meshgrid.default", "aten.meshgrid.indexing")
+def _meshgrid(c):
+    return tuple(_multi(c, "meshgrid", [list(c.a["tensors"])],
+                        {"indexing": c.a.get("indexing") or "ij"}))
+
+
 @op("aten.linalg_cross.default")
 def _linalg_cross(c):
     return c.emit("linalg_cross", [c.tensor("self"), c.tensor("other")], {"dim": c.a["dim"]})

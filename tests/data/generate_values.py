@@ -2769,6 +2769,43 @@ def gen_selection_more():
         record_selection(name, a, x)
 
 
+def gen_view_lists():
+    """meshgrid (ij and xy, zero-dim and empty tensors) and
+    broadcast_tensors (mixed shapes and dtypes): views of each operand,
+    with their strides; refusals; broadcast_tensors' OpInfo samples."""
+    for dt in DTYPES:
+        a, b, c = make(dt, [3]), make(dt, [4], reverse=True), make(dt, [2])
+        for ix in ("ij", "xy"):
+            record_strided("meshgrid", {"indexing": ix}, [a, b, c],
+                           lambda: torch.meshgrid(a, b, c, indexing=ix))
+            record_strided("meshgrid", {"indexing": ix}, [a, b], lambda: torch.meshgrid(a, b, indexing=ix))
+        x, y, z = make(dt, [3, 1]), make(dt, [4], reverse=True), make(dt, [1, 1])
+        record_strided("broadcast_tensors", {}, [x, y, z], lambda: torch.broadcast_tensors(x, y, z))
+    a, s0, e = make(torch.float32, [3]), make(torch.float32, []), make(torch.float32, [0])
+    for ix in ("ij", "xy"):
+        record_strided("meshgrid", {"indexing": ix}, [a], lambda: torch.meshgrid(a, indexing=ix))
+        record_strided("meshgrid", {"indexing": ix}, [s0, a], lambda: torch.meshgrid(s0, a, indexing=ix))
+        record_strided("meshgrid", {"indexing": ix}, [a, e, s0], lambda: torch.meshgrid(a, e, s0, indexing=ix))
+    i = make(torch.int32, [4])
+    record_refusal("meshgrid", {"indexing": "ij"}, [a, i], lambda: torch.meshgrid(a, i, indexing="ij"))
+    record_refusal("meshgrid", {"indexing": "yx"}, [a, a], lambda: torch.meshgrid(a, a, indexing="yx"))
+    m, v, w = make(torch.float32, [3, 4]), make(torch.int64, [4]), make(torch.float16, [2, 1, 1])
+    record_strided("broadcast_tensors", {}, [m, v, w], lambda: torch.broadcast_tensors(m, v, w))
+    record_strided("broadcast_tensors", {}, [m], lambda: torch.broadcast_tensors(m))
+    e2 = make(torch.float32, [3, 0])
+    record_strided("broadcast_tensors", {}, [e2, s0], lambda: torch.broadcast_tensors(e2, s0))
+    bad = make(torch.float32, [3, 2])
+    record_refusal("broadcast_tensors", {}, [bad, v], lambda: torch.broadcast_tensors(bad, v))
+    from torch.testing._internal.common_methods_invocations import op_db
+    for op in op_db:
+        if op.name != "broadcast_tensors":
+            continue
+        for dt in (torch.float32, torch.int64, torch.bool):
+            for sm in op.sample_inputs("cpu", dt):
+                ts = [sm.input.contiguous()] + [t.contiguous() for t in sm.args[0]]
+                record_strided("broadcast_tensors", {}, ts, lambda: torch.broadcast_tensors(*ts))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2810,6 +2847,7 @@ def main():
     gen_unfold_as_strided()
     gen_creation_more()
     gen_selection_more()
+    gen_view_lists()
     out = {
         "meta": {
             "torch_version": torch.__version__,

@@ -52,9 +52,9 @@ pub use defaults::{
     with_default_dtype,
 };
 pub use tensor::{
-    AttentionOptions, ConvOptions, Interpolate, InterpolateMode, PoolOptions, Tensor, arange, cat,
-    column_stack, dstack, einsum, empty, empty_strided, eye, full, hstack, linalg_multi_dot,
-    linspace, logspace, ones, stack, tril_indices, triu_indices, vstack, where_, zeros,
+    AttentionOptions, ConvOptions, Interpolate, InterpolateMode, PoolOptions, Tensor, arange,
+    broadcast_tensors, cat, column_stack, dstack, einsum, empty, empty_strided, eye, full, hstack, linalg_multi_dot,
+    linspace, logspace, meshgrid, ones, stack, tril_indices, triu_indices, vstack, where_, zeros,
 };
 pub use trace::{
     Input, IntoOutputs, TensorOrScalar, TensorSpec, Traced, apply, apply_named, trace,

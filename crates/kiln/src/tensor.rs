@@ -1743,6 +1743,24 @@ pub fn linspace(
     record(op, vec![], None)
 }
 
+/// `torch.broadcast_tensors(*tensors)`: each expanded to their common
+/// shape (views).
+pub fn broadcast_tensors(tensors: &[&Tensor]) -> Vec<Tensor> {
+    let operands = tensors.iter().map(|x| t(x)).collect();
+    record_all(Op::BroadcastTensors, operands, None, Some(tensors.len()))
+}
+
+/// `torch.meshgrid(*tensors, indexing)`: 0-D or 1-D tensors each laid
+/// along its dim of their grid (`"ij"`, or `"xy"`: the first two swapped);
+/// views.
+pub fn meshgrid(tensors: &[&Tensor], indexing: &str) -> Vec<Tensor> {
+    let op = Op::Meshgrid {
+        indexing: indexing.to_string(),
+    };
+    let operands = tensors.iter().map(|x| t(x)).collect();
+    record_all(op, operands, None, Some(tensors.len()))
+}
+
 /// `torch.logspace(start, end, steps, base, dtype=...)`: `base` to the
 /// powers of `steps` evenly spaced exponents, as PyTorch computes them.
 pub fn logspace(

@@ -4489,3 +4489,27 @@ fn check_fill_value(value: Scalar, dtype: DType) -> Result<()> {
     }
     Ok(())
 }
+
+/// `broadcast_tensors` and `meshgrid`: each operand through its own
+/// primitive views (views of the operands, as PyTorch's results are).
+pub fn view_list(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let values: Vec<ValueId> = operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Value(v) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    let types: Vec<TensorType> = values.iter().map(|v| e.ty(*v).clone()).collect();
+    let refs: Vec<&TensorType> = types.iter().collect();
+    let views = crate::infer::view_lists(op, &refs)?;
+    let mut results = Vec::with_capacity(values.len());
+    for (v, views) in values.into_iter().zip(views) {
+        let mut r = v;
+        for view in views {
+            r = e.push(view, vec![Operand::Value(r)])?;
+        }
+        results.push(r);
+    }
+    Ok(Some(results))
+}

@@ -1112,6 +1112,21 @@ define_ops! {
         => Rules::new(infer::select_dim, LayoutRule::Contiguous, Cost::Kernel)
             .results(Results::Variable)
             .kernel(KernelRule::Custom(support::median_kernel));
+    /// `torch.broadcast_tensors`: each tensor expanded to their common
+    /// shape, a view of its own operand (an `expand` each).
+    BroadcastTensors "broadcast_tensors" (tensors: List)
+        => Rules::new(infer::view_list, LayoutRule::Custom(layout::view_list_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::view_list);
+    /// `torch.meshgrid`: each 0-D or 1-D tensor laid along its own dim of
+    /// the grid of all their sizes ("xy": the first two dims swapped), a
+    /// view of its own operand (a `view` and an `expand` each).
+    Meshgrid "meshgrid" { indexing: String = String::from("ij") } (tensors: List)
+        => Rules::new(infer::view_list, LayoutRule::Custom(layout::view_list_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::view_list);
     /// `torch.mode`: the most frequent value along `dim` (the smallest of
     /// equally frequent ones; NaNs never equal) and its last position.
     /// Interpreted.
