@@ -173,6 +173,8 @@ _KEEP_NAMES = [
     "eye.default", "eye.m", "linspace.default",
     "diag.default", "diagflat.default", "diag_embed.default", "diagonal_scatter.default",
     "meshgrid.default", "meshgrid.indexing", "broadcast_tensors.default",
+    "logspace.default", "tril_indices.default", "triu_indices.default",
+    "full_like.default", "empty_like.default",
     "reflection_pad1d.default", "reflection_pad2d.default", "reflection_pad3d.default",
     "replication_pad1d.default", "replication_pad2d.default", "replication_pad3d.default",
     "index_copy.default",

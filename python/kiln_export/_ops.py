@@ -767,7 +767,7 @@ def _like(c):
     # Kiln's *_like ops lay the result out as empty_like does (the input's
     # strides in preserve format); empty_like is zero-filled.
     _creation_checks(c)
-    name = op_name(c.node).split(".")[0]
+    name = _schema_op(c)
     attrs = {"dtype": c.dtype}
     if name == "full_like":
         attrs["fill_value"] = c.a["fill_value"]
@@ -803,7 +803,7 @@ def _logspace(c):
 @op("aten.tril_indices.default", "aten.triu_indices.default")
 def _tri_indices(c):
     _creation_checks(c)
-    name = op_name(c.node).split(".")[0]
+    name = _schema_op(c)
     return c.emit(name, [], {"row": c.a["row"], "col": c.a["col"], "offset": c.a.get("offset", 0),
                              "dtype": c.dtype})
 

@@ -15,7 +15,9 @@ channels_last then sliced; weights contiguous or channels_last (3-D weights:
 channels innermost). On f32, f64, f16 and bf16; plus size-1 channel and
 spatial dims (where two layouts give equal tensors but different strides),
 depthwise and grouped convolutions, transposed convolutions, unbatched
-inputs, 1x1 kernels, empty batches. Recorded with torch.set_num_threads(1)
+inputs, 1x1 kernels, empty batches. Also rot90, the views diagonal and
+unfold, and zeros_like/ones_like/full_like/empty_like in each memory
+format over the same input layouts (rules of their own: OWN_RULES). Recorded with torch.set_num_threads(1)
 on an x86-64 CPU with AVX512-BW/VL/DQ and AVX512-BF16 but no AVX512-FP16
 or AMX-FP16; some 3-D convolution cases depend on that (see below).
 
