@@ -49,6 +49,17 @@ fn tensor_of(spec: &Value) -> Tensor {
 fn attr_value(name: &str, v: &Value) -> AttrValue {
     match (name, v) {
         ("dtype", Value::String(s)) => AttrValue::DType(DType::from_name(s).unwrap()),
+        ("memory_format", Value::String(s)) => AttrValue::MemoryFormat(
+            [
+                kiln::MemoryFormat::Contiguous,
+                kiln::MemoryFormat::ChannelsLast,
+                kiln::MemoryFormat::ChannelsLast3d,
+                kiln::MemoryFormat::Preserve,
+            ]
+            .into_iter()
+            .find(|f| f.name() == s)
+            .unwrap(),
+        ),
         (_, Value::String(s)) => AttrValue::Str(s.clone()),
         (_, Value::Bool(b)) => AttrValue::Scalar(Scalar::Bool(*b)),
         (_, Value::Array(_)) => AttrValue::List(int_list(v)),
@@ -217,6 +228,26 @@ fn check_result(m: &mut Mismatches, case: &Value, index: usize, out: &Tensor, ex
             m.check(false, || {
                 format!("{case}: result {index}: Kiln gives {out:?}")
             });
+            return;
+        }
+        // Views and layout-preserving results record PyTorch's strides and
+        // storage offset too.
+        if let Some(strides) = expected.get("strides") {
+            let offset = expected["storage_offset"].as_i64().unwrap();
+            if out.strides() != int_list(strides) || out.geometry().offset != offset {
+                m.check(false, || {
+                    format!(
+                        "{case}: result {index}: Kiln's strides {:?}, storage offset {}",
+                        out.strides(),
+                        out.geometry().offset
+                    )
+                });
+                return;
+            }
+        }
+        // Positions PyTorch leaves unspecified (kthvalue's or median's
+        // among equal values): dtype and shape only.
+        if expected.get("unspecified").is_some() {
             return;
         }
         let exp_values = decode_values(expected);

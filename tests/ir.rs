@@ -346,3 +346,72 @@ fn traced_pointwise_math() {
         assert!(text.contains(line), "{line}\n{text}");
     }
 }
+
+/// Issue 20's shape, selection and creation ops trace under PyTorch's
+/// names, with its attributes and result types (views, several results of
+/// several operands, creation from nothing).
+#[test]
+fn traced_shape_selection_creation() {
+    let specs = [
+        TensorSpec::new([2, 3, 4], DType::F32).name("x"),
+        TensorSpec::new([3], DType::F32).name("v"),
+        TensorSpec::new([4], DType::I64).name("w"),
+    ];
+    let traced = trace(&specs, |x| {
+        let (kv, ki) = x[0].kthvalue(2, -1, false);
+        let (mv, _) = x[0].median_dim(1, true);
+        let (_, oi) = x[2].mode(0, false);
+        let grid = kiln::meshgrid(&[&x[1], &x[0].select(0, 0).select(0, 0)], "xy");
+        let both = kiln::broadcast_tensors(&[&x[2], &x[0]]);
+        vec![
+            x[0].diagonal(1, 1, 2),
+            x[1].diag(-1),
+            x[0].diag_embed(0, -2, -1),
+            x[1].diagflat(1),
+            x[0].diagonal_scatter(&x[0].diagonal(0, 0, 1), 0, 0, 1),
+            x[0].unfold(2, 2, 1),
+            x[0].as_strided(&[2, 2], &[1, 2], Some(3)),
+            kv,
+            ki,
+            mv,
+            x[1].median(),
+            x[1].nanmedian(),
+            oi,
+            grid[0].clone(),
+            both[1].clone(),
+            x[0].zeros_like(None),
+            x[0].full_like(2.5, Some(DType::F64)),
+            kiln::logspace(0.0, 2.0, 3, 2.0, None),
+            kiln::tril_indices(3, 3, 0),
+            kiln::triu_indices(3, 4, 1),
+            kiln::empty(&[2, 2], Some(DType::I32)),
+            kiln::empty_strided(&[2, 3], &[1, 2], None),
+        ]
+    })
+    .unwrap();
+    let text = traced.to_string();
+    for line in [
+        "= diagonal %x {offset = 1, dim1 = 1, dim2 = 2} : tensor<2x3xf32>",
+        "= diag %v {diagonal = -1} : tensor<4x4xf32>",
+        "= diag_embed %x : tensor<2x3x4x4xf32>",
+        "= diagflat %v {offset = 1} : tensor<4x4xf32>",
+        "= unfold %x {dimension = 2, size = 2, step = 1} : tensor<2x3x3x2xf32>",
+        "= as_strided %x {size = [2, 2], stride = [1, 2], storage_offset = 3} : tensor<2x2xf32>",
+        "= kthvalue %x {k = 2, dim = -1} : (tensor<2x3xf32>, tensor<2x3xi64>)",
+        "= median %x {dim = 1, keepdim = true} : (tensor<2x1x4xf32>, tensor<2x1x4xi64>)",
+        "= median %v : tensor<f32>",
+        "= nanmedian %v : tensor<f32>",
+        "= mode %w {dim = 0} : (tensor<i64>, tensor<i64>)",
+        "{indexing = \"xy\"} : (tensor<4x3xf32>, tensor<4x3xf32>)",
+        "= broadcast_tensors [%w, %x] : (tensor<2x3x4xi64>, tensor<2x3x4xf32>)",
+        "= zeros_like %x : tensor<2x3x4xf32>",
+        "= full_like %x {fill_value = 2.5, dtype = f64} : tensor<2x3x4xf64>",
+        "= logspace {start = 0.0, end = 2.0, steps = 3, base = 2.0} : tensor<3xf32>",
+        "= tril_indices {row = 3, col = 3} : tensor<2x6xi64>",
+        "= triu_indices {row = 3, col = 4, offset = 1} : tensor<2x6xi64>",
+        "= empty {size = [2, 2], dtype = i32} : tensor<2x2xi32>",
+        "= empty_strided {size = [2, 3], stride = [1, 2]} : tensor<2x3xf32>",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}

@@ -1838,6 +1838,149 @@ pub fn topk(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(values_and_indices(shape, x.dtype))
 }
 
+/// The primitive views that make each result of `broadcast_tensors` or
+/// `meshgrid` from its own operand, with PyTorch's checks in its order:
+/// one list per operand, applied in turn.
+pub fn view_lists(op: &Op, tensors: &[&TensorType]) -> Result<Vec<Vec<Op>>> {
+    match op {
+        Op::BroadcastTensors => {
+            let shape = tensors
+                .iter()
+                .try_fold(Vec::new(), |acc, t| broadcast_shapes(&acc, &t.shape))?;
+            Ok(tensors
+                .iter()
+                .map(|_| vec![Op::Expand { shape: shape.clone() }])
+                .collect())
+        }
+        Op::Meshgrid { indexing } => {
+            let xy = match indexing.as_str() {
+                "ij" => false,
+                "xy" => true,
+                other => {
+                    return Err(err(
+                        ErrorKind::Attribute,
+                        format!(
+                            "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {other}"
+                        ),
+                    ));
+                }
+            };
+            if let Some(t) = tensors.iter().find(|t| t.rank() > 1) {
+                // PyTorch prints the tensor itself here.
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!(
+                        "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a {}D tensor",
+                        t.rank()
+                    ),
+                ));
+            }
+            if tensors.iter().any(|t| t.dtype != tensors[0].dtype) {
+                return Err(err(
+                    ErrorKind::DType,
+                    "meshgrid expects all tensors to have the same dtype",
+                ));
+            }
+            if tensors.iter().any(|t| t.device != tensors[0].device) {
+                return Err(err(
+                    ErrorKind::Device,
+                    "meshgrid expects all tensors to have the same device",
+                ));
+            }
+            // "xy" is "ij" with the first two tensors swapped.
+            let n = tensors.len();
+            let mut order: Vec<usize> = (0..n).collect();
+            if xy && n >= 2 {
+                order.swap(0, 1);
+            }
+            let grid: Vec<i64> = order
+                .iter()
+                .map(|&i| tensors[i].shape.iter().product())
+                .collect();
+            let mut views = vec![Vec::new(); n];
+            for (pos, &i) in order.iter().enumerate() {
+                let mut along = vec![1; n];
+                along[pos] = -1;
+                views[i] = vec![
+                    Op::View { shape: along },
+                    Op::Expand {
+                        shape: grid.clone(),
+                    },
+                ];
+            }
+            Ok(views)
+        }
+        _ => Err(wrong_rule("view_lists")),
+    }
+}
+
+/// `broadcast_tensors` and `meshgrid`: each operand's dtype, the shape of
+/// its views.
+pub fn view_list(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let tensors: Vec<&TensorType> = args.iter().filter_map(Arg::tensor).collect();
+    let first = tensors
+        .first()
+        .ok_or_else(|| err(ErrorKind::Arity, format!("{} expects a non-empty TensorList", op.name())))?;
+    let results = view_lists(op, &tensors)?
+        .iter()
+        .zip(&tensors)
+        .map(|(views, t)| {
+            let shape = views
+                .iter()
+                .try_fold(t.shape.clone(), |s, v| view_shape(v, &s))?;
+            Ok(TensorType::new(shape, t.dtype))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Inferred {
+        results,
+        operand_dtypes: vec![None; args.len()],
+        natural_dtype: first.dtype,
+    })
+}
+
+/// `kthvalue`, `median`, `nanmedian` and `mode`: one value (and its
+/// position) per row along `dim`, the dim removed unless `keepdim`;
+/// `median`/`nanmedian` without a dim: one value of every element.
+/// PyTorch's checks in its order: the dim, an empty row, `k`.
+pub fn select_dim(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let (name, dim, keepdim, k) = match op {
+        Op::Kthvalue { k, dim, keepdim } => ("kthvalue", Some(*dim), *keepdim, Some(*k)),
+        Op::Median { dim, keepdim } => ("median", *dim, *keepdim, None),
+        // PyTorch's nanmedian reports as median.
+        Op::Nanmedian { dim, keepdim } => ("median", *dim, *keepdim, None),
+        Op::Mode { dim, keepdim } => ("mode", Some(*dim), *keepdim, None),
+        _ => return Err(wrong_rule("select_dim")),
+    };
+    let Some(dim) = dim else {
+        return Ok(single(vec![], x.dtype, vec![None]));
+    };
+    let (d, size) = dim_size(x, dim)?;
+    if size == 0 {
+        return Err(err(
+            ErrorKind::Shape,
+            format!("{name}(): Expected reduction dim {d} to have non-zero size."),
+        ));
+    }
+    if let Some(k) = k {
+        if k < 1 || k > size {
+            return Err(err(
+                ErrorKind::Attribute,
+                format!("kthvalue(): selected number k out of range for dimension {d}"),
+            ));
+        }
+    }
+    let mut shape = x.shape.clone();
+    if x.rank() > 0 {
+        if keepdim {
+            shape[d] = 1;
+        } else {
+            shape.remove(d);
+        }
+    }
+    Ok(values_and_indices(shape, x.dtype))
+}
+
 /// `sort`: values along `dim` in order, and their positions.
 pub fn sort(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let Op::Sort { dim, .. } = op else {
@@ -3028,6 +3171,78 @@ pub fn view(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     Ok(single(shape, x.dtype, vec![None]))
 }
 
+/// `tril_indices` and `triu_indices`: `[2, N]` positions, int64 unless
+/// `dtype` says otherwise.
+pub fn tri_indices(op: &Op, _: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let dtype = match op {
+        Op::TrilIndices { dtype, .. } | Op::TriuIndices { dtype, .. } => dtype.unwrap_or(DType::I64),
+        _ => return Err(wrong_rule("tri_indices")),
+    };
+    let (rows, _) = tri_positions(op)?;
+    Ok(single(vec![2, rows.len() as i64], dtype, vec![]))
+}
+
+/// The rows and the columns `tril_indices` or `triu_indices` lists, row
+/// by row, with PyTorch's checks.
+pub fn tri_positions(op: &Op) -> Result<(Vec<i64>, Vec<i64>)> {
+    let (row, col, offset, lower) = match op {
+        Op::TrilIndices {
+            row, col, offset, ..
+        } => (*row, *col, *offset, true),
+        Op::TriuIndices {
+            row, col, offset, ..
+        } => (*row, *col, *offset, false),
+        _ => return Err(wrong_rule("tri_indices")),
+    };
+    for (name, v) in [("row", row), ("col", col)] {
+        if v < 0 {
+            // PyTorch's message has no space before the number.
+            return Err(err(
+                ErrorKind::Attribute,
+                format!("{name} must be non-negative, got{v}"),
+            ));
+        }
+    }
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for r in 0..row {
+        // Column c is kept when c - r <= offset (lower) or >= offset.
+        let (from, to) = if lower {
+            (0, r.saturating_add(offset).saturating_add(1).clamp(0, col))
+        } else {
+            (r.saturating_add(offset).clamp(0, col), col)
+        };
+        for c in from..to {
+            rows.push(r);
+            cols.push(c);
+        }
+    }
+    Ok((rows, cols))
+}
+
+/// `as_strided`: the view's checks, and its bounds against the storage
+/// the operand owns (its elements up to the last: a parameter's or a
+/// computed value's; an operand that is itself a view of a larger storage
+/// is held to its own elements, which PyTorch's check against the whole
+/// storage would not be).
+pub fn as_strided(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::AsStrided {
+        size,
+        stride,
+        storage_offset,
+    } = op
+    else {
+        return Err(wrong_rule("as_strided"));
+    };
+    let x = tensor(args)?;
+    let g = match x.strides() {
+        Some(strides) => Geometry::new(x.shape.clone(), strides.to_vec(), 0),
+        None => Geometry::contiguous(&x.shape),
+    };
+    let storage = (g.own_storage(), x.dtype.itemsize());
+    let out = g.as_strided(size, stride, *storage_offset, Some(storage))?;
+    Ok(single(out.shape, x.dtype, vec![None]))
+}
+
 /// The result shape of a view op.
 pub fn view_shape(op: &Op, shape: &[i64]) -> Result<Vec<i64>> {
     if let Some(view) = crate::ops::derived::primitive_view(op, shape)? {
@@ -3049,6 +3264,17 @@ pub fn view_shape(op: &Op, shape: &[i64]) -> Result<Vec<i64>> {
             step,
         } => g.slice(*dim, *start, *end, *step)?.shape,
         Op::Select { dim, index } => g.select(*dim, *index)?.shape,
+        Op::Diagonal { offset, dim1, dim2 } => g.diagonal(*offset, *dim1, *dim2)?.shape,
+        Op::Unfold {
+            dimension,
+            size,
+            step,
+        } => g.unfold(*dimension, *size, *step)?.shape,
+        Op::AsStrided {
+            size,
+            stride,
+            storage_offset,
+        } => g.as_strided(size, stride, *storage_offset, None)?.shape,
         Op::Flatten { start_dim, end_dim } => {
             g.flatten(*start_dim, *end_dim)?.geometry().shape.clone()
         }

@@ -557,6 +557,21 @@ pub fn view_layout(
             step,
         } => ResultLayout::View(g.slice(*dim, *start, *end, *step)?),
         Op::Select { dim, index } => ResultLayout::View(g.select(*dim, *index)?),
+        Op::Diagonal { offset, dim1, dim2 } => {
+            ResultLayout::View(g.diagonal(*offset, *dim1, *dim2)?)
+        }
+        Op::Unfold {
+            dimension,
+            size,
+            step,
+        } => ResultLayout::View(g.unfold(*dimension, *size, *step)?),
+        // Inference checked the bounds against the operand's storage,
+        // which a geometry does not know.
+        Op::AsStrided {
+            size,
+            stride,
+            storage_offset,
+        } => ResultLayout::View(g.as_strided(size, stride, *storage_offset, None)?),
         other => {
             return Err(Error::new(
                 ErrorKind::Layout,
@@ -565,6 +580,93 @@ pub fn view_layout(
         }
     };
     Ok(vec![layout])
+}
+
+/// `broadcast_tensors` and `meshgrid`: each result a view of its own
+/// operand, through that operand's primitive views in turn.
+pub fn view_list_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let operands: Vec<(&crate::view::Geometry, &crate::types::TensorType)> = args
+        .iter()
+        .filter_map(|a| match a {
+            LayoutArg::Tensor(g, ty) => Some((*g, *ty)),
+            _ => None,
+        })
+        .collect();
+    let types: Vec<&crate::types::TensorType> = operands.iter().map(|(_, t)| *t).collect();
+    let views = crate::infer::view_lists(op, &types)?;
+    operands
+        .iter()
+        .zip(views)
+        .map(|((g, ty), views)| {
+            let mut g = (*g).clone();
+            for view in &views {
+                let arg = [LayoutArg::Tensor(&g, ty)];
+                g = match view_layout(view, &arg, &[])?.pop() {
+                    Some(ResultLayout::View(v)) => v,
+                    _ => {
+                        return Err(Error::new(
+                            ErrorKind::Layout,
+                            format!("{} of a 0-D or 1-D tensor is a view", view.name()),
+                        ));
+                    }
+                };
+            }
+            Ok(ResultLayout::View(g))
+        })
+        .collect()
+}
+
+/// `zeros_like`, `ones_like`, `full_like` and `empty_like`: `empty_like`'s
+/// strides in the memory format asked for (preserve: the input's strides
+/// when dense, else dense strides in its dims' order).
+pub fn like_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    _: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    use crate::ops::Op;
+    let (g, _) = first_geometry(args)?;
+    let format = match op {
+        Op::ZerosLike { memory_format, .. }
+        | Op::OnesLike { memory_format, .. }
+        | Op::FullLike { memory_format, .. }
+        | Op::EmptyLike { memory_format, .. } => *memory_format,
+        other => {
+            return Err(Error::new(
+                ErrorKind::Layout,
+                format!("{} is not a *_like op", other.name()),
+            ));
+        }
+    };
+    Ok(vec![ResultLayout::Fresh(like_strides(
+        &g.shape, &g.strides, format,
+    )?)])
+}
+
+/// `empty` (its memory format's strides) and `empty_strided` (its
+/// strides, which inference checked are dense).
+pub fn empty_layout(
+    op: &crate::ops::Op,
+    _: &[LayoutArg<'_>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    use crate::ops::Op;
+    let shape = results.first().map(|r| &r.shape[..]).unwrap_or(&[]);
+    let strides = match op {
+        Op::Empty { memory_format, .. } => memory_format.strides(shape)?,
+        Op::EmptyStrided { stride, .. } => stride.clone(),
+        other => {
+            return Err(Error::new(
+                ErrorKind::Layout,
+                format!("{} is not empty or empty_strided", other.name()),
+            ));
+        }
+    };
+    Ok(vec![ResultLayout::Fresh(strides)])
 }
 
 /// A fresh result in its input's suggested memory format (channels_last

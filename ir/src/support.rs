@@ -293,6 +293,37 @@ pub fn full_kernel(op: &Op, _: &[Arg<'_>], _: &Inferred) -> Chosen {
     )))
 }
 
+/// `kthvalue`'s and `mode`'s kernels, which a zero-dim input never
+/// reaches (PyTorch copies its element, whatever the dtype).
+pub fn select_kernel(op: &Op, args: &[Arg<'_>], _: &Inferred) -> Chosen {
+    if matches!(args.first(), Some(Arg::Tensor(t)) if t.rank() == 0) {
+        return Ok(None);
+    }
+    Ok(match op {
+        Op::Kthvalue { .. } => Some(AtenKernel::new("kthvalue_cpu", DTypeSet::REAL_NUMBERS)),
+        Op::Mode { .. } => Some(AtenKernel::new(
+            "mode_cpu",
+            DTypeSet::REAL_NUMBERS.union(DTypeSet::BOOL),
+        )),
+        _ => None,
+    })
+}
+
+/// `median` and `nanmedian`'s kernels: along a dim (`median_out`) or of
+/// every element (`median_cpu`).
+pub fn median_kernel(op: &Op, _: &[Arg<'_>], _: &Inferred) -> Chosen {
+    let dim = match op {
+        Op::Median { dim, .. } | Op::Nanmedian { dim, .. } => dim,
+        _ => return Ok(None),
+    };
+    let name = if dim.is_some() {
+        "median_out"
+    } else {
+        "median_cpu"
+    };
+    Ok(Some(AtenKernel::new(name, DTypeSet::REAL_NUMBERS)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

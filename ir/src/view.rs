@@ -529,6 +529,183 @@ impl Geometry {
         Ok(self.with(shape, strides, offset))
     }
 
+    /// `Tensor.diagonal(offset, dim1, dim2)`: the dims `dim1` and `dim2`
+    /// removed and one dim appended that steps along both at once, from
+    /// the `offset`-th diagonal (above the main one when positive). An
+    /// empty diagonal keeps the input's storage offset, as PyTorch's does.
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Geometry> {
+        let (d1, d2) = (wrap_dim(dim1, self.rank())?, wrap_dim(dim2, self.rank())?);
+        if d1 == d2 {
+            return Err(Error::new(
+                ErrorKind::Dim,
+                format!("diagonal dimensions cannot be identical {dim1}, {dim2}"),
+            ));
+        }
+        let (n1, n2) = (self.shape[d1], self.shape[d2]);
+        let len = if offset >= 0 {
+            n1.min(n2.saturating_sub(offset))
+        } else {
+            n1.saturating_add(offset).min(n2)
+        }
+        .max(0);
+        let offset = match (len, offset >= 0) {
+            (0, _) => self.offset,
+            (_, true) => self.offset + offset * self.strides[d2],
+            (_, false) => self.offset - offset * self.strides[d1],
+        };
+        let keep = |d: &usize| *d != d1 && *d != d2;
+        let mut shape: Vec<i64> = (0..self.rank())
+            .filter(keep)
+            .map(|d| self.shape[d])
+            .collect();
+        let mut strides: Vec<i64> = (0..self.rank())
+            .filter(keep)
+            .map(|d| self.strides[d])
+            .collect();
+        shape.push(len);
+        strides.push(self.strides[d1] + self.strides[d2]);
+        Ok(self.with(shape, strides, offset))
+    }
+
+    /// `Tensor.unfold(dimension, size, step)`: the windows of `size`
+    /// elements every `step` along `dimension`, the window's elements in a
+    /// new last dim (a zero-dim tensor is one window of its element, or
+    /// none).
+    pub fn unfold(&self, dimension: i64, size: i64, step: i64) -> Result<Geometry> {
+        let d = wrap_dim(dimension, self.rank())?;
+        let (dim_size, dim_stride) = if self.rank() == 0 {
+            (1, 1)
+        } else {
+            (self.shape[d], self.strides[d])
+        };
+        if size > dim_size {
+            return Err(Error::new(
+                ErrorKind::Shape,
+                format!(
+                    "maximum size for tensor at dimension {d} is {dim_size} but size is {size}"
+                ),
+            ));
+        }
+        if size < 0 {
+            return Err(Error::new(
+                ErrorKind::Attribute,
+                format!("size is {size} but must be >= 0"),
+            ));
+        }
+        if step <= 0 {
+            return Err(Error::new(
+                ErrorKind::Attribute,
+                format!("step is {step} but must be > 0"),
+            ));
+        }
+        let (mut shape, mut strides) = (self.shape.clone(), self.strides.clone());
+        if self.rank() > 0 {
+            shape[d] = (dim_size - size) / step + 1;
+            strides[d] *= step;
+        }
+        shape.push(size);
+        strides.push(dim_stride);
+        Ok(self.with(shape, strides, self.offset))
+    }
+
+    /// `Tensor.as_strided(size, stride, storage_offset)`: any geometry over
+    /// the same storage (`storage_offset` defaults to this view's), which
+    /// must lie within its `storage` elements (`None` for no check, where
+    /// the caller cannot know the storage and checked it already), with
+    /// PyTorch's checks and messages (`setStorage`'s bounds check).
+    pub fn as_strided(
+        &self,
+        size: &[i64],
+        stride: &[i64],
+        storage_offset: Option<i64>,
+        storage: Option<(i64, usize)>,
+    ) -> Result<Geometry> {
+        let offset = storage_offset.unwrap_or(self.offset);
+        if size.len() != stride.len() {
+            return Err(Error::new(
+                ErrorKind::Shape,
+                "mismatch in length of strides and shape",
+            ));
+        }
+        if stride.iter().any(|&s| s < 0) {
+            return Err(Error::new(
+                ErrorKind::Attribute,
+                format!(
+                    "as_strided: Negative strides are not supported at the moment, got strides: {}",
+                    format_shape(stride)
+                ),
+            ));
+        }
+        // PyTorch's computeStorageNbytes: 0 for an empty view, else the
+        // byte just past its last element.
+        let overflowed = || {
+            Error::new(
+                ErrorKind::Shape,
+                format!(
+                    "Storage size calculation overflowed with sizes={} and strides={}",
+                    format_shape(size),
+                    format_shape(stride)
+                ),
+            )
+        };
+        let mut extent = 1i64;
+        for (&n, &s) in size.iter().zip(stride) {
+            if n == 0 {
+                extent = 0;
+                break;
+            }
+            let reach = n
+                .checked_sub(1)
+                .filter(|r| *r >= 0)
+                .and_then(|r| r.checked_mul(s))
+                .ok_or_else(overflowed)?;
+            extent = extent.checked_add(reach).ok_or_else(overflowed)?;
+        }
+        if let (Some((elements, itemsize)), true) = (storage, extent > 0) {
+            let item = itemsize as i64;
+            let needed = offset
+                .checked_add(extent)
+                .and_then(|x| x.checked_mul(item))
+                .ok_or_else(overflowed)?;
+            if needed > elements.saturating_mul(item) {
+                return Err(Error::new(
+                    ErrorKind::Shape,
+                    format!(
+                        "setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {item} requiring a storage size of {needed} are out of bounds for storage of size {}",
+                        format_shape(size),
+                        format_shape(stride),
+                        elements * item
+                    ),
+                ));
+            }
+        }
+        // Checked after the bounds, as PyTorch's setStrided does.
+        if offset < 0 {
+            return Err(Error::new(
+                ErrorKind::Attribute,
+                format!("Tensor: invalid storage offset {offset}"),
+            ));
+        }
+        Ok(self.with(size.to_vec(), stride.to_vec(), offset))
+    }
+
+    /// The elements of storage a tensor of this geometry that owns its
+    /// storage holds: up to its last element (PyTorch allocates a fresh
+    /// tensor's storage that size; 0 when it has no elements).
+    pub fn own_storage(&self) -> i64 {
+        if self.shape.contains(&0) {
+            return 0;
+        }
+        self.offset
+            + self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .map(|(&n, &s)| (n - 1) * s)
+                .sum::<i64>()
+            + 1
+    }
+
     /// `Tensor.flatten(start_dim, end_dim)`.
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Reshaped> {
         let start = wrap_dim(start_dim, self.rank())?;

@@ -624,6 +624,17 @@ def _multi_dot(c):
     return c.emit("linalg_multi_dot", [list(c.a["tensors"])])
 
 
+@op("aten.broadcast_tensors.default")
+def _broadcast_tensors(c):
+    return tuple(_multi(c, "broadcast_tensors", [list(c.a["tensors"])], {}))
+
+
+@op("aten.meshgrid.default", "aten.meshgrid.indexing")
+def _meshgrid(c):
+    return tuple(_multi(c, "meshgrid", [list(c.a["tensors"])],
+                        {"indexing": c.a.get("indexing") or "ij"}))
+
+
 @op("aten.linalg_cross.default")
 def _linalg_cross(c):
     return c.emit("linalg_cross", [c.tensor("self"), c.tensor("other")], {"dim": c.a["dim"]})
@@ -771,19 +782,58 @@ def _full(c):
                                "dtype": c.dtype})
 
 
-@op("aten.zeros.default", "aten.ones.default", "aten.zeros_like.default",
-    "aten.ones_like.default")
+@op("aten.zeros.default", "aten.ones.default")
 def _zeros_ones(c):
     _creation_checks(c)
     value = 1 if "ones" in op_name(c.node) else 0
     return c.emit("full", [], {"shape": list(c.shape), "value": value, "dtype": c.dtype})
 
 
-@op("aten.full_like.default")
-def _full_like(c):
+@op("aten.zeros_like.default", "aten.ones_like.default", "aten.full_like.default",
+    "aten.empty_like.default")
+def _like(c):
+    # Kiln's *_like ops lay the result out as empty_like does (the input's
+    # strides in preserve format); empty_like is zero-filled.
     _creation_checks(c)
-    return c.emit("full", [], {"shape": list(c.shape), "value": c.a["fill_value"],
-                               "dtype": c.dtype})
+    name = _schema_op(c)
+    attrs = {"dtype": c.dtype}
+    if name == "full_like":
+        attrs["fill_value"] = c.a["fill_value"]
+    mf = c.a.get("memory_format")
+    if mf is not None:
+        attrs["memory_format"] = mf
+    return c.emit(name, [c.tensor("self")], attrs)
+
+
+@op("aten.empty.memory_format")
+def _empty(c):
+    _creation_checks(c)
+    attrs = {"size": list(c.a["size"]), "dtype": c.dtype}
+    if c.a.get("memory_format") is not None:
+        attrs["memory_format"] = c.a["memory_format"]
+    return c.emit("empty", [], attrs)
+
+
+@op("aten.empty_strided.default")
+def _empty_strided(c):
+    _creation_checks(c)
+    return c.emit("empty_strided", [], {"size": list(c.a["size"]), "stride": list(c.a["stride"]),
+                                        "dtype": c.dtype})
+
+
+@op("aten.logspace.default")
+def _logspace(c):
+    _creation_checks(c)
+    return c.emit("logspace", [], {"start": c.a["start"], "end": c.a["end"], "steps": c.a["steps"],
+                                   "base": float(c.a.get("base", 10.0)), "dtype": c.dtype})
+
+
+@op("aten.tril_indices.default", "aten.triu_indices.default")
+def _tri_indices(c):
+    _creation_checks(c)
+    name = _schema_op(c)
+    return c.emit(name, [], {"row": c.a["row"], "col": c.a["col"], "offset": c.a.get("offset", 0),
+                             "dtype": c.dtype})
 
 
 @op("aten.fill.Scalar")
@@ -1036,6 +1086,12 @@ for _name, _attrs in [("cumsum", ("dim", "dtype")), ("cumprod", ("dim", "dtype")
                       ("logcumsumexp", ("dim",))]:
     op(f"aten.{_name}.default")(_whole(_name, attrs=_attrs))
 op("aten.cummax.default")(_whole("cummax", attrs=("dim",), multi=True))
+op("aten.kthvalue.default")(_whole("kthvalue", attrs=("k", "dim", "keepdim"), multi=True))
+op("aten.mode.default")(_whole("mode", attrs=("dim", "keepdim"), multi=True))
+op("aten.median.dim")(_whole("median", attrs=("dim", "keepdim"), multi=True))
+op("aten.nanmedian.dim")(_whole("nanmedian", attrs=("dim", "keepdim"), multi=True))
+op("aten.median.default")(_whole("median"))
+op("aten.nanmedian.default")(_whole("nanmedian"))
 op("aten.cummin.default")(_whole("cummin", attrs=("dim",), multi=True))
 
 
@@ -1056,6 +1112,12 @@ for _q, _attrs in [
     ("pixel_shuffle.default", ("upscale_factor",)),
     ("pixel_unshuffle.default", ("downscale_factor",)),
     ("channel_shuffle.default", ("groups",)),
+    # Diagonals, windows and strided views.
+    ("diagonal.default", ("offset", "dim1", "dim2")), ("diag.default", ("diagonal",)),
+    ("diag_embed.default", ("offset", "dim1", "dim2")), ("diagflat.default", ("offset",)),
+    ("diagonal_scatter.default", ("offset", "dim1", "dim2")),
+    ("unfold.default", ("dimension", "size", "step")),
+    ("as_strided.default", ("size", "stride", "storage_offset")),
     # F.pad's reflect and replicate modes.
     *[(f"{m}_pad{k}d.default", ("padding",)) for m in ("reflection", "replication")
       for k in (1, 2, 3)],

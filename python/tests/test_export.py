@@ -802,6 +802,26 @@ class Mixed(nn.Module):
         )
 
 
+class ShapesSelect(nn.Module):
+    """Issue 20's views, diagonals, selections, creation and view lists."""
+
+    def forward(self, x):
+        a, b = torch.meshgrid(x[0, 0, :3], x[1, 1, :4], indexing="xy")
+        p, q = torch.broadcast_tensors(x[0, :, :1], x[1, 0])
+        return (
+            torch.diagonal(x, 1, 1, 2), torch.diag(x[0, 0]), torch.diag(x[0], -1),
+            torch.diag_embed(x[0], 1), torch.diagflat(x[0, :2]),
+            torch.diagonal_scatter(x, x[:, 0, :5] * 2, 0, 1, 2), x.unfold(2, 3, 2),
+            x.as_strided((4, 3), (1, 4), 2),
+            *torch.kthvalue(x, 2, 1), torch.median(x), *torch.median(x, 2, keepdim=True),
+            *torch.nanmedian(x, 0), *torch.mode(x.round(), 1), torch.nanmedian(x),
+            torch.zeros_like(x) + x, torch.ones_like(x.transpose(1, 2)) * 2,
+            torch.full_like(x, 3.5) - x, torch.empty_like(x).zero_() + x,
+            torch.logspace(-1, 1, 5) * x[0, 0, 0], a * b, p + q,
+            torch.tril_indices(3, 4, 1), torch.triu_indices(4, 3) * 2,
+        )
+
+
 def _sweep_cases():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(3, 5, 8, generator=g)
@@ -831,6 +851,7 @@ def _sweep_cases():
         "specials": (Specials(), (special,)),
         "statistics": (Statistics(), (x,)),
         "shapes_more": (ShapesMore(), (x,)),
+        "shapes_select": (ShapesSelect(), (x,)),
         "integers_more": (IntegersMore(), (torch.randint(-10, 10, (4, 6), generator=g),)),
         "mixed": (Mixed(), (torch.randn(4, 6, generator=g),
                             torch.randint(-3, 4, (4, 6), generator=g))),
@@ -853,7 +874,8 @@ def test_op_sweep(tmp_path, case):
 
 
 NEW_CASES = ["products_more", "activations", "pointwise_more", "specials", "statistics",
-             "shapes_more", "integers_more", "mixed", "indexing", "spatial", "sampling"]
+             "shapes_more", "integers_more", "mixed", "indexing", "spatial", "sampling",
+             "shapes_select"]
 DTYPE_CASES = ["pointwise", "reductions", "activations", "pointwise_more", "specials",
                "statistics", "shapes_more", "indexing", "spatial"]
 
@@ -915,6 +937,10 @@ def test_whole_ops_stay_whole(tmp_path):
                           "cross", "cdist"],
         "indexing": ["gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "take",
                      "index_select"],
+        "shapes_select": ["diagonal", "diag", "diag_embed", "diagflat", "diagonal_scatter",
+                          "unfold", "as_strided", "kthvalue", "median", "nanmedian", "mode",
+                          "zeros_like", "ones_like", "full_like", "empty_like", "logspace",
+                          "meshgrid", "broadcast_tensors", "tril_indices", "triu_indices"],
     }
     for case, ops in want.items():
         module, args = _sweep_cases()[case]

@@ -15,7 +15,9 @@ channels_last then sliced; weights contiguous or channels_last (3-D weights:
 channels innermost). On f32, f64, f16 and bf16; plus size-1 channel and
 spatial dims (where two layouts give equal tensors but different strides),
 depthwise and grouped convolutions, transposed convolutions, unbatched
-inputs, 1x1 kernels, empty batches. Recorded with torch.set_num_threads(1)
+inputs, 1x1 kernels, empty batches. Also rot90, the views diagonal and
+unfold, and zeros_like/ones_like/full_like/empty_like in each memory
+format over the same input layouts (rules of their own: OWN_RULES). Recorded with torch.set_num_threads(1)
 on an x86-64 CPU with AVX512-BW/VL/DQ and AVX512-BF16 but no AVX512-FP16
 or AMX-FP16; some 3-D convolution cases depend on that (see below).
 
@@ -384,7 +386,7 @@ def expected_strides(c, out_shape):
 def check_rules():
     bad = []
     for c in CASES:
-        if c["op"] in ("rot90",) + COMPLEX_PARTS:
+        if c["op"] in OWN_RULES + COMPLEX_PARTS:
             continue  # their own rules, checked by the Rust test
         for r in c["results"]:
             want = expected_strides(c, r["shape"])
@@ -449,6 +451,27 @@ def gen_complex_parts(g):
     pairs = torch.randn(4, 3, 2, generator=g)
     for t in (pairs, pairs.transpose(0, 1), pairs[::2]):
         case("view_as_complex", {}, [t])
+# Ops with rules of their own: rot90 (a flip's strides, transposed), the
+# views (PyTorch's view geometry over the operand's strides) and the *_like
+# ops (empty_like's: a dense operand's strides, else dense in its order).
+OWN_RULES = ("rot90", "diagonal", "unfold", "zeros_like", "ones_like", "full_like", "empty_like")
+
+
+def gen_views_likes(g):
+    """diagonal and unfold (views: the operand's strides combined) and the
+    *_like ops in each memory format over every input layout."""
+    for il in in_layouts(4):
+        x = laid_out([2, 3, 4, 5], il, torch.float32, g)
+        for off, d1, d2 in ((0, 2, 3), (1, 1, 3), (-1, 3, 0)):
+            case("diagonal", {"offset": off, "dim1": d1, "dim2": d2}, [x])
+        case("unfold", {"dimension": 3, "size": 2, "step": 2}, [x])
+        case("unfold", {"dimension": 1, "size": 3, "step": 1}, [x])
+        for op in ("zeros_like", "ones_like", "full_like", "empty_like"):
+            for fmt in ("preserve", "contiguous", "channels_last"):
+                attrs = {"memory_format": fmt}
+                if op == "full_like":
+                    attrs["fill_value"] = 2.0
+                case(op, attrs, [x])
 
 
 def main():
@@ -459,6 +482,7 @@ def main():
     gen_shuffles(g)
     gen_rot90(g)
     gen_complex_parts(g)
+    gen_views_likes(g)
     bad = check_rules()
     for b in bad:
         print("rule broken (op, attrs, shapes, strides, result strides, expected):", b, file=sys.stderr)

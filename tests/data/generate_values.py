@@ -1355,6 +1355,12 @@ def spatial_call(op, a, operands):
         return torch.rot90(x, a["k"], a["dims"])
     if op in COMPLEX_PARTS:
         return getattr(torch, op)(*operands)
+    if op in LIKE_OPS:
+        return like_call(op, a, x)
+    if op == "diagonal":
+        return torch.diagonal(x, a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1))
+    if op == "unfold":
+        return x.unfold(a["dimension"], a["size"], a["step"])
     d = int(op[-2])
     scales = [a.get(k) for k in _UPSAMPLE_SCALES[d]]
     fn = getattr(_A, op).default
@@ -2612,6 +2618,344 @@ def gen_complex_parts():
                     continue
                 fn = getattr(torch, op)
                 record(op, {}, args, lambda: fn(*args).resolve_conj())
+def record_strided(op, attrs, operands, fn):
+    """record(), with each result's strides and storage offset (views and
+    layout-preserving copies, checked by interp_values against the
+    interpreter's), and PyTorch's refusal if it refuses. Attributes that
+    are None are left out (their defaults)."""
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    before = len(CASES)
+    record(op, attrs, operands, fn)
+    if len(CASES) > before:
+        outs = fn()
+        outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        for spec, o in zip(CASES[-1]["results"], outs):
+            spec["strides"] = list(o.stride())
+            spec["storage_offset"] = o.storage_offset()
+    else:
+        record_refusal(op, attrs, operands, fn)
+
+
+def gen_diagonals():
+    """diagonal (views: strides and storage offsets), diag, diag_embed,
+    diagflat and diagonal_scatter on every dtype, with offsets past the
+    ends, other planes and mixed dtypes; PyTorch's OpInfo samples."""
+    for dt in DTYPES:
+        x = make(dt, [2, 3, 4])
+        for off, d1, d2 in ((0, 0, 1), (1, 1, 2), (-1, 2, 0), (5, 1, 2), (-2, -1, -2), (2, 2, 1)):
+            record_strided("diagonal", {"offset": off, "dim1": d1, "dim2": d2}, [x],
+                           lambda: torch.diagonal(x, off, d1, d2))
+        v, m = make(dt, [3]), make(dt, [3, 4])
+        for k in (0, 2, -1):
+            record_strided("diag", {"diagonal": k}, [v], lambda: torch.diag(v, k))
+            record_strided("diag", {"diagonal": k}, [m], lambda: torch.diag(m, k))
+        record_strided("diag", {"diagonal": 7}, [m], lambda: torch.diag(m, 7))
+        e = make(dt, [2, 3])
+        for off, d1, d2 in ((0, -2, -1), (1, 0, 2), (-2, 2, 0), (0, 1, 0)):
+            record_strided("diag_embed", {"offset": off, "dim1": d1, "dim2": d2}, [e],
+                           lambda: torch.diag_embed(e, off, d1, d2))
+        for off in (0, -1, 2):
+            record_strided("diagflat", {"offset": off}, [e], lambda: torch.diagflat(e, off))
+        s0 = make(dt, [], reverse=True)
+        record_strided("diagflat", {}, [s0], lambda: torch.diagflat(s0))
+        for off, d1, d2, shape in ((0, 0, 1, [4, 2]), (1, 1, 2, [2, 3]), (-1, 2, 0, [3, 2]), (2, 0, 1, [4, 1])):
+            src = make(dt, shape, reverse=True)
+            record_strided("diagonal_scatter", {"offset": off, "dim1": d1, "dim2": d2}, [x, src],
+                           lambda: torch.diagonal_scatter(x, src, off, d1, d2))
+    x, src = make(torch.int32, [3, 4]), make(torch.float32, [3], reverse=True)
+    record_strided("diagonal_scatter", {}, [x, src], lambda: torch.diagonal_scatter(x, src))
+    record_strided("diagonal_scatter", {}, [src.new_ones(3, 4), x[0, :3].contiguous()],
+                   lambda: torch.diagonal_scatter(src.new_ones(3, 4), x[0, :3].contiguous()))
+    bad = make(torch.float32, [2])
+    record_refusal("diagonal_scatter", {}, [x, bad], lambda: torch.diagonal_scatter(x, bad))
+    for name in ("diagonal", "diag_embed"):
+        y = make(torch.float32, [2, 3])
+        fn = getattr(torch, name)
+        record_refusal(name, {"offset": 0, "dim1": 1, "dim2": -1 if name == "diagonal" else 1}, [y],
+                       lambda: fn(y, 0, 1, -1 if name == "diagonal" else 1))
+    y = make(torch.float32, [2, 2, 2])
+    record_refusal("diag", {}, [y], lambda: torch.diag(y))
+    names = {"diagonal", "diag", "diag_embed", "diagflat", "diagonal_scatter"}
+    for name, dt, s in op_db_samples(names, [torch.float32, torch.int64, torch.bool, torch.complex64]):
+        x = s.input.contiguous()
+        if name == "diagonal_scatter":
+            src = s.args[0].contiguous()
+            rest = list(s.args[1:])
+            keys = ["offset", "dim1", "dim2"]
+            attrs = {k: v for k, v in zip(keys, rest)}
+            attrs.update(s.kwargs)
+            record_strided(name, attrs, [x, src], lambda: torch.diagonal_scatter(x, src, **attrs))
+            continue
+        keys = {"diag": ["diagonal"], "diagflat": ["offset"]}.get(name, ["offset", "dim1", "dim2"])
+        attrs = {k: v for k, v in zip(keys, s.args)}
+        attrs.update(s.kwargs)
+        fn = getattr(torch, name)
+        record_strided(name, attrs, [x], lambda: fn(x, **attrs))
+
+
+def gen_unfold_as_strided():
+    """Tensor.unfold and as_strided (views: strides and storage offsets)
+    on every dtype, zero-dim and empty inputs, windows that overlap or skip,
+    views reaching the end of the storage; PyTorch's refusals and OpInfo
+    samples."""
+    for dt in DTYPES:
+        x = make(dt, [2, 3, 4])
+        for d, size, step in ((1, 2, 1), (2, 3, 2), (-1, 4, 1), (0, 1, 3), (2, 0, 2)):
+            record_strided("unfold", {"dimension": d, "size": size, "step": step}, [x],
+                           lambda: x.unfold(d, size, step))
+        for size, stride, off in (([2, 2], [1, 2], None), ([3, 4], [1, 3], 5), ([2, 2], [1, 2], 20),
+                                  ([4, 3], [0, 7], 2), ([], [], 23), ([0, 2], [100, 200], 25)):
+            record_strided("as_strided", {"size": size, "stride": stride, "storage_offset": off}, [x],
+                           lambda: x.as_strided(size, stride, off))
+    z = make(torch.float32, [])
+    for size in (1, 0, 2):
+        record_strided("unfold", {"dimension": 0, "size": size, "step": 1}, [z], lambda: z.unfold(0, size, 1))
+    e = make(torch.float32, [0, 3])
+    record_strided("unfold", {"dimension": 0, "size": 0, "step": 1}, [e], lambda: e.unfold(0, 0, 1))
+    x = make(torch.float32, [2, 3, 4])
+    for d, size, step in ((2, 5, 1), (2, -1, 1), (2, 2, 0)):
+        record_refusal("unfold", {"dimension": d, "size": size, "step": step}, [x],
+                       lambda: x.unfold(d, size, step))
+    for size, stride, off in (([2, 2], [1, 2], 22), ([2, 2], [1, -2], 3), ([2, -2], [1, 2], 3),
+                              ([2, 2], [1, 2, 3], 3), ([2, 2], [1, 2], -1), ([5, 5], [5, 1], None)):
+        attrs = {"size": size, "stride": stride}
+        if off is not None:
+            attrs["storage_offset"] = off
+        record_refusal("as_strided", attrs, [x], lambda: x.as_strided(size, stride, off))
+    for name, dt, s in op_db_samples({"unfold", "as_strided"}, [torch.float32, torch.int64, torch.bool]):
+        x = s.input.contiguous()
+        if name == "unfold":
+            d, size, step = s.args
+            record_strided(name, {"dimension": d, "size": size, "step": step}, [x],
+                           lambda: x.unfold(d, size, step))
+        else:
+            size, stride = list(s.args[0]), list(s.args[1])
+            off = s.kwargs.get("storage_offset")
+            record_strided(name, {"size": size, "stride": stride, "storage_offset": off}, [x],
+                           lambda: x.as_strided(size, stride, off))
+
+
+LIKE_OPS = ("zeros_like", "ones_like", "full_like", "empty_like")
+MEMORY_FORMATS = {"contiguous": torch.contiguous_format, "channels_last": torch.channels_last,
+                  "channels_last_3d": torch.channels_last_3d, "preserve": torch.preserve_format}
+
+
+def like_call(op, a, x):
+    """zeros_like, ones_like, full_like or empty_like (zeroed, as Kiln fills
+    it) with Kiln's attributes."""
+    kw = {}
+    if "memory_format" in a:
+        kw["memory_format"] = MEMORY_FORMATS[a["memory_format"]]
+    if "dtype" in a:
+        kw["dtype"] = BY_SHORT[a["dtype"]]
+    if op == "full_like":
+        return torch.full_like(x, a["fill_value"], **kw)
+    out = getattr(torch, op)(x, **kw)
+    return out.zero_() if op == "empty_like" else out
+
+
+def gen_creation_more():
+    """logspace (PyTorch's kernel: every dtype, bases, one step or none),
+    tril_indices and triu_indices (offsets past either end, empty),
+    zeros_like, ones_like, full_like, empty_like (zeroed), empty and
+    empty_strided (zeroed) with their strides; refusals and OpInfo samples."""
+    for dt in DTYPES:
+        short = SHORT[dt]
+        for s0, e0, n, base in ((-3.0, 0.0, 7, 10.0), (0, 3, 11, 2.0), (1.5, -2.25, 9, 3.0),
+                                (0, 10, 13, 1.7), (-1, 1, 5, 0.5), (2, 2, 3, 10.0), (0.3, 0.9, 1, 10.0),
+                                (-2, 5, 8, 2.0), (0, 1, 0, 10.0), (2, 0, 6, 10.0)):
+            if not (dt.is_floating_point or dt.is_complex) and (isinstance(s0, float) or isinstance(e0, float)
+                                                                 or s0 < 0 or e0 < 0):
+                continue  # PyTorch converts beyond the integer's range (undefined)
+            attrs = {"start": s0, "end": e0, "steps": n, "base": base, "dtype": short}
+            fn = lambda: torch.logspace(s0, e0, n, base, dtype=dt)
+            if dt.is_complex:
+                continue  # Kiln refuses complex logspace (Unsupported)
+            record_strided("logspace", attrs, [], fn)
+        x = make(dt, [2, 3])
+        for op in LIKE_OPS:
+            a = {"fill_value": 2.5} if op == "full_like" else {}
+            record_strided(op, a, [x], lambda: like_call(op, a, x))
+            a = dict(a, dtype="i32" if dt != torch.int32 else "f64")
+            record_strided(op, a, [x], lambda: like_call(op, a, x))
+        record_strided("empty", {"size": [2, 3], "dtype": short}, [],
+                       lambda: torch.empty(2, 3, dtype=dt).zero_())
+        record_strided("empty_strided", {"size": [2, 3], "stride": [1, 2], "dtype": short}, [],
+                       lambda: torch.empty_strided((2, 3), (1, 2), dtype=dt).zero_())
+    record_strided("logspace", {"start": 0, "end": 2, "steps": 5}, [], lambda: torch.logspace(0, 2, 5))
+    record_strided("logspace", {"start": 1, "end": 3, "steps": 5, "base": 2.0}, [],
+                   lambda: torch.logspace(1, 3, 5, 2.0))
+    record_refusal("logspace", {"start": 0, "end": 1, "steps": -1}, [], lambda: torch.logspace(0, 1, -1))
+    for dt in ("i64", "i32", "i16", "f32"):
+        for row, col, off in ((3, 4, 0), (3, 4, 1), (4, 3, -1), (3, 4, 10), (3, 4, -10), (0, 4, 0), (5, 2, -2)):
+            for name in ("tril_indices", "triu_indices"):
+                fn = getattr(torch, name)
+                record_strided(name, {"row": row, "col": col, "offset": off, "dtype": dt}, [],
+                               lambda: fn(row, col, off, dtype=BY_SHORT[dt]))
+    record_refusal("tril_indices", {"row": -1, "col": 4}, [], lambda: torch.tril_indices(-1, 4))
+    record_refusal("triu_indices", {"row": 3, "col": -4}, [], lambda: torch.triu_indices(3, -4))
+    x = make(torch.float32, [2, 3, 4, 5])
+    for op in LIKE_OPS:
+        for fmt in ("contiguous", "channels_last", "preserve"):
+            a = {"memory_format": fmt}
+            if op == "full_like":
+                a["fill_value"] = -1
+            record_strided(op, a, [x], lambda: like_call(op, a, x))
+    v = make(torch.float32, [2, 3])
+    record_refusal("zeros_like", {"memory_format": "channels_last"}, [v],
+                   lambda: like_call("zeros_like", {"memory_format": "channels_last"}, v))
+    i8 = make(torch.int8, [3])
+    record_refusal("full_like", {"fill_value": 300}, [i8], lambda: torch.full_like(i8, 300))
+    record_strided("empty", {"size": [2, 3, 4, 5], "memory_format": "channels_last"}, [],
+                   lambda: torch.empty(2, 3, 4, 5, memory_format=torch.channels_last).zero_())
+    record_strided("empty", {"size": [0, 3]}, [], lambda: torch.empty(0, 3).zero_())
+    record_strided("empty_strided", {"size": [2, 3, 4], "stride": [1, 8, 2]}, [],
+                   lambda: torch.empty_strided((2, 3, 4), (1, 8, 2)).zero_())
+    for size, stride in (([2, 3], [1, -2]), ([2, -3], [1, 2]), ([2, 3], [1])):
+        record_refusal("empty_strided", {"size": size, "stride": stride}, [],
+                       lambda: torch.empty_strided(size, stride))
+    record_refusal("empty", {"size": [2, 3, 4], "memory_format": "channels_last"}, [],
+                   lambda: torch.empty(2, 3, 4, memory_format=torch.channels_last))
+    record_refusal("empty", {"size": [2, -3]}, [], lambda: torch.empty(2, -3))
+    for name, dt, s in op_db_samples({"zeros_like", "ones_like", "full_like", "empty_like"},
+                                     [torch.float32, torch.int64, torch.bool]):
+        x = s.input.contiguous()
+        a = {"fill_value": s.args[0]} if name == "full_like" else {}
+        if s.kwargs.get("dtype") is not None:
+            a["dtype"] = SHORT[s.kwargs["dtype"]]
+        record_strided(name, a, [x], lambda: like_call(name, a, x))
+
+
+def _selection_ties(op, attrs, x, outs):
+    """Whether a kthvalue/median/nanmedian result picked a value that occurs
+    more than once in its row (NaNs equal to each other), where PyTorch's
+    position is unspecified (median's NaN is its first NaN: specified); for
+    mode, the same in rows longer than 16 (PyTorch's sort of a row is
+    stable up to 16 elements, and mode's position the value's last)."""
+    if len(outs) < 2 or x.dim() == 0:
+        return False
+    d = attrs.get("dim", -1)
+    if op == "mode" and x.shape[d] <= 16:
+        return False
+    v = outs[0] if attrs.get("keepdim") else outs[0].unsqueeze(d)
+    xs, vs = x.to(torch.float64), v.to(torch.float64)
+    eq = (xs == vs) | (xs.isnan() & vs.isnan())
+    tie = eq.sum(d) > 1
+    if op == "median":
+        tie &= ~xs.isnan().any(d)
+    return bool(tie.any())
+
+
+def record_selection(op, attrs, x):
+    """A kthvalue/median/nanmedian/mode case, or PyTorch's refusal; the
+    positions marked unspecified where PyTorch's choice among ties is."""
+    fns = {"kthvalue": lambda: torch.kthvalue(x, attrs["k"], attrs.get("dim", -1), attrs.get("keepdim", False)),
+           "mode": lambda: torch.mode(x, attrs.get("dim", -1), attrs.get("keepdim", False))}
+    for name in ("median", "nanmedian"):
+        f = getattr(torch, name)
+        fns[name] = (lambda f=f: f(x, attrs["dim"], attrs.get("keepdim", False))) if "dim" in attrs \
+            else (lambda f=f: f(x))
+    fn = fns[op]
+    before = len(CASES)
+    record(op, attrs, [x], fn)
+    if len(CASES) == before:
+        record_refusal(op, attrs, [x], fn)
+        return
+    outs = fn()
+    outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+    if _selection_ties(op, attrs, x, outs):
+        CASES[-1]["results"][1]["unspecified"] = True
+
+
+def gen_selection_more():
+    """kthvalue, median (along a dim and of every element), nanmedian and
+    mode on every dtype, with ties, NaNs (median propagates, nanmedian
+    skips), -0.0, keepdim, zero-dim inputs; refusals and OpInfo samples."""
+    ties = torch.tensor([[2, 0, 2, 1, 0, 2], [1, 1, 0, 0, 2, 2], [0, 1, 2, 0, 1, 2], [2, 2, 2, 1, 1, 0]])
+    for dt in DTYPES:
+        x, y = make(dt, [3, 4]), ties.to(dt)
+        for t in (x, y):
+            for k, dim in ((1, 1), (2, 1), (4, 1), (3, 0), (2, -2)):
+                if k <= t.shape[dim]:
+                    record_selection("kthvalue", {"k": k, "dim": dim}, t)
+            record_selection("kthvalue", {"k": 2, "dim": 0, "keepdim": True}, t)
+            for op in ("median", "nanmedian", "mode"):
+                if op != "mode":
+                    record_selection(op, {}, t)
+                for dim in (0, 1, -1):
+                    record_selection(op, {"dim": dim}, t)
+                record_selection(op, {"dim": 1, "keepdim": True}, t)
+        s0 = make(dt, [])
+        for op, a in (("kthvalue", {"k": 1, "dim": 0}), ("median", {"dim": 0}), ("median", {}),
+                      ("nanmedian", {"dim": -1}), ("mode", {"dim": 0})):
+            record_selection(op, a, s0)
+    nan = float("nan")
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        z = torch.tensor([[1.0, nan, 3.0, nan, 2.0], [nan] * 5, [4.0, 1.0, 1.0, 4.0, 2.0],
+                          [0.0, -0.0, 0.0, -0.0, 1.0]], dtype=dt)
+        for op in ("median", "nanmedian", "mode"):
+            record_selection(op, {"dim": 1}, z)
+            if op != "mode":
+                record_selection(op, {}, z)
+        for k in (1, 3, 5):
+            record_selection("kthvalue", {"k": k, "dim": 1}, z)
+        e = torch.ones(0, dtype=dt)
+        record_selection("median", {}, e)
+        record_selection("nanmedian", {}, e)
+        e3 = torch.ones(0, 3, dtype=dt)
+        for op, a in (("kthvalue", {"k": 1, "dim": 1}), ("median", {"dim": 1}), ("mode", {"dim": 1})):
+            record_selection(op, a, e3)
+    x = make(torch.float32, [2, 3])
+    record_selection("kthvalue", {"k": 4, "dim": 1}, x)
+    record_selection("kthvalue", {"k": 0, "dim": 1}, x)
+    for name, dt, s in op_db_samples({"kthvalue", "median", "nanmedian", "mode"},
+                                     [torch.float32, torch.int64, torch.float16]):
+        x = s.input.contiguous()
+        args = list(s.args)
+        a = {}
+        if name == "kthvalue":
+            a["k"] = args.pop(0)
+        for key, v in zip(("dim", "keepdim"), args):
+            a[key] = v
+        a.update(s.kwargs)
+        record_selection(name, a, x)
+
+
+def gen_view_lists():
+    """meshgrid (ij and xy, zero-dim and empty tensors) and
+    broadcast_tensors (mixed shapes and dtypes): views of each operand,
+    with their strides; refusals; broadcast_tensors' OpInfo samples."""
+    for dt in DTYPES:
+        a, b, c = make(dt, [3]), make(dt, [4], reverse=True), make(dt, [2])
+        for ix in ("ij", "xy"):
+            record_strided("meshgrid", {"indexing": ix}, [a, b, c],
+                           lambda: torch.meshgrid(a, b, c, indexing=ix))
+            record_strided("meshgrid", {"indexing": ix}, [a, b], lambda: torch.meshgrid(a, b, indexing=ix))
+        x, y, z = make(dt, [3, 1]), make(dt, [4], reverse=True), make(dt, [1, 1])
+        record_strided("broadcast_tensors", {}, [x, y, z], lambda: torch.broadcast_tensors(x, y, z))
+    a, s0, e = make(torch.float32, [3]), make(torch.float32, []), make(torch.float32, [0])
+    for ix in ("ij", "xy"):
+        record_strided("meshgrid", {"indexing": ix}, [a], lambda: torch.meshgrid(a, indexing=ix))
+        record_strided("meshgrid", {"indexing": ix}, [s0, a], lambda: torch.meshgrid(s0, a, indexing=ix))
+        record_strided("meshgrid", {"indexing": ix}, [a, e, s0], lambda: torch.meshgrid(a, e, s0, indexing=ix))
+    i = make(torch.int32, [4])
+    record_refusal("meshgrid", {"indexing": "ij"}, [a, i], lambda: torch.meshgrid(a, i, indexing="ij"))
+    record_refusal("meshgrid", {"indexing": "yx"}, [a, a], lambda: torch.meshgrid(a, a, indexing="yx"))
+    m, v, w = make(torch.float32, [3, 4]), make(torch.int64, [4]), make(torch.float16, [2, 1, 1])
+    record_strided("broadcast_tensors", {}, [m, v, w], lambda: torch.broadcast_tensors(m, v, w))
+    record_strided("broadcast_tensors", {}, [m], lambda: torch.broadcast_tensors(m))
+    e2 = make(torch.float32, [3, 0])
+    record_strided("broadcast_tensors", {}, [e2, s0], lambda: torch.broadcast_tensors(e2, s0))
+    bad = make(torch.float32, [3, 2])
+    record_refusal("broadcast_tensors", {}, [bad, v], lambda: torch.broadcast_tensors(bad, v))
+    from torch.testing._internal.common_methods_invocations import op_db
+    for op in op_db:
+        if op.name != "broadcast_tensors":
+            continue
+        for dt in (torch.float32, torch.int64, torch.bool):
+            for sm in op.sample_inputs("cpu", dt):
+                ts = [sm.input.contiguous()] + [t.contiguous() for t in sm.args[0]]
+                record_strided("broadcast_tensors", {}, ts, lambda: torch.broadcast_tensors(*ts))
 
 
 def main():
@@ -2653,6 +2997,11 @@ def main():
     gen_products_more()
     gen_random()
     gen_complex_parts()
+    gen_diagonals()
+    gen_unfold_as_strided()
+    gen_creation_more()
+    gen_selection_more()
+    gen_view_lists()
     out = {
         "meta": {
             "torch_version": torch.__version__,

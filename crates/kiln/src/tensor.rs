@@ -1449,6 +1449,149 @@ impl Tensor {
         };
         record_all(op, vec![t(self)], None, None)
     }
+
+    /// `torch.diagonal(self, offset, dim1, dim2)`: a view of the
+    /// `offset`-th diagonal of the plane of `dim1` and `dim2`, as a last
+    /// dim.
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Tensor {
+        record(Op::Diagonal { offset, dim1, dim2 }, vec![t(self)], None)
+    }
+
+    /// `torch.diag(self, diagonal)`: a vector on a diagonal of a square
+    /// matrix of zeros, or a copy of a matrix's diagonal.
+    pub fn diag(&self, diagonal: i64) -> Tensor {
+        record(Op::Diag { diagonal }, vec![t(self)], None)
+    }
+
+    /// `torch.diag_embed(self, offset, dim1, dim2)`: the last dim on the
+    /// diagonals of two new dims.
+    pub fn diag_embed(&self, offset: i64, dim1: i64, dim2: i64) -> Tensor {
+        record(Op::DiagEmbed { offset, dim1, dim2 }, vec![t(self)], None)
+    }
+
+    /// `torch.diagflat(self, offset)`: the flattened tensor on a diagonal.
+    pub fn diagflat(&self, offset: i64) -> Tensor {
+        record(Op::Diagflat { offset }, vec![t(self)], None)
+    }
+
+    /// `torch.diagonal_scatter(self, src, offset, dim1, dim2)`: a copy
+    /// with `src` written over the diagonal.
+    pub fn diagonal_scatter(&self, src: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Tensor {
+        let op = Op::DiagonalScatter { offset, dim1, dim2 };
+        record(op, vec![t(self), t(src)], None)
+    }
+
+    /// `Tensor.unfold(dimension, size, step)`: a view of the windows of
+    /// `size` elements every `step` along `dimension`.
+    pub fn unfold(&self, dimension: i64, size: i64, step: i64) -> Tensor {
+        let op = Op::Unfold {
+            dimension,
+            size,
+            step,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.zeros_like(self, dtype)`: zeros laid out as `self`
+    /// (preserve format).
+    pub fn zeros_like(&self, dtype: Option<DType>) -> Tensor {
+        let op = Op::ZerosLike {
+            dtype,
+            memory_format: MemoryFormat::Preserve,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.ones_like(self, dtype)`.
+    pub fn ones_like(&self, dtype: Option<DType>) -> Tensor {
+        let op = Op::OnesLike {
+            dtype,
+            memory_format: MemoryFormat::Preserve,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.full_like(self, fill_value, dtype)`.
+    pub fn full_like(&self, fill_value: impl Into<Scalar>, dtype: Option<DType>) -> Tensor {
+        let op = Op::FullLike {
+            fill_value: fill_value.into(),
+            dtype,
+            memory_format: MemoryFormat::Preserve,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.empty_like(self, dtype)` (zero-filled in Kiln).
+    pub fn empty_like(&self, dtype: Option<DType>) -> Tensor {
+        let op = Op::EmptyLike {
+            dtype,
+            memory_format: MemoryFormat::Preserve,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.kthvalue(self, k, dim, keepdim)`: the `k`-th smallest values
+    /// along `dim` and their positions.
+    pub fn kthvalue(&self, k: i64, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::Kthvalue { k, dim, keepdim };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.median(self)`: the lower median of every element (NaN if
+    /// any is).
+    pub fn median(&self) -> Tensor {
+        let op = Op::Median {
+            dim: None,
+            keepdim: false,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.median(self, dim, keepdim)`: the lower medians along `dim`
+    /// and their positions.
+    pub fn median_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::Median {
+            dim: Some(dim),
+            keepdim,
+        };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.nanmedian(self)`: the median of the elements that are not NaN.
+    pub fn nanmedian(&self) -> Tensor {
+        let op = Op::Nanmedian {
+            dim: None,
+            keepdim: false,
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.nanmedian(self, dim, keepdim)`: along `dim`, with positions.
+    pub fn nanmedian_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::Nanmedian {
+            dim: Some(dim),
+            keepdim,
+        };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.mode(self, dim, keepdim)`: the most frequent values along
+    /// `dim` and their positions.
+    pub fn mode(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        let op = Op::Mode { dim, keepdim };
+        pair(record_all(op, vec![t(self)], None, Some(2)))
+    }
+
+    /// `torch.as_strided(self, size, stride, storage_offset)`: a view of
+    /// the storage with these sizes and strides.
+    pub fn as_strided(&self, size: &[i64], stride: &[i64], storage_offset: Option<i64>) -> Tensor {
+        let op = Op::AsStrided {
+            size: size.to_vec(),
+            stride: stride.to_vec(),
+            storage_offset,
+        };
+        record(op, vec![t(self)], None)
+    }
 }
 
 /// The two results of an op that has two (`record_all` gives as many as
@@ -1598,6 +1741,92 @@ pub fn linspace(
         start: start.into(),
         end: end.into(),
         steps,
+        dtype,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.broadcast_tensors(*tensors)`: each expanded to their common
+/// shape (views).
+pub fn broadcast_tensors(tensors: &[&Tensor]) -> Vec<Tensor> {
+    let operands = tensors.iter().map(|x| t(x)).collect();
+    record_all(Op::BroadcastTensors, operands, None, Some(tensors.len()))
+}
+
+/// `torch.meshgrid(*tensors, indexing)`: 0-D or 1-D tensors each laid
+/// along its dim of their grid (`"ij"`, or `"xy"`: the first two swapped);
+/// views.
+pub fn meshgrid(tensors: &[&Tensor], indexing: &str) -> Vec<Tensor> {
+    let op = Op::Meshgrid {
+        indexing: indexing.to_string(),
+    };
+    let operands = tensors.iter().map(|x| t(x)).collect();
+    record_all(op, operands, None, Some(tensors.len()))
+}
+
+/// `torch.logspace(start, end, steps, base, dtype=...)`: `base` to the
+/// powers of `steps` evenly spaced exponents, as PyTorch computes them.
+pub fn logspace(
+    start: impl Into<Scalar>,
+    end: impl Into<Scalar>,
+    steps: i64,
+    base: f64,
+    dtype: Option<DType>,
+) -> Tensor {
+    let op = Op::Logspace {
+        start: start.into(),
+        end: end.into(),
+        steps,
+        base: F64(base),
+        dtype,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.tril_indices(row, col, offset)`: the int64 positions (rows,
+/// then columns) on and below a diagonal.
+pub fn tril_indices(row: i64, col: i64, offset: i64) -> Tensor {
+    let op = Op::TrilIndices {
+        row,
+        col,
+        offset,
+        dtype: None,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.triu_indices(row, col, offset)`: the positions on and above a
+/// diagonal.
+pub fn triu_indices(row: i64, col: i64, offset: i64) -> Tensor {
+    let op = Op::TriuIndices {
+        row,
+        col,
+        offset,
+        dtype: None,
+        device: creation_device(None),
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.empty(size, dtype)` (zero-filled in Kiln).
+pub fn empty(size: &[i64], dtype: Option<DType>) -> Tensor {
+    let op = Op::Empty {
+        size: size.to_vec(),
+        dtype,
+        device: creation_device(None),
+        memory_format: MemoryFormat::Contiguous,
+    };
+    record(op, vec![], None)
+}
+
+/// `torch.empty_strided(size, stride, dtype)` (zero-filled; dense strides).
+pub fn empty_strided(size: &[i64], stride: &[i64], dtype: Option<DType>) -> Tensor {
+    let op = Op::EmptyStrided {
+        size: size.to_vec(),
+        stride: stride.to_vec(),
         dtype,
         device: creation_device(None),
     };

@@ -4088,3 +4088,442 @@ pub fn rot90(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
     };
     one(turned)
 }
+
+/// `diag`, `diag_embed`, `diagflat` and `diagonal_scatter`: a `where` over
+/// the diagonal's positions (column − row = offset in the plane of the two
+/// dims) between the vector, laid along one of the two dims, and zeros or
+/// the input; `diag` of a matrix is a copy of its `diagonal` view. A
+/// `where` and a `cat` take every dtype, as these ops do.
+pub fn diag(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    let ty = e.ty(x).clone();
+    match op {
+        Op::Diag { diagonal } => match ty.rank() {
+            1 => one(diag_embed(e, x, *diagonal, 0, 1)?),
+            2 => {
+                let view = Op::Diagonal {
+                    offset: *diagonal,
+                    dim1: 0,
+                    dim2: 1,
+                };
+                let d = e.push(view, vec![Operand::Value(x)])?;
+                one(copy_of(e, d)?)
+            }
+            r => Err(Error::new(
+                ErrorKind::Shape,
+                format!("diag(): Supports 1D or 2D tensors. Got {r}D"),
+            )),
+        },
+        Op::DiagEmbed { offset, dim1, dim2 } => one(diag_embed(e, x, *offset, *dim1, *dim2)?),
+        Op::Diagflat { offset } => {
+            let flat = reshape(e, x, vec![-1])?;
+            one(diag_embed(e, flat, *offset, 0, 1)?)
+        }
+        Op::DiagonalScatter { offset, dim1, dim2 } => {
+            let src = nth(operands, 1)?;
+            let part = crate::view::Geometry::contiguous(&ty.shape).diagonal(*offset, *dim1, *dim2)?;
+            let src_shape = e.ty(src).shape.clone();
+            if src_shape != part.shape {
+                return Err(Error::new(
+                    ErrorKind::Shape,
+                    format!(
+                        "expected src to have a size equal to the slice of self. src size = {}, slice size = {}",
+                        crate::view::format_shape(&src_shape),
+                        crate::view::format_shape(&part.shape)
+                    ),
+                ));
+            }
+            let src = e.cast(src, ty.dtype)?;
+            let rank = ty.rank();
+            let (d1, d2) = (wrap_dim(*dim1, rank)?, wrap_dim(*dim2, rank)?);
+            let (along, other) = if *offset >= 0 { (d1, d2) } else { (d2, d1) };
+            let padded = pad_last(e, src, ty.shape[along])?;
+            let placed = lay_along(e, padded, rank, along, other)?;
+            let mask = diagonal_mask(e, rank, (d1, ty.shape[d1]), (d2, ty.shape[d2]), *offset)?;
+            one(select(e, mask, Operand::Value(placed), Operand::Value(x))?)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `diag_embed(x, offset, dim1, dim2)`: `x`'s last dim along the
+/// `offset`-th diagonal of two new dims of size n + |offset|, zeros
+/// elsewhere (dims wrapped in the result's rank, PyTorch's checks).
+fn diag_embed(
+    e: &mut Emitter<'_>,
+    x: ValueId,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<ValueId> {
+    let ty = e.ty(x).clone();
+    let rank = ty.rank() + 1;
+    let (d1, d2) = (wrap_dim(dim1, rank)?, wrap_dim(dim2, rank)?);
+    if d1 == d2 {
+        return Err(Error::new(
+            ErrorKind::Dim,
+            format!("diagonal dimensions cannot be identical {dim1}, {dim2}"),
+        ));
+    }
+    let n = ty.shape[ty.rank() - 1];
+    let m = n + offset.abs();
+    let (along, other) = if offset >= 0 { (d1, d2) } else { (d2, d1) };
+    let padded = pad_last(e, x, m)?;
+    let placed = lay_along(e, padded, rank, along, other)?;
+    let mask = diagonal_mask(e, rank, (d1, m), (d2, m), offset)?;
+    let zero = e.push(
+        Op::Full {
+            shape: vec![],
+            value: Scalar::Float(0.0),
+            dtype: Some(ty.dtype),
+            device: Some(ty.device),
+        },
+        vec![],
+    )?;
+    select(e, mask, Operand::Value(placed), Operand::Value(zero))
+}
+
+/// `x` with zeros joined after its last dim up to length `to`.
+fn pad_last(e: &mut Emitter<'_>, x: ValueId, to: i64) -> Result<ValueId> {
+    let ty = e.ty(x).clone();
+    let last = ty.rank() - 1;
+    if ty.shape[last] >= to {
+        return Ok(x);
+    }
+    let mut shape = ty.shape.clone();
+    shape[last] = to - ty.shape[last];
+    let zeros = e.push(
+        Op::Full {
+            shape,
+            value: Scalar::Float(0.0),
+            dtype: Some(ty.dtype),
+            device: Some(ty.device),
+        },
+        vec![],
+    )?;
+    join(e, vec![x, zeros], last)
+}
+
+/// `x` (`[*others, n]`) as a tensor of `rank` dims: its last dim at
+/// `along`, a size-1 dim at `other`, its other dims in order elsewhere.
+fn lay_along(
+    e: &mut Emitter<'_>,
+    x: ValueId,
+    rank: usize,
+    along: usize,
+    other: usize,
+) -> Result<ValueId> {
+    let x = e.push(Op::Unsqueeze { dim: -1 }, vec![Operand::Value(x)])?;
+    let r = rank as i64;
+    e.push(
+        Op::Movedim {
+            source: vec![r - 2, r - 1],
+            destination: vec![along as i64, other as i64],
+        },
+        vec![Operand::Value(x)],
+    )
+}
+
+/// Whether position (i along `d1`, j along `d2`) of a tensor of `rank`
+/// dims is on the `offset`-th diagonal: j − i = offset (bool, size 1 along
+/// the other dims).
+fn diagonal_mask(
+    e: &mut Emitter<'_>,
+    rank: usize,
+    (d1, n1): (usize, i64),
+    (d2, n2): (usize, i64),
+    offset: i64,
+) -> Result<ValueId> {
+    let along = |e: &mut Emitter<'_>, d: usize, n: i64| {
+        let a = e.push(
+            Op::Arange {
+                start: Scalar::Int(0),
+                end: Scalar::Int(n),
+                step: Scalar::Int(1),
+                dtype: Some(DType::I64),
+                device: None,
+            },
+            vec![],
+        )?;
+        let mut shape = vec![1; rank];
+        shape[d] = n;
+        reshape(e, a, shape)
+    };
+    let rows = along(e, d1, n1)?;
+    let cols = along(e, d2, n2)?;
+    let diff = e.binary(BinaryOp::Sub, cols, rows)?;
+    e.binary(BinaryOp::Eq, diff, Operand::Scalar(Scalar::Int(offset)))
+}
+
+/// `zeros_like`, `ones_like`, `full_like`, `empty_like`, `empty` and
+/// `empty_strided`: one `full` of the value (zeros for the empty ones),
+/// after PyTorch's checks of the memory format and strides; the op's
+/// layout rule gives the strides (the decomposition keeps them).
+pub fn like(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let zero = Scalar::Float(0.0);
+    let like = |e: &Emitter<'_>, dtype: &Option<DType>, format: MemoryFormat| {
+        let x = input(operands)?;
+        let ty = e.ty(x);
+        // The format's rank is checked before anything is laid out.
+        crate::layout::like_strides(
+            &ty.shape,
+            &crate::layout::contiguous_strides(&ty.shape),
+            format,
+        )?;
+        Ok::<_, Error>((ty.shape.clone(), dtype.unwrap_or(ty.dtype), Some(ty.device)))
+    };
+    let (shape, value, dtype, device) = match op {
+        Op::ZerosLike {
+            dtype,
+            memory_format,
+        }
+        | Op::EmptyLike {
+            dtype,
+            memory_format,
+        } => {
+            let (s, d, dev) = like(e, dtype, *memory_format)?;
+            (s, zero, d, dev)
+        }
+        Op::OnesLike {
+            dtype,
+            memory_format,
+        } => {
+            let (s, d, dev) = like(e, dtype, *memory_format)?;
+            (s, Scalar::Float(1.0), d, dev)
+        }
+        Op::FullLike {
+            fill_value,
+            dtype,
+            memory_format,
+        } => {
+            let (s, d, dev) = like(e, dtype, *memory_format)?;
+            check_fill_value(*fill_value, d)?;
+            (s, *fill_value, d, dev)
+        }
+        Op::Empty {
+            size,
+            dtype,
+            device,
+            memory_format,
+        } => {
+            memory_format.strides(size)?;
+            let d = dtype.unwrap_or(e.default_dtype());
+            (size.clone(), zero, d, *device)
+        }
+        Op::EmptyStrided {
+            size,
+            stride,
+            dtype,
+            device,
+        } => {
+            if size.len() != stride.len() {
+                return Err(Error::new(
+                    ErrorKind::Shape,
+                    format!(
+                        "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+                        size.len(),
+                        stride.len()
+                    ),
+                ));
+            }
+            // Negative sizes are `full`'s error (PyTorch checks them
+            // first); then PyTorch's storage size, which a negative stride
+            // overflows unless the tensor is empty.
+            let sized = size.iter().all(|&n| n >= 0);
+            if sized && !size.contains(&0) && stride.iter().any(|&st| st < 0) {
+                return Err(Error::new(
+                    ErrorKind::Shape,
+                    format!(
+                        "Storage size calculation overflowed with sizes={} and strides={}",
+                        crate::view::format_shape(size),
+                        crate::view::format_shape(stride)
+                    ),
+                ));
+            }
+            if sized && !crate::layout::is_non_overlapping_and_dense(size, stride) {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "empty_strided: Kiln lays tensors out densely, and strides {} of sizes {} are not dense",
+                        crate::view::format_shape(stride),
+                        crate::view::format_shape(size)
+                    ),
+                ));
+            }
+            let d = dtype.unwrap_or(e.default_dtype());
+            (size.clone(), zero, d, *device)
+        }
+        _ => return Ok(None),
+    };
+    let fill = Op::Full {
+        shape,
+        value,
+        dtype: Some(dtype),
+        device,
+    };
+    one(e.push(fill, vec![])?)
+}
+
+/// `logspace` as PyTorch's CPU kernel computes it: the bounds converted to
+/// the dtype, `step = (end − start) / (steps − 1)` in f64, the exponent
+/// `start + step·i` for the first `steps / 2` positions and
+/// `end − step·(steps − 1 − i)` for the rest, `pow(base, exponent)` in f64
+/// (a float32 base for integer dtypes), converted to the dtype; one step
+/// (or none) fills `pow(base, start)` in any dtype.
+pub fn logspace(e: &mut Emitter<'_>, op: &Op, _: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Logspace {
+        start,
+        end,
+        steps,
+        base,
+        dtype,
+        device,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let (steps, base) = (*steps, base.0);
+    if steps < 0 {
+        return Err(Error::new(
+            ErrorKind::Attribute,
+            "number of steps must be non-negative",
+        ));
+    }
+    let dtype = dtype.unwrap_or(e.default_dtype());
+    let complex = |d: DType| {
+        Error::new(
+            ErrorKind::Unsupported,
+            format!("logspace: complex results ({d}) are not supported yet"),
+        )
+    };
+    if steps <= 1 {
+        if dtype.is_complex() || matches!(start, Scalar::Complex(..)) {
+            return Err(complex(dtype));
+        }
+        let fill = Op::Full {
+            shape: vec![steps],
+            value: Scalar::Float(base.powf(start.to_f64())),
+            dtype: Some(dtype),
+            device: *device,
+        };
+        return one(e.push(fill, vec![])?);
+    }
+    let kernel = crate::support::DTypeSet::FLOATS
+        .union(crate::support::DTypeSet::COMPLEX)
+        .union(crate::support::DTypeSet::INTS);
+    if !kernel.contains(dtype) {
+        return Err(crate::support::not_implemented("logspace_cpu", dtype));
+    }
+    if dtype.is_complex() {
+        return Err(complex(dtype));
+    }
+    let integral = !dtype.is_floating_point();
+    let full = |e: &mut Emitter<'_>, v: Scalar, d: DType| {
+        e.push(
+            Op::Full {
+                shape: vec![],
+                value: v,
+                dtype: Some(d),
+                device: *device,
+            },
+            vec![],
+        )
+    };
+    // The bounds as the dtype holds them; their difference in the
+    // dtype's arithmetic (C++ widens small integers, so int64 here).
+    let wide = if integral { DType::I64 } else { DType::F64 };
+    let first = full(e, *start, dtype)?;
+    let first = e.cast(first, wide)?;
+    let last = full(e, *end, dtype)?;
+    let last = e.cast(last, wide)?;
+    let span = e.binary(BinaryOp::Sub, last, first)?;
+    let span = e.cast(span, DType::F64)?;
+    let (first, last) = (e.cast(first, DType::F64)?, e.cast(last, DType::F64)?);
+    let gaps = full(e, Scalar::Int(steps - 1), DType::F64)?;
+    let step = e.binary(BinaryOp::Div, span, gaps)?;
+    let i = e.push(
+        Op::Arange {
+            start: Scalar::Int(0),
+            end: Scalar::Int(steps),
+            step: Scalar::Int(1),
+            dtype: Some(DType::F64),
+            device: *device,
+        },
+        vec![],
+    )?;
+    let up = e.binary(BinaryOp::Mul, step, i)?;
+    let up = e.binary(BinaryOp::Add, first, up)?;
+    let back = e.unary(UnaryOp::Neg, i)?;
+    let back = e.binary(BinaryOp::Add, back, Operand::Scalar(Scalar::Int(steps - 1)))?;
+    let back = e.binary(BinaryOp::Mul, step, back)?;
+    let down = e.binary(BinaryOp::Sub, last, back)?;
+    let half = e.binary(BinaryOp::Lt, i, Operand::Scalar(Scalar::Int(steps / 2)))?;
+    let exponent = select(e, half, Operand::Value(up), Operand::Value(down))?;
+    let base = if integral {
+        f64::from(base as f32)
+    } else {
+        base
+    };
+    let base = full(e, Scalar::Float(base), DType::F64)?;
+    let values = e.binary(BinaryOp::Pow, base, exponent)?;
+    one(e.cast(values, dtype)?)
+}
+
+/// `fill_`'s conversion of its value to an integer dtype (c10's checked
+/// conversion: integers down to −max for unsigned types, floats within the
+/// range).
+fn check_fill_value(value: Scalar, dtype: DType) -> Result<()> {
+    let Ok(info) = dtype.iinfo() else {
+        return Ok(());
+    };
+    let lowest = if dtype.is_signed() { info.min } else { -info.max };
+    let outside = match value {
+        Scalar::Int(i) => i128::from(i) < lowest || i128::from(i) > info.max,
+        Scalar::Float(f) => f < info.min as f64 || f > info.max as f64,
+        _ => false,
+    };
+    if outside {
+        // The C++ type c10's conversion names (its spelling of int32 is
+        // `int`).
+        let name = match dtype {
+            DType::I8 => "int8_t",
+            DType::I16 => "int16_t",
+            DType::I32 => "int",
+            DType::I64 => "int64_t",
+            DType::U8 => "uint8_t",
+            DType::U16 => "uint16_t",
+            DType::U32 => "uint32_t",
+            DType::U64 => "uint64_t",
+            other => other.info().cpp_type_name,
+        };
+        return Err(Error::new(
+            ErrorKind::Attribute,
+            format!("value cannot be converted to type {name} without overflow"),
+        ));
+    }
+    Ok(())
+}
+
+/// `broadcast_tensors` and `meshgrid`: each operand through its own
+/// primitive views (views of the operands, as PyTorch's results are).
+pub fn view_list(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let values: Vec<ValueId> = operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Value(v) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    let types: Vec<TensorType> = values.iter().map(|v| e.ty(*v).clone()).collect();
+    let refs: Vec<&TensorType> = types.iter().collect();
+    let views = crate::infer::view_lists(op, &refs)?;
+    let mut results = Vec::with_capacity(values.len());
+    for (v, views) in values.into_iter().zip(views) {
+        let mut r = v;
+        for view in views {
+            r = e.push(view, vec![Operand::Value(r)])?;
+        }
+        results.push(r);
+    }
+    Ok(Some(results))
+}

@@ -1011,6 +1011,131 @@ define_ops! {
             .traits(VIEW)
             .results(Results::Variable)
             .expand(expand::split);
+    /// `torch.diagonal`: the `offset`-th diagonal of the plane of `dim1`
+    /// and `dim2` as a last dim (a view: the two strides summed, the
+    /// storage offset moved to the diagonal's first element).
+    Diagonal "diagonal" { offset: i64 = 0, dim1: i64 = 0, dim2: i64 = 1 } (input: Tensor) => view();
+    /// `Tensor.unfold`: the windows of `size` elements every `step` along
+    /// `dimension`, each window a new last dim (a view).
+    Unfold "unfold" { dimension: i64, size: i64, step: i64 } (input: Tensor) => view();
+    /// `torch.as_strided`: any sizes and strides over the input's storage
+    /// (from `storage_offset`, else the input's own), within it.
+    AsStrided "as_strided" { size: Vec<i64>, stride: Vec<i64>, storage_offset: Option<i64> = None } (input: Tensor)
+        => Rules::new(infer::as_strided, LayoutRule::Custom(layout::view_layout), Cost::View)
+            .traits(VIEW);
+    /// `torch.diag`: a vector on the `diagonal`-th diagonal of a square
+    /// matrix of zeros, or a copy of a matrix's `diagonal`-th diagonal.
+    Diag "diag" { diagonal: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Copy)
+            .expand(expand::diag);
+    /// `torch.diag_embed`: the last dim on the `offset`-th diagonals of
+    /// new dims `dim1` and `dim2` (of the result), zeros elsewhere.
+    DiagEmbed "diag_embed" { offset: i64 = 0, dim1: i64 = -2, dim2: i64 = -1 } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Copy)
+            .expand(expand::diag);
+    /// `torch.diagflat`: the flattened input on the `offset`-th diagonal of
+    /// a square matrix of zeros.
+    Diagflat "diagflat" { offset: i64 = 0 } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Copy)
+            .expand(expand::diag);
+    /// `torch.diagonal_scatter`: a copy of `input` with `src` (converted to
+    /// the input's dtype) written over `input.diagonal(offset, dim1, dim2)`.
+    DiagonalScatter "diagonal_scatter" { offset: i64 = 0, dim1: i64 = 0, dim2: i64 = 1 } (input: Tensor, src: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Copy)
+            .expand(expand::diag);
+    /// `zeros_like`: zeros in the input's shape, laid out as `empty_like`
+    /// lays out the memory format asked for (preserve: the input's strides
+    /// where dense, else its dims' order), in `dtype` (the input's).
+    ZerosLike "zeros_like" { dtype: Option<DType> = None, memory_format: MemoryFormat = MemoryFormat::Preserve } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::like_layout), Cost::Creation)
+            .expand(expand::like);
+    /// `ones_like`: ones, as `zeros_like`.
+    OnesLike "ones_like" { dtype: Option<DType> = None, memory_format: MemoryFormat = MemoryFormat::Preserve } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::like_layout), Cost::Creation)
+            .expand(expand::like);
+    /// `full_like`: `fill_value` (converted to the dtype), as `zeros_like`.
+    FullLike "full_like" { fill_value: Scalar, dtype: Option<DType> = None, memory_format: MemoryFormat = MemoryFormat::Preserve } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::like_layout), Cost::Creation)
+            .expand(expand::like);
+    /// `empty_like`: as `zeros_like` (Kiln fills what PyTorch leaves
+    /// uninitialized with zeros).
+    EmptyLike "empty_like" { dtype: Option<DType> = None, memory_format: MemoryFormat = MemoryFormat::Preserve } (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::like_layout), Cost::Creation)
+            .expand(expand::like);
+    /// `torch.empty`: a tensor of `size` in `memory_format` (zero-filled).
+    Empty "empty" { size: Vec<i64>, dtype: Option<DType> = None, device: Option<Device> = None, memory_format: MemoryFormat = MemoryFormat::Contiguous } ()
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::empty_layout), Cost::Creation)
+            .traits(CREATION)
+            .expand(expand::like);
+    /// `torch.empty_strided`: a tensor of `size` with exactly `stride`
+    /// (zero-filled; dense strides only).
+    EmptyStrided "empty_strided" { size: Vec<i64>, stride: Vec<i64>, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::empty_layout), Cost::Creation)
+            .traits(CREATION)
+            .expand(expand::like);
+    /// `torch.logspace`: `base` to the powers of `steps` evenly spaced
+    /// exponents from `start` to `end`, as PyTorch's CPU kernel computes
+    /// them (exponents from the start for the first half, from the end for
+    /// the rest, in f64; integers from a float32 base, truncated).
+    Logspace "logspace" { start: Scalar, end: Scalar, steps: i64, base: F64 = F64(10.0), dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .expand(expand::logspace);
+    /// `torch.tril_indices`: the positions (rows, then columns) on and below
+    /// the `offset`-th diagonal of a `row`×`col` matrix, row by row. Run by
+    /// the interpreter on every backend.
+    TrilIndices "tril_indices" { row: i64, col: i64, offset: i64 = 0, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::tri_indices, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("tril_indices", S::of(DType::I32).union(S::of(DType::I64))));
+    /// `torch.triu_indices`: the positions on and above the `offset`-th
+    /// diagonal, as `tril_indices`.
+    TriuIndices "triu_indices" { row: i64, col: i64, offset: i64 = 0, dtype: Option<DType> = None, device: Option<Device> = None } ()
+        => Rules::new(infer::tri_indices, LayoutRule::Contiguous, Cost::Creation)
+            .traits(CREATION)
+            .kernel(fixed("triu_indices", S::of(DType::I32).union(S::of(DType::I64))));
+    /// `torch.kthvalue`: the `k`-th smallest value along `dim` (NaN the
+    /// largest) and its position (among equal values, the first in a
+    /// stable sort: PyTorch leaves the choice unspecified). Interpreted.
+    Kthvalue "kthvalue" { k: i64, #[shown] dim: i64 = -1, keepdim: bool = false } (input: Tensor)
+        => Rules::new(infer::select_dim, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(KernelRule::Custom(support::select_kernel));
+    /// `torch.median`: the lower median along `dim` and its position, or of
+    /// every element (one result); a NaN is the median where there is one
+    /// (the first NaN along `dim`). Interpreted.
+    Median "median" { dim: Option<i64> = None, keepdim: bool = false } (input: Tensor)
+        => Rules::new(infer::select_dim, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Variable)
+            .kernel(KernelRule::Custom(support::median_kernel));
+    /// `torch.nanmedian`: `median` of the values that are not NaN (NaN
+    /// where all are). Interpreted.
+    Nanmedian "nanmedian" { dim: Option<i64> = None, keepdim: bool = false } (input: Tensor)
+        => Rules::new(infer::select_dim, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Variable)
+            .kernel(KernelRule::Custom(support::median_kernel));
+    /// `torch.broadcast_tensors`: each tensor expanded to their common
+    /// shape, a view of its own operand (an `expand` each).
+    BroadcastTensors "broadcast_tensors" (tensors: List)
+        => Rules::new(infer::view_list, LayoutRule::Custom(layout::view_list_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::view_list);
+    /// `torch.meshgrid`: each 0-D or 1-D tensor laid along its own dim of
+    /// the grid of all their sizes ("xy": the first two dims swapped), a
+    /// view of its own operand (a `view` and an `expand` each).
+    Meshgrid "meshgrid" { indexing: String = String::from("ij") } (tensors: List)
+        => Rules::new(infer::view_list, LayoutRule::Custom(layout::view_list_layout), Cost::View)
+            .traits(VIEW)
+            .results(Results::Variable)
+            .expand(expand::view_list);
+    /// `torch.mode`: the most frequent value along `dim` (the smallest of
+    /// equally frequent ones; NaNs never equal) and its last position.
+    /// Interpreted.
+    Mode "mode" { #[shown] dim: i64 = -1, keepdim: bool = false } (input: Tensor)
+        => Rules::new(infer::select_dim, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Fixed(2))
+            .kernel(KernelRule::Custom(support::select_kernel));
     /// `torch.index_select`: the entries at `index` (int32 or int64)
     /// along `dim`; an index out of range is PyTorch's IndexError.
     IndexSelect "index_select" { dim: i64 } (input: Tensor, index: Tensor)

@@ -158,6 +158,9 @@ fn execute(
         Op::Sort {
             dim, descending, ..
         } => return sort::sort(tensor(&args[0]), *dim, *descending, types, &layouts),
+        Op::Kthvalue { .. } | Op::Median { .. } | Op::Nanmedian { .. } | Op::Mode { .. } => {
+            return sort::select(&inst.op, tensor(&args[0]), types, &layouts);
+        }
         Op::Cumsum { .. }
         | Op::Cumprod { .. }
         | Op::Logcumsumexp { .. }
@@ -283,6 +286,14 @@ fn execute(
         Op::Full { value, .. } => fill(out_ty, &strides, |_| {
             convert(Elem::from_scalar(*value), out_ty.dtype)
         })?,
+        Op::TrilIndices { .. } | Op::TriuIndices { .. } => {
+            let (rows, cols) = kiln_ir::infer::tri_positions(&inst.op)?;
+            let n = rows.len();
+            fill(out_ty, &strides, |i| {
+                let i = i as usize;
+                Elem::I(i128::from(if i < n { rows[i] } else { cols[i - n] }))
+            })?
+        }
         Op::Arange { start, step, .. } => {
             let (s, st) = (Elem::from_scalar(*start), Elem::from_scalar(*step));
             // An integer result computes in int64 from start and step

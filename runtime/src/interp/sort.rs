@@ -1,12 +1,13 @@
 //! Sorting ops of the reference interpreter: `sort` and `topk`, row by row
 //! along one dim with a total order in which NaN is the largest value and
-//! equal values keep their order (a stable sort).
+//! equal values keep their order (a stable sort); and the selections
+//! `kthvalue`, `median`, `nanmedian` and `mode` from such sorted rows.
 
 use std::cmp::Ordering;
 
 use kiln_ir::layout::ResultLayout;
 use kiln_ir::view::wrap_dim;
-use kiln_ir::{Result, TensorType};
+use kiln_ir::{Op, Result, TensorType};
 
 use crate::convert::Elem;
 use crate::tensor::{Indices, Tensor};
@@ -96,4 +97,109 @@ pub fn topk(
     layouts: &[ResultLayout],
 ) -> Result<Vec<Tensor>> {
     sorted_rows(x, dim, largest, Some(k), types, layouts)
+}
+
+/// Whether an element is NaN (never equal to anything, itself included).
+fn is_nan(v: Elem) -> bool {
+    matches!(v, Elem::F(x) if x.is_nan())
+}
+
+/// The element and position `kthvalue`, `median`, `nanmedian` or `mode`
+/// picks from one row (in its order along the dim): from the row sorted
+/// stably with NaN last, so that among equal values the first position
+/// wins (PyTorch leaves that choice unspecified), except where PyTorch
+/// specifies it: median's first NaN, mode's last position of its value.
+fn pick(op: &Op, mut row: Vec<(Elem, i64)>) -> (Elem, i64) {
+    if let (Op::Median { .. }, Some(nan)) = (op, row.iter().find(|(v, _)| is_nan(*v))) {
+        return *nan;
+    }
+    row.sort_by(|a, b| order(a.0, b.0));
+    let n = row.len();
+    match op {
+        Op::Kthvalue { k, .. } => row[*k as usize - 1],
+        Op::Nanmedian { .. } => match row.iter().filter(|(v, _)| !is_nan(*v)).count() {
+            0 => row[(n - 1) / 2],
+            m => row[(m - 1) / 2],
+        },
+        Op::Mode { .. } => {
+            // The longest run of equal values, the first (smallest) among
+            // equally long ones; its last element.
+            let (mut best, mut best_len, mut start) = (0, 0, 0);
+            for i in 0..n {
+                let run_ends = i + 1 == n
+                    || is_nan(row[i].0)
+                    || order(row[i].0, row[i + 1].0) != Ordering::Equal;
+                if run_ends {
+                    if i + 1 - start > best_len {
+                        (best, best_len) = (i, i + 1 - start);
+                    }
+                    start = i + 1;
+                }
+            }
+            // The stable sort keeps a run's positions in order: its last
+            // element is the value's last position.
+            row[best]
+        }
+        _ => row[(n - 1) / 2],
+    }
+}
+
+/// `kthvalue`, `median`, `nanmedian` and `mode`: per row along the dim
+/// (the dim removed unless `keepdim`), the value and its position; for
+/// `median`/`nanmedian` without a dim, the one value of every element
+/// (NaN, converted to the dtype, when there is none).
+pub fn select(
+    op: &Op,
+    x: &Tensor,
+    types: &[TensorType],
+    layouts: &[ResultLayout],
+) -> Result<Vec<Tensor>> {
+    let mut outs = super::fresh_results(types, layouts)?;
+    let (dim, keepdim) = match op {
+        Op::Kthvalue { dim, keepdim, .. } | Op::Mode { dim, keepdim } => (Some(*dim), *keepdim),
+        Op::Median { dim, keepdim } | Op::Nanmedian { dim, keepdim } => (*dim, *keepdim),
+        _ => (None, false),
+    };
+    let shape = x.shape().to_vec();
+    let Some(dim) = dim else {
+        let row: Vec<(Elem, i64)> = Indices::new(&shape)
+            .enumerate()
+            .map(|(i, index)| (x.get(&index), i as i64))
+            .collect();
+        let v = if row.is_empty() {
+            crate::convert::convert(Elem::F(f64::NAN), x.dtype())
+        } else {
+            pick(op, row).0
+        };
+        outs[0].set(&[], v)?;
+        return Ok(outs);
+    };
+    if shape.is_empty() {
+        // A zero-dim tensor is one row of one element.
+        let (v, i) = pick(op, vec![(x.get(&[]), 0)]);
+        outs[0].set(&[], v)?;
+        outs[1].set(&[], Elem::I(i128::from(i)))?;
+        return Ok(outs);
+    }
+    let d = wrap_dim(dim, shape.len())?;
+    let n = shape[d];
+    let mut row_shape = shape.clone();
+    row_shape[d] = 1;
+    for start in Indices::new(&row_shape) {
+        let mut index = start.clone();
+        let row = (0..n)
+            .map(|i| {
+                index[d] = i;
+                (x.get(&index), i)
+            })
+            .collect();
+        let (v, i) = pick(op, row);
+        let mut at = start;
+        if !keepdim {
+            at.remove(d);
+        }
+        outs[0].set(&at, v)?;
+        outs[1].set(&at, Elem::I(i128::from(i)))?;
+    }
+    Ok(outs)
 }
