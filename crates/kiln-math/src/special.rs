@@ -367,7 +367,12 @@ mod tests {
         // (function, x, value by mpmath at 50 digits, ulps)
         let cases: [(fn(f64) -> f64, f64, f64, f64); 24] = [
             (erfinv, 1.0 - 1e-12, 5.042_031_898_572_696, 4.0),
-            (erfinv, 1.0 - f64::EPSILON / 2.0, 5.863_584_748_755_167_6, 4.0),
+            (
+                erfinv,
+                1.0 - f64::EPSILON / 2.0,
+                5.863_584_748_755_167_6,
+                4.0,
+            ),
             (erfinv, 0.5, 0.476_936_276_204_469_9, 2.0),
             (erfinv, 1e-10, 8.862_269_254_527_581e-11, 2.0),
             (erfinv, 0.999_999, 3.458_910_737_275_499, 4.0),
@@ -393,7 +398,10 @@ mod tests {
         ];
         for (i, (f, x, want, ulps)) in cases.into_iter().enumerate() {
             let got = f(x);
-            assert!(near(got, want, ulps), "case {i}: f({x}) = {got:e}, want {want:e}");
+            assert!(
+                near(got, want, ulps),
+                "case {i}: f({x}) = {got:e}, want {want:e}"
+            );
         }
     }
 }
