@@ -347,6 +347,60 @@ fn traced_pointwise_math() {
     }
 }
 
+/// Issue 20's remaining pointwise math traces under PyTorch's names
+/// (`round` with decimals is round.decimals), with PyTorch's result dtypes.
+#[test]
+fn traced_special_math() {
+    let specs = [
+        TensorSpec::new([3, 4], DType::F32).name("x"),
+        TensorSpec::new([4], DType::F32).name("y"),
+        TensorSpec::new([4], DType::I32).name("e"),
+    ];
+    let traced = trace(&specs, |v| {
+        let (x, y, e) = (&v[0], &v[1], &v[2]);
+        vec![
+            x.sgn(),
+            x.round_decimals(2),
+            x.polygamma(1),
+            x.erfinv(),
+            e.lgamma(),
+            x.digamma(),
+            x.i0(),
+            x.special_i0e(),
+            x.special_i1(),
+            x.special_i1e(),
+            x.special_zeta(y),
+            x.nextafter(y),
+            e.gcd(e),
+            e.lcm(e),
+            e.bitwise_left_shift(3),
+            e.bitwise_right_shift(e),
+        ]
+    })
+    .unwrap();
+    let text = traced.to_string();
+    for line in [
+        "%0 = sgn %x : tensor<3x4xf32>",
+        "%1 = round %x {decimals = 2} : tensor<3x4xf32>",
+        "%2 = polygamma %x {n = 1} : tensor<3x4xf32>",
+        "%3 = erfinv %x : tensor<3x4xf32>",
+        "%4 = lgamma %e : tensor<4xf32>",
+        "%5 = digamma %x : tensor<3x4xf32>",
+        "%6 = i0 %x : tensor<3x4xf32>",
+        "%7 = special_i0e %x : tensor<3x4xf32>",
+        "%8 = special_i1 %x : tensor<3x4xf32>",
+        "%9 = special_i1e %x : tensor<3x4xf32>",
+        "%10 = special_zeta %x, %y : tensor<3x4xf32>",
+        "%11 = nextafter %x, %y : tensor<3x4xf32>",
+        "%12 = gcd %e, %e : tensor<4xi32>",
+        "%13 = lcm %e, %e : tensor<4xi32>",
+        "%14 = bitwise_left_shift %e, 3 : tensor<4xi32>",
+        "%15 = bitwise_right_shift %e, %e : tensor<4xi32>",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}
+
 /// Issue 20's shape, selection and creation ops trace under PyTorch's
 /// names, with its attributes and result types (views, several results of
 /// several operands, creation from nothing).

@@ -418,6 +418,22 @@ pub fn int_to_float(_: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred
     Ok(single(x.shape.clone(), compute, vec![Some(compute)]))
 }
 
+/// `polygamma(n, x)`: `n` must not be negative (checked before the
+/// dtype, as PyTorch does); integers and bool compute in the default float
+/// dtype.
+pub fn polygamma(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let Op::Polygamma { n } = op else {
+        return Err(wrong_rule("polygamma"));
+    };
+    if *n < 0 {
+        return Err(err(
+            ErrorKind::Attribute,
+            "polygamma(n, x) does not support negative n.",
+        ));
+    }
+    int_to_float(op, args, ctx)
+}
+
 /// An op PyTorch defines in Python on its input as it is (softsign's
 /// `x / (x.abs() + 1)` adds in the integer dtype, wrapping as it does),
 /// whose result is a float: integers and bool give the default float dtype.

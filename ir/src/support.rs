@@ -167,6 +167,20 @@ pub fn unary_kernel(op: &Op, _: &[Arg<'_>], _: &Inferred) -> Chosen {
     })
 }
 
+/// `polygamma`'s kernel, named by `n` as PyTorch dispatches it: digamma's
+/// for 0, trigamma's for 1, its own above.
+pub fn polygamma_kernel(op: &Op, _: &[Arg<'_>], _: &Inferred) -> Chosen {
+    let Op::Polygamma { n } = op else {
+        return Ok(None);
+    };
+    let name = match n {
+        0 => "digamma",
+        1 => "trigamma",
+        _ => "polygamma",
+    };
+    Ok(Some(AtenKernel::new(name, DTypeSet::FLOATS)))
+}
+
 /// A binary primitive's kernel (`x ** 1` is a copy and `x ** 0` a fill:
 /// PyTorch runs no pow kernel for them).
 pub fn binary_kernel(op: &Op, args: &[Arg<'_>], inf: &Inferred) -> Chosen {

@@ -73,6 +73,9 @@ _KEEP_NAMES = [
     # default decomposition also fails on transformers' GPT-2: its result
     # has other strides than the fused CPU kernel's, and a later view breaks).
     "scaled_dot_product_attention.default",
+    # z/|z| of complex tensors (the default table lowers it to an
+    # expression over the real and imaginary parts, which Kiln lacks).
+    "sgn.default",
     "stack.default",
     "split.Tensor",
     "unbind.int",

@@ -138,7 +138,8 @@ def _float_dtype(dtype):
 UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
          "tanh", "sigmoid", "relu", "erf", "floor", "ceil", "trunc", "sign",
          "reciprocal", "logical_not", "bitwise_not", "isnan", "silu", "hardswish",
-         "atan", "asin", "acos", "signbit", "erfc"]
+         "atan", "asin", "acos", "signbit", "erfc",
+         "erfinv", "lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e"]
 
 
 def _unary(kir_op):
@@ -178,9 +179,7 @@ def _round(c):
 
 @op("aten.round.decimals")
 def _round_decimals(c):
-    if c.a["decimals"] != 0:
-        raise Unsupported("Kiln's round has no decimals")
-    return c.emit("round", [c.tensor("self")])
+    return c.emit("round", [c.tensor("self")], {"decimals": c.a["decimals"]})
 
 
 @op("aten.gelu.default")
@@ -200,7 +199,10 @@ BINARY = {
     "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
     "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
-    "fmod": "fmod",
+    "fmod": "fmod", "gcd": "gcd", "lcm": "lcm", "nextafter": "nextafter",
+    "bitwise_left_shift": "bitwise_left_shift", "bitwise_right_shift": "bitwise_right_shift",
+    "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
+    "special_zeta": "special_zeta",
 }
 
 
@@ -218,6 +220,8 @@ for _b, _k in BINARY.items():
                 "other"):
         op(f"aten.{_b}.{_ov}")(_binary(_k))
 op("aten.pow.Scalar")(_binary("pow"))
+for _ov in ("self_scalar", "other_scalar"):
+    op(f"aten.special_zeta.{_ov}")(_binary("special_zeta"))
 
 
 def _add_sub(kir_op):
@@ -1036,6 +1040,8 @@ for _q in ("float_power.Tensor_Tensor", "float_power.Tensor_Scalar", "float_powe
     op(f"aten.{_q}")(_whole("float_power", ("self", "exponent")))
 op("aten.heaviside.default")(_whole("heaviside", ("self", "values")))
 op("aten.atan2.default", "aten.arctan2.default")(_whole("atan2", ("self", "other")))
+op("aten.sgn.default")(_whole("sgn"))
+op("aten.polygamma.default")(_whole("polygamma", ("self",), ("n",)))
 for _q in ("hypot.default", "logaddexp2.default", "ldexp.Tensor", "copysign.Tensor",
            "copysign.Scalar"):
     op(f"aten.{_q}")(_whole(_q.split(".")[0], ("self", "other")))

@@ -2956,6 +2956,323 @@ def gen_view_lists():
             for sm in op.sample_inputs("cpu", dt):
                 ts = [sm.input.contiguous()] + [t.contiguous() for t in sm.args[0]]
                 record_strided("broadcast_tensors", {}, ts, lambda: torch.broadcast_tensors(*ts))
+# Issue 20's remaining pointwise math: sgn, gcd, lcm, the shifts, nextafter,
+# round with decimals, and the special functions (erfinv, lgamma, digamma,
+# i0, i0e, i1, i1e, zeta, polygamma), on every dtype PyTorch's CPU takes
+# (and its refusals), special values, integer extremes, random values over
+# many exponents and OpInfo samples. Kiln computes the special functions
+# in f64 and rounds once; the cases keep the values where PyTorch's own is
+# accurate (within a quarter of the value tests' tolerance of mpmath's,
+# rounded to the dtype), every special value (infinities, NaN, the
+# functions' poles and domain edges), and leave out where PyTorch's kernel
+# is not (its f32 digamma near the roots, its f64 trigamma's truncated
+# series, f32 i0 overflowing early, finite values at the poles of
+# trigamma): README, "Where Kiln differs".
+MATH_SPECIAL = {"erfinv": torch.erfinv, "lgamma": torch.lgamma, "digamma": torch.digamma,
+                "i0": torch.i0, "special_i0e": torch.special.i0e, "special_i1": torch.special.i1,
+                "special_i1e": torch.special.i1e}
+MATH_INT = {"gcd": torch.gcd, "lcm": torch.lcm, "bitwise_left_shift": torch.bitwise_left_shift,
+            "bitwise_right_shift": torch.bitwise_right_shift}
+MATH_RTOL = {torch.float64: 1e-12, torch.float32: 4e-6, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+
+
+def math_truth(name, x, q=None, n=None):
+    """The exact value of a special function (mpmath, 40 digits), or None
+    at a pole or outside mpmath's domain."""
+    import mpmath
+    mpmath.mp.dps = 40
+    v = mpmath.mpf(x)
+    if name in ("i0", "special_i0e", "special_i1", "special_i1e") and abs(x) > 1000:
+        # mpmath's Bessel functions are slow this far out: the asymptotic
+        # expansion (40 terms) is exact to far below an ulp here.
+        nu = 0 if name in ("i0", "special_i0e") else 1
+        a, term, total = abs(v), mpmath.mpf(1), mpmath.mpf(1)
+        for k in range(1, 40):
+            term *= ((2 * k - 1) ** 2 - 4 * nu * nu) / (8 * k * a)
+            total += term
+        scaled = total / mpmath.sqrt(2 * mpmath.pi * a) * (-1 if nu == 1 and x < 0 else 1)
+        return scaled if name.startswith("special_i") and name.endswith("e") else scaled * mpmath.exp(a)
+    if name in ("lgamma", "digamma", "polygamma") and abs(x) > 1e15:
+        # Far out, mpmath's reflection and recurrences are slow: the values
+        # PyTorch's and Kiln's agree on (checked by the tests) are kept.
+        return None
+    try:
+        if name == "erfinv":
+            return mpmath.erfinv(v)
+        if name == "lgamma":
+            return mpmath.log(abs(mpmath.gamma(v)))
+        if name == "digamma":
+            return mpmath.digamma(v)
+        if name == "i0":
+            return mpmath.besseli(0, v)
+        if name == "special_i0e":
+            return mpmath.besseli(0, v) * mpmath.exp(-abs(v))
+        if name == "special_i1":
+            return mpmath.besseli(1, v)
+        if name == "special_i1e":
+            return mpmath.besseli(1, v) * mpmath.exp(-abs(v))
+        if name == "special_zeta":
+            return mpmath.zeta(v, mpmath.mpf(q))
+        if name == "polygamma":
+            return mpmath.psi(n, v)
+    except (ValueError, ZeroDivisionError):
+        return None
+    raise ValueError(name)
+
+
+def math_keep(name, xs, r, qs=None, n=None):
+    """Which results of a special function the tables keep (see above)."""
+    dt = r.dtype
+    tol = MATH_RTOL[dt] / 4
+    keep = []
+    flat_r = r.double().reshape(-1).tolist()
+    flat_x = xs.double().reshape(-1).tolist()
+    flat_q = qs.double().reshape(-1).tolist() if qs is not None else [None] * len(flat_x)
+    for x, q, got in zip(flat_x, flat_q, flat_r):
+        if not math.isfinite(x) or (q is not None and not math.isfinite(q)):
+            keep.append(True)
+            continue
+        if name == "special_zeta" and (x <= 1 or q <= 0):
+            keep.append(True)
+            continue
+        t = math_truth(name, x, q, n)
+        if t is None:
+            # At trigamma's poles PyTorch's value is finite or NaN (its
+            # reflection formula); Kiln's is +inf.
+            trigamma_pole = name == "polygamma" and n == 1 and got != math.inf
+            keep.append((not math.isfinite(got) or name == "lgamma" or abs(x) > 1e15)
+                        and not trigamma_pole)
+            continue
+        tv = torch.tensor(float(t), dtype=torch.float64).to(dt).double().item()
+        if not math.isfinite(tv) or not math.isfinite(got):
+            keep.append(tv == got or (math.isnan(tv) and math.isnan(got)))
+        elif tv == 0:
+            keep.append(got == 0)
+        else:
+            keep.append(abs(got - tv) <= tol * abs(tv))
+    return torch.tensor(keep, dtype=torch.bool).reshape(r.shape)
+
+
+def record_math_unary(name, fn, x, attrs=None, n=None):
+    try:
+        r = fn(x)
+    except Exception:
+        return
+    keep = math_keep(name, x, r, n=n)
+    if not bool(keep.all()):
+        x = x[keep].contiguous()
+    record(name, attrs or {}, [x], lambda: fn(x))
+
+
+def math_int_extremes(dt):
+    info = torch.iinfo(dt)
+    vals = [info.min, info.max, 0, 1, -1, 2, -2, 6, -4, 12, 18, -18, 7, 100, info.min + 1, info.max - 1,
+            3, 5, 64, 31, 32, 63, 8, 15, 16, 17]
+    return torch.tensor([v for v in vals if info.min <= v <= info.max], dtype=dt)
+
+
+def gen_math():
+    g = torch.Generator().manual_seed(2020)
+    # sgn: every dtype (refusals too); complex values where PyTorch's
+    # vectorized kernel gives z/|z| (not where |z| under- or overflows in
+    # its f32 arithmetic: README).
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        record("sgn", {}, [x], lambda: torch.sgn(x))
+        record_refusal("sgn", {}, [x], lambda: torch.sgn(x))
+    for dt in (torch.complex64, torch.complex128):
+        re = issue20_random(torch.float64, 64, -3.0, 3.0, g)
+        im = issue20_random(torch.float64, 64, -3.0, 3.0, g)
+        im[::5] = 0.0
+        re[::7] = 0.0
+        z = torch.complex(re, im).to(dt)
+        record("sgn", {}, [z], lambda: torch.sgn(z))
+    for dt in ISSUE20_FLOATS:
+        x = issue20_specials(dt)
+        record("sgn", {}, [x], lambda: torch.sgn(x))
+    # gcd, lcm, the shifts: integer extremes against each other, OpInfo-like
+    # random values, scalar operands for the shifts, every dtype's refusal.
+    for name, fn in MATH_INT.items():
+        for dt in DTYPES:
+            a = make(dt, [3, 4])
+            b = make(dt, [4], reverse=True)
+            record(name, {}, [a, b], lambda: fn(a, b))
+            record_refusal(name, {}, [a, b], lambda: fn(a, b))
+        for dt in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
+            v = math_int_extremes(dt)
+            a = v.reshape(-1, 1).expand(-1, v.numel()).contiguous()
+            b = v.reshape(1, -1).expand(v.numel(), -1).contiguous()
+            if name in ("gcd", "lcm") and dt in (torch.int32, torch.int64):
+                # C's MIN / -1 traps (SIGFPE) in PyTorch's lcm: leave out the
+                # pairs whose gcd is -1 (MIN with 2^31 - 1 or 2^63 - 1).
+                gg = torch.gcd(a, b)
+                keep = gg != -1
+                a, b = a[keep].contiguous(), b[keep].contiguous()
+            record(name, {}, [a, b], lambda: fn(a, b))
+            lo, hi = (0, 256) if dt == torch.uint8 else (-1000, 1000)
+            a = torch.randint(lo, hi, (64,), generator=g).to(dt)
+            b = torch.randint(lo, hi, (64,), generator=g).to(dt)
+            if name.startswith("bitwise"):
+                b = torch.randint(-3 if dt != torch.uint8 else 0, 70, (64,), generator=g).to(dt)
+            record(name, {}, [a, b], lambda: fn(a, b))
+        if name.startswith("bitwise"):
+            for dt in (torch.int8, torch.uint8, torch.int32, torch.int64, torch.bool):
+                a = make(dt, [3, 4])
+                for sc in (0, 3, 9, -1, 70):
+                    record(name, {}, [a, sc], lambda: fn(a, sc))
+                    record(name, {}, [sc, a], lambda: fn(sc, a))
+        for da, db in ((torch.int8, torch.int32), (torch.uint8, torch.int8), (torch.int16, torch.int64),
+                       (torch.int32, torch.float32), (torch.bool, torch.int8)):
+            a = make(da, [3, 4])
+            b = make(db, [4], reverse=True)
+            record(name, {}, [a, b], lambda: fn(a, b))
+            record_refusal(name, {}, [a, b], lambda: fn(a, b))
+    # nextafter: every dtype (refusals), all pairs of special values, random
+    # pairs, mixed dtypes.
+    for dt in DTYPES:
+        a = make(dt, [3, 4])
+        b = make(dt, [4], reverse=True)
+        record("nextafter", {}, [a, b], lambda: torch.nextafter(a, b))
+        record_refusal("nextafter", {}, [a, b], lambda: torch.nextafter(a, b))
+    for dt in ISSUE20_FLOATS:
+        sp = issue20_specials(dt)
+        a = sp.reshape(-1, 1).expand(-1, sp.numel()).contiguous()
+        b = sp.reshape(1, -1).expand(sp.numel(), -1).contiguous()
+        record("nextafter", {}, [a, b], lambda: torch.nextafter(a, b))
+        a = issue20_random(dt, 128, -4.0, 4.0, g)
+        b = issue20_random(dt, 128, -4.0, 4.0, g)
+        record("nextafter", {}, [a, b], lambda: torch.nextafter(a, b))
+    for da, db in ((torch.float32, torch.float64), (torch.float16, torch.bfloat16), (torch.int32, torch.float32)):
+        a = make(da, [3, 4])
+        b = make(db, [4], reverse=True)
+        record("nextafter", {}, [a, b], lambda: torch.nextafter(a, b))
+    # round with decimals: PyTorch's scaled round, large and negative
+    # decimals (10^|d| infinite in f32 from 39, in f64 from 309).
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        record_refusal("round", {"decimals": 2}, [x], lambda: torch.round(x, decimals=2))
+    for dt in ISSUE20_FLOATS:
+        xs = [issue20_specials(dt), issue20_random(dt, 128, -1000.0, 1000.0, g)]
+        for d in (0, 1, 2, 3, 5, 8, 10, 20, 38, 39, 300, 308, 309, -1, -2, -3, -5, -10, -38, -39, -308,
+                  -309, 400, -400):
+            for x in xs:
+                record("round", {"decimals": d}, [x], lambda: torch.round(x, decimals=d))
+    # The special functions: every dtype (refusals), special values, random
+    # values over many exponents and each function's ranges, OpInfo samples.
+    ranges = {"erfinv": (-1.0, 1.0), "lgamma": (-10.0, 30.0), "digamma": (-10.0, 30.0),
+              "i0": (-30.0, 30.0), "special_i0e": (-60.0, 60.0), "special_i1": (-30.0, 30.0),
+              "special_i1e": (-60.0, 60.0)}
+    for name, fn in MATH_SPECIAL.items():
+        for dt in DTYPES:
+            x = make(dt, [3, 4])
+            if dt.is_floating_point and dt.itemsize >= 2:
+                record_math_unary(name, fn, x)
+            else:
+                record(name, {}, [x], lambda: fn(x))
+            record_refusal(name, {}, [x], lambda: fn(x))
+        for dt in ISSUE20_FLOATS:
+            record_math_unary(name, fn, issue20_specials(dt))
+            lo, hi = ranges[name]
+            record_math_unary(name, fn, issue20_random(dt, 256, lo, hi, g))
+            if name == "erfinv":
+                tail = 1 - torch.exp2(-torch.rand(64, generator=g, dtype=torch.float64) * 50)
+                record_math_unary(name, fn, tail.to(dt))
+            if name in ("lgamma", "digamma"):
+                poles = torch.tensor([-1.0, -2.0, -3.0, -10.0, -0.5, -1.5, -2.5, 1e-30, -1e-30, 171.0, 172.0,
+                                      2.5e305, 1e17, 1e16, 9.99, 10.0, 10.01], dtype=torch.float64).to(dt)
+                record_math_unary(name, fn, poles)
+            if name.startswith("special_i") or name == "i0":
+                big = torch.tensor([88.0, 89.0, 90.0, 700.0, 713.0, 714.0, 1e4, -713.0, 29.99, 30.0, 30.01,
+                                    1e-300, -1e-300], dtype=torch.float64).to(dt)
+                record_math_unary(name, fn, big)
+    # zeta: the domain rules, random pairs, scalar operands.
+    for dt in DTYPES:
+        a = make(dt, [3, 4])
+        b = make(dt, [4], reverse=True)
+        record_refusal("special_zeta", {}, [a, b], lambda: torch.special.zeta(a, b))
+    zx = torch.tensor([1.0, 2.0, 0.5, -1.0, 3.0, 4.5, float("inf"), float("-inf"), float("nan"), 0.0, 1.5, 7.0,
+                       20.0], dtype=torch.float64)
+    zq = torch.tensor([1.0, 0.0, -0.0, -1.0, -1.5, 2.0, float("inf"), float("-inf"), float("nan"), 1e-30, 0.5,
+                       1e10, -3.25, 9.0, 10.0, 100.0], dtype=torch.float64)
+    for dt in (torch.float32, torch.float64):
+        a = zx.to(dt).reshape(-1, 1).expand(-1, zq.numel()).contiguous()
+        b = zq.to(dt).reshape(1, -1).expand(zx.numel(), -1).contiguous()
+        r = torch.special.zeta(a, b)
+        keep = math_keep("special_zeta", a, r, qs=b)
+        ka, kb = a[keep].contiguous(), b[keep].contiguous()
+        record("special_zeta", {}, [ka, kb], lambda: torch.special.zeta(ka, kb))
+        xs = torch.tensor([2.0, 3.0, 4.0, 5.0, 1.5, 2.5, 8.0] * 16, dtype=torch.float64).to(dt)
+        qs = issue20_random(torch.float64, xs.numel(), 0.01, 40.0, g).abs().to(dt)
+        r = torch.special.zeta(xs, qs)
+        keep = math_keep("special_zeta", xs, r, qs=qs)
+        ka, kb = xs[keep].contiguous(), qs[keep].contiguous()
+        record("special_zeta", {}, [ka, kb], lambda: torch.special.zeta(ka, kb))
+        q1 = qs[:16].contiguous()
+        record("special_zeta", {}, [2.0, q1], lambda: torch.special.zeta(2.0, q1))
+        x1 = xs[:16].contiguous()
+        record("special_zeta", {}, [x1, 3.0], lambda: torch.special.zeta(x1, 3.0))
+    for da, db in ((torch.int32, torch.int64), (torch.int64, torch.float32), (torch.bool, torch.float64)):
+        a = make(da, [3, 4]).abs() + 2 if da != torch.bool else make(da, [3, 4])
+        b = make(db, [4], reverse=True).abs() + 1
+        record("special_zeta", {}, [a, b], lambda: torch.special.zeta(a, b))
+    # polygamma: n = 0 (digamma), 1 (trigamma), higher orders; negative n
+    # refused before the dtype.
+    for n in (0, 1, 2, 3, 4, 6, 40, -1):
+        for dt in DTYPES:
+            x = make(dt, [3, 4])
+            record_refusal("polygamma", {"n": n}, [x], lambda: torch.polygamma(n, x))
+            if n >= 0 and not dt.is_floating_point:
+                f = (lambda n: lambda x: torch.polygamma(n, x))(n)
+                record_math_unary("polygamma", f, x, attrs={"n": n}, n=n)
+        if n < 0:
+            continue
+        for dt in ISSUE20_FLOATS:
+            f = (lambda n: lambda x: torch.polygamma(n, x))(n)
+            for x in (issue20_specials(dt), issue20_random(dt, 128, -6.0, 30.0, g),
+                      torch.tensor([-1.0, -2.0, -1.5, -0.25, 1e-30, 1e30, 0.5, 7.0], dtype=torch.float64).to(dt)):
+                record_math_unary("polygamma", f, x, attrs={"n": n}, n=n)
+    # OpInfo samples.
+    names = {"sgn", "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift", "nextafter", "erfinv",
+             "lgamma", "digamma", "i0", "special.i0e", "special.i1", "special.i1e", "special.zeta"}
+    dtypes = ISSUE20_FLOATS + (torch.int64, torch.int32, torch.int16, torch.uint8, torch.bool, torch.complex64)
+    for name, dt, s in op_db_samples(names, dtypes):
+        x, args, kw = s.input, list(s.args), dict(s.kwargs)
+        if not isinstance(x, torch.Tensor) or kw:
+            continue
+        kname = name.replace("special.", "special_")
+        operands = [x.contiguous()] + [a.contiguous() if isinstance(a, torch.Tensor) else a for a in args]
+        if kname in MATH_SPECIAL:
+            if len(operands) == 1:
+                fn = MATH_SPECIAL[kname]
+                if x.dtype.is_floating_point and x.numel() > 0:
+                    record_math_unary(kname, fn, operands[0])
+                else:
+                    record(kname, {}, operands, lambda: fn(*operands))
+            continue
+        fn = {"sgn": torch.sgn, "nextafter": torch.nextafter, "special_zeta": torch.special.zeta}.get(kname) \
+            or MATH_INT[kname]
+        if kname == "sgn" and len(operands) == 1:
+            if x.dtype.is_complex:
+                continue
+            record(kname, {}, operands, lambda: fn(*operands))
+        elif kname != "sgn" and len(operands) == 2:
+            if kname == "special_zeta":
+                if not all(isinstance(o, torch.Tensor) for o in operands):
+                    continue
+                try:
+                    r = fn(*operands)
+                    fa, fb = torch.broadcast_tensors(*operands)
+                    keep = math_keep(kname, fa, r, qs=fb)
+                except Exception:
+                    continue
+                if not bool(keep.all()):
+                    ka, kb = fa[keep].contiguous(), fb[keep].contiguous()
+                    record(kname, {}, [ka, kb], lambda: fn(ka, kb))
+                    continue
+            if any(not isinstance(o, torch.Tensor) for o in operands) and kname != "bitwise_left_shift" \
+                    and kname != "bitwise_right_shift":
+                continue
+            record(kname, {}, operands, lambda: fn(*operands))
 
 
 def main():
@@ -3002,6 +3319,7 @@ def main():
     gen_creation_more()
     gen_selection_more()
     gen_view_lists()
+    gen_math()
     out = {
         "meta": {
             "torch_version": torch.__version__,

@@ -1288,6 +1288,16 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         Acos if single => format!("kiln_acos_f32({x})"),
         Erfc if single => format!("kiln_erfc_f32({x})"),
         Erfc => format!("erfc({x})"),
+        // Special functions in f64, rounded once (the interpreter's
+        // algorithms, kiln_math::special, in the preamble; lgamma is
+        // CUDA's).
+        Erfinv => wide("kiln_erfinv"),
+        Lgamma => wide("lgamma"),
+        Digamma => wide("kiln_digamma"),
+        I0 => wide("kiln_i0"),
+        SpecialI0e => wide("kiln_i0e"),
+        SpecialI1 => wide("kiln_i1"),
+        SpecialI1e => wide("kiln_i1e"),
         Atan => format!("atan({x})"),
         Asin => format!("asin({x})"),
         Acos => format!("acos({x})"),
@@ -1387,6 +1397,16 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         BitwiseAnd => format!("({a} & {b})"),
         BitwiseOr => format!("({a} | {b})"),
         BitwiseXor => format!("({a} ^ {b})"),
+        Gcd => format!("kiln_gcd<{t}>({a}, {b})"),
+        Lcm => format!("kiln_lcm<{t}>({a}, {b})"),
+        BitwiseLeftShift => format!("kiln_shl<{t}>({a}, {b})"),
+        BitwiseRightShift => format!("kiln_shr<{t}>({a}, {b})"),
+        Nextafter if c == DType::F64 => format!("nextafter({a}, {b})"),
+        Nextafter if c == DType::F16 => format!("kiln_nextafter_f16({a}, {b})"),
+        Nextafter if c == DType::BF16 => format!("kiln_nextafter_bf16({a}, {b})"),
+        Nextafter => format!("nextafterf({a}, {b})"),
+        SpecialZeta if c == DType::F64 => format!("kiln_zeta({a}, {b})"),
+        SpecialZeta => format!("(float)kiln_zeta((double){a}, (double){b})"),
         // Integers compute as floats (inference converts them).
         Atan2 if c == DType::F64 => format!("atan2({a}, {b})"),
         Atan2 => format!("kiln_atan2_f32({a}, {b})"),

@@ -135,6 +135,198 @@ template <typename T> __device__ __forceinline__ T kiln_ipow(T base, T exp) {
   return (T)r;
 }
 
+// gcd, lcm and shifts of integers in T's width, as PyTorch's kernels
+// compute them (kiln_runtime::interp::elementwise::int_in_width): |MIN|
+// wraps to MIN, narrow types compute in int, a shift outside [0, width)
+// gives 0 (or the sign, for >>).
+template <typename T> __device__ __forceinline__ T kiln_iabs_wrap(T x) {
+  return x < (T)0 ? kiln_ineg(x) : x;
+}
+template <typename T> __device__ __forceinline__ T kiln_gcd(T a, T b) {
+  a = kiln_iabs_wrap(a);
+  b = kiln_iabs_wrap(b);
+  while (a != (T)0) {
+    T c = a;
+    a = (T)(b % a);
+    b = c;
+  }
+  return b;
+}
+template <typename T> __device__ __forceinline__ T kiln_lcm(T a, T b) {
+  T g = kiln_gcd(a, b);
+  if (g == (T)0) return (T)0;
+  if (sizeof(T) <= 2) {
+    long long v = (long long)a / (long long)g * (long long)b;
+    return (T)(v < 0 ? -v : v);
+  }
+  T q = (kiln_signed<T>() && g == (T)-1) ? kiln_ineg(a) : (T)(a / g);
+  T p = (T)((unsigned long long)q * (unsigned long long)b);
+  return kiln_iabs_wrap(p);
+}
+template <typename T> __device__ __forceinline__ T kiln_shl(T a, T b) {
+  const long long bits = 8 * (long long)sizeof(T);
+  if ((long long)b < 0 || (long long)b >= bits) return (T)0;
+  return (T)((unsigned long long)a << (unsigned long long)b);
+}
+template <typename T> __device__ __forceinline__ T kiln_shr(T a, T b) {
+  const long long bits = 8 * (long long)sizeof(T);
+  if ((long long)b < 0 || (long long)b >= bits) return a < (T)0 ? (T)-1 : (T)0;
+  return (T)(a >> b);
+}
+
+// nextafter in f16 and bf16 (held in f32 registers): one step of the
+// format's bits.
+__device__ __forceinline__ float kiln_nextafter_f16(float a, float b) {
+  if (a != a || b != b) return KILN_F32_NAN;
+  if (a == b) return b;
+  unsigned short h;
+  if (a == 0.0f) h = b > 0.0f ? (unsigned short)1 : (unsigned short)0x8001;
+  else h = kiln_f2h(a), h = ((b > a) == (a > 0.0f)) ? (unsigned short)(h + 1) : (unsigned short)(h - 1);
+  return kiln_h2f(h);
+}
+__device__ __forceinline__ float kiln_nextafter_bf16(float a, float b) {
+  if (a != a || b != b) return KILN_F32_NAN;
+  if (a == b) return b;
+  unsigned short h;
+  if (a == 0.0f) h = b > 0.0f ? (unsigned short)1 : (unsigned short)0x8001;
+  else h = kiln_f2bf(a), h = ((b > a) == (a > 0.0f)) ? (unsigned short)(h + 1) : (unsigned short)(h - 1);
+  return kiln_bf2f(h);
+}
+
+// Special functions in f64: kiln_math::special's algorithms, operation
+// for operation (the interpreter and the CPU backend call those).
+#define KILN_PI 3.141592653589793
+#define KILN_MACHEP 1.1102230246251565e-16
+__device__ __forceinline__ double kiln_poly(double z, const double* c, int n) {
+  double acc = 0.0;
+  for (int i = 0; i < n; ++i) acc = acc * z + c[i];
+  return acc;
+}
+__device__ double kiln_erfinv(double x) {
+  const double central[9] = {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                             -0.00125372503, -0.00417768164, 0.246640727, 1.50140941};
+  const double tail[9] = {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                          -0.0076224613, 0.00943887047, 1.00167406, 2.83297682};
+  double a = fabs(x);
+  if (x != x || a > 1.0) return KILN_F64_NAN;
+  if (a == 0.0) return x;
+  if (a == 1.0) return copysign(__longlong_as_double(0x7ff0000000000000LL), x);
+  double w = -log((1.0 - a) * (1.0 + a));
+  double p = w < 5.0 ? kiln_poly(w - 2.5, central, 9) : kiln_poly(sqrt(w) - 3.0, tail, 9);
+  double y = p * a;
+  const double two_over_sqrt_pi = 2.0 / sqrt(KILN_PI);
+  const double c = 1.0 - a;
+  for (int i = 0; i < 4; ++i) {
+    double slope = two_over_sqrt_pi * exp(-y * y);
+    if (a > 0.5) {
+      double e = erfc(y);
+      y += log(e / c) * e / slope;
+    } else {
+      y -= (erf(y) - a) / slope;
+    }
+  }
+  return copysign(y, x);
+}
+__device__ double kiln_digamma(double x) {
+  const double series_c[7] = {1.0 / 12.0, -691.0 / 32760.0, 1.0 / 132.0, -1.0 / 240.0,
+                              1.0 / 252.0, -1.0 / 120.0, 1.0 / 12.0};
+  if (x == 0.0) return copysign(__longlong_as_double(0x7ff0000000000000LL), -x);
+  if (x != x) return x;
+  double reflection = 0.0;
+  if (x < 0.0) {
+    if (x == trunc(x)) return KILN_F64_NAN;
+    double r = x - trunc(x);
+    reflection = KILN_PI / tan(KILN_PI * r);
+    x = 1.0 - x;
+  }
+  double acc = 0.0;
+  while (x < 10.0) {
+    acc -= 1.0 / x;
+    x += 1.0;
+  }
+  double series = 0.0;
+  if (x < 1e17) {
+    double z = 1.0 / (x * x);
+    series = z * kiln_poly(z, series_c, 7);
+  }
+  return (acc + log(x) - 0.5 / x - series) - reflection;
+}
+__device__ double kiln_bessel_i(double x, int nu, bool scaled) {
+  double a = fabs(x);
+  if (a != a) return a;
+  if (a == __longlong_as_double(0x7ff0000000000000LL)) return scaled ? 0.0 : KILN_F64_NAN;
+  if (a <= 30.0) {
+    double q = a * a / 4.0, term = 1.0, sum = 1.0, k = 1.0;
+    for (int i = 0; i < 100; ++i) {
+      term *= q / (k * (k + (double)nu));
+      sum += term;
+      if (term < KILN_MACHEP * sum) break;
+      k += 1.0;
+    }
+    double s = nu == 1 ? sum * (a / 2.0) : sum;
+    return scaled ? s * exp(-a) : s;
+  }
+  double mu = 4.0 * (double)(nu * nu), term = 1.0, sum = 1.0, k = 1.0;
+  for (int i = 0; i < 60; ++i) {
+    double odd = 2.0 * k - 1.0;
+    term *= (odd * odd - mu) / (8.0 * k * a);
+    sum += term;
+    if (fabs(term) < KILN_MACHEP * fabs(sum)) break;
+    k += 1.0;
+  }
+  double s = sum / (sqrt(2.0 * KILN_PI) * sqrt(a));
+  if (scaled) return s;
+  double h = exp(a / 2.0);
+  return h * (h * s);
+}
+__device__ double kiln_i0(double x) { return kiln_bessel_i(x, 0, false); }
+__device__ double kiln_i0e(double x) { return kiln_bessel_i(x, 0, true); }
+__device__ double kiln_i1(double x) {
+  double r = kiln_bessel_i(x, 1, false);
+  return x < 0.0 ? -r : r;
+}
+__device__ double kiln_i1e(double x) {
+  double r = kiln_bessel_i(x, 1, true);
+  return x < 0.0 ? -r : r;
+}
+__device__ double kiln_zeta(double x, double q) {
+  const double em[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1892437580.3183792,
+                         74724249600.0, -2950130727918.164, 116467828143500.67,
+                         -4597978722407473.0, 1.8152105401943546e17, -7.166165256175667e18};
+  if (x == 1.0) return __longlong_as_double(0x7ff0000000000000LL);
+  if (x < 1.0) return KILN_F64_NAN;
+  if (q <= 0.0) {
+    if (q == floor(q)) return __longlong_as_double(0x7ff0000000000000LL);
+    if (x != floor(x)) return KILN_F64_NAN;
+  }
+  if (q == __longlong_as_double(0x7ff0000000000000LL)) return KILN_F64_NAN;
+  double s = pow(q, -x), a = q, b = 0.0;
+  int i = 0;
+  while (i < 9 || a <= 9.0) {
+    i += 1;
+    a += 1.0;
+    b = pow(a, -x);
+    s += b;
+    if (-KILN_MACHEP * s < b && b < KILN_MACHEP * s) return s;
+  }
+  double w = a;
+  s += pow(w, 1.0 - x) / (x - 1.0);
+  s -= 0.5 * b;
+  double rising = 1.0, k = 0.0;
+  for (int j = 0; j < 12; ++j) {
+    rising *= x + k;
+    b /= w;
+    double t = rising * b / em[j];
+    s += t;
+    if (fabs(t / s) < KILN_MACHEP) return s;
+    k += 1.0;
+    rising *= x + k;
+    b /= w;
+    k += 1.0;
+  }
+  return s;
+}
+
 // Block reductions: warp shuffles, then one value per warp through shared
 // memory. Every thread of the block calls them and gets the result.
 struct kiln_add { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };

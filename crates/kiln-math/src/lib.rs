@@ -30,8 +30,11 @@
 //! relative error, by Lawson's iteration in double precision, then
 //! rounded to f32; `tests::accuracy` is the check that matters).
 
+// The special functions (erfinv, digamma, i0, i1, zeta) are f64 functions
+// in `special`, computed in f64 and rounded once for every dtype.
 pub mod algorithms;
 pub mod scalar;
+pub mod special;
 
 pub use scalar::{Scalar, eval, eval2, exact, exact2};
 

@@ -410,6 +410,21 @@ impl Tensor {
         record(Op::SpecialXlog1py, vec![t(self), other.into()], None)
     }
 
+    /// `torch.sgn`: `sign` of real tensors, `z/|z|` of complex ones.
+    pub fn sgn(&self) -> Tensor {
+        record(Op::Sgn, vec![t(self)], None)
+    }
+
+    /// `torch.round(self, decimals=decimals)`.
+    pub fn round_decimals(&self, decimals: i64) -> Tensor {
+        record(Op::RoundDecimals { decimals }, vec![t(self)], None)
+    }
+
+    /// `torch.polygamma(n, self)`.
+    pub fn polygamma(&self, n: i64) -> Tensor {
+        record(Op::Polygamma { n }, vec![t(self)], None)
+    }
+
     /// `torch.fmax`.
     pub fn fmax(&self, other: &Tensor) -> Tensor {
         record(Op::Fmax, vec![t(self), t(other)], None)

@@ -1368,6 +1368,104 @@ pub fn xlogy(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
     one(e.cast(r, d)?)
 }
 
+/// `sgn`: `sign` of real tensors; for complex ones `z/|z|` in opmath
+/// (complex32 computes in complex64), 0 where `|z|` is 0.
+pub fn sgn(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let x = input(operands)?;
+    if !e.ty(x).dtype.is_complex() {
+        return one(e.unary(UnaryOp::Sign, x)?);
+    }
+    in_opmath(e, operands, |e, z| {
+        let m = e.unary(UnaryOp::Abs, z)?;
+        let q = e.binary(BinaryOp::Div, z, m)?;
+        let zero = e.binary(BinaryOp::Eq, m, f(0.0))?;
+        select(e, zero, f(0.0), Operand::Value(q))
+    })
+}
+
+/// `round(x, decimals=d)`: PyTorch's scaled round in opmath,
+/// `rint(x·t)/t` with `t = 10^d`, or `rint(x/t)·t` with `t = 10^-d` for
+/// negative `d`; `t` is C's `pow(10, |d|)` in f64 rounded to opmath (so
+/// infinite, and every result NaN, from 10^39 in f32 and 10^309 in f64).
+pub fn round_decimals(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::RoundDecimals { decimals } = op else {
+        return Ok(None);
+    };
+    let d = *decimals;
+    let x = input(operands)?;
+    if !computable_float(e.ty(x).dtype) {
+        return Ok(None);
+    }
+    in_opmath(e, operands, |e, xf| {
+        let ten = 10f64.powf(d.unsigned_abs() as f64);
+        let ten = if e.ty(xf).dtype == DType::F32 {
+            f64::from(ten as f32)
+        } else {
+            ten
+        };
+        let (scale, unscale) = if d >= 0 {
+            (BinaryOp::Mul, BinaryOp::Div)
+        } else {
+            (BinaryOp::Div, BinaryOp::Mul)
+        };
+        let scaled = e.binary(scale, xf, f(ten))?;
+        let r = e.unary(UnaryOp::Round, scaled)?;
+        e.binary(unscale, r, f(ten))
+    })
+}
+
+/// `polygamma(n, x)`: `digamma` for `n = 0`; else
+/// `(-1)^(n+1)·n!·ζ(n+1, x)` as PyTorch computes it: ζ rounded to `x`'s
+/// dtype (computed in opmath for f16/bf16, which zeta's kernel refuses),
+/// times `n!` rounded to opmath, in opmath (so `inf·0 = NaN` where PyTorch
+/// gets it). For `n = 1`
+/// PyTorch's trigamma gives 0 at +inf and NaN at -inf, where ζ(2, ±inf)
+/// is NaN and inf.
+pub fn polygamma(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::Polygamma { n } = op else {
+        return Ok(None);
+    };
+    let n = *n;
+    let x = input(operands)?;
+    let d = e.ty(x).dtype;
+    if !computable_float(d) || n < 0 {
+        return Ok(None);
+    }
+    if n == 0 {
+        return one(e.unary(UnaryOp::Digamma, x)?);
+    }
+    let o = d.opmath();
+    let xf = e.cast(x, o)?;
+    let z = e.binary(BinaryOp::SpecialZeta, f((n + 1) as f64), xf)?;
+    // ζ rounds to x's dtype (f16's underflows at 6e-8), then multiplies
+    // in opmath by n! rounded to opmath (infinite from 35! in f32).
+    let z = e.cast(z, d)?;
+    let z = e.cast(z, o)?;
+    let factorial = (1..=n).fold(1.0f64, |p, k| p * k as f64);
+    let factorial = if o == DType::F32 {
+        f64::from(factorial as f32)
+    } else {
+        factorial
+    };
+    let sign = if n % 2 == 1 { 1.0 } else { -1.0 };
+    let mut r = e.binary(BinaryOp::Mul, z, f(sign * factorial))?;
+    if n == 1 {
+        let pos = e.binary(BinaryOp::Eq, xf, f(f64::INFINITY))?;
+        r = select(e, pos, f(0.0), Operand::Value(r))?;
+        let neg = e.binary(BinaryOp::Eq, xf, f(f64::NEG_INFINITY))?;
+        r = select(e, neg, f(f64::NAN), Operand::Value(r))?;
+    }
+    one(e.cast(r, d)?)
+}
+
 /// `fmax` and `fmin`: `isnan(a) ? b : (isnan(b) ? a : max(a, b))`;
 /// integers and bool are plain `maximum`/`minimum`.
 pub fn fmax_fmin(

@@ -171,6 +171,13 @@ impl Op {
     /// Builds an op from its `.kir` name (or an alias) and attributes;
     /// every attribute must be used.
     pub fn parse(name: &str, mut attrs: Attrs) -> Result<Op> {
+        // ATen's `round.decimals` overload is `round` with a `decimals`
+        // attribute (the unary family's `round` has none).
+        if name == "round" && attrs.names().any(|n| n == "decimals") {
+            let decimals = attrs.require::<i64>(name, "decimals")?;
+            attrs.finish(name)?;
+            return Ok(Op::RoundDecimals { decimals });
+        }
         let (name, op) = match Op::parse_named(name, &mut attrs)? {
             Some(op) => (name, op),
             None => {

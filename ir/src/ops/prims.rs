@@ -91,6 +91,17 @@ impl UnaryDef {
         }
     }
 
+    /// A special function (`<name>`'s kernel takes floats; integers and
+    /// bool compute in the default float dtype).
+    pub const fn special(name: &'static str) -> UnaryDef {
+        UnaryDef {
+            int_to_float: true,
+            cost: Cost::Costly,
+            ..UnaryDef::new(name, DTypeSet::FLOATS)
+        }
+        .traits(Traits::APPROXIMATE)
+    }
+
     /// A rounding function (floats and integers; integers are unchanged).
     pub const fn rounding(name: &'static str) -> UnaryDef {
         UnaryDef::new(name, DTypeSet::ROUNDABLE)

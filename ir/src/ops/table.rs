@@ -131,6 +131,25 @@ macro_rules! unary_ops {
                 Signbit(signbit) => UnaryDef::new("signbit_cpu", S::ROUNDABLE.union(S::BOOL))
                     .result(ResultDType::Bool)
                     .refuse(&[refuse(RefuseWhen::InputComplex, "signbit is not implemented for complex tensors.")]),
+                /// `torch.erfinv`: the inverse error function (±inf at ±1,
+                /// NaN outside [-1, 1]); in f64, rounded once.
+                Erfinv(erfinv) => UnaryDef::special("erfinv_vml_cpu"),
+                /// `torch.lgamma`: `ln|Γ(x)|` (+inf at 0, -0, the negative
+                /// integers and ±inf); in f64, rounded once.
+                Lgamma(lgamma) => UnaryDef::special("lgamma_vml_cpu"),
+                /// `torch.digamma`: `Γ'(x)/Γ(x)` (∓inf at ±0, NaN at the
+                /// negative integers and -inf); in f64, rounded once.
+                Digamma(digamma) => UnaryDef::special("digamma"),
+                /// `torch.i0`: the modified Bessel function of the first kind,
+                /// order 0; in f64, rounded once.
+                I0(i0) => UnaryDef::special("i0_vml_cpu"),
+                /// `torch.special.i0e`: `e^{-|x|}·i0(x)`.
+                SpecialI0e(special_i0e) => UnaryDef::special("i0e_cpu"),
+                /// `torch.special.i1`: the modified Bessel function of the
+                /// first kind, order 1 (odd).
+                SpecialI1(special_i1) => UnaryDef::special("i1_cpu"),
+                /// `torch.special.i1e`: `e^{-|x|}·i1(x)`.
+                SpecialI1e(special_i1e) => UnaryDef::special("i1e_cpu"),
             }
         }
     };
@@ -231,6 +250,41 @@ macro_rules! binary_ops {
                     .scalars(ScalarOperands::Second)
                     .costly()
                     .traits(Traits::DISCONTINUOUS),
+                /// `torch.gcd`: C's Euclid on `|a|`, `|b|` in the integer's own
+                /// width (so `gcd(MIN, 0)` is MIN, as PyTorch's kernel wraps).
+                Gcd(gcd) => BinaryDef::kernel("gcd_cpu", S::INTS)
+                    .scalars(ScalarOperands::Neither)
+                    .costly()
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.lcm`: `|a / gcd(a, b) · b|` wrapped as PyTorch's
+                /// kernel wraps it (0 where the gcd is 0).
+                Lcm(lcm) => BinaryDef::kernel("lcm_cpu", S::INTS)
+                    .scalars(ScalarOperands::Neither)
+                    .costly()
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.bitwise_left_shift` (`<<`): 0 for a shift that is
+                /// negative or at least the width.
+                BitwiseLeftShift(bitwise_left_shift) => BinaryDef::kernel("lshift_cpu", S::INTS)
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.bitwise_right_shift` (`>>`): arithmetic for signed
+                /// integers; a shift that is negative or at least the width
+                /// gives the sign (0 or -1).
+                BitwiseRightShift(bitwise_right_shift) => BinaryDef::kernel("rshift_cpu", S::INTS)
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.nextafter`: the next value of the computation dtype
+                /// after `input` towards `other` (f16 and bf16 step in their
+                /// own formats).
+                Nextafter(nextafter) => BinaryDef::kernel("nextafter_cpu", S::FLOATS)
+                    .scalars(ScalarOperands::Neither)
+                    .traits(Traits::DISCONTINUOUS),
+                /// `torch.special.zeta`: the Hurwitz zeta function
+                /// `Σ_k (q + k)^-x` of `x` (`input`) and `q` (`other`),
+                /// integers in the default float dtype (f16 and bf16
+                /// refused); in f64, rounded once.
+                SpecialZeta(special_zeta) => BinaryDef::kernel("zeta_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE),
             }
         }
     };
@@ -652,6 +706,29 @@ define_ops! {
             .traits(Traits::APPROXIMATE)
             .kernel(fixed("xlogy_cpu", S::FLOATS))
             .expand(expand::xlogy);
+    /// `torch.sgn`: `sign` of real tensors; `z/|z|` of complex ones (0 for
+    /// 0), in the opmath dtype.
+    Sgn "sgn" (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .kernel(fixed("sign_cpu", S::REAL_NUMBERS.union(S::BOOL).union(S::COMPLEX).union(S::COMPLEX_HALF)))
+            .expand(expand::sgn);
+    /// `torch.round(x, decimals=d)` (ATen's `round.decimals`; written
+    /// `round` with a `decimals` attribute): PyTorch's scaled round in
+    /// opmath, `rint(x·10^d)/10^d`, or `rint(x/10^-d)·10^-d` for negative
+    /// `d`, `10^|d|` rounded to opmath.
+    RoundDecimals "round" { #[shown] decimals: i64 = 0 } (input: Tensor)
+        => pointwise(infer::same_dtype, Cost::Costly)
+            .traits(Traits::DISCONTINUOUS)
+            .kernel(fixed("round_cpu", S::FLOATS))
+            .expand(expand::round_decimals);
+    /// `torch.polygamma(n, x)`: digamma for `n = 0`, else
+    /// `(-1)^(n+1)·n!·ζ(n+1, x)` as PyTorch computes it (`n!` and the
+    /// product in opmath); integers in the default float dtype.
+    Polygamma "polygamma" { n: i64 } (input: Tensor)
+        => pointwise(infer::polygamma, Cost::Costly)
+            .traits(Traits::APPROXIMATE)
+            .kernel(KernelRule::Custom(support::polygamma_kernel))
+            .expand(expand::polygamma);
     /// `torch.special.xlog1py`: `x·log1p(y)`, as xlogy.
     SpecialXlog1py "special_xlog1py" (input: Any, other: Any)
         => pointwise(infer::promoted, Cost::Costly)
@@ -2177,15 +2254,24 @@ mod tests {
         let mut unique = names.clone();
         unique.sort();
         unique.dedup();
-        // div's rounding modes share its name.
-        assert_eq!(names.len(), unique.len() + 2, "{names:?}");
+        // div's rounding modes share its name, and round.decimals round's.
+        assert_eq!(names.len(), unique.len() + 3, "{names:?}");
         assert!(names.contains(&"zeros") && names.contains(&"neg"));
+        // `round` is the unary op, with a `decimals` attribute round.decimals.
+        let plain = super::super::Op::parse("round", Attrs::new(vec![])).unwrap();
+        assert_eq!(plain, super::super::Op::Unary { op: UnaryOp::Round });
+        let decimals = Attrs::new(vec![(
+            "decimals".into(),
+            AttrValue::Scalar(Scalar::Int(-2)),
+        )]);
+        let scaled = super::super::Op::parse("round", decimals).unwrap();
+        assert_eq!(scaled, super::super::Op::RoundDecimals { decimals: -2 });
     }
 
     #[test]
     fn families_cover_their_members() {
-        assert_eq!(UnaryOp::ALL.len(), 28);
-        assert_eq!(BinaryOp::ALL.len(), 24);
+        assert_eq!(UnaryOp::ALL.len(), 35);
+        assert_eq!(BinaryOp::ALL.len(), 30);
         assert_eq!(UnaryOp::Exp.def().kernel.name, "exp_vml_cpu");
         let _: Result<()> = Ok(());
     }

@@ -11,7 +11,7 @@
 //! `ZeroDivisionError`.
 
 use kiln_ir::{BinaryOp, DType, Error, ErrorKind, PowForm, Result, Scalar, UnaryOp};
-use kiln_math::{Function, Function2};
+use kiln_math::{Function, Function2, special};
 use num_traits::Float;
 
 use crate::convert::{Elem, wrap_int};
@@ -373,6 +373,15 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
             Elem::B(b) => Elem::B(!b),
             _ => return Err(unsupported_value(op.name(), x)),
         },
+        // Special functions: in f64 (kiln_math::special, libm's lgamma),
+        // rounded once by the caller.
+        Erfinv => analytic(x, op, special::erfinv, None)?,
+        Lgamma => analytic(x, op, libm::lgamma, None)?,
+        Digamma => analytic(x, op, special::digamma, None)?,
+        I0 => analytic(x, op, special::i0, None)?,
+        SpecialI0e => analytic(x, op, special::i0e, None)?,
+        SpecialI1 => analytic(x, op, special::i1, None)?,
+        SpecialI1e => analytic(x, op, special::i1e, None)?,
         // The sign bit itself: -0.0 and NaNs with it set count.
         Signbit => match x {
             Elem::F(f) => Elem::B(f.is_sign_negative()),
@@ -599,6 +608,19 @@ pub fn binary(op: BinaryOp, a: Elem, b: Elem, compute: DType) -> Result<Elem> {
             complex: None,
         }
         .apply(op, a, b, compute),
+        Gcd | Lcm | BitwiseLeftShift | BitwiseRightShift => match (a, b) {
+            (Elem::I(x), Elem::I(y)) => Ok(Elem::I(int_in_width(op, x, y, compute))),
+            _ => Err(unsupported(op.name(), compute)),
+        },
+        Nextafter => match (a, b) {
+            (Elem::F(x), Elem::F(y)) => Ok(Elem::F(next_after(x, y, compute))),
+            _ => Err(unsupported(op.name(), compute)),
+        },
+        // Integers arrive converted to floats (inference's int_to_float).
+        SpecialZeta => match (a, b) {
+            (Elem::F(x), Elem::F(q)) => Ok(Elem::F(special::zeta(x, q))),
+            _ => Err(unsupported(op.name(), compute)),
+        },
         // Integers arrive converted to floats (inference's int_to_float).
         Atan2 => match (a, b) {
             (Elem::F(y), Elem::F(x)) if single => Ok(Elem::F(f64::from(kiln_math::eval2(
@@ -609,6 +631,91 @@ pub fn binary(op: BinaryOp, a: Elem, b: Elem, compute: DType) -> Result<Elem> {
             (Elem::F(y), Elem::F(x)) => Ok(Elem::F(y.atan2(x))),
             _ => Err(unsupported(op.name(), compute)),
         },
+    }
+}
+
+/// gcd, lcm and the shifts of integers of `d`, as PyTorch's C++ kernels
+/// compute them in that width: values wrap to it after each step where C++
+/// would (`|MIN|` is MIN), and i8/i16/u8 arithmetic happens in `int`.
+pub fn int_in_width(op: BinaryOp, a: i128, b: i128, d: DType) -> i128 {
+    let wrap = |v: i128| wrap_int(v, d);
+    let gcd = |a: i128, b: i128| {
+        let (mut a, mut b) = (wrap(a.abs()), wrap(b.abs()));
+        // Operands stay within the width, so `%` never overflows here
+        // (and a MIN divisor only meets non-negative dividends).
+        while a != 0 {
+            let c = a;
+            a = b % a;
+            b = c;
+        }
+        b
+    };
+    let bits = i128::from(d.bits());
+    match op {
+        BinaryOp::Gcd => gcd(a, b),
+        BinaryOp::Lcm => {
+            let g = gcd(a, b);
+            if g == 0 {
+                return 0;
+            }
+            // i8, i16 and u8 promote to int, where the product cannot
+            // overflow; i32 and i64 wrap the quotient and the product.
+            if bits <= 16 {
+                wrap((a / g * b).abs())
+            } else {
+                wrap(wrap(wrap(a / g) * b).abs())
+            }
+        }
+        // A shift outside [0, width) gives 0, or the sign for >>.
+        BinaryOp::BitwiseLeftShift if b < 0 || b >= bits => 0,
+        BinaryOp::BitwiseLeftShift => wrap(a << b),
+        BinaryOp::BitwiseRightShift if b < 0 || b >= bits => {
+            if a < 0 {
+                -1
+            } else {
+                0
+            }
+        }
+        BinaryOp::BitwiseRightShift => a >> b,
+        // Not integer-width ops (`binary` routes only the four above here).
+        _ => 0,
+    }
+}
+
+/// `nextafter` in the format of `d` (f16 and bf16 step by their own
+/// units): `b` where they are equal, NaN where either is.
+pub fn next_after(a: f64, b: f64, d: DType) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        return f64::NAN;
+    }
+    if a == b {
+        return b;
+    }
+    // One step of the format's bits away from zero (towards b) or back.
+    let up = (b > a) == (a > 0.0);
+    let step = |bits: u64, sign: u64| -> u64 {
+        if a == 0.0 {
+            // The least subnormal with b's sign.
+            if b > 0.0 { 1 } else { sign | 1 }
+        } else if up {
+            bits + 1
+        } else {
+            bits - 1
+        }
+    };
+    match d {
+        DType::F64 => f64::from_bits(step(a.to_bits(), 1 << 63)),
+        DType::F16 => {
+            let h = half::f16::from_f64(a).to_bits();
+            half::f16::from_bits(step(u64::from(h), 1 << 15) as u16).to_f64()
+        }
+        DType::BF16 => {
+            let h = half::bf16::from_f64(a).to_bits();
+            half::bf16::from_bits(step(u64::from(h), 1 << 15) as u16).to_f64()
+        }
+        _ => f64::from(f32::from_bits(
+            step(u64::from((a as f32).to_bits()), 1 << 31) as u32,
+        )),
     }
 }
 
@@ -669,6 +776,33 @@ mod tests {
         assert_eq!(r, Elem::F(-1.5));
         let r = binary(BinaryOp::Fmod, Elem::F(-0.0), Elem::F(1.0), DType::F64).unwrap();
         assert!(matches!(r, Elem::F(z) if z == 0.0 && z.is_sign_negative()));
+        // gcd, lcm and shifts in the integer's width, as PyTorch computes
+        // them (measured in torch 2.15).
+        let w = |op, a, b, d| int_in_width(op, a, b, d);
+        assert_eq!(w(BinaryOp::Gcd, -(1 << 31), 6, DType::I32), -2);
+        assert_eq!(w(BinaryOp::Gcd, -128, 0, DType::I8), -128);
+        assert_eq!(w(BinaryOp::Lcm, 100, 127, DType::I8), -100);
+        assert_eq!(w(BinaryOp::Lcm, -6, 4, DType::I64), 12);
+        assert_eq!(w(BinaryOp::Lcm, 0, 0, DType::I32), 0);
+        assert_eq!(w(BinaryOp::BitwiseLeftShift, 5, 7, DType::I8), -128);
+        assert_eq!(w(BinaryOp::BitwiseLeftShift, 5, 8, DType::I8), 0);
+        assert_eq!(w(BinaryOp::BitwiseLeftShift, 5, -1, DType::I64), 0);
+        assert_eq!(w(BinaryOp::BitwiseRightShift, -5, 1, DType::I32), -3);
+        assert_eq!(w(BinaryOp::BitwiseRightShift, -5, 100, DType::I32), -1);
+        assert_eq!(w(BinaryOp::BitwiseRightShift, 250, 255, DType::U8), 0);
+        // nextafter steps in the dtype's own format.
+        assert_eq!(next_after(1.0, 2.0, DType::F16), 1.0009765625);
+        assert_eq!(next_after(1.0, 0.0, DType::BF16), 0.99609375);
+        assert_eq!(
+            next_after(0.0, -1.0, DType::F32),
+            -f64::from(f32::from_bits(1))
+        );
+        assert_eq!(
+            next_after(-0.0, 0.0, DType::F64).to_bits(),
+            0.0f64.to_bits()
+        );
+        assert_eq!(next_after(f64::INFINITY, 0.0, DType::F64), f64::MAX);
+        assert!(next_after(1.0, f64::NAN, DType::F32).is_nan());
         // signbit reads the bit: -0.0 and a negative NaN.
         assert_eq!(
             unary(UnaryOp::Signbit, Elem::F(-0.0), DType::F32).unwrap(),

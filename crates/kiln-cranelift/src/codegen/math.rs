@@ -37,6 +37,43 @@ pub enum Helper {
     IntPow,
     /// An f32 function by `kiln_math::exact`: the f64 function, rounded.
     Exact(Function),
+    /// An integer binary op of this dtype's width by the interpreter's
+    /// own function (gcd, lcm, the shifts), on values widened to i64.
+    IntWidth(BinaryOp, DType),
+    /// A float binary op in this dtype's format by the interpreter's own
+    /// function (nextafter), on values widened to f64.
+    FloatWidth(BinaryOp, DType),
+}
+
+/// The op and dtype of [`Helper::IntWidth`] and [`Helper::FloatWidth`],
+/// packed into the first argument.
+fn width_code(op: BinaryOp, d: DType) -> Option<usize> {
+    let o = BinaryOp::ALL.iter().position(|o| *o == op)?;
+    let t = DType::ALL.iter().position(|t| *t == d)?;
+    Some(o * DType::ALL.len() + t)
+}
+
+fn width_decode(code: u32) -> Option<(BinaryOp, DType)> {
+    let n = DType::ALL.len();
+    let code = code as usize;
+    Some((*BinaryOp::ALL.get(code / n)?, *DType::ALL.get(code % n)?))
+}
+
+/// The interpreter's value of an integer op in a dtype's width.
+extern "C" fn int_width(code: u32, x: i64, y: i64) -> i64 {
+    width_decode(code).map_or(0, |(op, d)| {
+        elementwise::int_in_width(op, i128::from(x), i128::from(y), d) as i64
+    })
+}
+
+/// The interpreter's value of a float op in a dtype's format.
+extern "C" fn float_width(code: u32, x: f64, y: f64) -> f64 {
+    width_decode(code).map_or(f64::NAN, |(op, d)| {
+        match elementwise::binary(op, Elem::F(x), Elem::F(y), d) {
+            Ok(Elem::F(r)) => r,
+            _ => f64::NAN,
+        }
+    })
 }
 
 /// `kiln_math::exact` (the function by its index in [`Function::ALL`]).
@@ -97,6 +134,8 @@ impl Helper {
             Helper::Remainder64 => remainder64 as extern "C" fn(f64, f64) -> f64 as usize,
             Helper::IntPow => ipow as extern "C" fn(i64, i64) -> i64 as usize,
             Helper::Exact(_) => exact_f32 as extern "C" fn(u32, f32) -> f32 as usize,
+            Helper::IntWidth(..) => int_width as extern "C" fn(u32, i64, i64) -> i64 as usize,
+            Helper::FloatWidth(..) => float_width as extern "C" fn(u32, f64, f64) -> f64 as usize,
         }
     }
 
@@ -106,6 +145,7 @@ impl Helper {
             Helper::Unary(op) => UnaryOp::ALL.iter().position(|o| *o == op),
             Helper::Binary(op) => BinaryOp::ALL.iter().position(|o| *o == op),
             Helper::Exact(f) => Function::ALL.iter().position(|g| *g == f),
+            Helper::IntWidth(op, d) | Helper::FloatWidth(op, d) => width_code(op, d),
             _ => None,
         }
         .map(|i| i as u32)
@@ -121,6 +161,8 @@ impl Helper {
             Helper::DivFloor32 | Helper::Remainder32 => (vec![types::F32; 2], types::F32),
             Helper::IntPow => (vec![types::I64; 2], types::I64),
             Helper::Exact(_) => (vec![types::I32, types::F32], types::F32),
+            Helper::IntWidth(..) => (vec![types::I32, types::I64, types::I64], types::I64),
+            Helper::FloatWidth(..) => (vec![types::I32, types::F64, types::F64], types::F64),
         }
     }
 }

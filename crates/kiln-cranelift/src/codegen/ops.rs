@@ -116,7 +116,9 @@ impl Emit<'_, '_> {
             Erfc if c == Class::F32 => function(self, ctx, Function::Erfc, x),
             // The interpreter's function, in f64.
             Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf | Atan | Asin | Acos
-            | Erfc => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
+            | Erfc | Erfinv | Lgamma | Digamma | I0 | SpecialI0e | SpecialI1 | SpecialI1e => {
+                self.call_f64(ctx, Helper::Unary(op), &[x], c)?
+            }
             Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
             Rsqrt => {
                 let s = self.map(x, |b, v| b.ins().sqrt(v));
@@ -274,6 +276,51 @@ impl Emit<'_, '_> {
             }
             // fmod of floats: the interpreter's function (exact).
             Fmod if float => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
+            // Hurwitz zeta: the interpreter's f64 function.
+            SpecialZeta => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
+            // nextafter steps in the compute dtype's own format (f16 and
+            // bf16 too): the interpreter's function, on values widened to
+            // f64 (exactly) and narrowed back (exactly).
+            Nextafter => {
+                self.scalar_only()?;
+                let wide = |e: &mut Self, v: Val| {
+                    if c == Class::F32 {
+                        e.b.ins().fpromote(types::F64, v.part(0))
+                    } else {
+                        v.part(0)
+                    }
+                };
+                let (x, y) = (wide(self, a), wide(self, b));
+                let r = ctx.calls.call(
+                    self.b,
+                    ctx.call_conv,
+                    Helper::FloatWidth(op, compute),
+                    &[x, y],
+                );
+                Val::one(if c == Class::F32 {
+                    self.b.ins().fdemote(types::F32, r)
+                } else {
+                    r
+                })
+            }
+            // gcd, lcm and shifts in the integer's own width: the
+            // interpreter's function on values widened to i64.
+            Gcd | Lcm | BitwiseLeftShift | BitwiseRightShift => {
+                self.scalar_only()?;
+                let (x, y) = if c.is_wide() {
+                    (a, b)
+                } else {
+                    (self.widen_int(a, signed), self.widen_int(b, signed))
+                };
+                let r = ctx.calls.call(
+                    self.b,
+                    ctx.call_conv,
+                    Helper::IntWidth(op, compute),
+                    &[x.part(0), y.part(0)],
+                );
+                let r = Val::one(r);
+                if c.is_wide() { r } else { self.truncate_int(r) }
+            }
             DivTrunc | DivFloor | Remainder | Fmod => {
                 self.scalar_only()?;
                 Val::one(self.int_division(ctx, op, a.part(0), b.part(0), signed))
