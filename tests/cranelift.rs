@@ -208,6 +208,41 @@ fn gather_and_scatter_indices_out_of_range_are_errors() {
     }
 }
 
+/// Issue 16's interpreted ops given out-of-range positions or too little
+/// data (a sorter position past the row): PyTorch's run-time error on the
+/// interpreter and on Cranelift, checked before anything is read.
+#[test]
+fn issue16_run_time_errors() {
+    let cases = [(
+        "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<4x3xi64> {
+  %r = arange {start = 1, end = 4, step = 1}
+  %0 = searchsorted %r, %w, %r
+  return %0
+}
+",
+        "torch.searchsorted(): sorter index out of range",
+    )];
+    for (text, message) in cases {
+        let module = kiln::parse_module("oob.kir", text, kiln::DefaultDType::F32).unwrap();
+        let w =
+            kiln_runtime::Tensor::from_vec((0..12).map(|i| i as f32).collect(), &[4, 3]).unwrap();
+        let s = kiln_runtime::Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2]).unwrap();
+        let inputs = [w, s];
+        let expected = match interp::run(&module, &inputs) {
+            Ok(_) => panic!("{text}: no error on the interpreter"),
+            Err(e) => e,
+        };
+        assert_eq!(expected.message(), message, "{text}");
+        let got = Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
+            .unwrap()
+            .run(&inputs)
+            .err()
+            .unwrap_or_else(|| panic!("{text}: no error on Cranelift"));
+        assert_eq!(got.message(), message, "{text}");
+    }
+}
+
 /// The kernel plans of the benchmark's model blocks, one line per step:
 /// how many kernels each block takes, pinned (a reader of the block would
 /// expect GPT-2 to take one kernel per layer norm and per bias-activation

@@ -4391,3 +4391,83 @@ pub fn one_hot(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     shape.push(*num_classes);
     Ok(single(shape, DType::I64, vec![None]))
 }
+
+/// `searchsorted` (and `bucketize`, its operands the other way round, whose
+/// boundaries must be 1-D): positions of `input`'s shape (a number gives
+/// one position), int64 or int32, with PyTorch's checks in its order; the
+/// sequence and the values are compared in their promoted dtype (a number
+/// takes part as a wrapped scalar, as in PyTorch's Scalar overloads).
+pub fn searchsorted(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let (out_int32, right, side, bd, input, sorter) = match op {
+        Op::Searchsorted {
+            out_int32,
+            right,
+            side,
+        } => (
+            *out_int32,
+            *right,
+            *side,
+            nth_tensor(args, 0)?,
+            args[1],
+            args.get(2).and_then(Arg::tensor),
+        ),
+        Op::Bucketize { out_int32, right } => {
+            let bd = nth_tensor(args, 1)?;
+            if bd.rank() != 1 {
+                return shape_error(format!(
+                    "boundaries tensor must be 1 dimension, but got dim({})",
+                    bd.rank()
+                ));
+            }
+            (*out_int32, *right, None, bd, args[0], None)
+        }
+        _ => return Err(wrong_rule("searchsorted")),
+    };
+    let shout = |m: String| shape_error::<()>(format!("torch.searchsorted(): {m}"));
+    if side == Some(crate::ops::SearchSide::Left) && right {
+        return Err(err(
+            ErrorKind::Attribute,
+            "torch.searchsorted(): side and right can't be set to opposites, got side of left while right was True",
+        ));
+    }
+    if let Some(s) = sorter {
+        if s.shape != bd.shape {
+            shout(format!(
+                "boundary and sorter must have the same size, but got boundary tensor {}and got sorter tensor {}",
+                format_shape(&bd.shape),
+                format_shape(&s.shape)
+            ))?;
+        }
+        if s.dtype != DType::I64 {
+            return dtype_error(format!(
+                "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype {}",
+                s.dtype.scalar_type_name()
+            ));
+        }
+    }
+    let values = input.shape();
+    if values.is_empty() && bd.rank() != 1 {
+        shout(format!(
+            "input value can be a scalar only when boundaries tensor dimension is 1, but we got boundaries tensor dim({}) and input value's dim(0) numel(1)",
+            bd.rank()
+        ))?;
+    }
+    if bd.rank() == 0 {
+        shout("boundaries tensor should have positive dimension, but got 0 dimension".into())?;
+    }
+    let leading = |s: &[i64]| s[..s.len().saturating_sub(1)].to_vec();
+    if bd.rank() != 1 && (bd.rank() != values.len() || leading(&bd.shape) != leading(values)) {
+        shout(format!(
+            "boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor and input value tensor must match, but we got boundaries tensor {} and input value tensor {}",
+            format_shape(&bd.shape),
+            format_shape(values)
+        ))?;
+    }
+    let common = common_dtype(&[Arg::Tensor(bd), input], ctx)?;
+    let dtype = if out_int32 { DType::I32 } else { DType::I64 };
+    let mut operand_dtypes = vec![Some(common), Some(common)];
+    if matches!(op, Op::Searchsorted { .. }) {
+        operand_dtypes.push(None);
+    }
+    Ok(single(values.to_vec(), dtype, operand_dtypes))
+}

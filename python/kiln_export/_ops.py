@@ -1189,4 +1189,27 @@ def _affine_grid(c):
     return c.emit("affine_grid_generator", [c.tensor("theta")],
                   {"size": _ints(c.a["size"]), "align_corners": c.a["align_corners"]})
 
+
+# ---- issue 16's remaining ops ----------------------------------------------
+
+def _tensor_or_number(c, name):
+    v = c.a[name]
+    return v if isinstance(v, (V, bool, int, float)) else c.tensor(name)
+
+
+@op("aten.searchsorted.Tensor", "aten.searchsorted.Scalar")
+def _searchsorted(c):
+    sorter = c.a.get("sorter")
+    return c.emit("searchsorted",
+                  [c.tensor("sorted_sequence"), _tensor_or_number(c, "self"),
+                   sorter if sorter is not None else NONE],
+                  {"out_int32": c.a["out_int32"], "right": c.a["right"], "side": c.a.get("side")})
+
+
+@op("aten.bucketize.Tensor", "aten.bucketize.Scalar")
+def _bucketize(c):
+    return c.emit("bucketize", [_tensor_or_number(c, "self"), c.tensor("boundaries")],
+                  {"out_int32": c.a["out_int32"], "right": c.a["right"]})
+
+
 SUPPORTED = sorted(REGISTRY)

@@ -781,6 +781,19 @@ class Mixed(nn.Module):
         )
 
 
+class Issue16More(nn.Module):
+    """Issue 16's remaining ops: searching."""
+
+    def forward(self, x, edges, rows):
+        return (
+            torch.searchsorted(edges, x), torch.searchsorted(edges, x, right=True, out_int32=True),
+            torch.searchsorted(rows, x[:, :, 0], side="right"),
+            torch.searchsorted(rows.flip(-1), x[:, :, 0], sorter=torch.argsort(rows.flip(-1))),
+            torch.searchsorted(edges, 0.25), torch.bucketize(x, edges),
+            torch.bucketize(x, edges, right=True),
+        )
+
+
 def _sweep_cases():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(3, 5, 8, generator=g)
@@ -817,6 +830,8 @@ def _sweep_cases():
         "sampling": (Sampling(), (torch.randn(2, 3, 6, 8, generator=g),
                                   torch.rand(2, 5, 7, 2, generator=g) * 2.4 - 1.2,
                                   torch.randn(2, 2, 3, generator=g))),
+        "issue16_more": (Issue16More(), (x, torch.linspace(-2, 2, 9),
+                                         torch.sort(torch.randn(3, 7, generator=g)).values)),
         "indexing": (Indexing(), (torch.randn(4, 6, generator=g),
                                   torch.randint(0, 6, (4, 6), generator=g),
                                   torch.stack([torch.randperm(4, generator=g)
@@ -832,7 +847,8 @@ def test_op_sweep(tmp_path, case):
 
 
 NEW_CASES = ["products_more", "activations", "pointwise_more", "specials", "statistics",
-             "shapes_more", "integers_more", "mixed", "indexing", "spatial", "sampling"]
+             "shapes_more", "integers_more", "mixed", "indexing", "spatial", "sampling",
+             "issue16_more"]
 DTYPE_CASES = ["pointwise", "reductions", "activations", "pointwise_more", "specials",
                "statistics", "shapes_more", "indexing", "spatial"]
 
@@ -894,6 +910,7 @@ def test_whole_ops_stay_whole(tmp_path):
                           "cross", "cdist"],
         "indexing": ["gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "take",
                      "index_select"],
+        "issue16_more": ["searchsorted", "bucketize"],
     }
     for case, ops in want.items():
         module, args = _sweep_cases()[case]

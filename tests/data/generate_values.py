@@ -131,8 +131,8 @@ def record_refusal(op, attrs, operands, fn):
         CASES.append({
             "op": op,
             "attrs": attrs,
-            "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else scalar_spec(o)
-                         for o in operands],
+            "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else {"none": True} if o is None
+                         else scalar_spec(o) for o in operands],
             "error": str(e).split("\n")[0],
         })
 
@@ -2460,6 +2460,101 @@ def gen_issue20_cases():
             record(name, {}, operands, lambda: fn(*operands))
 
 
+def gen_searchsorted():
+    """searchsorted and bucketize: 1-D and per-row sequences, left and
+    right, int32 positions, sorters, numbers searched for, mixed dtypes
+    (compared in the promoted dtype), NaN and unsorted sequences (PyTorch's
+    binary search decides), on every dtype its kernel takes; refusals;
+    PyTorch's OpInfo samples."""
+    for dt in DTYPES:
+        try:
+            seq = torch.sort(make(dt, [6])).values
+        except (RuntimeError, NotImplementedError, TypeError):
+            seq = make(dt, [6])
+        x = make(dt, [2, 5], reverse=True)
+        for out_int32, right in ((False, False), (True, True)):
+            attrs = {"out_int32": out_int32, "right": right}
+            record("searchsorted", attrs, [seq, x, None],
+                   lambda: torch.searchsorted(seq, x, out_int32=out_int32, right=right))
+            record("bucketize", attrs, [x, seq],
+                   lambda: torch.bucketize(x, seq, out_int32=out_int32, right=right))
+        record_refusal("searchsorted", {}, [seq, x, None], lambda: torch.searchsorted(seq, x))
+        record_refusal("bucketize", {}, [x, seq], lambda: torch.bucketize(x, seq))
+    g = torch.Generator().manual_seed(16)
+    rows = torch.sort(torch.randint(-5, 6, (3, 7), generator=g).float(), dim=1).values
+    vals = torch.randint(-6, 7, (3, 4), generator=g).float() + 0.5 * torch.randint(0, 2, (3, 4), generator=g)
+    for side in ("left", "right"):
+        record("searchsorted", {"side": side}, [rows, vals, None],
+               lambda: torch.searchsorted(rows, vals, side=side))
+    perm = torch.stack([torch.randperm(7, generator=g) for _ in range(3)])
+    shuffled = torch.gather(rows, 1, torch.argsort(perm, dim=1))
+    sorter = torch.argsort(shuffled, dim=1, stable=True)
+    for right in (False, True):
+        record("searchsorted", {"right": right}, [shuffled, vals, sorter],
+               lambda: torch.searchsorted(shuffled, vals, right=right, sorter=sorter))
+        record("searchsorted", {"right": right}, [shuffled, vals, perm],
+               lambda: torch.searchsorted(shuffled, vals, right=right, sorter=perm))
+    nan = float("nan")
+    odd = torch.tensor([1.0, nan, -3.0, 2.0, 2.0, 5.0])
+    probes = torch.tensor([nan, 2.0, -4.0, 1.5, 6.0, float("inf"), float("-inf"), -0.0])
+    for right in (False, True):
+        record("searchsorted", {"right": right}, [odd, probes, None],
+               lambda: torch.searchsorted(odd, probes, right=right))
+    edges = torch.tensor([-1.5, 0.0, 0.0, 2.25, 7.0])
+    for v in (0, 0.0, 2.25, -9, True, 1e9):
+        for right in (False, True):
+            record("searchsorted", {"right": right}, [edges, v, None],
+                   lambda: torch.searchsorted(edges, v, right=right))
+            record("bucketize", {"right": right}, [v, edges],
+                   lambda: torch.bucketize(v, edges, right=right))
+    ints = torch.tensor([-3, 0, 2, 2, 9], dtype=torch.int32)
+    for v in (2, 2.5, -0.5, True):
+        record("searchsorted", {}, [ints, v, None], lambda: torch.searchsorted(ints, v))
+    mixed = [(torch.tensor([1, 3, 5]), torch.tensor([2.5, 3.0, 7.9])),
+             (torch.tensor([1.0, 3.0, 5.0], dtype=torch.float16), torch.tensor([3, 4], dtype=torch.int64)),
+             (torch.tensor([0.1, 0.2, 0.30000001], dtype=torch.float64), torch.tensor([0.2, 0.3], dtype=torch.float32)),
+             (torch.tensor([0, 1, 2], dtype=torch.uint8), torch.tensor([True, False])),
+             (torch.tensor([16777216.0, 16777218.0]), torch.tensor([16777217], dtype=torch.int64)),
+             (torch.tensor([-1.0, 0.0, 1.0]), torch.tensor(0.0, dtype=torch.float64)),
+             (torch.tensor([1.0, 2.0]), torch.empty(0, 3)),
+             (torch.empty(0), torch.tensor([1.0, 2.0]))]
+    for seq, x in mixed:
+        record("searchsorted", {}, [seq, x, None], lambda: torch.searchsorted(seq, x))
+        if seq.dim() == 1:
+            record("bucketize", {"right": True}, [x, seq], lambda: torch.bucketize(x, seq, right=True))
+    bad = [([torch.ones(2, 3), torch.ones(3, 1), None], {}),
+           ([torch.tensor(1.0), torch.ones(3), None], {}),
+           ([torch.ones(2, 3), 1.0, None], {}),
+           ([torch.tensor(1.0), torch.tensor(1.0), None], {}),
+           ([torch.ones(3), torch.ones(2), torch.tensor([0, 1])], {}),
+           ([torch.ones(3), torch.ones(2), torch.tensor([0, 1, 2], dtype=torch.int32)], {}),
+           ([torch.ones(3), torch.ones(2), None], {"side": "left", "right": True}),
+           ([torch.ones(3, 2), torch.ones(3, 2, 1), None], {}),
+           ([torch.ones(3).bool(), torch.ones(2).bool(), None], {}),
+           ([torch.ones(3, dtype=torch.uint16), torch.ones(2, dtype=torch.uint16), None], {}),
+           ([torch.ones(3), torch.ones(2, dtype=torch.complex64), None], {})]
+    for operands, attrs in bad:
+        record_refusal("searchsorted", attrs, operands,
+                       lambda: torch.searchsorted(*operands[:2], sorter=operands[2], **attrs))
+    record_refusal("bucketize", {}, [torch.ones(2), torch.ones(2, 2)],
+                   lambda: torch.bucketize(torch.ones(2), torch.ones(2, 2)))
+    record_refusal("bucketize", {}, [1.5, torch.tensor(2.0)],
+                   lambda: torch.bucketize(1.5, torch.tensor(2.0)))
+    for name, dt, s in op_db_samples({"searchsorted", "bucketize"}, [torch.float32, torch.int64, torch.float16, torch.uint8]):
+        kw = dict(s.kwargs)
+        attrs = {k: kw[k] for k in ("out_int32", "right", "side") if k in kw}
+        sorter = kw.get("sorter")
+        if name == "searchsorted":
+            seq = s.input.contiguous()
+            x = s.args[0].contiguous() if isinstance(s.args[0], torch.Tensor) else s.args[0]
+            sorter = sorter.contiguous() if sorter is not None else None
+            record(name, attrs, [seq, x, sorter], lambda: torch.searchsorted(seq, x, sorter=sorter, **attrs))
+        else:
+            x = s.input.contiguous() if isinstance(s.input, torch.Tensor) else s.input
+            bd = s.args[0].contiguous()
+            record(name, attrs, [x, bd], lambda: torch.bucketize(x, bd, **attrs))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2497,6 +2592,7 @@ def main():
     gen_spatial_more()
     gen_issue20()
     gen_products_more()
+    gen_searchsorted()
     out = {
         "meta": {
             "torch_version": torch.__version__,

@@ -1600,6 +1600,41 @@ pub fn linspace(
     record(op, vec![], None)
 }
 
+/// `torch.searchsorted(sorted_sequence, input, out_int32=..., right=...,
+/// sorter=...)`: each value's insertion position in the last dim of
+/// `sorted_sequence` (`input` a tensor or a number; `right` is
+/// `side="right"`).
+pub fn searchsorted(
+    sorted_sequence: &Tensor,
+    input: impl Into<Input>,
+    out_int32: bool,
+    right: bool,
+    sorter: Option<&Tensor>,
+) -> Tensor {
+    let op = Op::Searchsorted {
+        out_int32,
+        right,
+        side: None,
+    };
+    record(
+        op,
+        vec![t(sorted_sequence), input.into(), Input::from(sorter)],
+        None,
+    )
+}
+
+/// `torch.bucketize(input, boundaries, out_int32=..., right=...)`: each
+/// value's bucket among the 1-D `boundaries`.
+pub fn bucketize(
+    input: impl Into<Input>,
+    boundaries: &Tensor,
+    out_int32: bool,
+    right: bool,
+) -> Tensor {
+    let op = Op::Bucketize { out_int32, right };
+    record(op, vec![input.into(), t(boundaries)], None)
+}
+
 macro_rules! overload {
     ($trait:ident, $method:ident, $op:ident) => {
         impl ops::$trait<&Tensor> for &Tensor {

@@ -4074,3 +4074,29 @@ pub fn rot90(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
     };
     one(turned)
 }
+
+/// `bucketize`: `searchsorted` of the input (a tensor or a number) in the
+/// boundaries.
+pub fn bucketize(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::Bucketize { out_int32, right } = op else {
+        return Ok(None);
+    };
+    let search = Op::Searchsorted {
+        out_int32: *out_int32,
+        right: *right,
+        side: None,
+    };
+    let input = operands
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::new(ErrorKind::Arity, "missing operand 1"))?;
+    let boundaries = nth(operands, 1)?;
+    one(e.push(
+        search,
+        vec![Operand::Value(boundaries), input, Operand::None],
+    )?)
+}

@@ -16,6 +16,7 @@ use crate::support::{self, AtenKernel, DTypeSet as S};
 
 use super::attrs::{
     AttrType, AttrValue, Attrs, ConvPadding, GeluApproximate, LossReduction, ScatterReduce,
+    SearchSide,
 };
 use super::def::{
     Alias, Cost, KernelRule, LayoutRule, OpDef, Results, Rules, Slot, SlotKind, Traits,
@@ -1066,6 +1067,21 @@ define_ops! {
                 S::ALL.without(S::FLOAT8).without(S::FLOAT4).without(S::COMPLEX_HALF),
             ))
             .expand(expand::take_along_dim);
+    /// `torch.searchsorted`: for each value of `input` (a tensor or a
+    /// number), its insertion position in the last dim of `sorted_sequence`
+    /// (1-D, or with `input`'s leading dims), read in `sorter`'s order when
+    /// given; a binary search in the common dtype, as PyTorch's kernel (so
+    /// NaN and unsorted sequences give its positions). `right` (or `side =
+    /// "right"`) goes after equal entries; int64 positions, or int32.
+    Searchsorted "searchsorted" { out_int32: bool = false, right: bool = false, side: Option<SearchSide> = None }
+        (sorted_sequence: Tensor, input: Any, sorter: Optional)
+        => Rules::new(infer::searchsorted, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("searchsorted_out_cpu", S::REAL_NUMBERS));
+    /// `torch.bucketize`: `searchsorted` of `input` in the 1-D `boundaries`.
+    Bucketize "bucketize" { out_int32: bool = false, right: bool = false } (input: Any, boundaries: Tensor)
+        => Rules::new(infer::searchsorted, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("searchsorted_out_cpu", S::REAL_NUMBERS))
+            .expand(expand::bucketize);
     /// `F.pad(mode="reflect")` of the last dim (`reflection_pad1d`): new positions
     /// mirrored about the ends (not repeating them), negative padding cropping (`ops::padding`).
     ReflectionPad1d "reflection_pad1d" { padding: Vec<i64> } (input: Tensor)

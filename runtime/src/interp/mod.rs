@@ -16,6 +16,7 @@ pub mod elementwise;
 mod indexing;
 mod reduce;
 mod scan;
+mod search;
 mod sort;
 mod spatial;
 
@@ -161,6 +162,26 @@ fn execute(
         | Op::Logcumsumexp { .. }
         | Op::Cummax { .. }
         | Op::Cummin { .. } => return scan::scan(&inst.op, tensor(&args[0]), types, &layouts),
+        Op::Searchsorted { right, side, .. } => {
+            let (values, shape) = match &args[1] {
+                Arg::Tensor(t) => (t.values(), t.shape().to_vec()),
+                Arg::Scalar(s) => (vec![*s], Vec::new()),
+                Arg::None => {
+                    return Err(Error::new(ErrorKind::Arity, "searchsorted needs an input"));
+                }
+            };
+            let right = *right || *side == Some(kiln_ir::SearchSide::Right);
+            let common = inferred.operand_dtypes[0].unwrap_or(tensor(&args[0]).dtype());
+            return search::searchsorted(
+                tensor(&args[0]),
+                (&values, &shape),
+                args.get(2).and_then(optional),
+                right,
+                common,
+                types,
+                &layouts,
+            );
+        }
         _ => {}
     }
     // Convolution, pooling, resampling and sampling ops.
