@@ -209,19 +209,44 @@ fn gather_and_scatter_indices_out_of_range_are_errors() {
 }
 
 /// Issue 16's interpreted ops given out-of-range positions or too little
-/// data (a sorter position past the row): PyTorch's run-time error on the
-/// interpreter and on Cranelift, checked before anything is read.
+/// data (a sorter position past the row, fewer source elements than the
+/// mask selects, an unpooling position past the output): PyTorch's
+/// run-time error on the interpreter and on Cranelift, checked before
+/// anything is read or written.
 #[test]
 fn issue16_run_time_errors() {
-    let cases = [(
-        "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<4x3xi64> {
+    let cases = [
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<4x3xi64> {
   %r = arange {start = 1, end = 4, step = 1}
   %0 = searchsorted %r, %w, %r
   return %0
 }
 ",
-        "torch.searchsorted(): sorter index out of range",
-    )];
+            "torch.searchsorted(): sorter index out of range",
+        ),
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<4x3xf32> {
+  %m = gt %w, 1.5
+  %0 = masked_scatter %w, %m, %s
+  return %0
+}
+",
+            "Number of elements of source < number of ones in mask",
+        ),
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<4x5xf32> {
+  %r = arange {start = 2, end = 14, step = 1}
+  %i = reshape %r {shape = [4, 3]}
+  %0 = max_unpool1d %w, %i {output_size = [5]}
+  return %0
+}
+",
+            // PyTorch's threads race to report one of the bad positions
+            // (7 here on its CPU); Kiln names the first, as max_unpool2d.
+            "Found an invalid max index: 5 (output volumes are of size 5x1)",
+        ),
+    ];
     for (text, message) in cases {
         let module = kiln::parse_module("oob.kir", text, kiln::DefaultDType::F32).unwrap();
         let w =

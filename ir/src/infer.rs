@@ -4471,3 +4471,72 @@ pub fn searchsorted(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferre
     }
     Ok(single(values.to_vec(), dtype, operand_dtypes))
 }
+
+/// `masked_scatter`: the input broadcast with the mask (PyTorch's
+/// out-of-place form expands it first), of the input's dtype, which the
+/// source must share; the mask must be bool. PyTorch's checks in its order.
+pub fn masked_scatter(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (x, mask, source) = (
+        nth_tensor(args, 0)?,
+        nth_tensor(args, 1)?,
+        nth_tensor(args, 2)?,
+    );
+    let shape = broadcast_shapes(&mask.shape, &x.shape)?;
+    if x.dtype != source.dtype {
+        return dtype_error(format!(
+            "masked_scatter: expected self and source to have same dtypes but got{} and {}",
+            x.dtype.scalar_type_name(),
+            source.dtype.scalar_type_name()
+        ));
+    }
+    if mask.dtype != DType::Bool {
+        return dtype_error(format!(
+            "masked_scatter_ only supports boolean masks, but got mask with dtype {}",
+            mask.dtype.scalar_type_name()
+        ));
+    }
+    Ok(single(shape, x.dtype, vec![None, None, None]))
+}
+
+/// The shape ATen's `prelu` views the weight with: `[1, C, 1, ...]` for
+/// one weight per channel of a 2-D or larger input, else 0-D (one weight,
+/// or a 1-D input's); PyTorch's checks of the weight's size.
+pub fn prelu_weight_shape(x: &[i64], weight: &TensorType) -> Result<Vec<i64>> {
+    if weight.rank() > 1 {
+        return shape_error(format!(
+            "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {}",
+            weight.rank()
+        ));
+    }
+    let n = weight.numel();
+    if n == 1 {
+        return Ok(Vec::new());
+    }
+    if x.is_empty() {
+        return shape_error("Not allow zero-dim input tensor.".into());
+    }
+    let channels = if x.len() > 1 { x[1] } else { 1 };
+    if channels != n {
+        return shape_error(format!(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and channel size = {channels}."
+        ));
+    }
+    let mut shape = vec![1; x.len()];
+    shape[1] = n;
+    Ok(shape)
+}
+
+/// `prelu`: the input's type; the weight (one, or one per channel) of the
+/// input's dtype (PyTorch does not promote).
+pub fn prelu(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (x, weight) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    prelu_weight_shape(&x.shape, weight)?;
+    if x.dtype != weight.dtype {
+        return dtype_error(format!(
+            "prelu: Type promoting not supported. Got {} and {}",
+            x.dtype.scalar_type_name(),
+            weight.dtype.scalar_type_name()
+        ));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![None, None]))
+}

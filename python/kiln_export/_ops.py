@@ -1212,4 +1212,14 @@ def _bucketize(c):
                   {"out_int32": c.a["out_int32"], "right": c.a["right"]})
 
 
+@op("aten.masked_scatter.default")
+def _masked_scatter(c):
+    return c.emit("masked_scatter", [c.tensor("self"), c.tensor("mask"), c.tensor("source")])
+
+
+@op("aten.prelu.default", "aten._prelu_kernel.default")
+def _prelu(c):
+    return c.emit("prelu", [c.tensor("self"), c.tensor("weight")])
+
+
 SUPPORTED = sorted(REGISTRY)

@@ -782,10 +782,18 @@ class Mixed(nn.Module):
 
 
 class Issue16More(nn.Module):
-    """Issue 16's remaining ops: searching."""
+    """Issue 16's remaining ops: searching, masked_scatter, prelu,
+    max_unpool1d."""
+
+    def __init__(self):
+        super().__init__()
+        self.act = nn.PReLU(5)
 
     def forward(self, x, edges, rows):
+        pooled, where = F.max_pool1d(x, 2, return_indices=True)
         return (
+            x.masked_scatter(x[0] > 0, rows.reshape(-1).repeat(6)), self.act(x), F.prelu(x, rows[0, :1]),
+            F.max_unpool1d(pooled, where, 2), F.max_unpool1d(pooled, where, 2, output_size=[9]),
             torch.searchsorted(edges, x), torch.searchsorted(edges, x, right=True, out_int32=True),
             torch.searchsorted(rows, x[:, :, 0], side="right"),
             torch.searchsorted(rows.flip(-1), x[:, :, 0], sorter=torch.argsort(rows.flip(-1))),
@@ -910,7 +918,7 @@ def test_whole_ops_stay_whole(tmp_path):
                           "cross", "cdist"],
         "indexing": ["gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "take",
                      "index_select"],
-        "issue16_more": ["searchsorted", "bucketize"],
+        "issue16_more": ["searchsorted", "bucketize", "masked_scatter", "prelu", "max_unpool2d"],
     }
     for case, ops in want.items():
         module, args = _sweep_cases()[case]

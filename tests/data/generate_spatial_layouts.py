@@ -384,7 +384,7 @@ def expected_strides(c, out_shape):
 def check_rules():
     bad = []
     for c in CASES:
-        if c["op"] == "rot90":
+        if c["op"] in ("rot90", "prelu"):
             continue  # its own rule (a flip's strides, transposed), checked by the Rust test
         for r in c["results"]:
             want = expected_strides(c, r["shape"])
@@ -431,6 +431,16 @@ def gen_rot90(g):
                 case("rot90", {"k": k, "dims": dims}, [laid_out([2, 3, 4, 5], il, torch.float32, g)])
 
 
+def gen_prelu(g):
+    """prelu's result strides (TensorIterator over the input and the weight
+    viewed as [1, C, 1, ...]) for one weight and one per channel."""
+    for rank, shape in ((4, [2, 3, 4, 5]), (3, [2, 3, 4]), (4, [2, 3, 1, 1]), (4, [2, 1, 4, 5])):
+        for il in in_layouts(rank):
+            for n in (1, shape[1]):
+                x = laid_out(shape, il, torch.float32, g)
+                case("prelu", {}, [x, torch.randn(n, generator=g)])
+
+
 def main():
     g = torch.Generator().manual_seed(7)
     gen_convs(g)
@@ -438,6 +448,7 @@ def main():
     gen_pads(g)
     gen_shuffles(g)
     gen_rot90(g)
+    gen_prelu(g)
     bad = check_rules()
     for b in bad:
         print("rule broken (op, attrs, shapes, strides, result strides, expected):", b, file=sys.stderr)

@@ -1353,6 +1353,8 @@ def spatial_call(op, a, operands):
         return getattr(F, op)(x, *a.values())
     if op == "rot90":
         return torch.rot90(x, a["k"], a["dims"])
+    if op == "prelu":
+        return F.prelu(x, w)
     d = int(op[-2])
     scales = [a.get(k) for k in _UPSAMPLE_SCALES[d]]
     fn = getattr(_A, op).default
@@ -2555,6 +2557,84 @@ def gen_searchsorted():
             record(name, attrs, [x, bd], lambda: torch.bucketize(x, bd, **attrs))
 
 
+def gen_masked_scatter_prelu_unpool():
+    """masked_scatter (mask broadcast with the input, source of any shape,
+    surplus source elements unused), prelu (one weight, one per channel,
+    0-D and 1-D inputs, channels_last-free values, signed zeros and NaN)
+    and max_unpool1d (as F.max_unpool1d: max_unpool2d with a trailing dim)
+    on every dtype; refusals; PyTorch's OpInfo samples."""
+    g = torch.Generator().manual_seed(1616)
+    mask = torch.rand(3, 4, generator=g) > 0.5
+    row_mask = torch.tensor([True, False, False, True])
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        src = make(dt, [2, 7], reverse=True)
+        record("masked_scatter", {}, [x, mask, src], lambda: x.masked_scatter(mask, src))
+        record("masked_scatter", {}, [x[0].contiguous(), mask, src], lambda: x[0].masked_scatter(mask, src))
+        record("masked_scatter", {}, [x, row_mask, src[0].contiguous()],
+               lambda: x.masked_scatter(row_mask, src[0]))
+        record_refusal("masked_scatter", {}, [x, mask, src], lambda: x.masked_scatter(mask, src))
+        w = make(dt, [3], reverse=True)
+        xc = make(dt, [2, 3, 2])
+        record("prelu", {}, [xc, w], lambda: F.prelu(xc, w))
+        record_refusal("prelu", {}, [xc, w], lambda: F.prelu(xc, w))
+    nan = float("nan")
+    xs = torch.tensor([[-2.0, -0.0, 0.0, nan, 3.5, -1e-3], [float("-inf"), float("inf"), -7.25, 1.0, -0.5, 2.0]])
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        x = xs.to(dt)
+        for w in (torch.tensor([0.25]), torch.tensor(-1.5), torch.tensor([0.1, -3.0]), torch.tensor([nan, 0.0])):
+            w = w.to(dt)
+            record("prelu", {}, [x, w], lambda: F.prelu(x, w))
+        x3 = torch.randn(2, 3, 4, 5, generator=g).to(dt)
+        w3 = torch.randn(3, generator=g).to(dt)
+        record("prelu", {}, [x3, w3], lambda: F.prelu(x3, w3))
+        record("prelu", {}, [x[0].contiguous(), w[:1].contiguous()], lambda: F.prelu(x[0], w[:1]))
+        record("prelu", {}, [x[0, 0], torch.tensor(0.5, dtype=dt)], lambda: F.prelu(x[0, 0], torch.tensor(0.5, dtype=dt)))
+    bad_prelu = [(torch.ones(2, 3, 4), torch.ones(4)), (torch.ones(2, 3), torch.ones(1, 3)),
+                 (torch.tensor(2.0), torch.ones(2)), (torch.ones(5), torch.ones(5)),
+                 (torch.ones(2, 3), torch.ones(3, dtype=torch.float64)),
+                 (torch.ones(2, 3, dtype=torch.int64), torch.ones(3, dtype=torch.int64)),
+                 (torch.ones(2, 3, dtype=torch.int64), torch.ones(2, dtype=torch.int64)),
+                 (torch.ones(2, 0, 3), torch.ones(0)), (torch.ones(2, 3), torch.ones(0))]
+    for x, w in bad_prelu:
+        record_refusal("prelu", {}, [x, w], lambda: F.prelu(x, w))
+        record("prelu", {}, [x, w], lambda: F.prelu(x, w))
+    bad_scatter = [(torch.zeros(2, 3), torch.ones(3).int(), torch.ones(6)),
+                   (torch.zeros(2, 3), torch.ones(3).bool(), torch.ones(6).double()),
+                   (torch.zeros(2, 4), torch.ones(3).int(), torch.ones(6)),
+                   (torch.zeros(2, 4, dtype=torch.int64), torch.ones(3).bool(), torch.ones(6)),
+                   (torch.zeros(2, 3, dtype=torch.uint16), torch.ones(3).to(torch.uint8), torch.ones(6, dtype=torch.uint16))]
+    for x, m, src in bad_scatter:
+        record_refusal("masked_scatter", {}, [x, m, src], lambda: x.masked_scatter(m, src))
+    for _, dt, s in op_db_samples({"masked_scatter"}, [torch.float32, torch.int64, torch.bool, torch.complex64]):
+        x, m, src = s.input.contiguous(), s.args[0].contiguous(), s.args[1].contiguous()
+        record("masked_scatter", {}, [x, m, src], lambda: x.masked_scatter(m, src))
+    for _, dt, s in op_db_samples({"nn.functional.prelu"}, [torch.float32, torch.float64, torch.bfloat16]):
+        x = s.input.contiguous()
+        w = (s.args[0] if s.args else s.kwargs["weight"]).contiguous()
+        record("prelu", {}, [x, w], lambda: F.prelu(x, w))
+    for _, dt, s in op_db_samples({"nn.functional.max_unpool1d"}, [torch.float32, torch.float64, torch.float16]):
+        x, idx, kw = s.input.contiguous(), s.args[0].contiguous(), dict(s.kwargs)
+        k = kw["kernel_size"] if isinstance(kw["kernel_size"], int) else kw["kernel_size"][0]
+        st = kw.get("stride") or k
+        st = st if isinstance(st, int) else st[0]
+        pad = kw.get("padding", 0)
+        pad = pad if isinstance(pad, int) else pad[0]
+        size = list(kw["output_size"])[-1:] if kw.get("output_size") is not None else [(x.shape[-1] - 1) * st + k - 2 * pad]
+        record("max_unpool1d", {"output_size": size}, [x, idx],
+               lambda: F.max_unpool1d(x, idx, k, st, pad, output_size=size))
+    x = torch.tensor([[[3.0, -1.0, 2.0]], [[0.5, 4.0, -2.0]]])
+    idx = torch.tensor([[[1, 2, 5]], [[0, 3, 4]]])
+    for dt in DTYPES:
+        record("max_unpool1d", {"output_size": [6]}, [x.to(dt), idx], lambda: F.max_unpool1d(x.to(dt), idx, 2, output_size=[6]))
+        record_refusal("max_unpool1d", {"output_size": [6]}, [x.to(dt), idx], lambda: F.max_unpool1d(x.to(dt), idx, 2, output_size=[6]))
+    record("max_unpool1d", {"output_size": [6]}, [x[0], idx[0]], lambda: F.max_unpool1d(x[0], idx[0], 2, output_size=[6]))
+    record_refusal("max_unpool1d", {"output_size": [6]}, [x[0, 0], idx[0, 0]],
+                   lambda: F.max_unpool1d(x[0, 0], idx[0, 0], 2, output_size=[6]))
+    record_refusal("max_unpool1d", {"output_size": [6]}, [x, idx.int()],
+                   lambda: F.max_unpool1d(x, idx.int(), 2, output_size=[6]))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2593,6 +2673,7 @@ def main():
     gen_issue20()
     gen_products_more()
     gen_searchsorted()
+    gen_masked_scatter_prelu_unpool()
     out = {
         "meta": {
             "torch_version": torch.__version__,

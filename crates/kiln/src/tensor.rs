@@ -1635,6 +1635,21 @@ pub fn bucketize(
     record(op, vec![input.into(), t(boundaries)], None)
 }
 
+/// Issue 16's remaining methods.
+impl Tensor {
+    /// `self.masked_scatter(mask, source)`: `source`'s elements, in order,
+    /// where `mask` (broadcast with `self`) is true.
+    pub fn masked_scatter(&self, mask: &Tensor, source: &Tensor) -> Tensor {
+        record(Op::MaskedScatter, vec![t(self), t(mask), t(source)], None)
+    }
+
+    /// `F.prelu(self, weight)`: `x > 0 ? x : weight · x`, one weight or one
+    /// per channel (dim 1).
+    pub fn prelu(&self, weight: &Tensor) -> Tensor {
+        record(Op::Prelu, vec![t(self), t(weight)], None)
+    }
+}
+
 macro_rules! overload {
     ($trait:ident, $method:ident, $op:ident) => {
         impl ops::$trait<&Tensor> for &Tensor {

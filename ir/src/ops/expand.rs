@@ -4100,3 +4100,51 @@ pub fn bucketize(
         vec![Operand::Value(boundaries), input, Operand::None],
     )?)
 }
+
+/// `prelu`: `x > 0 ? x : x · weight`, the weight viewed as ATen views it
+/// (`[1, C, 1, ...]`, or 0-D for one weight; one multiply, rounded once).
+pub fn prelu(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Prelu = op else {
+        return Ok(None);
+    };
+    let (x, weight) = (nth(operands, 0)?, nth(operands, 1)?);
+    let shape = crate::infer::prelu_weight_shape(&e.ty(x).shape.clone(), &e.ty(weight).clone())?;
+    let weight = e.push(Op::Reshape { shape }, vec![Operand::Value(weight)])?;
+    let positive = e.binary(BinaryOp::Gt, x, Operand::Scalar(Scalar::Int(0)))?;
+    let scaled = e.binary(BinaryOp::Mul, x, weight)?;
+    one(select(
+        e,
+        positive,
+        Operand::Value(x),
+        Operand::Value(scaled),
+    )?)
+}
+
+/// `max_unpool1d`, as `torch.nn.functional.max_unpool1d` computes it:
+/// `max_unpool2d` of the input and indices with a trailing dim of one (so
+/// its checks and messages), that dim squeezed away.
+pub fn max_unpool1d(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::MaxUnpool1d { output_size } = op else {
+        return Ok(None);
+    };
+    let (x, indices) = (nth(operands, 0)?, nth(operands, 1)?);
+    let column =
+        |e: &mut Emitter<'_>, v| e.push(Op::Unsqueeze { dim: -1 }, vec![Operand::Value(v)]);
+    let (x, indices) = (column(e, x)?, column(e, indices)?);
+    let mut size = output_size.clone();
+    size.push(1);
+    let unpooled = e.push(
+        Op::MaxUnpool2d { output_size: size },
+        vec![Operand::Value(x), Operand::Value(indices)],
+    )?;
+    one(e.push(
+        Op::Squeeze {
+            dims: Some(vec![-1]),
+        },
+        vec![Operand::Value(unpooled)],
+    )?)
+}

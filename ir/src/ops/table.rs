@@ -1082,6 +1082,30 @@ define_ops! {
         => Rules::new(infer::searchsorted, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("searchsorted_out_cpu", S::REAL_NUMBERS))
             .expand(expand::bucketize);
+    /// `torch.masked_scatter`: a copy of `input` broadcast with `mask`
+    /// (contiguous, as PyTorch's out-of-place form), the elements of
+    /// `source` (any shape, same dtype) written in order where `mask` is
+    /// true; too few source elements is PyTorch's run-time error.
+    MaskedScatter "masked_scatter" (input: Tensor, mask: Tensor, source: Tensor)
+        => Rules::new(infer::masked_scatter, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed(
+                "masked_scatter",
+                S::ALL.without(S::COMPLEX_HALF).without(S::BARE_UINTS).without(S::FLOAT8).without(S::FLOAT4),
+            ));
+    /// `torch.nn.functional.prelu` (ATen's `prelu`, `_prelu_kernel`):
+    /// `x > 0 ? x : weight · x`, with one weight or one per channel (dim
+    /// 1); laid out as TensorIterator lays out the input with the weight
+    /// viewed as `[1, C, 1, ...]`.
+    Prelu "prelu" (input: Tensor, weight: Tensor)
+        => Rules::new(infer::prelu, LayoutRule::Custom(layout::prelu_layout), Cost::Cheap)
+            .kernel(fixed("prelu_cpu", S::FLOATS))
+            .expand(expand::prelu);
+    /// `torch.nn.functional.max_unpool1d` as PyTorch computes it:
+    /// `max_unpool2d` of the input and indices with a trailing dim of one
+    /// (`output_size` is the output length; ATen has no max_unpool1d).
+    MaxUnpool1d "max_unpool1d" { output_size: Vec<i64> } (input: Tensor, indices: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Kernel)
+            .expand(expand::max_unpool1d);
     /// `F.pad(mode="reflect")` of the last dim (`reflection_pad1d`): new positions
     /// mirrored about the ends (not repeating them), negative padding cropping (`ops::padding`).
     ReflectionPad1d "reflection_pad1d" { padding: Vec<i64> } (input: Tensor)

@@ -14,6 +14,7 @@
 
 pub mod elementwise;
 mod indexing;
+mod masked;
 mod reduce;
 mod scan;
 mod search;
@@ -162,6 +163,15 @@ fn execute(
         | Op::Logcumsumexp { .. }
         | Op::Cummax { .. }
         | Op::Cummin { .. } => return scan::scan(&inst.op, tensor(&args[0]), types, &layouts),
+        Op::MaskedScatter => {
+            return masked::masked_scatter(
+                tensor(&args[0]),
+                tensor(&args[1]),
+                tensor(&args[2]),
+                types,
+                &layouts,
+            );
+        }
         Op::Searchsorted { right, side, .. } => {
             let (values, shape) = match &args[1] {
                 Arg::Tensor(t) => (t.values(), t.shape().to_vec()),
