@@ -2473,9 +2473,12 @@ pub fn take_along_dim_shapes(
 pub fn by_expansion(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     let mut b = crate::graph::FuncBuilder::new(op.name(), *ctx);
     let mut operands = Vec::new();
-    for i in 0..args.len() {
-        let t = nth_tensor(args, i)?;
-        operands.push(crate::graph::Operand::Value(b.param(None, t.clone())?));
+    for a in args {
+        operands.push(match a {
+            Arg::Tensor(t) => crate::graph::Operand::Value(b.param(None, (*t).clone())?),
+            Arg::Scalar(s) => crate::graph::Operand::Scalar(*s),
+            Arg::None => crate::graph::Operand::None,
+        });
     }
     let mut e = crate::ops::expand::Emitter::new(&mut b);
     let results =
@@ -4271,6 +4274,8 @@ pub fn losses(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
             (shape, d)
         }
         Op::PairwiseDistance { keepdim, .. } => {
+            // `x1 - x2 + eps` comes first: its refusals (two bools) too.
+            infer(&Op::Binary { op: BinaryOp::Sub }, &args[..2], None, ctx)?;
             let d = promoted()?;
             loss_float(name, d)?;
             let mut shape = broadcast_all(args)?;

@@ -783,7 +783,7 @@ class Mixed(nn.Module):
 
 class Issue16More(nn.Module):
     """Issue 16's remaining ops: searching, masked_scatter, prelu,
-    max_unpool1d."""
+    max_unpool1d, the losses."""
 
     def __init__(self):
         super().__init__()
@@ -794,6 +794,14 @@ class Issue16More(nn.Module):
         return (
             x.masked_scatter(x[0] > 0, rows.reshape(-1).repeat(6)), self.act(x), F.prelu(x, rows[0, :1]),
             F.max_unpool1d(pooled, where, 2), F.max_unpool1d(pooled, where, 2, output_size=[9]),
+            # The losses export as torch.export decomposes them (ATen's
+            # composites and the functional's Python): pointwise ops,
+            # sums and norms.
+            F.gaussian_nll_loss(x, x.flip(0), 0.5, full=True),
+            F.multilabel_soft_margin_loss(x, x.sigmoid(), rows[0, :1].abs()),
+            F.cosine_embedding_loss(x[0], x[1], x[2, :, 0].sign(), margin=0.2, reduction="none"),
+            F.triplet_margin_loss(x[0], x[1], x[2], swap=True),
+            F.triplet_margin_loss(x[0], x[1], x[2], p=1, margin=0.5, reduction="sum"),
             torch.searchsorted(edges, x), torch.searchsorted(edges, x, right=True, out_int32=True),
             torch.searchsorted(rows, x[:, :, 0], side="right"),
             torch.searchsorted(rows.flip(-1), x[:, :, 0], sorter=torch.argsort(rows.flip(-1))),

@@ -127,7 +127,7 @@ def record_refusal(op, attrs, operands, fn):
     with "error" in place of "results"); nothing if it computes."""
     try:
         fn()
-    except (RuntimeError, NotImplementedError, TypeError) as e:
+    except (RuntimeError, NotImplementedError, TypeError, ValueError, IndexError) as e:
         CASES.append({
             "op": op,
             "attrs": attrs,
@@ -2635,6 +2635,115 @@ def gen_masked_scatter_prelu_unpool():
                    lambda: F.max_unpool1d(x, idx.int(), 2, output_size=[6]))
 
 
+def gen_more_losses():
+    """gaussian_nll_loss (var of the input's shape, one dim short, one dim
+    of one, a number; full, eps), cosine_embedding_loss (1-D and 0-D
+    targets, margin, targets other than ±1), multilabel_soft_margin_loss
+    (weight) and triplet_margin_loss (margin, p, eps, swap) with every
+    reduction on floats, integer and mixed inputs; refusals with PyTorch's
+    messages; PyTorch's OpInfo samples."""
+    g = torch.Generator().manual_seed(1617)
+    reductions = ("none", "mean", "sum")
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        r = lambda *s: torch.randn(*s, generator=g).to(dt)
+        x, t = r(3, 4), r(3, 4)
+        v = torch.rand(3, 4, generator=g).to(dt)
+        v[0, 0] = 0.0
+        for red in reductions:
+            for var in (v, v[:, 0].contiguous(), v[:, :1].contiguous(), v[:1].contiguous(), 0.75):
+                for full, eps in ((False, 1e-6), (True, 0.05)):
+                    a = {"full": full, "eps": eps, "reduction": red}
+                    record("gaussian_nll_loss", a, [x, t, var],
+                           lambda: F.gaussian_nll_loss(x, t, var, full=full, eps=eps, reduction=red))
+            y = torch.tensor([1, -1, 1])
+            y3 = torch.tensor([1.0, 0.0, -1.0]).to(dt)
+            for margin in (0.0, 0.3, -0.5):
+                a = {"margin": margin, "reduction": red}
+                record("cosine_embedding_loss", a, [x, t, y],
+                       lambda: F.cosine_embedding_loss(x, t, y, margin=margin, reduction=red))
+                record("cosine_embedding_loss", a, [x, t, y3],
+                       lambda: F.cosine_embedding_loss(x, t, y3, margin=margin, reduction=red))
+                record("cosine_embedding_loss", a, [x[1].contiguous(), t[1].contiguous(), y[1]],
+                       lambda: F.cosine_embedding_loss(x[1], t[1], y[1], margin=margin, reduction=red))
+            labels = (torch.rand(3, 4, generator=g) > 0.5).to(dt)
+            w = torch.rand(4, generator=g).to(dt)
+            for weight in (None, w):
+                a = {"reduction": red}
+                record("multilabel_soft_margin_loss", a, [x, labels, weight],
+                       lambda: F.multilabel_soft_margin_loss(x, labels, weight, reduction=red))
+                record("multilabel_soft_margin_loss", a, [x[0].contiguous(), labels[0].contiguous(), weight],
+                       lambda: F.multilabel_soft_margin_loss(x[0], labels[0], weight, reduction=red))
+            n = r(3, 4)
+            for margin, p, eps, swap in ((1.0, 2.0, 1e-6, False), (0.5, 1.0, 0.0, True),
+                                         (2.0, 3.0, 1e-3, True), (1.0, float("inf"), 1e-6, False)):
+                a = {"margin": margin, "p": scalar_spec(p) if math.isinf(p) else p, "eps": eps, "swap": swap,
+                     "reduction": red}
+                record("triplet_margin_loss", a, [x, t, n],
+                       lambda: F.triplet_margin_loss(x, t, n, margin=margin, p=p, eps=eps, swap=swap, reduction=red))
+            a = {"margin": 1.0, "p": 2.0, "eps": 1e-6, "swap": True, "reduction": red}
+            record("triplet_margin_loss", a, [x[0].contiguous(), t[0].contiguous(), n[0].contiguous()],
+                   lambda: F.triplet_margin_loss(x[0], t[0], n[0], swap=True, reduction=red))
+    xi, ti = torch.randint(-3, 4, (3, 4), generator=g), torch.randint(-3, 4, (3, 4), generator=g)
+    record("cosine_embedding_loss", {}, [xi, ti, torch.tensor([1, -1, 1])],
+           lambda: F.cosine_embedding_loss(xi, ti, torch.tensor([1, -1, 1])))
+    record("cosine_embedding_loss", {}, [xi.bool(), ti.bool(), torch.tensor([1, -1, 1])],
+           lambda: F.cosine_embedding_loss(xi.bool(), ti.bool(), torch.tensor([1, -1, 1])))
+    xf = torch.randn(3, 4, generator=g)
+    record("multilabel_soft_margin_loss", {}, [xf, ti, None], lambda: F.multilabel_soft_margin_loss(xf, ti))
+    vf = torch.rand(3, 4, generator=g)
+    record("gaussian_nll_loss", {}, [xf.half(), xf, vf], lambda: F.gaussian_nll_loss(xf.half(), xf, vf))
+    bad = [
+        ("gaussian_nll_loss", {}, [xf, xf, torch.rand(2, 4)]),
+        ("gaussian_nll_loss", {}, [xf, xf, -0.5]),
+        ("gaussian_nll_loss", {}, [xf, xf, 1]),
+        ("gaussian_nll_loss", {}, [xf, xf[0], torch.rand(3, 4)]),
+        ("gaussian_nll_loss", {}, [xi, ti, torch.ones(3, 4, dtype=torch.int64)]),
+        ("gaussian_nll_loss", {}, [xf.view(3, 2, 2), xf.view(3, 2, 2), torch.rand(3, 1, 1)]),
+        ("gaussian_nll_loss", {"reduction": "batchmean"}, [xf, xf, torch.rand(3, 4)]),
+        ("cosine_embedding_loss", {}, [xf, xf, torch.tensor(1)]),
+        ("cosine_embedding_loss", {}, [xf[0], xf, torch.tensor(1)]),
+        ("cosine_embedding_loss", {}, [xf, xf, torch.ones(3, 1)]),
+        ("cosine_embedding_loss", {}, [xf, xf[:2], torch.ones(3)]),
+        ("cosine_embedding_loss", {}, [xf, xf, torch.ones(2)]),
+        ("cosine_embedding_loss", {}, [xf.to(torch.complex64), xf.to(torch.complex64), torch.ones(3)]),
+        ("cosine_embedding_loss", {"reduction": "batchmean"}, [xf, xf, torch.ones(3)]),
+        ("multilabel_soft_margin_loss", {}, [xf, xf[:, :2], None]),
+        ("multilabel_soft_margin_loss", {}, [xi, ti, None]),
+        ("multilabel_soft_margin_loss", {}, [torch.tensor(1.0), torch.tensor(1.0), None]),
+        ("multilabel_soft_margin_loss", {"reduction": "batchmean"}, [xf, xf, None]),
+        ("triplet_margin_loss", {}, [xf, xf[0], xf]),
+        ("triplet_margin_loss", {"margin": 0.0}, [xf, xf, xf]),
+        ("triplet_margin_loss", {"margin": -1.5}, [xf, xf, xf]),
+        ("triplet_margin_loss", {}, [xf.bool(), xf.bool(), xf.bool()]),
+        ("triplet_margin_loss", {"reduction": "batchmean"}, [xf, xf, xf]),
+    ]
+    for op, a, operands in bad:
+        fn = getattr(F, op)
+        kw = dict(a)
+        if op in ("gaussian_nll_loss",):
+            call = lambda: fn(*operands, **kw)
+        elif op == "multilabel_soft_margin_loss":
+            call = lambda: fn(operands[0], operands[1], operands[2], **kw)
+        else:
+            call = lambda: fn(*operands, **kw)
+        record_refusal(op, a, operands, call)
+    for name, dt, s in op_db_samples({"nn.functional.gaussian_nll_loss", "nn.functional.cosine_embedding_loss",
+                                      "nn.functional.multilabel_soft_margin_loss",
+                                      "nn.functional.triplet_margin_loss"}, [torch.float32, torch.float64]):
+        op = name.split(".")[-1]
+        kw = dict(s.kwargs)
+        if op == "multilabel_soft_margin_loss":
+            operands = [s.input.contiguous(), s.args[0].contiguous(),
+                        kw.pop("weight").contiguous() if kw.get("weight") is not None else None]
+            call = lambda: F.multilabel_soft_margin_loss(*operands, **kw)
+        else:
+            operands = [s.input.contiguous()] + [a.contiguous() if isinstance(a, torch.Tensor) else a for a in s.args]
+            call = lambda: getattr(F, op)(*operands, **kw)
+        if op == "gaussian_nll_loss" and isinstance(operands[2], torch.Tensor) and bool((operands[2] < 0).any()):
+            continue
+        record(op, kw, operands, call)
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2674,6 +2783,7 @@ def main():
     gen_products_more()
     gen_searchsorted()
     gen_masked_scatter_prelu_unpool()
+    gen_more_losses()
     out = {
         "meta": {
             "torch_version": torch.__version__,

@@ -52,9 +52,9 @@ pub use defaults::{
     with_default_dtype,
 };
 pub use tensor::{
-    AttentionOptions, ConvOptions, Interpolate, InterpolateMode, PoolOptions, Tensor, arange,
-    bucketize, cat, column_stack, dstack, einsum, eye, full, hstack, linalg_multi_dot, linspace,
-    ones, searchsorted, stack, vstack, where_, zeros,
+    AttentionOptions, ConvOptions, Interpolate, InterpolateMode, PoolOptions, Tensor,
+    TripletMargin, arange, bucketize, cat, column_stack, dstack, einsum, eye, full, hstack,
+    linalg_multi_dot, linspace, ones, searchsorted, stack, vstack, where_, zeros,
 };
 pub use trace::{
     Input, IntoOutputs, TensorOrScalar, TensorSpec, Traced, apply, apply_named, trace,

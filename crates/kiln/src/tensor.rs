@@ -1635,6 +1635,32 @@ pub fn bucketize(
     record(op, vec![input.into(), t(boundaries)], None)
 }
 
+/// The options of [`Tensor::triplet_margin_loss`] (PyTorch's keyword
+/// arguments; `Default` is PyTorch's defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TripletMargin {
+    /// The margin (positive).
+    pub margin: f64,
+    /// The norm of the pairwise distances.
+    pub p: f64,
+    /// Added to the differences before their norm.
+    pub eps: f64,
+    /// Use the smaller of the anchor's and the positive's distance to the
+    /// negative.
+    pub swap: bool,
+}
+
+impl Default for TripletMargin {
+    fn default() -> Self {
+        TripletMargin {
+            margin: 1.0,
+            p: 2.0,
+            eps: 1e-6,
+            swap: false,
+        }
+    }
+}
+
 /// Issue 16's remaining methods.
 impl Tensor {
     /// `self.masked_scatter(mask, source)`: `source`'s elements, in order,
@@ -1647,6 +1673,69 @@ impl Tensor {
     /// per channel (dim 1).
     pub fn prelu(&self, weight: &Tensor) -> Tensor {
         record(Op::Prelu, vec![t(self), t(weight)], None)
+    }
+
+    /// `F.gaussian_nll_loss(self, target, var, full, eps, reduction)`:
+    /// `var` a tensor or a non-negative number.
+    pub fn gaussian_nll_loss(
+        &self,
+        target: &Tensor,
+        var: impl Into<Input>,
+        full: bool,
+        eps: f64,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::GaussianNllLoss {
+            full,
+            eps: F64(eps),
+            reduction,
+        };
+        record(op, vec![t(self), t(target), var.into()], None)
+    }
+
+    /// `F.cosine_embedding_loss(self, input2, target, margin, reduction)`.
+    pub fn cosine_embedding_loss(
+        &self,
+        input2: &Tensor,
+        target: &Tensor,
+        margin: f64,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::CosineEmbeddingLoss {
+            margin: F64(margin),
+            reduction,
+        };
+        record(op, vec![t(self), t(input2), t(target)], None)
+    }
+
+    /// `F.multilabel_soft_margin_loss(self, target, weight, reduction)`.
+    pub fn multilabel_soft_margin_loss(
+        &self,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::MultilabelSoftMarginLoss { reduction };
+        record(op, vec![t(self), t(target), Input::from(weight)], None)
+    }
+
+    /// `F.triplet_margin_loss(self, positive, negative, margin, p, eps,
+    /// swap, reduction)`, the options in [`TripletMargin`].
+    pub fn triplet_margin_loss(
+        &self,
+        positive: &Tensor,
+        negative: &Tensor,
+        options: TripletMargin,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::TripletMarginLoss {
+            margin: F64(options.margin),
+            p: F64(options.p),
+            eps: F64(options.eps),
+            swap: options.swap,
+            reduction,
+        };
+        record(op, vec![t(self), t(positive), t(negative)], None)
     }
 }
 

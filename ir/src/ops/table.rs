@@ -1106,6 +1106,49 @@ define_ops! {
     MaxUnpool1d "max_unpool1d" { output_size: Vec<i64> } (input: Tensor, indices: Tensor)
         => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Kernel)
             .expand(expand::max_unpool1d);
+    /// `torch.nn.functional.gaussian_nll_loss` (a Python function in
+    /// PyTorch: Kiln names it after it): `0.5·(log(max(var, eps)) + (input
+    /// - target)² / max(var, eps))`, plus `0.5·log(2π)` with `full`; `var`
+    /// a tensor (of the input's shape, one dim short, or with one dim of
+    /// one) or a non-negative number. PyTorch's data-dependent check that
+    /// no `var` entry is negative is not made (such entries are clamped).
+    GaussianNllLoss "gaussian_nll_loss" { full: bool = false, eps: F64 = F64(1e-6), reduction: LossReduction = LossReduction::Mean }
+        (input: Tensor, target: Tensor, var: Any)
+        => reduction(infer::by_expansion, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::more_losses);
+    /// `torch.nn.functional.cosine_embedding_loss` (ATen's
+    /// `cosine_embedding_loss`): `1 - cos(x1, x2)` where the target is 1,
+    /// `max(0, cos - margin)` where it is -1, zero elsewhere; the cosine
+    /// along the last dim of 2-D (1-D with a 0-D target) inputs.
+    CosineEmbeddingLoss "cosine_embedding_loss" { margin: F64 = F64(0.0), reduction: LossReduction = LossReduction::Mean }
+        (input1: Tensor, input2: Tensor, target: Tensor)
+        => reduction(infer::by_expansion, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::more_losses);
+    /// `torch.nn.functional.multilabel_soft_margin_loss` (a Python function
+    /// in PyTorch: Kiln names it after it): `-(t·logsigmoid(x) + (1 -
+    /// t)·logsigmoid(-x))`, times `weight`, averaged over the last dim.
+    MultilabelSoftMarginLoss "multilabel_soft_margin_loss" { reduction: LossReduction = LossReduction::Mean }
+        (input: Tensor, target: Tensor, weight: Optional)
+        => reduction(infer::by_expansion, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::more_losses);
+    /// `torch.nn.functional.triplet_margin_loss` (ATen's
+    /// `triplet_margin_loss`, with the functional's check that `margin` is
+    /// positive): `max(0, margin + d(a, p) - d(a, n))` with pairwise
+    /// `p`-norm distances, `d(a, n)` the smaller of it and `d(p, n)` with
+    /// `swap`.
+    TripletMarginLoss "triplet_margin_loss" {
+        margin: F64 = F64(1.0),
+        p: F64 = F64(2.0),
+        eps: F64 = F64(1e-6),
+        swap: bool = false,
+        reduction: LossReduction = LossReduction::Mean,
+    } (anchor: Tensor, positive: Tensor, negative: Tensor)
+        => reduction(infer::by_expansion, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::more_losses);
     /// `F.pad(mode="reflect")` of the last dim (`reflection_pad1d`): new positions
     /// mirrored about the ends (not repeating them), negative padding cropping (`ops::padding`).
     ReflectionPad1d "reflection_pad1d" { padding: Vec<i64> } (input: Tensor)
