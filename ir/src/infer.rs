@@ -4545,3 +4545,104 @@ pub fn prelu(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     }
     Ok(single(x.shape.clone(), x.dtype, vec![None, None]))
 }
+
+/// The single-result op a native normalization computes its first result
+/// with (`native_layer_norm` is `layer_norm`, ...), and the dims its
+/// statistics are kept over (`None`: per channel, `batch_norm`'s).
+pub fn native_norm_parts(op: &Op, x: &TensorType) -> Result<Op> {
+    Ok(match op {
+        Op::NativeLayerNorm {
+            normalized_shape,
+            eps,
+        } => Op::LayerNorm {
+            normalized_shape: normalized_shape.clone(),
+            eps: *eps,
+        },
+        Op::NativeBatchNorm {
+            training,
+            momentum,
+            eps,
+        } => Op::BatchNorm {
+            training: *training,
+            momentum: *momentum,
+            eps: *eps,
+            cudnn_enabled: true,
+        },
+        Op::NativeGroupNorm {
+            n,
+            c,
+            hxw,
+            group,
+            eps,
+        } => {
+            // ATen's native_group_norm checks, in its order.
+            if x.numel() != n * c * hxw {
+                return shape_error(
+                    "Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)".into(),
+                );
+            }
+            if *group <= 0 {
+                return shape_error(format!(
+                    "Expected num groups to be greater than 0, got {group}"
+                ));
+            }
+            if c % group != 0 {
+                return shape_error(format!(
+                    "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={group}",
+                    format_shape(&x.shape)
+                ));
+            }
+            // PyTorch reads the input as [N, C, HxW] whatever its shape.
+            if x.rank() < 2 || x.shape[0] != *n || x.shape[1] != *c {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "native_group_norm: N = {n} and C = {c} read an input of shape {} as another shape: Kiln needs its own",
+                        format_shape(&x.shape)
+                    ),
+                ));
+            }
+            Op::GroupNorm {
+                num_groups: *group,
+                eps: *eps,
+                cudnn_enabled: true,
+            }
+        }
+        _ => return Err(wrong_rule("native_norms")),
+    })
+}
+
+/// `native_layer_norm`, `native_batch_norm`, `native_group_norm`: the
+/// normalization's checks and result, and its statistics' shapes
+/// (`[*, 1, ...]`; `[C]`, or `[0]` in evaluation; `[N, group]`), of the
+/// input's dtype or the parameters' f32 (PyTorch's mixed-dtype CPU path).
+pub fn native_norms(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let base = native_norm_parts(op, x)?;
+    let out = infer(&base, args, None, ctx)?;
+    let param = args[1..].iter().find_map(Arg::tensor);
+    let stats_dtype = match param {
+        Some(p) if p.dtype != x.dtype => p.dtype,
+        _ => x.dtype,
+    };
+    let stats_shape = match op {
+        Op::NativeLayerNorm {
+            normalized_shape, ..
+        } => {
+            let axis = x.rank() - normalized_shape.len();
+            let mut shape = x.shape[..axis].to_vec();
+            shape.extend(std::iter::repeat_n(1, normalized_shape.len()));
+            shape
+        }
+        Op::NativeBatchNorm { training: true, .. } => vec![x.shape[1]],
+        Op::NativeBatchNorm { .. } => vec![0],
+        Op::NativeGroupNorm { n, group, .. } => vec![*n, *group],
+        _ => return Err(wrong_rule("native_norms")),
+    };
+    let stats = TensorType::new(stats_shape, stats_dtype);
+    Ok(Inferred {
+        results: vec![out.results[0].clone(), stats.clone(), stats],
+        operand_dtypes: out.operand_dtypes,
+        natural_dtype: x.dtype,
+    })
+}

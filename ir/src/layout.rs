@@ -889,3 +889,20 @@ pub fn prelu_layout(
         .map(|r| ResultLayout::Fresh(pointwise_layout(&args, &r.shape)))
         .collect())
 }
+
+/// `native_batch_norm`, `native_group_norm`: the normalized result in the
+/// input's suggested memory format (PyTorch's CPU kernels keep
+/// channels_last), the statistics contiguous.
+pub fn native_norm_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let mut layouts = suggested_format_layout(op, args, &results[..1])?;
+    layouts.extend(
+        results[1..]
+            .iter()
+            .map(|r| ResultLayout::Fresh(contiguous_strides(&r.shape))),
+    );
+    Ok(layouts)
+}

@@ -105,7 +105,6 @@ MISSING = {
                                 "(export in eval mode)",
     "native_batch_norm": "Kiln's batch_norm in training mode is not exported "
                          "(export in eval mode)",
-    "native_group_norm": "Kiln has no group_norm",
     "rrelu_with_noise": "rrelu in training mode is random: export in eval mode",
     "native_dropout": "dropout is random: export in eval mode",
 }
@@ -461,8 +460,11 @@ def _layer_norm(c):
 def _native_layer_norm(c):
     users = {u.args[1] for u in c.node.users}
     if users - {0}:
-        raise Unsupported("native_layer_norm's mean and rstd results (Kiln's layer_norm "
-                          "returns only the output)")
+        # The statistics are used: Kiln's native_layer_norm gives them.
+        return tuple(_multi(c, "native_layer_norm",
+                            [c.tensor("input"), _opt(c, "weight"), _opt(c, "bias")],
+                            {"normalized_shape": list(c.a["normalized_shape"]),
+                             "eps": float(c.a["eps"])}))
     w, b = c.a["weight"], c.a["bias"]
     operands = [c.tensor("input"), w if w is not None else NONE]
     if b is not None:
@@ -1220,6 +1222,29 @@ def _masked_scatter(c):
 @op("aten.prelu.default", "aten._prelu_kernel.default")
 def _prelu(c):
     return c.emit("prelu", [c.tensor("self"), c.tensor("weight")])
+
+
+@op("aten.native_group_norm.default")
+def _native_group_norm(c):
+    return tuple(_multi(c, "native_group_norm",
+                        [c.tensor("input"), _opt(c, "weight"), _opt(c, "bias")],
+                        {"n": c.a["N"], "c": c.a["C"], "hxw": c.a["HxW"], "group": c.a["group"],
+                         "eps": float(c.a["eps"])}))
+
+
+@op("aten._native_batch_norm_legit.no_stats", "aten.native_batch_norm.default")
+def _native_batch_norm(c):
+    # Without running statistics (or in evaluation) nothing is updated in
+    # place: Kiln's native_batch_norm computes the same three results.
+    running = [c.a.get("running_mean"), c.a.get("running_var")]
+    if c.a["training"] and any(r is not None for r in running):
+        raise Unsupported("batch_norm's running statistics' update in training mode "
+                          "(export in eval mode)")
+    operands = [c.tensor("input"), _opt(c, "weight"), _opt(c, "bias")]
+    operands += [r if r is not None else NONE for r in running]
+    return tuple(_multi(c, "native_batch_norm", operands,
+                        {"training": c.a["training"], "momentum": float(c.a["momentum"]),
+                         "eps": float(c.a["eps"])}))
 
 
 SUPPORTED = sorted(REGISTRY)

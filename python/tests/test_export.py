@@ -783,7 +783,7 @@ class Mixed(nn.Module):
 
 class Issue16More(nn.Module):
     """Issue 16's remaining ops: searching, masked_scatter, prelu,
-    max_unpool1d, the losses."""
+    max_unpool1d, the losses, the native normalizations and LRN."""
 
     def __init__(self):
         super().__init__()
@@ -802,6 +802,12 @@ class Issue16More(nn.Module):
             F.cosine_embedding_loss(x[0], x[1], x[2, :, 0].sign(), margin=0.2, reduction="none"),
             F.triplet_margin_loss(x[0], x[1], x[2], swap=True),
             F.triplet_margin_loss(x[0], x[1], x[2], p=1, margin=0.5, reduction="sum"),
+            # Normalizations: group norm and batch norm without running
+            # statistics export as ATen's native ops (three results each),
+            # layer norm's statistics when they are used, LRN decomposed.
+            F.group_norm(x, 5, rows[0, :5], rows[1, :5]), F.batch_norm(x, None, None, training=True),
+            torch.native_layer_norm(x, [8], None, None, 1e-5)[1],
+            F.local_response_norm(x, 3), F.local_response_norm(x.unsqueeze(-1).expand(3, 5, 8, 2), 2),
             torch.searchsorted(edges, x), torch.searchsorted(edges, x, right=True, out_int32=True),
             torch.searchsorted(rows, x[:, :, 0], side="right"),
             torch.searchsorted(rows.flip(-1), x[:, :, 0], sorter=torch.argsort(rows.flip(-1))),
@@ -926,7 +932,8 @@ def test_whole_ops_stay_whole(tmp_path):
                           "cross", "cdist"],
         "indexing": ["gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "take",
                      "index_select"],
-        "issue16_more": ["searchsorted", "bucketize", "masked_scatter", "prelu", "max_unpool2d"],
+        "issue16_more": ["searchsorted", "bucketize", "masked_scatter", "prelu", "max_unpool2d",
+                         "native_group_norm", "native_batch_norm", "native_layer_norm"],
     }
     for case, ops in want.items():
         module, args = _sweep_cases()[case]

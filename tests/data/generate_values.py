@@ -2744,6 +2744,106 @@ def gen_more_losses():
         record(op, kw, operands, call)
 
 
+def _clone(v):
+    return v.clone() if isinstance(v, torch.Tensor) else v
+
+
+def gen_native_norms():
+    """native_layer_norm, native_batch_norm (training and evaluation: the
+    running statistics passed as copies, PyTorch updates them in place),
+    native_group_norm (all three results) and local_response_norm (3-D,
+    4-D, 5-D inputs, even and odd sizes) on floats, with and without
+    parameters, mixed f32 parameters of reduced-precision inputs; refusals;
+    PyTorch's OpInfo samples."""
+    g = torch.Generator().manual_seed(1618)
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        r = lambda *s: torch.randn(*s, generator=g).to(dt)
+        x = r(2, 3, 4, 5)
+        w, b = r(4, 5), r(4, 5)
+        for params in ((None, None), (w, b), (w, None)):
+            record("native_layer_norm", {"normalized_shape": [4, 5], "eps": 1e-5}, [x, *params],
+                   lambda: torch.native_layer_norm(x, [4, 5], *params, 1e-5))
+        record("native_layer_norm", {"normalized_shape": [5], "eps": 0.1}, [x, None, None],
+               lambda: torch.native_layer_norm(x, [5], None, None, 0.1))
+        cw, cb, rm, rv = r(3), r(3), r(3), torch.rand(3, generator=g).to(dt) + 0.5
+        for training in (True, False):
+            for params in ((cw, cb, rm, rv), (None, None, rm, rv), (cw, None, None, None)):
+                if not training and params[2] is None:
+                    continue
+                a = {"training": training, "momentum": 0.1, "eps": 1e-5}
+                record("native_batch_norm", a, [x, *params],
+                       lambda: torch.native_batch_norm(x, *map(_clone, params), training, 0.1, 1e-5))
+        record("native_batch_norm", {"training": True, "momentum": 0.1, "eps": 1e-3}, [x[:, :, 0].contiguous(), None, None, None, None],
+               lambda: torch.native_batch_norm(x[:, :, 0], None, None, None, None, True, 0.1, 1e-3))
+        for group, params in ((3, (cw, cb)), (1, (None, None)), (3, (None, cb))):
+            a = {"n": 2, "c": 3, "hxw": 20, "group": group, "eps": 1e-5}
+            record("native_group_norm", a, [x, *params],
+                   lambda: torch.native_group_norm(x, *params, 2, 3, 20, group, 1e-5))
+        x6 = r(2, 6, 5)
+        a = {"n": 2, "c": 6, "hxw": 5, "group": 2, "eps": 1e-5}
+        record("native_group_norm", a, [x6, None, None], lambda: torch.native_group_norm(x6, None, None, 2, 6, 5, 2, 1e-5))
+        for shape in ([2, 6, 5], [2, 6, 3, 4], [1, 5, 2, 3, 2]):
+            xl = r(*shape) * 3
+            for size, alpha, beta, k in ((2, 1e-4, 0.75, 1.0), (3, 0.5, 0.5, 2.0), (5, 1.0, 1.5, 0.25)):
+                a = {"size": size, "alpha": alpha, "beta": beta, "k": k}
+                record("local_response_norm", a, [xl], lambda: F.local_response_norm(xl, size, alpha, beta, k))
+    x = torch.randn(2, 3, 4, 5, generator=g).half()
+    w32, b32 = torch.randn(3, generator=g), torch.randn(3, generator=g)
+    rm32, rv32 = torch.randn(3, generator=g), torch.rand(3, generator=g) + 0.5
+    for training in (True, False):
+        a = {"training": training, "momentum": 0.1, "eps": 1e-5}
+        record("native_batch_norm", a, [x, w32, b32, rm32, rv32],
+               lambda: torch.native_batch_norm(x, w32, b32, rm32.clone(), rv32.clone(), training, 0.1, 1e-5))
+    record("native_group_norm", {"n": 2, "c": 3, "hxw": 20, "group": 3, "eps": 1e-5}, [x, w32, b32],
+           lambda: torch.native_group_norm(x, w32, b32, 2, 3, 20, 3, 1e-5))
+    lw, lb = torch.randn(5, generator=g), torch.randn(5, generator=g)
+    record("native_layer_norm", {"normalized_shape": [5], "eps": 1e-5}, [x, lw, lb],
+           lambda: torch.native_layer_norm(x, [5], lw, lb, 1e-5))
+    xf = torch.randn(2, 3, 4, 5, generator=g)
+    bad = [
+        ("native_layer_norm", {"normalized_shape": [4], "eps": 1e-5}, [xf, None, None],
+         lambda: torch.native_layer_norm(xf, [4], None, None, 1e-5)),
+        ("native_layer_norm", {"normalized_shape": [5], "eps": 1e-5}, [xf.long(), None, None],
+         lambda: torch.native_layer_norm(xf.long(), [5], None, None, 1e-5)),
+        ("native_batch_norm", {"training": False, "momentum": 0.1, "eps": 1e-5}, [xf, None, None, None, None],
+         lambda: torch.native_batch_norm(xf, None, None, None, None, False, 0.1, 1e-5)),
+        ("native_batch_norm", {"training": True, "momentum": 0.1, "eps": 1e-5}, [xf, torch.ones(4), None, None, None],
+         lambda: torch.native_batch_norm(xf, torch.ones(4), None, None, None, True, 0.1, 1e-5)),
+        ("native_group_norm", {"n": 2, "c": 3, "hxw": 21, "group": 3, "eps": 1e-5}, [xf, None, None],
+         lambda: torch.native_group_norm(xf, None, None, 2, 3, 21, 3, 1e-5)),
+        ("native_group_norm", {"n": 2, "c": 3, "hxw": 20, "group": 2, "eps": 1e-5}, [xf, None, None],
+         lambda: torch.native_group_norm(xf, None, None, 2, 3, 20, 2, 1e-5)),
+        ("native_group_norm", {"n": 2, "c": 3, "hxw": 20, "group": 0, "eps": 1e-5}, [xf, None, None],
+         lambda: torch.native_group_norm(xf, None, None, 2, 3, 20, 0, 1e-5)),
+        ("local_response_norm", {"size": 2}, [xf[0, 0]], lambda: F.local_response_norm(xf[0, 0], 2)),
+        ("local_response_norm", {"size": 2}, [xf.long()], lambda: F.local_response_norm(xf.long(), 2)),
+    ]
+    for op, a, operands, call in bad:
+        record_refusal(op, a, operands, call)
+    for name, dt, s in op_db_samples({"native_layer_norm", "native_batch_norm", "native_group_norm",
+                                      "nn.functional.local_response_norm"}, [torch.float32, torch.float64]):
+        x, args = s.input.contiguous(), list(s.args)
+        args = [a.contiguous() if isinstance(a, torch.Tensor) else a for a in args]
+        if name == "native_layer_norm":
+            shape, w, b, eps = args
+            a = {"normalized_shape": list(shape), "eps": eps}
+            record(name, a, [x, w, b], lambda: torch.native_layer_norm(x, shape, w, b, eps))
+        elif name == "native_batch_norm":
+            w, b, rm, rv, training, momentum, eps = args
+            a = {"training": training, "momentum": momentum, "eps": eps}
+            record(name, a, [x, w, b, rm, rv],
+                   lambda: torch.native_batch_norm(x, w, b, _clone(rm), _clone(rv), training, momentum, eps))
+        elif name == "native_group_norm":
+            w, b, n, c, hxw, group, eps = args
+            a = {"n": n, "c": c, "hxw": hxw, "group": group, "eps": eps}
+            record(name, a, [x, w, b], lambda: torch.native_group_norm(x, w, b, n, c, hxw, group, eps))
+        else:
+            kw = dict(s.kwargs)
+            size = args[0]
+            a = {"size": size, **kw}
+            record("local_response_norm", a, [x], lambda: F.local_response_norm(x, size, **kw))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2784,6 +2884,7 @@ def main():
     gen_searchsorted()
     gen_masked_scatter_prelu_unpool()
     gen_more_losses()
+    gen_native_norms()
     out = {
         "meta": {
             "torch_version": torch.__version__,

@@ -1661,6 +1661,21 @@ impl Default for TripletMargin {
     }
 }
 
+/// The three results of a native normalization (a traced error gives one
+/// result carrying it, as [`pair`]).
+fn triple(results: Vec<Tensor>) -> (Tensor, Tensor, Tensor) {
+    let mut results = results.into_iter();
+    match (results.next(), results.next(), results.next()) {
+        (Some(a), Some(b), Some(c)) => (a, b, c),
+        (Some(a), _, _) => (a.clone(), a.clone(), a),
+        _ => (
+            Tensor::poisoned(0),
+            Tensor::poisoned(0),
+            Tensor::poisoned(0),
+        ),
+    }
+}
+
 /// Issue 16's remaining methods.
 impl Tensor {
     /// `self.masked_scatter(mask, source)`: `source`'s elements, in order,
@@ -1736,6 +1751,86 @@ impl Tensor {
             reduction,
         };
         record(op, vec![t(self), t(positive), t(negative)], None)
+    }
+
+    /// `F.local_response_norm(self, size, alpha, beta, k)`.
+    pub fn local_response_norm(&self, size: i64, alpha: f64, beta: f64, k: f64) -> Tensor {
+        let op = Op::LocalResponseNorm {
+            size,
+            alpha: F64(alpha),
+            beta: F64(beta),
+            k: F64(k),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.native_layer_norm(self, normalized_shape, weight, bias,
+    /// eps)`: the result, the mean and the reciprocal standard deviation.
+    pub fn native_layer_norm(
+        &self,
+        normalized_shape: &[i64],
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> (Tensor, Tensor, Tensor) {
+        let op = Op::NativeLayerNorm {
+            normalized_shape: normalized_shape.to_vec(),
+            eps: F64(eps),
+        };
+        let operands = vec![t(self), Input::from(weight), Input::from(bias)];
+        triple(record_all(op, operands, None, Some(3)))
+    }
+
+    /// `torch.native_batch_norm(self, weight, bias, running_mean,
+    /// running_var, training, momentum, eps)`: the result, and the batch's
+    /// mean and reciprocal standard deviation in training (empty in
+    /// evaluation).
+    pub fn native_batch_norm(
+        &self,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        running: Option<(&Tensor, &Tensor)>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> (Tensor, Tensor, Tensor) {
+        let op = Op::NativeBatchNorm {
+            training,
+            momentum: F64(momentum),
+            eps: F64(eps),
+        };
+        let operands = vec![
+            t(self),
+            Input::from(weight),
+            Input::from(bias),
+            Input::from(running.map(|r| r.0)),
+            Input::from(running.map(|r| r.1)),
+        ];
+        triple(record_all(op, operands, None, Some(3)))
+    }
+
+    /// `torch.native_group_norm(self, weight, bias, N, C, HxW, group,
+    /// eps)` with `N`, `C`, `HxW` read from the input's shape: the result,
+    /// and each sample's groups' mean and reciprocal standard deviation.
+    pub fn native_group_norm(
+        &self,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        group: i64,
+        eps: f64,
+    ) -> (Tensor, Tensor, Tensor) {
+        let shape = type_of(self).map(|ty| ty.shape).unwrap_or_default();
+        let n = shape.first().copied().unwrap_or(1);
+        let c = shape.get(1).copied().unwrap_or(1);
+        let op = Op::NativeGroupNorm {
+            n,
+            c,
+            hxw: shape.iter().skip(2).product(),
+            group,
+            eps: F64(eps),
+        };
+        let operands = vec![t(self), Input::from(weight), Input::from(bias)];
+        triple(record_all(op, operands, None, Some(3)))
     }
 }
 

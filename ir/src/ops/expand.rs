@@ -4452,3 +4452,212 @@ fn push_checked(e: &mut Emitter<'_>, op: Op, operands: Vec<Operand>) -> Result<V
     }
     e.push(op, converted)
 }
+
+/// `native_layer_norm`, `native_batch_norm`, `native_group_norm`: the
+/// normalization's own expansion for the result (in training, batch_norm's
+/// from its statistics rounded to their dtype, as PyTorch's CPU kernel),
+/// and the statistics, in opmath (the mean and biased variance of
+/// `moments`, `rsqrt(var + eps)`), converted to their dtype; empty
+/// statistics for `batch_norm` in evaluation.
+pub fn native_norms(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let x = nth(operands, 0)?;
+    let x_ty = e.ty(x).clone();
+    if !computable_float(x_ty.dtype) {
+        return Ok(None);
+    }
+    let base = crate::infer::native_norm_parts(op, &x_ty)?;
+    // batch_norm in training normalizes with its rounded statistics (below).
+    let out = match op {
+        Op::NativeBatchNorm { training: true, .. } => None,
+        _ => Some(e.push(base, operands.to_vec())?),
+    };
+    let stats_dtype = operands[1..]
+        .iter()
+        .find_map(Operand::value)
+        .map(|p| e.ty(p).dtype)
+        .filter(|d| *d != x_ty.dtype)
+        .unwrap_or(x_ty.dtype);
+    let acc = x_ty.dtype.opmath();
+    let xf = e.cast(x, acc)?;
+    let (mean, var, eps, shape) = match op {
+        Op::NativeLayerNorm {
+            normalized_shape,
+            eps,
+        } => {
+            let n = normalized_shape.len() as i64;
+            let (mean, var) = moments(e, xf, (-n..0).collect())?;
+            let shape = e.ty(mean).shape.clone();
+            (mean, var, eps.0, shape)
+        }
+        Op::NativeBatchNorm {
+            training: false, ..
+        } => {
+            let empty = Op::Full {
+                shape: vec![0],
+                value: Scalar::Int(0),
+                dtype: Some(stats_dtype),
+                device: Some(x_ty.device),
+            };
+            let (a, b) = (e.push(empty.clone(), vec![])?, e.push(empty, vec![])?);
+            return Ok(out.map(|out| vec![out, a, b]));
+        }
+        Op::NativeBatchNorm { eps, .. } => {
+            let dims: Vec<i64> = std::iter::once(0).chain(2..x_ty.rank() as i64).collect();
+            let (mean, var) = moments(e, xf, dims)?;
+            (mean, var, eps.0, vec![x_ty.shape[1]])
+        }
+        Op::NativeGroupNorm {
+            n,
+            c,
+            hxw,
+            group,
+            eps,
+        } => {
+            let grouped = reshape(e, xf, vec![*n, *group, c / group * hxw])?;
+            let (mean, var) = moments(e, grouped, vec![2])?;
+            (mean, var, eps.0, vec![*n, *group])
+        }
+        _ => return Ok(None),
+    };
+    let var_eps = e.binary(BinaryOp::Add, var, f(eps))?;
+    let rstd = e.unary(UnaryOp::Rsqrt, var_eps)?;
+    let mut stats = Vec::new();
+    for v in [mean, rstd] {
+        let v = reshape(e, v, shape.clone())?;
+        stats.push(e.cast(v, stats_dtype)?);
+    }
+    let out = if let Some(out) = out {
+        out
+    } else {
+        // PyTorch's CPU kernel normalizes with the statistics it returns
+        // (rounded to their dtype): `alpha = invstd·weight`, `beta = bias
+        // - mean·alpha`, `x·alpha + beta`.
+        let mut per_channel = vec![x_ty.shape[1]];
+        per_channel.extend(std::iter::repeat_n(1, x_ty.rank() - 2));
+        let channels = |e: &mut Emitter<'_>, v: ValueId| -> Result<ValueId> {
+            let v = e.cast(v, acc)?;
+            reshape(e, v, per_channel.clone())
+        };
+        let mean = channels(e, stats[0])?;
+        let mut alpha = channels(e, stats[1])?;
+        if let Some(w) = optional(operands, 1) {
+            let w = channels(e, w)?;
+            alpha = e.binary(BinaryOp::Mul, alpha, w)?;
+        }
+        let shift = e.binary(BinaryOp::Mul, mean, alpha)?;
+        let beta = match optional(operands, 2) {
+            Some(b) => {
+                let b = channels(e, b)?;
+                e.binary(BinaryOp::Sub, b, shift)?
+            }
+            None => e.unary(UnaryOp::Neg, shift)?,
+        };
+        let scaled = e.binary(BinaryOp::Mul, xf, alpha)?;
+        let y = e.binary(BinaryOp::Add, scaled, beta)?;
+        e.cast(y, x_ty.dtype)?
+    };
+    Ok(Some(vec![out, stats[0], stats[1]]))
+}
+
+/// `local_response_norm`, as `torch.nn.functional` computes it: the
+/// squares' mean over `size` channels (zero-padded: `constant_pad_nd`,
+/// then `avg_pool2d` of a `[N, 1, C, L]` view or `avg_pool3d` of
+/// `[N, 1, C, H, rest]`), then `x / (mean·alpha + k)^beta`.
+pub fn local_response_norm(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::LocalResponseNorm {
+        size,
+        alpha,
+        beta,
+        k,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let x = nth(operands, 0)?;
+    let x_ty = e.ty(x).clone();
+    let dim = x_ty.rank();
+    if dim < 3 {
+        return Err(Error::new(
+            ErrorKind::Shape,
+            format!(
+                "Expected 3D or higher dimensionality                          input (got {dim} dimensions)"
+            ),
+        ));
+    }
+    if x_ty.numel() == 0 {
+        return one(x);
+    }
+    let v = Operand::Value;
+    let sq = e.binary(BinaryOp::Mul, x, x)?;
+    let (before, after) = (size.div_euclid(2), (size - 1).div_euclid(2));
+    let pooled = if dim == 3 {
+        let div = e.push(Op::Unsqueeze { dim: 1 }, vec![v(sq)])?;
+        let div = push_checked(
+            e,
+            Op::ConstantPadNd {
+                pad: vec![0, 0, before, after],
+                value: Scalar::Int(0),
+            },
+            vec![v(div)],
+        )?;
+        let pool = Op::AvgPool2d {
+            kernel_size: vec![*size, 1],
+            stride: vec![1],
+            padding: vec![0],
+            ceil_mode: false,
+            count_include_pad: true,
+            divisor_override: None,
+        };
+        let div = push_checked(e, pool, vec![v(div)])?;
+        e.push(
+            Op::Squeeze {
+                dims: Some(vec![1]),
+            },
+            vec![v(div)],
+        )?
+    } else {
+        let s = &x_ty.shape;
+        let div = e.push(
+            Op::View {
+                shape: vec![s[0], 1, s[1], s[2], -1],
+            },
+            vec![v(sq)],
+        )?;
+        let div = push_checked(
+            e,
+            Op::ConstantPadNd {
+                pad: vec![0, 0, 0, 0, before, after],
+                value: Scalar::Int(0),
+            },
+            vec![v(div)],
+        )?;
+        let pool = Op::AvgPool3d {
+            kernel_size: vec![*size, 1, 1],
+            stride: vec![1],
+            padding: vec![0],
+            ceil_mode: false,
+            count_include_pad: true,
+            divisor_override: None,
+        };
+        let div = push_checked(e, pool, vec![v(div)])?;
+        let div = e.push(
+            Op::Squeeze {
+                dims: Some(vec![1]),
+            },
+            vec![v(div)],
+        )?;
+        e.push(Op::View { shape: s.clone() }, vec![v(div)])?
+    };
+    let scaled = e.binary(BinaryOp::Mul, pooled, f(alpha.0))?;
+    let shifted = e.binary(BinaryOp::Add, scaled, f(k.0))?;
+    let powered = e.binary(BinaryOp::Pow, shifted, f(beta.0))?;
+    one(e.binary(BinaryOp::Div, x, powered)?)
+}

@@ -1149,6 +1149,46 @@ define_ops! {
         => reduction(infer::by_expansion, Cost::Reduction)
             .traits(Traits::APPROXIMATE)
             .expand(expand::more_losses);
+    /// `torch.nn.functional.local_response_norm` as it computes it: each
+    /// value divided by `(k + alpha·mean of the squares of the `size`
+    /// neighbouring channels)^beta` (an `avg_pool` over zero-padded
+    /// channels).
+    LocalResponseNorm "local_response_norm" { size: i64, alpha: F64 = F64(1e-4), beta: F64 = F64(0.75), k: F64 = F64(1.0) }
+        (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Rows)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::local_response_norm);
+    /// ATen's `native_layer_norm`: `layer_norm`'s result, and the mean and
+    /// `1/sqrt(var + eps)` of each normalized slice (`[*, 1, ...]`, in the
+    /// input's dtype, or f32 with f32 parameters of a reduced-precision
+    /// input), all contiguous.
+    NativeLayerNorm "native_layer_norm" { normalized_shape: Vec<i64>, eps: F64 }
+        (input: Tensor, weight: Optional, bias: Optional)
+        => Rules::new(infer::native_norms, LayoutRule::Contiguous, Cost::Rows)
+            .results(Results::Fixed(3))
+            .kernel(fixed("LayerNormKernelImpl", S::FLOATS))
+            .expand(expand::native_norms);
+    /// ATen's `native_batch_norm`: `batch_norm`'s result (in the input's
+    /// suggested memory format), and in training the batch's mean and
+    /// `1/sqrt(var + eps)` per channel (`save_mean`, `save_invstd`), empty
+    /// in evaluation, as PyTorch's CPU kernel returns them; the running
+    /// statistics are not updated (a side effect).
+    NativeBatchNorm "native_batch_norm" { training: bool, momentum: F64, eps: F64 }
+        (input: Tensor, weight: Optional, bias: Optional, running_mean: Optional, running_var: Optional)
+        => Rules::new(infer::native_norms, LayoutRule::Custom(layout::native_norm_layout), Cost::Rows)
+            .results(Results::Fixed(3))
+            .kernel(fixed("batch_norm", S::FLOATS))
+            .expand(expand::native_norms);
+    /// ATen's `native_group_norm`: `group_norm`'s result (in the input's
+    /// suggested memory format) and each sample's groups' mean and
+    /// `1/sqrt(var + eps)` (`[N, group]`); `N`, `C`, `HxW` must describe
+    /// the input.
+    NativeGroupNorm "native_group_norm" { n: i64, c: i64, hxw: i64, group: i64, eps: F64 }
+        (input: Tensor, weight: Optional, bias: Optional)
+        => Rules::new(infer::native_norms, LayoutRule::Custom(layout::native_norm_layout), Cost::Rows)
+            .results(Results::Fixed(3))
+            .kernel(fixed("GroupNormKernelImpl", S::FLOATS))
+            .expand(expand::native_norms);
     /// `F.pad(mode="reflect")` of the last dim (`reflection_pad1d`): new positions
     /// mirrored about the ends (not repeating them), negative padding cropping (`ops::padding`).
     ReflectionPad1d "reflection_pad1d" { padding: Vec<i64> } (input: Tensor)
