@@ -210,7 +210,8 @@ fn gather_and_scatter_indices_out_of_range_are_errors() {
 
 /// Issue 16's interpreted ops given out-of-range positions or too little
 /// data (a sorter position past the row, fewer source elements than the
-/// mask selects, an unpooling position past the output): PyTorch's
+/// mask selects, an unpooling position past the output, an embedding
+/// bag's index past the weight or offsets not starting at 0): PyTorch's
 /// run-time error on the interpreter and on Cranelift, checked before
 /// anything is read or written.
 #[test]
@@ -245,6 +246,26 @@ fn issue16_run_time_errors() {
             // PyTorch's threads race to report one of the bad positions
             // (7 here on its CPU); Kiln names the first, as max_unpool2d.
             "Found an invalid max index: 5 (output volumes are of size 5x1)",
+        ),
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<2x3xf32> {
+  %i = arange {start = 1, end = 6, step = 1}
+  %o = arange {start = 0, end = 4, step = 2}
+  %0, %1, %2, %3 = embedding_bag %w, %i, %o, none
+  return %0
+}
+",
+            "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be 4",
+        ),
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<2x3xf32> {
+  %i = arange {start = 0, end = 3, step = 1}
+  %o = arange {start = 1, end = 3, step = 1}
+  %0, %1, %2, %3 = embedding_bag %w, %i, %o, none {mode = 1}
+  return %0
+}
+",
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, got 1",
         ),
     ];
     for (text, message) in cases {

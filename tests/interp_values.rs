@@ -214,6 +214,7 @@ fn sums(op: &str) -> bool {
                 | "native_layer_norm"
                 | "native_batch_norm"
                 | "native_group_norm"
+                | "embedding_bag"
         )
 }
 

@@ -4646,3 +4646,137 @@ pub fn native_norms(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferre
         natural_dtype: x.dtype,
     })
 }
+
+/// PyTorch's legacy tensor type name (`torch.FloatTensor`), which
+/// `checkScalarTypes` messages use.
+fn legacy_type_name(d: DType) -> String {
+    format!("torch.{}Tensor", d.scalar_type_name())
+}
+
+/// Whether `embedding_bag` in sum mode takes PyTorch's fast CPU path
+/// (f32, f16 or bf16 weights, no padding index), whose `offset2bag` is
+/// empty.
+pub fn embedding_bag_fast_sum(weight: DType, mode: i64, padding_idx: Option<i64>) -> bool {
+    mode == 0
+        && matches!(weight, DType::F32 | DType::F16 | DType::BF16)
+        && padding_idx.is_none_or(|p| p < 0)
+}
+
+/// `embedding_bag`: `[bags, dim]` of the weight's dtype, and ATen's
+/// bookkeeping results (`offset2bag`, `bag_size`, `max_indices`) of the
+/// indices' dtype (int32 when the indices and offsets both are), with the
+/// shapes PyTorch's CPU kernel gives them; its checks in its order.
+pub fn embedding_bag(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::EmbeddingBag {
+        mode,
+        include_last_offset,
+        padding_idx,
+        ..
+    } = op
+    else {
+        return Err(wrong_rule("embedding_bag"));
+    };
+    let (weight, indices, offsets) = (
+        nth_tensor(args, 0)?,
+        nth_tensor(args, 1)?,
+        nth_tensor(args, 2)?,
+    );
+    let psw = args.get(3).and_then(Arg::tensor);
+    let checked = |what: &str, t: &TensorType, allowed: &str| -> Result<()> {
+        dtype_error(format!(
+            "Expected tensor for argument #1 '{what}' to have one of the following scalar types: {allowed}; but got {} instead (while checking arguments for embedding_bag)",
+            legacy_type_name(t.dtype)
+        ))
+    };
+    for t in [indices, offsets] {
+        if !matches!(t.dtype, DType::I32 | DType::I64) {
+            checked("indices", t, "Long, Int")?;
+        }
+    }
+    if !matches!(
+        weight.dtype,
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64
+    ) {
+        checked("weight", weight, "Half, BFloat16, Float, Double")?;
+    }
+    if !(0..=2).contains(mode) {
+        return Err(err(
+            ErrorKind::Attribute,
+            "`mode` must be sum, mean, or max.",
+        ));
+    }
+    if let Some(p) = psw {
+        if *mode != 0 {
+            return Err(err(
+                ErrorKind::Attribute,
+                "embedding_bag: per_sample_weights only supported with mode='sum'",
+            ));
+        }
+        if p.numel() != indices.numel() {
+            return shape_error(
+                "Expected per_sample_weights.value().numel() == indices.numel() to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)".into(),
+            );
+        }
+        if p.dtype != weight.dtype {
+            return dtype_error(format!(
+                "Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 'per_sample_weights'; but type {} does not equal {} (while checking arguments for embedding_bag)",
+                legacy_type_name(weight.dtype),
+                legacy_type_name(p.dtype)
+            ));
+        }
+    }
+    if weight.rank() != 2 {
+        return shape_error(format!(
+            "weight has to be a 2D Tensor, but got Tensor of dimension {}",
+            weight.rank()
+        ));
+    }
+    if offsets.rank() != 1 {
+        return shape_error(format!(
+            "offsets has to be a 1D Tensor, but got Tensor of dimension {}",
+            offsets.rank()
+        ));
+    }
+    if indices.rank() != 1 {
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!(
+                "embedding_bag of {}-D indices: Kiln takes them flattened, with offsets (as F.embedding_bag passes 2-D input)",
+                indices.rank()
+            ),
+        ));
+    }
+    let n_offsets = offsets.shape[0];
+    if *include_last_offset && n_offsets < 1 {
+        return shape_error("include_last_offset: number of offset should be at least 1".into());
+    }
+    let bags = n_offsets - i64::from(*include_last_offset);
+    let index_dtype = if indices.dtype == DType::I32 && offsets.dtype == DType::I32 {
+        DType::I32
+    } else {
+        DType::I64
+    };
+    let dim = weight.shape[1];
+    let (offset2bag, bag_size, max_indices) = match mode {
+        0 => {
+            let o2b = if embedding_bag_fast_sum(weight.dtype, *mode, *padding_idx) {
+                0
+            } else {
+                indices.numel()
+            };
+            (vec![o2b], vec![n_offsets], vec![n_offsets])
+        }
+        1 => (vec![indices.numel()], vec![bags], vec![bags]),
+        _ => (vec![indices.numel()], vec![bags], vec![bags, dim]),
+    };
+    Ok(Inferred {
+        results: vec![
+            TensorType::new(vec![bags, dim], weight.dtype),
+            TensorType::new(offset2bag, index_dtype),
+            TensorType::new(bag_size, index_dtype),
+            TensorType::new(max_indices, index_dtype),
+        ],
+        operand_dtypes: vec![None; args.len()],
+        natural_dtype: weight.dtype,
+    })
+}

@@ -1247,4 +1247,17 @@ def _native_batch_norm(c):
                          "eps": float(c.a["eps"])}))
 
 
+@op("aten._embedding_bag_forward_only.default", "aten._embedding_bag.default",
+    "aten.embedding_bag.padding_idx")
+def _embedding_bag(c):
+    # ATen's -1 (and any negative) padding_idx means none.
+    pad = c.a.get("padding_idx")
+    psw = c.a.get("per_sample_weights")
+    return tuple(_multi(c, "embedding_bag",
+                        [c.tensor("weight"), c.tensor("indices"), c.tensor("offsets"),
+                         psw if psw is not None else NONE],
+                        {"mode": c.a["mode"], "include_last_offset": c.a["include_last_offset"],
+                         "padding_idx": pad if pad is not None and pad >= 0 else None}))
+
+
 SUPPORTED = sorted(REGISTRY)

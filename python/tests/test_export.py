@@ -783,7 +783,8 @@ class Mixed(nn.Module):
 
 class Issue16More(nn.Module):
     """Issue 16's remaining ops: searching, masked_scatter, prelu,
-    max_unpool1d, the losses, the native normalizations and LRN."""
+    max_unpool1d, the losses, the native normalizations, LRN and
+    embedding_bag."""
 
     def __init__(self):
         super().__init__()
@@ -808,6 +809,11 @@ class Issue16More(nn.Module):
             F.group_norm(x, 5, rows[0, :5], rows[1, :5]), F.batch_norm(x, None, None, training=True),
             torch.native_layer_norm(x, [8], None, None, 1e-5)[1],
             F.local_response_norm(x, 3), F.local_response_norm(x.unsqueeze(-1).expand(3, 5, 8, 2), 2),
+            F.embedding_bag(torch.tensor([0, 2, 1, 2, 0]), rows, torch.tensor([0, 2]), mode="sum",
+                            per_sample_weights=x[0, 0, :5]),
+            F.embedding_bag(torch.tensor([[0, 2], [1, 2]]), rows, mode="max"),
+            F.embedding_bag(torch.tensor([0, 2, 1, 2]), rows, torch.tensor([0, 1, 4]), mode="mean",
+                            include_last_offset=True, padding_idx=1),
             torch.searchsorted(edges, x), torch.searchsorted(edges, x, right=True, out_int32=True),
             torch.searchsorted(rows, x[:, :, 0], side="right"),
             torch.searchsorted(rows.flip(-1), x[:, :, 0], sorter=torch.argsort(rows.flip(-1))),
@@ -933,7 +939,8 @@ def test_whole_ops_stay_whole(tmp_path):
         "indexing": ["gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "take",
                      "index_select"],
         "issue16_more": ["searchsorted", "bucketize", "masked_scatter", "prelu", "max_unpool2d",
-                         "native_group_norm", "native_batch_norm", "native_layer_norm"],
+                         "native_group_norm", "native_batch_norm", "native_layer_norm",
+                         "embedding_bag"],
     }
     for case, ops in want.items():
         module, args = _sweep_cases()[case]

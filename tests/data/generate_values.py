@@ -2844,6 +2844,67 @@ def gen_native_norms():
             record("local_response_norm", a, [x], lambda: F.local_response_norm(x, size, **kw))
 
 
+def gen_embedding_bag():
+    """embedding_bag (ATen's _embedding_bag_forward_only, as torch.export
+    emits it): sum, mean, max, per-sample weights, include_last_offset,
+    padding_idx, empty bags, int32 and mixed index dtypes, on the float
+    dtypes; its four results; refusals; PyTorch's OpInfo samples."""
+    g = torch.Generator().manual_seed(1619)
+    ebf = torch.ops.aten._embedding_bag_forward_only
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 0, 5])
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        w = torch.randn(6, 3, generator=g).to(dt)
+        psw = torch.rand(8, generator=g).to(dt)
+        for offs, last in ((torch.tensor([0, 2, 2, 5]), False), (torch.tensor([0, 3, 3, 8]), True),
+                           (torch.tensor([0]), False)):
+            for mode in (0, 1, 2):
+                for pad in (None, 4):
+                    for weights in ((None, psw) if mode == 0 else (None,)):
+                        a = {"mode": mode, "include_last_offset": last}
+                        if pad is not None:
+                            a["padding_idx"] = pad
+                        record("embedding_bag", a, [w, idx, offs, weights],
+                               lambda: ebf(w, idx, offs, False, mode, False, weights, last, -1 if pad is None else pad))
+    w = torch.randn(6, 3, generator=g)
+    for ii, oo in ((idx.int(), torch.tensor([0, 4], dtype=torch.int32)), (idx.int(), torch.tensor([0, 4])),
+                   (torch.tensor([], dtype=torch.int64), torch.tensor([0, 0]))):
+        for mode in (0, 1, 2):
+            record("embedding_bag", {"mode": mode}, [w, ii, oo, None], lambda: ebf(w, ii, oo, False, mode, False, None, False, -1))
+    bad = [([w, idx.float(), torch.tensor([0]), None], {}), ([w, idx, torch.tensor([0.0]), None], {}),
+           ([w.long(), idx, torch.tensor([0]), None], {}), ([w, idx, torch.tensor([0]), None], {"mode": 3}),
+           ([w, idx, torch.tensor([0]), torch.ones(8)], {"mode": 1}),
+           ([w, idx, torch.tensor([0]), torch.ones(7)], {}), ([w, idx, torch.tensor([0]), torch.ones(8).double()], {}),
+           ([w[0], idx, torch.tensor([0]), None], {}), ([w, idx, torch.tensor([[0]]), None], {}),
+           ([w, idx, torch.tensor([], dtype=torch.int64), None], {"include_last_offset": True})]
+    for operands, a in bad:
+        kw = {"mode": 0, "include_last_offset": False, **a}
+        record_refusal("embedding_bag", a, operands,
+                       lambda: ebf(operands[0], operands[1], operands[2], False, kw["mode"], False, operands[3],
+                                   kw["include_last_offset"], -1))
+    for _, dt, s in op_db_samples({"nn.functional.embedding_bag"}, [torch.float32, torch.float64]):
+        kw = dict(s.kwargs)
+        ii, w = s.input, s.args[0]
+        offs = kw.get("offsets")
+        mode = {"sum": 0, "mean": 1, "max": 2}[kw.get("mode", "mean")]
+        last = kw.get("include_last_offset", False)
+        pad = kw.get("padding_idx")
+        psw = kw.get("per_sample_weights")
+        if kw.get("max_norm") is not None:
+            continue
+        if ii.dim() == 2:
+            offs = torch.arange(0, ii.numel(), ii.shape[1])
+            ii = ii.reshape(-1)
+        if pad is not None and pad < 0:
+            pad = w.shape[0] + pad
+        a = {"mode": mode, "include_last_offset": last}
+        if pad is not None:
+            a["padding_idx"] = pad
+        ii, w, offs = ii.contiguous(), w.contiguous(), offs.contiguous()
+        psw = psw.contiguous() if psw is not None else None
+        record("embedding_bag", a, [w, ii, offs, psw],
+               lambda: ebf(w, ii, offs, False, mode, False, psw, last, -1 if pad is None else pad))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -2885,6 +2946,7 @@ def main():
     gen_masked_scatter_prelu_unpool()
     gen_more_losses()
     gen_native_norms()
+    gen_embedding_bag()
     out = {
         "meta": {
             "torch_version": torch.__version__,

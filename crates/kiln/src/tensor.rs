@@ -1753,6 +1753,45 @@ impl Tensor {
         record(op, vec![t(self), t(positive), t(negative)], None)
     }
 
+    /// `torch.embedding_bag(weight=self, indices, offsets, mode=...,
+    /// per_sample_weights=..., include_last_offset=..., padding_idx=...)`
+    /// (ATen's, with 1-D indices): the bags' reductions (`mode` 0 sum,
+    /// 1 mean, 2 max) and ATen's `offset2bag`, `bag_size`, `max_indices`.
+    pub fn embedding_bag(
+        &self,
+        indices: &Tensor,
+        offsets: &Tensor,
+        mode: i64,
+        per_sample_weights: Option<&Tensor>,
+        include_last_offset: bool,
+        padding_idx: Option<i64>,
+    ) -> (Tensor, Tensor, Tensor, Tensor) {
+        let op = Op::EmbeddingBag {
+            scale_grad_by_freq: false,
+            mode,
+            sparse: false,
+            include_last_offset,
+            padding_idx,
+        };
+        let operands = vec![
+            t(self),
+            t(indices),
+            t(offsets),
+            Input::from(per_sample_weights),
+        ];
+        let mut r = record_all(op, operands, None, Some(4)).into_iter();
+        match (r.next(), r.next(), r.next(), r.next()) {
+            (Some(a), Some(b), Some(c), Some(d)) => (a, b, c, d),
+            (Some(a), ..) => (a.clone(), a.clone(), a.clone(), a),
+            _ => (
+                Tensor::poisoned(0),
+                Tensor::poisoned(0),
+                Tensor::poisoned(0),
+                Tensor::poisoned(0),
+            ),
+        }
+    }
+
     /// `F.local_response_norm(self, size, alpha, beta, k)`.
     pub fn local_response_norm(&self, size: i64, alpha: f64, beta: f64, k: f64) -> Tensor {
         let op = Op::LocalResponseNorm {

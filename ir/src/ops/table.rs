@@ -1179,6 +1179,23 @@ define_ops! {
             .results(Results::Fixed(3))
             .kernel(fixed("batch_norm", S::FLOATS))
             .expand(expand::native_norms);
+    /// ATen's `embedding_bag` (`_embedding_bag`, `_embedding_bag_forward_only`):
+    /// the sum (times `per_sample_weights`), mean or max (`mode` 0, 1, 2) of
+    /// the weight's rows `indices` lists, bag by bag between `offsets`
+    /// (the last one the end with `include_last_offset`), rows equal to
+    /// `padding_idx` (non-negative) left out; and ATen's bookkeeping
+    /// results `offset2bag`, `bag_size`, `max_indices` with the shapes and
+    /// values its CPU kernel gives. Bad offsets and indices are PyTorch's
+    /// run-time errors.
+    EmbeddingBag "embedding_bag" {
+        scale_grad_by_freq: bool = false,
+        #[shown] mode: i64 = 0,
+        sparse: bool = false,
+        include_last_offset: bool = false,
+        padding_idx: Option<i64> = None,
+    } (weight: Tensor, indices: Tensor, offsets: Tensor, per_sample_weights: Optional)
+        => Rules::new(infer::embedding_bag, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Fixed(4));
     /// ATen's `native_group_norm`: `group_norm`'s result (in the input's
     /// suggested memory format) and each sample's groups' mean and
     /// `1/sqrt(var + eps)` (`[N, group]`); `N`, `C`, `HxW` must describe

@@ -12,6 +12,7 @@
 //! (`kiln_ir::ops::expand`, where they are defined), which are checked
 //! against PyTorch's values independently.
 
+mod bags;
 pub mod elementwise;
 mod indexing;
 mod masked;
@@ -163,6 +164,23 @@ fn execute(
         | Op::Logcumsumexp { .. }
         | Op::Cummax { .. }
         | Op::Cummin { .. } => return scan::scan(&inst.op, tensor(&args[0]), types, &layouts),
+        Op::EmbeddingBag {
+            mode, padding_idx, ..
+        } => {
+            let bags = bags::Bags {
+                mode: *mode,
+                padding_idx: *padding_idx,
+            };
+            return bags::embedding_bag(
+                &bags,
+                tensor(&args[0]),
+                tensor(&args[1]),
+                tensor(&args[2]),
+                args.get(3).and_then(optional),
+                types,
+                &layouts,
+            );
+        }
         Op::MaskedScatter => {
             return masked::masked_scatter(
                 tensor(&args[0]),
