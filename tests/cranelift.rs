@@ -208,6 +208,87 @@ fn gather_and_scatter_indices_out_of_range_are_errors() {
     }
 }
 
+/// Issue 16's interpreted ops given out-of-range positions or too little
+/// data (a sorter position past the row, fewer source elements than the
+/// mask selects, an unpooling position past the output, an embedding
+/// bag's index past the weight or offsets not starting at 0): PyTorch's
+/// run-time error on the interpreter and on Cranelift, checked before
+/// anything is read or written.
+#[test]
+fn issue16_run_time_errors() {
+    let cases = [
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<4x3xi64> {
+  %r = arange {start = 1, end = 4, step = 1}
+  %0 = searchsorted %r, %w, %r
+  return %0
+}
+",
+            "torch.searchsorted(): sorter index out of range",
+        ),
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<4x3xf32> {
+  %m = gt %w, 1.5
+  %0 = masked_scatter %w, %m, %s
+  return %0
+}
+",
+            "Number of elements of source < number of ones in mask",
+        ),
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<4x5xf32> {
+  %r = arange {start = 2, end = 14, step = 1}
+  %i = reshape %r {shape = [4, 3]}
+  %0 = max_unpool1d %w, %i {output_size = [5]}
+  return %0
+}
+",
+            // PyTorch's threads race to report one of the bad positions
+            // (7 here on its CPU); Kiln names the first, as max_unpool2d.
+            "Found an invalid max index: 5 (output volumes are of size 5x1)",
+        ),
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<2x3xf32> {
+  %i = arange {start = 1, end = 6, step = 1}
+  %o = arange {start = 0, end = 4, step = 2}
+  %0, %1, %2, %3 = embedding_bag %w, %i, %o, none
+  return %0
+}
+",
+            "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be 4",
+        ),
+        (
+            "func @main(%w: tensor<4x3xf32>, %s: tensor<1x2xf32>) -> tensor<2x3xf32> {
+  %i = arange {start = 0, end = 3, step = 1}
+  %o = arange {start = 1, end = 3, step = 1}
+  %0, %1, %2, %3 = embedding_bag %w, %i, %o, none {mode = 1}
+  return %0
+}
+",
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, got 1",
+        ),
+    ];
+    for (text, message) in cases {
+        let module = kiln::parse_module("oob.kir", text, kiln::DefaultDType::F32).unwrap();
+        let w =
+            kiln_runtime::Tensor::from_vec((0..12).map(|i| i as f32).collect(), &[4, 3]).unwrap();
+        let s = kiln_runtime::Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2]).unwrap();
+        let inputs = [w, s];
+        let expected = match interp::run(&module, &inputs) {
+            Ok(_) => panic!("{text}: no error on the interpreter"),
+            Err(e) => e,
+        };
+        assert_eq!(expected.message(), message, "{text}");
+        let got = Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
+            .unwrap()
+            .run(&inputs)
+            .err()
+            .unwrap_or_else(|| panic!("{text}: no error on Cranelift"));
+        assert_eq!(got.message(), message, "{text}");
+    }
+}
+
 /// The kernel plans of the benchmark's model blocks, one line per step:
 /// how many kernels each block takes, pinned (a reader of the block would
 /// expect GPT-2 to take one kernel per layer norm and per bias-activation

@@ -217,6 +217,15 @@ fn sums(op: &str) -> bool {
                 | "pairwise_distance"
                 | "nll_loss"
                 | "cross_entropy"
+                | "gaussian_nll_loss"
+                | "cosine_embedding_loss"
+                | "multilabel_soft_margin_loss"
+                | "triplet_margin_loss"
+                | "local_response_norm"
+                | "native_layer_norm"
+                | "native_batch_norm"
+                | "native_group_norm"
+                | "embedding_bag"
         )
 }
 

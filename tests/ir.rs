@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use kiln::{DType, DefaultDType, Module, TensorSpec, parse_module, trace};
+use kiln::{DType, DefaultDType, LossReduction, Module, TensorSpec, parse_module, trace};
 use kiln_tests::programs::{DTypes, recipe_strategy};
 use kiln_tests::tests_dir;
 use proptest::prelude::*;
@@ -299,6 +299,77 @@ fn traced_products_more() {
     ] {
         assert!(text.contains(line), "{line}\n{text}");
     }
+}
+
+/// Issue 16's remaining ops trace under PyTorch's names with its result
+/// types: searchsorted and bucketize (a number searched for), the masked
+/// scatter, prelu, max_unpool1d, the losses, the native normalizations
+/// (three results) and embedding_bag (four).
+#[test]
+fn traced_issue16_remaining() {
+    let specs = [
+        TensorSpec::new([2, 3, 4], DType::F32).name("x"),
+        TensorSpec::new([5], DType::F32).name("e"),
+        TensorSpec::new([3, 4], DType::Bool).name("m"),
+        TensorSpec::new([3], DType::F32).name("w"),
+        TensorSpec::new([2, 3, 4], DType::I64).name("i"),
+        TensorSpec::new([6], DType::I64).name("j"),
+        TensorSpec::new([2], DType::I64).name("o"),
+    ];
+    let traced = trace(&specs, |x| {
+        let ss = kiln::searchsorted(&x[1], &x[0], true, false, None);
+        let sn = kiln::searchsorted(&x[1], 0.5, false, true, None);
+        let bk = kiln::bucketize(&x[0], &x[1], false, true);
+        let ms = x[0].masked_scatter(&x[2], &x[0]);
+        let pr = x[0].prelu(&x[3]);
+        let mu = x[0].max_unpool(&x[4], &[9], &[], &[]);
+        let gl = x[0].gaussian_nll_loss(&x[0], 0.5, true, 1e-6, LossReduction::Sum);
+        let ce = x[0].select(0, 0).cosine_embedding_loss(
+            &x[0].select(0, 1),
+            &x[3],
+            0.1,
+            LossReduction::None,
+        );
+        let ml = x[0].multilabel_soft_margin_loss(&x[0], None, LossReduction::Mean);
+        let tm = x[0].triplet_margin_loss(
+            &x[0],
+            &x[0],
+            kiln::TripletMargin::default(),
+            LossReduction::Mean,
+        );
+        let lrn = x[0].local_response_norm(2, 1e-4, 0.75, 1.0);
+        let (ln, lm, lr) = x[0].native_layer_norm(&[4], None, None, 1e-5);
+        let (bn, bm, bi) = x[0].native_batch_norm(None, None, None, true, 0.1, 1e-5);
+        let (gn, gm, gr) = x[0].native_group_norm(None, None, 3, 1e-5);
+        let (eb, o2b, bs, mi) = x[0]
+            .select(0, 0)
+            .embedding_bag(&x[5], &x[6], 2, None, false, None);
+        vec![
+            ss, sn, bk, ms, pr, mu, gl, ce, ml, tm, lrn, ln, lm, lr, bn, bm, bi, gn, gm, gr, eb,
+            o2b, bs, mi,
+        ]
+    })
+    .unwrap();
+    let text = traced.to_string();
+    for line in [
+        "= searchsorted %e, %x {out_int32 = true} : tensor<2x3x4xi32>",
+        "= searchsorted %e, 0.5 {right = true} : tensor<i64>",
+        "= bucketize %x, %e {right = true} : tensor<2x3x4xi64>",
+        "= masked_scatter %x, %m, %x : tensor<2x3x4xf32>",
+        "= prelu %x, %w : tensor<2x3x4xf32>",
+        "= max_unpool1d %x, %i {output_size = [9]} : tensor<2x3x9xf32>",
+        "= gaussian_nll_loss %x, %x, 0.5 {full = true, reduction = \"sum\"} : tensor<f32>",
+        "= multilabel_soft_margin_loss %x, %x : tensor<f32>",
+        "= triplet_margin_loss %x, %x, %x : tensor<f32>",
+        "= local_response_norm %x {size = 2} : tensor<2x3x4xf32>",
+        "= native_layer_norm %x {normalized_shape = [4], eps = 1e-5} : (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)",
+        "= native_batch_norm %x {training = true, momentum = 0.1, eps = 1e-5} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)",
+        "= native_group_norm %x {n = 2, c = 3, hxw = 4, group = 3, eps = 1e-5} : (tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<2x3xf32>)",
+        "{mode = 2} : (tensor<2x4xf32>, tensor<6xi64>, tensor<2xi64>, tensor<2x4xi64>)",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    assert!(text.contains("cosine_embedding_loss"), "{text}");
 }
 
 /// Issue 20's pointwise math traces under PyTorch's names (NumPy's

@@ -2639,9 +2639,12 @@ pub fn take_along_dim_shapes(
 pub fn by_expansion(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     let mut b = crate::graph::FuncBuilder::new(op.name(), *ctx);
     let mut operands = Vec::new();
-    for i in 0..args.len() {
-        let t = nth_tensor(args, i)?;
-        operands.push(crate::graph::Operand::Value(b.param(None, t.clone())?));
+    for a in args {
+        operands.push(match a {
+            Arg::Tensor(t) => crate::graph::Operand::Value(b.param(None, (*t).clone())?),
+            Arg::Scalar(s) => crate::graph::Operand::Scalar(*s),
+            Arg::None => crate::graph::Operand::None,
+        });
     }
     let mut e = crate::ops::expand::Emitter::new(&mut b);
     let results =
@@ -4508,6 +4511,8 @@ pub fn losses(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
             (shape, d)
         }
         Op::PairwiseDistance { keepdim, .. } => {
+            // `x1 - x2 + eps` comes first: its refusals (two bools) too.
+            infer(&Op::Binary { op: BinaryOp::Sub }, &args[..2], None, ctx)?;
             let d = promoted()?;
             loss_float(name, d)?;
             let mut shape = broadcast_all(args)?;
@@ -4627,4 +4632,388 @@ pub fn one_hot(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let mut shape = x.shape.clone();
     shape.push(*num_classes);
     Ok(single(shape, DType::I64, vec![None]))
+}
+
+/// `searchsorted` (and `bucketize`, its operands the other way round, whose
+/// boundaries must be 1-D): positions of `input`'s shape (a number gives
+/// one position), int64 or int32, with PyTorch's checks in its order; the
+/// sequence and the values are compared in their promoted dtype (a number
+/// takes part as a wrapped scalar, as in PyTorch's Scalar overloads).
+pub fn searchsorted(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let (out_int32, right, side, bd, input, sorter) = match op {
+        Op::Searchsorted {
+            out_int32,
+            right,
+            side,
+        } => (
+            *out_int32,
+            *right,
+            *side,
+            nth_tensor(args, 0)?,
+            args[1],
+            args.get(2).and_then(Arg::tensor),
+        ),
+        Op::Bucketize { out_int32, right } => {
+            let bd = nth_tensor(args, 1)?;
+            if bd.rank() != 1 {
+                return shape_error(format!(
+                    "boundaries tensor must be 1 dimension, but got dim({})",
+                    bd.rank()
+                ));
+            }
+            (*out_int32, *right, None, bd, args[0], None)
+        }
+        _ => return Err(wrong_rule("searchsorted")),
+    };
+    let shout = |m: String| shape_error::<()>(format!("torch.searchsorted(): {m}"));
+    if side == Some(crate::ops::SearchSide::Left) && right {
+        return Err(err(
+            ErrorKind::Attribute,
+            "torch.searchsorted(): side and right can't be set to opposites, got side of left while right was True",
+        ));
+    }
+    if let Some(s) = sorter {
+        if s.shape != bd.shape {
+            shout(format!(
+                "boundary and sorter must have the same size, but got boundary tensor {}and got sorter tensor {}",
+                format_shape(&bd.shape),
+                format_shape(&s.shape)
+            ))?;
+        }
+        if s.dtype != DType::I64 {
+            return dtype_error(format!(
+                "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype {}",
+                s.dtype.scalar_type_name()
+            ));
+        }
+    }
+    let values = input.shape();
+    if values.is_empty() && bd.rank() != 1 {
+        shout(format!(
+            "input value can be a scalar only when boundaries tensor dimension is 1, but we got boundaries tensor dim({}) and input value's dim(0) numel(1)",
+            bd.rank()
+        ))?;
+    }
+    if bd.rank() == 0 {
+        shout("boundaries tensor should have positive dimension, but got 0 dimension".into())?;
+    }
+    let leading = |s: &[i64]| s[..s.len().saturating_sub(1)].to_vec();
+    if bd.rank() != 1 && (bd.rank() != values.len() || leading(&bd.shape) != leading(values)) {
+        shout(format!(
+            "boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor and input value tensor must match, but we got boundaries tensor {} and input value tensor {}",
+            format_shape(&bd.shape),
+            format_shape(values)
+        ))?;
+    }
+    let common = common_dtype(&[Arg::Tensor(bd), input], ctx)?;
+    let dtype = if out_int32 { DType::I32 } else { DType::I64 };
+    let mut operand_dtypes = vec![Some(common), Some(common)];
+    if matches!(op, Op::Searchsorted { .. }) {
+        operand_dtypes.push(None);
+    }
+    Ok(single(values.to_vec(), dtype, operand_dtypes))
+}
+
+/// `masked_scatter`: the input broadcast with the mask (PyTorch's
+/// out-of-place form expands it first), of the input's dtype, which the
+/// source must share; the mask must be bool. PyTorch's checks in its order.
+pub fn masked_scatter(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (x, mask, source) = (
+        nth_tensor(args, 0)?,
+        nth_tensor(args, 1)?,
+        nth_tensor(args, 2)?,
+    );
+    let shape = broadcast_shapes(&mask.shape, &x.shape)?;
+    if x.dtype != source.dtype {
+        return dtype_error(format!(
+            "masked_scatter: expected self and source to have same dtypes but got{} and {}",
+            x.dtype.scalar_type_name(),
+            source.dtype.scalar_type_name()
+        ));
+    }
+    if mask.dtype != DType::Bool {
+        return dtype_error(format!(
+            "masked_scatter_ only supports boolean masks, but got mask with dtype {}",
+            mask.dtype.scalar_type_name()
+        ));
+    }
+    Ok(single(shape, x.dtype, vec![None, None, None]))
+}
+
+/// The shape ATen's `prelu` views the weight with: `[1, C, 1, ...]` for
+/// one weight per channel of a 2-D or larger input, else 0-D (one weight,
+/// or a 1-D input's); PyTorch's checks of the weight's size.
+pub fn prelu_weight_shape(x: &[i64], weight: &TensorType) -> Result<Vec<i64>> {
+    if weight.rank() > 1 {
+        return shape_error(format!(
+            "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {}",
+            weight.rank()
+        ));
+    }
+    let n = weight.numel();
+    if n == 1 {
+        return Ok(Vec::new());
+    }
+    if x.is_empty() {
+        return shape_error("Not allow zero-dim input tensor.".into());
+    }
+    let channels = if x.len() > 1 { x[1] } else { 1 };
+    if channels != n {
+        return shape_error(format!(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and channel size = {channels}."
+        ));
+    }
+    let mut shape = vec![1; x.len()];
+    shape[1] = n;
+    Ok(shape)
+}
+
+/// `prelu`: the input's type; the weight (one, or one per channel) of the
+/// input's dtype (PyTorch does not promote).
+pub fn prelu(_: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let (x, weight) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
+    prelu_weight_shape(&x.shape, weight)?;
+    if x.dtype != weight.dtype {
+        return dtype_error(format!(
+            "prelu: Type promoting not supported. Got {} and {}",
+            x.dtype.scalar_type_name(),
+            weight.dtype.scalar_type_name()
+        ));
+    }
+    Ok(single(x.shape.clone(), x.dtype, vec![None, None]))
+}
+
+/// The single-result op a native normalization computes its first result
+/// with (`native_layer_norm` is `layer_norm`, ...), and the dims its
+/// statistics are kept over (`None`: per channel, `batch_norm`'s).
+pub fn native_norm_parts(op: &Op, x: &TensorType) -> Result<Op> {
+    Ok(match op {
+        Op::NativeLayerNorm {
+            normalized_shape,
+            eps,
+        } => Op::LayerNorm {
+            normalized_shape: normalized_shape.clone(),
+            eps: *eps,
+        },
+        Op::NativeBatchNorm {
+            training,
+            momentum,
+            eps,
+        } => Op::BatchNorm {
+            training: *training,
+            momentum: *momentum,
+            eps: *eps,
+            cudnn_enabled: true,
+        },
+        Op::NativeGroupNorm {
+            n,
+            c,
+            hxw,
+            group,
+            eps,
+        } => {
+            // ATen's native_group_norm checks, in its order.
+            if x.numel() != n * c * hxw {
+                return shape_error(
+                    "Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)".into(),
+                );
+            }
+            if *group <= 0 {
+                return shape_error(format!(
+                    "Expected num groups to be greater than 0, got {group}"
+                ));
+            }
+            if c % group != 0 {
+                return shape_error(format!(
+                    "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={group}",
+                    format_shape(&x.shape)
+                ));
+            }
+            // PyTorch reads the input as [N, C, HxW] whatever its shape.
+            if x.rank() < 2 || x.shape[0] != *n || x.shape[1] != *c {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "native_group_norm: N = {n} and C = {c} read an input of shape {} as another shape: Kiln needs its own",
+                        format_shape(&x.shape)
+                    ),
+                ));
+            }
+            Op::GroupNorm {
+                num_groups: *group,
+                eps: *eps,
+                cudnn_enabled: true,
+            }
+        }
+        _ => return Err(wrong_rule("native_norms")),
+    })
+}
+
+/// `native_layer_norm`, `native_batch_norm`, `native_group_norm`: the
+/// normalization's checks and result, and its statistics' shapes
+/// (`[*, 1, ...]`; `[C]`, or `[0]` in evaluation; `[N, group]`), of the
+/// input's dtype or the parameters' f32 (PyTorch's mixed-dtype CPU path).
+pub fn native_norms(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
+    let x = tensor(args)?;
+    let base = native_norm_parts(op, x)?;
+    let out = infer(&base, args, None, ctx)?;
+    let param = args[1..].iter().find_map(Arg::tensor);
+    let stats_dtype = match param {
+        Some(p) if p.dtype != x.dtype => p.dtype,
+        _ => x.dtype,
+    };
+    let stats_shape = match op {
+        Op::NativeLayerNorm {
+            normalized_shape, ..
+        } => {
+            let axis = x.rank() - normalized_shape.len();
+            let mut shape = x.shape[..axis].to_vec();
+            shape.extend(std::iter::repeat_n(1, normalized_shape.len()));
+            shape
+        }
+        Op::NativeBatchNorm { training: true, .. } => vec![x.shape[1]],
+        Op::NativeBatchNorm { .. } => vec![0],
+        Op::NativeGroupNorm { n, group, .. } => vec![*n, *group],
+        _ => return Err(wrong_rule("native_norms")),
+    };
+    let stats = TensorType::new(stats_shape, stats_dtype);
+    Ok(Inferred {
+        results: vec![out.results[0].clone(), stats.clone(), stats],
+        operand_dtypes: out.operand_dtypes,
+        natural_dtype: x.dtype,
+    })
+}
+
+/// PyTorch's legacy tensor type name (`torch.FloatTensor`), which
+/// `checkScalarTypes` messages use.
+fn legacy_type_name(d: DType) -> String {
+    format!("torch.{}Tensor", d.scalar_type_name())
+}
+
+/// Whether `embedding_bag` in sum mode takes PyTorch's fast CPU path
+/// (f32, f16 or bf16 weights, no padding index), whose `offset2bag` is
+/// empty.
+pub fn embedding_bag_fast_sum(weight: DType, mode: i64, padding_idx: Option<i64>) -> bool {
+    mode == 0
+        && matches!(weight, DType::F32 | DType::F16 | DType::BF16)
+        && padding_idx.is_none_or(|p| p < 0)
+}
+
+/// `embedding_bag`: `[bags, dim]` of the weight's dtype, and ATen's
+/// bookkeeping results (`offset2bag`, `bag_size`, `max_indices`) of the
+/// indices' dtype (int32 when the indices and offsets both are), with the
+/// shapes PyTorch's CPU kernel gives them; its checks in its order.
+pub fn embedding_bag(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
+    let Op::EmbeddingBag {
+        mode,
+        include_last_offset,
+        padding_idx,
+        ..
+    } = op
+    else {
+        return Err(wrong_rule("embedding_bag"));
+    };
+    let (weight, indices, offsets) = (
+        nth_tensor(args, 0)?,
+        nth_tensor(args, 1)?,
+        nth_tensor(args, 2)?,
+    );
+    let psw = args.get(3).and_then(Arg::tensor);
+    let checked = |what: &str, t: &TensorType, allowed: &str| -> Result<()> {
+        dtype_error(format!(
+            "Expected tensor for argument #1 '{what}' to have one of the following scalar types: {allowed}; but got {} instead (while checking arguments for embedding_bag)",
+            legacy_type_name(t.dtype)
+        ))
+    };
+    for t in [indices, offsets] {
+        if !matches!(t.dtype, DType::I32 | DType::I64) {
+            checked("indices", t, "Long, Int")?;
+        }
+    }
+    if !matches!(
+        weight.dtype,
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64
+    ) {
+        checked("weight", weight, "Half, BFloat16, Float, Double")?;
+    }
+    if !(0..=2).contains(mode) {
+        return Err(err(
+            ErrorKind::Attribute,
+            "`mode` must be sum, mean, or max.",
+        ));
+    }
+    if let Some(p) = psw {
+        if *mode != 0 {
+            return Err(err(
+                ErrorKind::Attribute,
+                "embedding_bag: per_sample_weights only supported with mode='sum'",
+            ));
+        }
+        if p.numel() != indices.numel() {
+            return shape_error(
+                "Expected per_sample_weights.value().numel() == indices.numel() to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)".into(),
+            );
+        }
+        if p.dtype != weight.dtype {
+            return dtype_error(format!(
+                "Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 'per_sample_weights'; but type {} does not equal {} (while checking arguments for embedding_bag)",
+                legacy_type_name(weight.dtype),
+                legacy_type_name(p.dtype)
+            ));
+        }
+    }
+    if weight.rank() != 2 {
+        return shape_error(format!(
+            "weight has to be a 2D Tensor, but got Tensor of dimension {}",
+            weight.rank()
+        ));
+    }
+    if offsets.rank() != 1 {
+        return shape_error(format!(
+            "offsets has to be a 1D Tensor, but got Tensor of dimension {}",
+            offsets.rank()
+        ));
+    }
+    if indices.rank() != 1 {
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!(
+                "embedding_bag of {}-D indices: Kiln takes them flattened, with offsets (as F.embedding_bag passes 2-D input)",
+                indices.rank()
+            ),
+        ));
+    }
+    let n_offsets = offsets.shape[0];
+    if *include_last_offset && n_offsets < 1 {
+        return shape_error("include_last_offset: number of offset should be at least 1".into());
+    }
+    let bags = n_offsets - i64::from(*include_last_offset);
+    let index_dtype = if indices.dtype == DType::I32 && offsets.dtype == DType::I32 {
+        DType::I32
+    } else {
+        DType::I64
+    };
+    let dim = weight.shape[1];
+    let (offset2bag, bag_size, max_indices) = match mode {
+        0 => {
+            let o2b = if embedding_bag_fast_sum(weight.dtype, *mode, *padding_idx) {
+                0
+            } else {
+                indices.numel()
+            };
+            (vec![o2b], vec![n_offsets], vec![n_offsets])
+        }
+        1 => (vec![indices.numel()], vec![bags], vec![bags]),
+        _ => (vec![indices.numel()], vec![bags], vec![bags, dim]),
+    };
+    Ok(Inferred {
+        results: vec![
+            TensorType::new(vec![bags, dim], weight.dtype),
+            TensorType::new(offset2bag, index_dtype),
+            TensorType::new(bag_size, index_dtype),
+            TensorType::new(max_indices, index_dtype),
+        ],
+        operand_dtypes: vec![None; args.len()],
+        natural_dtype: weight.dtype,
+    })
 }

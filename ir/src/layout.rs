@@ -969,3 +969,42 @@ mod tests {
         );
     }
 }
+
+/// `prelu`: TensorIterator's layout over the input and the weight as ATen
+/// views it (`[1, C, 1, ...]`, or 0-D for one weight).
+pub fn prelu_layout(
+    _: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let (x, _) = first_geometry(args)?;
+    let Some(LayoutArg::Tensor(w, wty)) = args.get(1) else {
+        return Err(Error::new(ErrorKind::Layout, "prelu needs a weight"));
+    };
+    let shape = crate::infer::prelu_weight_shape(&x.shape, wty)?;
+    let strides = crate::view::view_strides(&w.shape, &w.strides, &shape)
+        .unwrap_or_else(|| contiguous_strides(&shape));
+    let viewed = crate::view::Geometry::new(shape, strides, w.offset);
+    let args = [args[0], LayoutArg::Tensor(&viewed, wty)];
+    Ok(results
+        .iter()
+        .map(|r| ResultLayout::Fresh(pointwise_layout(&args, &r.shape)))
+        .collect())
+}
+
+/// `native_batch_norm`, `native_group_norm`: the normalized result in the
+/// input's suggested memory format (PyTorch's CPU kernels keep
+/// channels_last), the statistics contiguous.
+pub fn native_norm_layout(
+    op: &crate::ops::Op,
+    args: &[LayoutArg<'_>],
+    results: &[crate::types::TensorType],
+) -> Result<Vec<ResultLayout>> {
+    let mut layouts = suggested_format_layout(op, args, &results[..1])?;
+    layouts.extend(
+        results[1..]
+            .iter()
+            .map(|r| ResultLayout::Fresh(contiguous_strides(&r.shape))),
+    );
+    Ok(layouts)
+}

@@ -54,7 +54,7 @@ pub use graph::{Func, FuncBuilder, Inst, Module, NewInst, Operand, Stage, ValueI
 pub use layout::{Layout, MemoryFormat};
 pub use ops::{
     ArgReduceOp, BinaryOp, ConvPadding, GeluApproximate, LossReduction, Op, PowForm, ReduceOp,
-    RoundingMode, Traits, UnaryOp,
+    RoundingMode, SearchSide, Traits, UnaryOp,
 };
 pub use parse::{parse_bytes, parse_module};
 pub use promotion::{DefaultDType, can_cast, promote_types, result_type};

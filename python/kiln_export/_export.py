@@ -185,6 +185,10 @@ _KEEP_NAMES = [
     "index_fill.int_Tensor",
     "index_add.default",
     "take.default",
+    # Issue 16's remaining ops.
+    "masked_scatter.default",
+    "prelu.default",
+    "_prelu_kernel.default",
 ]
 
 

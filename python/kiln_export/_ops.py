@@ -105,7 +105,6 @@ MISSING = {
                                 "(export in eval mode)",
     "native_batch_norm": "Kiln's batch_norm in training mode is not exported "
                          "(export in eval mode)",
-    "native_group_norm": "Kiln has no group_norm",
     "rrelu_with_noise": "rrelu in training mode is random: export in eval mode",
     "native_dropout": "dropout is random: export in eval mode",
 }
@@ -493,8 +492,11 @@ def _layer_norm(c):
 def _native_layer_norm(c):
     users = {u.args[1] for u in c.node.users}
     if users - {0}:
-        raise Unsupported("native_layer_norm's mean and rstd results (Kiln's layer_norm "
-                          "returns only the output)")
+        # The statistics are used: Kiln's native_layer_norm gives them.
+        return tuple(_multi(c, "native_layer_norm",
+                            [c.tensor("input"), _opt(c, "weight"), _opt(c, "bias")],
+                            {"normalized_shape": list(c.a["normalized_shape"]),
+                             "eps": float(c.a["eps"])}))
     w, b = c.a["weight"], c.a["bias"]
     operands = [c.tensor("input"), w if w is not None else NONE]
     if b is not None:
@@ -1284,5 +1286,74 @@ def _grid_sampler(c):
 def _affine_grid(c):
     return c.emit("affine_grid_generator", [c.tensor("theta")],
                   {"size": _ints(c.a["size"]), "align_corners": c.a["align_corners"]})
+
+
+# ---- issue 16's remaining ops ----------------------------------------------
+
+def _tensor_or_number(c, name):
+    v = c.a[name]
+    return v if isinstance(v, (V, bool, int, float)) else c.tensor(name)
+
+
+@op("aten.searchsorted.Tensor", "aten.searchsorted.Scalar")
+def _searchsorted(c):
+    sorter = c.a.get("sorter")
+    return c.emit("searchsorted",
+                  [c.tensor("sorted_sequence"), _tensor_or_number(c, "self"),
+                   sorter if sorter is not None else NONE],
+                  {"out_int32": c.a["out_int32"], "right": c.a["right"], "side": c.a.get("side")})
+
+
+@op("aten.bucketize.Tensor", "aten.bucketize.Scalar")
+def _bucketize(c):
+    return c.emit("bucketize", [_tensor_or_number(c, "self"), c.tensor("boundaries")],
+                  {"out_int32": c.a["out_int32"], "right": c.a["right"]})
+
+
+@op("aten.masked_scatter.default")
+def _masked_scatter(c):
+    return c.emit("masked_scatter", [c.tensor("self"), c.tensor("mask"), c.tensor("source")])
+
+
+@op("aten.prelu.default", "aten._prelu_kernel.default")
+def _prelu(c):
+    return c.emit("prelu", [c.tensor("self"), c.tensor("weight")])
+
+
+@op("aten.native_group_norm.default")
+def _native_group_norm(c):
+    return tuple(_multi(c, "native_group_norm",
+                        [c.tensor("input"), _opt(c, "weight"), _opt(c, "bias")],
+                        {"n": c.a["N"], "c": c.a["C"], "hxw": c.a["HxW"], "group": c.a["group"],
+                         "eps": float(c.a["eps"])}))
+
+
+@op("aten._native_batch_norm_legit.no_stats", "aten.native_batch_norm.default")
+def _native_batch_norm(c):
+    # Without running statistics (or in evaluation) nothing is updated in
+    # place: Kiln's native_batch_norm computes the same three results.
+    running = [c.a.get("running_mean"), c.a.get("running_var")]
+    if c.a["training"] and any(r is not None for r in running):
+        raise Unsupported("batch_norm's running statistics' update in training mode "
+                          "(export in eval mode)")
+    operands = [c.tensor("input"), _opt(c, "weight"), _opt(c, "bias")]
+    operands += [r if r is not None else NONE for r in running]
+    return tuple(_multi(c, "native_batch_norm", operands,
+                        {"training": c.a["training"], "momentum": float(c.a["momentum"]),
+                         "eps": float(c.a["eps"])}))
+
+
+@op("aten._embedding_bag_forward_only.default", "aten._embedding_bag.default",
+    "aten.embedding_bag.padding_idx")
+def _embedding_bag(c):
+    # ATen's -1 (and any negative) padding_idx means none.
+    pad = c.a.get("padding_idx")
+    psw = c.a.get("per_sample_weights")
+    return tuple(_multi(c, "embedding_bag",
+                        [c.tensor("weight"), c.tensor("indices"), c.tensor("offsets"),
+                         psw if psw is not None else NONE],
+                        {"mode": c.a["mode"], "include_last_offset": c.a["include_last_offset"],
+                         "padding_idx": pad if pad is not None and pad >= 0 else None}))
+
 
 SUPPORTED = sorted(REGISTRY)

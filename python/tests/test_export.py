@@ -833,6 +833,47 @@ class ShapesSelect(nn.Module):
         )
 
 
+class Issue16More(nn.Module):
+    """Issue 16's remaining ops: searching, masked_scatter, prelu,
+    max_unpool1d, the losses, the native normalizations, LRN and
+    embedding_bag."""
+
+    def __init__(self):
+        super().__init__()
+        self.act = nn.PReLU(5)
+
+    def forward(self, x, edges, rows):
+        pooled, where = F.max_pool1d(x, 2, return_indices=True)
+        return (
+            x.masked_scatter(x[0] > 0, rows.reshape(-1).repeat(6)), self.act(x), F.prelu(x, rows[0, :1]),
+            F.max_unpool1d(pooled, where, 2), F.max_unpool1d(pooled, where, 2, output_size=[9]),
+            # The losses export as torch.export decomposes them (ATen's
+            # composites and the functional's Python): pointwise ops,
+            # sums and norms.
+            F.gaussian_nll_loss(x, x.flip(0), 0.5, full=True),
+            F.multilabel_soft_margin_loss(x, x.sigmoid(), rows[0, :1].abs()),
+            F.cosine_embedding_loss(x[0], x[1], x[2, :, 0].sign(), margin=0.2, reduction="none"),
+            F.triplet_margin_loss(x[0], x[1], x[2], swap=True),
+            F.triplet_margin_loss(x[0], x[1], x[2], p=1, margin=0.5, reduction="sum"),
+            # Normalizations: group norm and batch norm without running
+            # statistics export as ATen's native ops (three results each),
+            # layer norm's statistics when they are used, LRN decomposed.
+            F.group_norm(x, 5, rows[0, :5], rows[1, :5]), F.batch_norm(x, None, None, training=True),
+            torch.native_layer_norm(x, [8], None, None, 1e-5)[1],
+            F.local_response_norm(x, 3), F.local_response_norm(x.unsqueeze(-1).expand(3, 5, 8, 2), 2),
+            F.embedding_bag(torch.tensor([0, 2, 1, 2, 0]), rows, torch.tensor([0, 2]), mode="sum",
+                            per_sample_weights=x[0, 0, :5]),
+            F.embedding_bag(torch.tensor([[0, 2], [1, 2]]), rows, mode="max"),
+            F.embedding_bag(torch.tensor([0, 2, 1, 2]), rows, torch.tensor([0, 1, 4]), mode="mean",
+                            include_last_offset=True, padding_idx=1),
+            torch.searchsorted(edges, x), torch.searchsorted(edges, x, right=True, out_int32=True),
+            torch.searchsorted(rows, x[:, :, 0], side="right"),
+            torch.searchsorted(rows.flip(-1), x[:, :, 0], sorter=torch.argsort(rows.flip(-1))),
+            torch.searchsorted(edges, 0.25), torch.bucketize(x, edges),
+            torch.bucketize(x, edges, right=True),
+        )
+
+
 def _sweep_cases():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(3, 5, 8, generator=g)
@@ -870,6 +911,8 @@ def _sweep_cases():
         "sampling": (Sampling(), (torch.randn(2, 3, 6, 8, generator=g),
                                   torch.rand(2, 5, 7, 2, generator=g) * 2.4 - 1.2,
                                   torch.randn(2, 2, 3, generator=g))),
+        "issue16_more": (Issue16More(), (x, torch.linspace(-2, 2, 9),
+                                         torch.sort(torch.randn(3, 7, generator=g)).values)),
         "indexing": (Indexing(), (torch.randn(4, 6, generator=g),
                                   torch.randint(0, 6, (4, 6), generator=g),
                                   torch.stack([torch.randperm(4, generator=g)
@@ -886,7 +929,8 @@ def test_op_sweep(tmp_path, case):
 
 NEW_CASES = ["products_more", "activations", "pointwise_more", "specials", "statistics",
              "shapes_more", "integers_more", "mixed", "indexing", "spatial", "sampling",
-             "shapes_select"]
+             "shapes_select",
+             "issue16_more"]
 DTYPE_CASES = ["pointwise", "reductions", "activations", "pointwise_more", "specials",
                "statistics", "shapes_more", "indexing", "spatial"]
 
@@ -947,6 +991,9 @@ def test_whole_ops_stay_whole(tmp_path):
         "shapes_more": ["roll", "repeat", "tile", "tril", "triu", "flip", "fliplr", "flipud",
                         "constant_pad_nd"],
         "products_more": ["tensordot", "vdot", "bilinear", "linalg_multi_dot", "linalg_cross",
+        "issue16_more": ["searchsorted", "bucketize", "masked_scatter", "prelu", "max_unpool2d",
+                         "native_group_norm", "native_batch_norm", "native_layer_norm",
+                         "embedding_bag"],
                           "cross", "cdist"],
         "indexing": ["gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "take",
                      "index_select"],

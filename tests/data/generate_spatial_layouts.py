@@ -454,7 +454,7 @@ def gen_complex_parts(g):
 # Ops with rules of their own: rot90 (a flip's strides, transposed), the
 # views (PyTorch's view geometry over the operand's strides) and the *_like
 # ops (empty_like's: a dense operand's strides, else dense in its order).
-OWN_RULES = ("rot90", "diagonal", "unfold", "zeros_like", "ones_like", "full_like", "empty_like")
+OWN_RULES = ("rot90", "prelu", "diagonal", "unfold", "zeros_like", "ones_like", "full_like", "empty_like")
 
 
 def gen_views_likes(g):
@@ -474,6 +474,16 @@ def gen_views_likes(g):
                 case(op, attrs, [x])
 
 
+def gen_prelu(g):
+    """prelu's result strides (TensorIterator over the input and the weight
+    viewed as [1, C, 1, ...]) for one weight and one per channel."""
+    for rank, shape in ((4, [2, 3, 4, 5]), (3, [2, 3, 4]), (4, [2, 3, 1, 1]), (4, [2, 1, 4, 5])):
+        for il in in_layouts(rank):
+            for n in (1, shape[1]):
+                x = laid_out(shape, il, torch.float32, g)
+                case("prelu", {}, [x, torch.randn(n, generator=g)])
+
+
 def main():
     g = torch.Generator().manual_seed(7)
     gen_convs(g)
@@ -481,6 +491,7 @@ def main():
     gen_pads(g)
     gen_shuffles(g)
     gen_rot90(g)
+    gen_prelu(g)
     gen_complex_parts(g)
     gen_views_likes(g)
     bad = check_rules()

@@ -127,12 +127,12 @@ def record_refusal(op, attrs, operands, fn):
     with "error" in place of "results"); nothing if it computes."""
     try:
         fn()
-    except (RuntimeError, NotImplementedError, TypeError) as e:
+    except (RuntimeError, NotImplementedError, TypeError, ValueError, IndexError) as e:
         CASES.append({
             "op": op,
             "attrs": attrs,
-            "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else scalar_spec(o)
-                         for o in operands],
+            "operands": [tensor_spec(o) if isinstance(o, torch.Tensor) else {"none": True} if o is None
+                         else scalar_spec(o) for o in operands],
             "error": str(e).split("\n")[0],
         })
 
@@ -1353,6 +1353,8 @@ def spatial_call(op, a, operands):
         return getattr(F, op)(x, *a.values())
     if op == "rot90":
         return torch.rot90(x, a["k"], a["dims"])
+    if op == "prelu":
+        return F.prelu(x, w)
     if op in COMPLEX_PARTS:
         return getattr(torch, op)(*operands)
     if op in LIKE_OPS:
@@ -3275,6 +3277,449 @@ def gen_math():
             record(kname, {}, operands, lambda: fn(*operands))
 
 
+def gen_searchsorted():
+    """searchsorted and bucketize: 1-D and per-row sequences, left and
+    right, int32 positions, sorters, numbers searched for, mixed dtypes
+    (compared in the promoted dtype), NaN and unsorted sequences (PyTorch's
+    binary search decides), on every dtype its kernel takes; refusals;
+    PyTorch's OpInfo samples."""
+    for dt in DTYPES:
+        try:
+            seq = torch.sort(make(dt, [6])).values
+        except (RuntimeError, NotImplementedError, TypeError):
+            seq = make(dt, [6])
+        x = make(dt, [2, 5], reverse=True)
+        for out_int32, right in ((False, False), (True, True)):
+            attrs = {"out_int32": out_int32, "right": right}
+            record("searchsorted", attrs, [seq, x, None],
+                   lambda: torch.searchsorted(seq, x, out_int32=out_int32, right=right))
+            record("bucketize", attrs, [x, seq],
+                   lambda: torch.bucketize(x, seq, out_int32=out_int32, right=right))
+        record_refusal("searchsorted", {}, [seq, x, None], lambda: torch.searchsorted(seq, x))
+        record_refusal("bucketize", {}, [x, seq], lambda: torch.bucketize(x, seq))
+    g = torch.Generator().manual_seed(16)
+    rows = torch.sort(torch.randint(-5, 6, (3, 7), generator=g).float(), dim=1).values
+    vals = torch.randint(-6, 7, (3, 4), generator=g).float() + 0.5 * torch.randint(0, 2, (3, 4), generator=g)
+    for side in ("left", "right"):
+        record("searchsorted", {"side": side}, [rows, vals, None],
+               lambda: torch.searchsorted(rows, vals, side=side))
+    perm = torch.stack([torch.randperm(7, generator=g) for _ in range(3)])
+    shuffled = torch.gather(rows, 1, torch.argsort(perm, dim=1))
+    sorter = torch.argsort(shuffled, dim=1, stable=True)
+    for right in (False, True):
+        record("searchsorted", {"right": right}, [shuffled, vals, sorter],
+               lambda: torch.searchsorted(shuffled, vals, right=right, sorter=sorter))
+        record("searchsorted", {"right": right}, [shuffled, vals, perm],
+               lambda: torch.searchsorted(shuffled, vals, right=right, sorter=perm))
+    nan = float("nan")
+    odd = torch.tensor([1.0, nan, -3.0, 2.0, 2.0, 5.0])
+    probes = torch.tensor([nan, 2.0, -4.0, 1.5, 6.0, float("inf"), float("-inf"), -0.0])
+    for right in (False, True):
+        record("searchsorted", {"right": right}, [odd, probes, None],
+               lambda: torch.searchsorted(odd, probes, right=right))
+    edges = torch.tensor([-1.5, 0.0, 0.0, 2.25, 7.0])
+    for v in (0, 0.0, 2.25, -9, True, 1e9):
+        for right in (False, True):
+            record("searchsorted", {"right": right}, [edges, v, None],
+                   lambda: torch.searchsorted(edges, v, right=right))
+            record("bucketize", {"right": right}, [v, edges],
+                   lambda: torch.bucketize(v, edges, right=right))
+    ints = torch.tensor([-3, 0, 2, 2, 9], dtype=torch.int32)
+    for v in (2, 2.5, -0.5, True):
+        record("searchsorted", {}, [ints, v, None], lambda: torch.searchsorted(ints, v))
+    mixed = [(torch.tensor([1, 3, 5]), torch.tensor([2.5, 3.0, 7.9])),
+             (torch.tensor([1.0, 3.0, 5.0], dtype=torch.float16), torch.tensor([3, 4], dtype=torch.int64)),
+             (torch.tensor([0.1, 0.2, 0.30000001], dtype=torch.float64), torch.tensor([0.2, 0.3], dtype=torch.float32)),
+             (torch.tensor([0, 1, 2], dtype=torch.uint8), torch.tensor([True, False])),
+             (torch.tensor([16777216.0, 16777218.0]), torch.tensor([16777217], dtype=torch.int64)),
+             (torch.tensor([-1.0, 0.0, 1.0]), torch.tensor(0.0, dtype=torch.float64)),
+             (torch.tensor([1.0, 2.0]), torch.empty(0, 3)),
+             (torch.empty(0), torch.tensor([1.0, 2.0]))]
+    for seq, x in mixed:
+        record("searchsorted", {}, [seq, x, None], lambda: torch.searchsorted(seq, x))
+        if seq.dim() == 1:
+            record("bucketize", {"right": True}, [x, seq], lambda: torch.bucketize(x, seq, right=True))
+    bad = [([torch.ones(2, 3), torch.ones(3, 1), None], {}),
+           ([torch.tensor(1.0), torch.ones(3), None], {}),
+           ([torch.ones(2, 3), 1.0, None], {}),
+           ([torch.tensor(1.0), torch.tensor(1.0), None], {}),
+           ([torch.ones(3), torch.ones(2), torch.tensor([0, 1])], {}),
+           ([torch.ones(3), torch.ones(2), torch.tensor([0, 1, 2], dtype=torch.int32)], {}),
+           ([torch.ones(3), torch.ones(2), None], {"side": "left", "right": True}),
+           ([torch.ones(3, 2), torch.ones(3, 2, 1), None], {}),
+           ([torch.ones(3).bool(), torch.ones(2).bool(), None], {}),
+           ([torch.ones(3, dtype=torch.uint16), torch.ones(2, dtype=torch.uint16), None], {}),
+           ([torch.ones(3), torch.ones(2, dtype=torch.complex64), None], {})]
+    for operands, attrs in bad:
+        record_refusal("searchsorted", attrs, operands,
+                       lambda: torch.searchsorted(*operands[:2], sorter=operands[2], **attrs))
+    record_refusal("bucketize", {}, [torch.ones(2), torch.ones(2, 2)],
+                   lambda: torch.bucketize(torch.ones(2), torch.ones(2, 2)))
+    record_refusal("bucketize", {}, [1.5, torch.tensor(2.0)],
+                   lambda: torch.bucketize(1.5, torch.tensor(2.0)))
+    for name, dt, s in op_db_samples({"searchsorted", "bucketize"}, [torch.float32, torch.int64, torch.float16, torch.uint8]):
+        kw = dict(s.kwargs)
+        attrs = {k: kw[k] for k in ("out_int32", "right", "side") if k in kw}
+        sorter = kw.get("sorter")
+        if name == "searchsorted":
+            seq = s.input.contiguous()
+            x = s.args[0].contiguous() if isinstance(s.args[0], torch.Tensor) else s.args[0]
+            sorter = sorter.contiguous() if sorter is not None else None
+            record(name, attrs, [seq, x, sorter], lambda: torch.searchsorted(seq, x, sorter=sorter, **attrs))
+        else:
+            x = s.input.contiguous() if isinstance(s.input, torch.Tensor) else s.input
+            bd = s.args[0].contiguous()
+            record(name, attrs, [x, bd], lambda: torch.bucketize(x, bd, **attrs))
+
+
+def gen_masked_scatter_prelu_unpool():
+    """masked_scatter (mask broadcast with the input, source of any shape,
+    surplus source elements unused), prelu (one weight, one per channel,
+    0-D and 1-D inputs, channels_last-free values, signed zeros and NaN)
+    and max_unpool1d (as F.max_unpool1d: max_unpool2d with a trailing dim)
+    on every dtype; refusals; PyTorch's OpInfo samples."""
+    g = torch.Generator().manual_seed(1616)
+    mask = torch.rand(3, 4, generator=g) > 0.5
+    row_mask = torch.tensor([True, False, False, True])
+    for dt in DTYPES:
+        x = make(dt, [3, 4])
+        src = make(dt, [2, 7], reverse=True)
+        record("masked_scatter", {}, [x, mask, src], lambda: x.masked_scatter(mask, src))
+        record("masked_scatter", {}, [x[0].contiguous(), mask, src], lambda: x[0].masked_scatter(mask, src))
+        record("masked_scatter", {}, [x, row_mask, src[0].contiguous()],
+               lambda: x.masked_scatter(row_mask, src[0]))
+        record_refusal("masked_scatter", {}, [x, mask, src], lambda: x.masked_scatter(mask, src))
+        w = make(dt, [3], reverse=True)
+        xc = make(dt, [2, 3, 2])
+        record("prelu", {}, [xc, w], lambda: F.prelu(xc, w))
+        record_refusal("prelu", {}, [xc, w], lambda: F.prelu(xc, w))
+    nan = float("nan")
+    xs = torch.tensor([[-2.0, -0.0, 0.0, nan, 3.5, -1e-3], [float("-inf"), float("inf"), -7.25, 1.0, -0.5, 2.0]])
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        x = xs.to(dt)
+        for w in (torch.tensor([0.25]), torch.tensor(-1.5), torch.tensor([0.1, -3.0]), torch.tensor([nan, 0.0])):
+            w = w.to(dt)
+            record("prelu", {}, [x, w], lambda: F.prelu(x, w))
+        x3 = torch.randn(2, 3, 4, 5, generator=g).to(dt)
+        w3 = torch.randn(3, generator=g).to(dt)
+        record("prelu", {}, [x3, w3], lambda: F.prelu(x3, w3))
+        record("prelu", {}, [x[0].contiguous(), w[:1].contiguous()], lambda: F.prelu(x[0], w[:1]))
+        record("prelu", {}, [x[0, 0], torch.tensor(0.5, dtype=dt)], lambda: F.prelu(x[0, 0], torch.tensor(0.5, dtype=dt)))
+    bad_prelu = [(torch.ones(2, 3, 4), torch.ones(4)), (torch.ones(2, 3), torch.ones(1, 3)),
+                 (torch.tensor(2.0), torch.ones(2)), (torch.ones(5), torch.ones(5)),
+                 (torch.ones(2, 3), torch.ones(3, dtype=torch.float64)),
+                 (torch.ones(2, 3, dtype=torch.int64), torch.ones(3, dtype=torch.int64)),
+                 (torch.ones(2, 3, dtype=torch.int64), torch.ones(2, dtype=torch.int64)),
+                 (torch.ones(2, 0, 3), torch.ones(0)), (torch.ones(2, 3), torch.ones(0))]
+    for x, w in bad_prelu:
+        record_refusal("prelu", {}, [x, w], lambda: F.prelu(x, w))
+        record("prelu", {}, [x, w], lambda: F.prelu(x, w))
+    bad_scatter = [(torch.zeros(2, 3), torch.ones(3).int(), torch.ones(6)),
+                   (torch.zeros(2, 3), torch.ones(3).bool(), torch.ones(6).double()),
+                   (torch.zeros(2, 4), torch.ones(3).int(), torch.ones(6)),
+                   (torch.zeros(2, 4, dtype=torch.int64), torch.ones(3).bool(), torch.ones(6)),
+                   (torch.zeros(2, 3, dtype=torch.uint16), torch.ones(3).to(torch.uint8), torch.ones(6, dtype=torch.uint16))]
+    for x, m, src in bad_scatter:
+        record_refusal("masked_scatter", {}, [x, m, src], lambda: x.masked_scatter(m, src))
+    for _, dt, s in op_db_samples({"masked_scatter"}, [torch.float32, torch.int64, torch.bool, torch.complex64]):
+        x, m, src = s.input.contiguous(), s.args[0].contiguous(), s.args[1].contiguous()
+        record("masked_scatter", {}, [x, m, src], lambda: x.masked_scatter(m, src))
+    for _, dt, s in op_db_samples({"nn.functional.prelu"}, [torch.float32, torch.float64, torch.bfloat16]):
+        x = s.input.contiguous()
+        w = (s.args[0] if s.args else s.kwargs["weight"]).contiguous()
+        record("prelu", {}, [x, w], lambda: F.prelu(x, w))
+    for _, dt, s in op_db_samples({"nn.functional.max_unpool1d"}, [torch.float32, torch.float64, torch.float16]):
+        x, idx, kw = s.input.contiguous(), s.args[0].contiguous(), dict(s.kwargs)
+        k = kw["kernel_size"] if isinstance(kw["kernel_size"], int) else kw["kernel_size"][0]
+        st = kw.get("stride") or k
+        st = st if isinstance(st, int) else st[0]
+        pad = kw.get("padding", 0)
+        pad = pad if isinstance(pad, int) else pad[0]
+        size = list(kw["output_size"])[-1:] if kw.get("output_size") is not None else [(x.shape[-1] - 1) * st + k - 2 * pad]
+        record("max_unpool1d", {"output_size": size}, [x, idx],
+               lambda: F.max_unpool1d(x, idx, k, st, pad, output_size=size))
+    x = torch.tensor([[[3.0, -1.0, 2.0]], [[0.5, 4.0, -2.0]]])
+    idx = torch.tensor([[[1, 2, 5]], [[0, 3, 4]]])
+    for dt in DTYPES:
+        record("max_unpool1d", {"output_size": [6]}, [x.to(dt), idx], lambda: F.max_unpool1d(x.to(dt), idx, 2, output_size=[6]))
+        record_refusal("max_unpool1d", {"output_size": [6]}, [x.to(dt), idx], lambda: F.max_unpool1d(x.to(dt), idx, 2, output_size=[6]))
+    record("max_unpool1d", {"output_size": [6]}, [x[0], idx[0]], lambda: F.max_unpool1d(x[0], idx[0], 2, output_size=[6]))
+    record_refusal("max_unpool1d", {"output_size": [6]}, [x[0, 0], idx[0, 0]],
+                   lambda: F.max_unpool1d(x[0, 0], idx[0, 0], 2, output_size=[6]))
+    record_refusal("max_unpool1d", {"output_size": [6]}, [x, idx.int()],
+                   lambda: F.max_unpool1d(x, idx.int(), 2, output_size=[6]))
+
+
+def gen_more_losses():
+    """gaussian_nll_loss (var of the input's shape, one dim short, one dim
+    of one, a number; full, eps), cosine_embedding_loss (1-D and 0-D
+    targets, margin, targets other than ±1), multilabel_soft_margin_loss
+    (weight) and triplet_margin_loss (margin, p, eps, swap) with every
+    reduction on floats, integer and mixed inputs; refusals with PyTorch's
+    messages; PyTorch's OpInfo samples."""
+    g = torch.Generator().manual_seed(1617)
+    reductions = ("none", "mean", "sum")
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        r = lambda *s: torch.randn(*s, generator=g).to(dt)
+        x, t = r(3, 4), r(3, 4)
+        v = torch.rand(3, 4, generator=g).to(dt)
+        v[0, 0] = 0.0
+        for red in reductions:
+            for var in (v, v[:, 0].contiguous(), v[:, :1].contiguous(), v[:1].contiguous(), 0.75):
+                for full, eps in ((False, 1e-6), (True, 0.05)):
+                    a = {"full": full, "eps": eps, "reduction": red}
+                    record("gaussian_nll_loss", a, [x, t, var],
+                           lambda: F.gaussian_nll_loss(x, t, var, full=full, eps=eps, reduction=red))
+            y = torch.tensor([1, -1, 1])
+            y3 = torch.tensor([1.0, 0.0, -1.0]).to(dt)
+            for margin in (0.0, 0.3, -0.5):
+                a = {"margin": margin, "reduction": red}
+                record("cosine_embedding_loss", a, [x, t, y],
+                       lambda: F.cosine_embedding_loss(x, t, y, margin=margin, reduction=red))
+                record("cosine_embedding_loss", a, [x, t, y3],
+                       lambda: F.cosine_embedding_loss(x, t, y3, margin=margin, reduction=red))
+                record("cosine_embedding_loss", a, [x[1].contiguous(), t[1].contiguous(), y[1]],
+                       lambda: F.cosine_embedding_loss(x[1], t[1], y[1], margin=margin, reduction=red))
+            labels = (torch.rand(3, 4, generator=g) > 0.5).to(dt)
+            w = torch.rand(4, generator=g).to(dt)
+            for weight in (None, w):
+                a = {"reduction": red}
+                record("multilabel_soft_margin_loss", a, [x, labels, weight],
+                       lambda: F.multilabel_soft_margin_loss(x, labels, weight, reduction=red))
+                record("multilabel_soft_margin_loss", a, [x[0].contiguous(), labels[0].contiguous(), weight],
+                       lambda: F.multilabel_soft_margin_loss(x[0], labels[0], weight, reduction=red))
+            n = r(3, 4)
+            for margin, p, eps, swap in ((1.0, 2.0, 1e-6, False), (0.5, 1.0, 0.0, True),
+                                         (2.0, 3.0, 1e-3, True), (1.0, float("inf"), 1e-6, False)):
+                a = {"margin": margin, "p": scalar_spec(p) if math.isinf(p) else p, "eps": eps, "swap": swap,
+                     "reduction": red}
+                record("triplet_margin_loss", a, [x, t, n],
+                       lambda: F.triplet_margin_loss(x, t, n, margin=margin, p=p, eps=eps, swap=swap, reduction=red))
+            a = {"margin": 1.0, "p": 2.0, "eps": 1e-6, "swap": True, "reduction": red}
+            record("triplet_margin_loss", a, [x[0].contiguous(), t[0].contiguous(), n[0].contiguous()],
+                   lambda: F.triplet_margin_loss(x[0], t[0], n[0], swap=True, reduction=red))
+    xi, ti = torch.randint(-3, 4, (3, 4), generator=g), torch.randint(-3, 4, (3, 4), generator=g)
+    record("cosine_embedding_loss", {}, [xi, ti, torch.tensor([1, -1, 1])],
+           lambda: F.cosine_embedding_loss(xi, ti, torch.tensor([1, -1, 1])))
+    record("cosine_embedding_loss", {}, [xi.bool(), ti.bool(), torch.tensor([1, -1, 1])],
+           lambda: F.cosine_embedding_loss(xi.bool(), ti.bool(), torch.tensor([1, -1, 1])))
+    xf = torch.randn(3, 4, generator=g)
+    record("multilabel_soft_margin_loss", {}, [xf, ti, None], lambda: F.multilabel_soft_margin_loss(xf, ti))
+    vf = torch.rand(3, 4, generator=g)
+    record("gaussian_nll_loss", {}, [xf.half(), xf, vf], lambda: F.gaussian_nll_loss(xf.half(), xf, vf))
+    bad = [
+        ("gaussian_nll_loss", {}, [xf, xf, torch.rand(2, 4)]),
+        ("gaussian_nll_loss", {}, [xf, xf, -0.5]),
+        ("gaussian_nll_loss", {}, [xf, xf, 1]),
+        ("gaussian_nll_loss", {}, [xf, xf[0], torch.rand(3, 4)]),
+        ("gaussian_nll_loss", {}, [xi, ti, torch.ones(3, 4, dtype=torch.int64)]),
+        ("gaussian_nll_loss", {}, [xf.view(3, 2, 2), xf.view(3, 2, 2), torch.rand(3, 1, 1)]),
+        ("gaussian_nll_loss", {"reduction": "batchmean"}, [xf, xf, torch.rand(3, 4)]),
+        ("cosine_embedding_loss", {}, [xf, xf, torch.tensor(1)]),
+        ("cosine_embedding_loss", {}, [xf[0], xf, torch.tensor(1)]),
+        ("cosine_embedding_loss", {}, [xf, xf, torch.ones(3, 1)]),
+        ("cosine_embedding_loss", {}, [xf, xf[:2], torch.ones(3)]),
+        ("cosine_embedding_loss", {}, [xf, xf, torch.ones(2)]),
+        ("cosine_embedding_loss", {}, [xf.to(torch.complex64), xf.to(torch.complex64), torch.ones(3)]),
+        ("cosine_embedding_loss", {"reduction": "batchmean"}, [xf, xf, torch.ones(3)]),
+        ("multilabel_soft_margin_loss", {}, [xf, xf[:, :2], None]),
+        ("multilabel_soft_margin_loss", {}, [xi, ti, None]),
+        ("multilabel_soft_margin_loss", {}, [torch.tensor(1.0), torch.tensor(1.0), None]),
+        ("multilabel_soft_margin_loss", {"reduction": "batchmean"}, [xf, xf, None]),
+        ("triplet_margin_loss", {}, [xf, xf[0], xf]),
+        ("triplet_margin_loss", {"margin": 0.0}, [xf, xf, xf]),
+        ("triplet_margin_loss", {"margin": -1.5}, [xf, xf, xf]),
+        ("triplet_margin_loss", {}, [xf.bool(), xf.bool(), xf.bool()]),
+        ("triplet_margin_loss", {"reduction": "batchmean"}, [xf, xf, xf]),
+    ]
+    for op, a, operands in bad:
+        fn = getattr(F, op)
+        kw = dict(a)
+        if op in ("gaussian_nll_loss",):
+            call = lambda: fn(*operands, **kw)
+        elif op == "multilabel_soft_margin_loss":
+            call = lambda: fn(operands[0], operands[1], operands[2], **kw)
+        else:
+            call = lambda: fn(*operands, **kw)
+        record_refusal(op, a, operands, call)
+    for name, dt, s in op_db_samples({"nn.functional.gaussian_nll_loss", "nn.functional.cosine_embedding_loss",
+                                      "nn.functional.multilabel_soft_margin_loss",
+                                      "nn.functional.triplet_margin_loss"}, [torch.float32, torch.float64]):
+        op = name.split(".")[-1]
+        kw = dict(s.kwargs)
+        if op == "multilabel_soft_margin_loss":
+            operands = [s.input.contiguous(), s.args[0].contiguous(),
+                        kw.pop("weight").contiguous() if kw.get("weight") is not None else None]
+            call = lambda: F.multilabel_soft_margin_loss(*operands, **kw)
+        else:
+            operands = [s.input.contiguous()] + [a.contiguous() if isinstance(a, torch.Tensor) else a for a in s.args]
+            call = lambda: getattr(F, op)(*operands, **kw)
+        if op == "gaussian_nll_loss" and isinstance(operands[2], torch.Tensor) and bool((operands[2] < 0).any()):
+            continue
+        record(op, kw, operands, call)
+
+
+def _clone(v):
+    return v.clone() if isinstance(v, torch.Tensor) else v
+
+
+def gen_native_norms():
+    """native_layer_norm, native_batch_norm (training and evaluation: the
+    running statistics passed as copies, PyTorch updates them in place),
+    native_group_norm (all three results) and local_response_norm (3-D,
+    4-D, 5-D inputs, even and odd sizes) on floats, with and without
+    parameters, mixed f32 parameters of reduced-precision inputs; refusals;
+    PyTorch's OpInfo samples."""
+    g = torch.Generator().manual_seed(1618)
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        r = lambda *s: torch.randn(*s, generator=g).to(dt)
+        x = r(2, 3, 4, 5)
+        w, b = r(4, 5), r(4, 5)
+        for params in ((None, None), (w, b), (w, None)):
+            record("native_layer_norm", {"normalized_shape": [4, 5], "eps": 1e-5}, [x, *params],
+                   lambda: torch.native_layer_norm(x, [4, 5], *params, 1e-5))
+        record("native_layer_norm", {"normalized_shape": [5], "eps": 0.1}, [x, None, None],
+               lambda: torch.native_layer_norm(x, [5], None, None, 0.1))
+        cw, cb, rm, rv = r(3), r(3), r(3), torch.rand(3, generator=g).to(dt) + 0.5
+        for training in (True, False):
+            for params in ((cw, cb, rm, rv), (None, None, rm, rv), (cw, None, None, None)):
+                if not training and params[2] is None:
+                    continue
+                a = {"training": training, "momentum": 0.1, "eps": 1e-5}
+                record("native_batch_norm", a, [x, *params],
+                       lambda: torch.native_batch_norm(x, *map(_clone, params), training, 0.1, 1e-5))
+        record("native_batch_norm", {"training": True, "momentum": 0.1, "eps": 1e-3}, [x[:, :, 0].contiguous(), None, None, None, None],
+               lambda: torch.native_batch_norm(x[:, :, 0], None, None, None, None, True, 0.1, 1e-3))
+        for group, params in ((3, (cw, cb)), (1, (None, None)), (3, (None, cb))):
+            a = {"n": 2, "c": 3, "hxw": 20, "group": group, "eps": 1e-5}
+            record("native_group_norm", a, [x, *params],
+                   lambda: torch.native_group_norm(x, *params, 2, 3, 20, group, 1e-5))
+        x6 = r(2, 6, 5)
+        a = {"n": 2, "c": 6, "hxw": 5, "group": 2, "eps": 1e-5}
+        record("native_group_norm", a, [x6, None, None], lambda: torch.native_group_norm(x6, None, None, 2, 6, 5, 2, 1e-5))
+        for shape in ([2, 6, 5], [2, 6, 3, 4], [1, 5, 2, 3, 2]):
+            xl = r(*shape) * 3
+            for size, alpha, beta, k in ((2, 1e-4, 0.75, 1.0), (3, 0.5, 0.5, 2.0), (5, 1.0, 1.5, 0.25)):
+                a = {"size": size, "alpha": alpha, "beta": beta, "k": k}
+                record("local_response_norm", a, [xl], lambda: F.local_response_norm(xl, size, alpha, beta, k))
+    x = torch.randn(2, 3, 4, 5, generator=g).half()
+    w32, b32 = torch.randn(3, generator=g), torch.randn(3, generator=g)
+    rm32, rv32 = torch.randn(3, generator=g), torch.rand(3, generator=g) + 0.5
+    for training in (True, False):
+        a = {"training": training, "momentum": 0.1, "eps": 1e-5}
+        record("native_batch_norm", a, [x, w32, b32, rm32, rv32],
+               lambda: torch.native_batch_norm(x, w32, b32, rm32.clone(), rv32.clone(), training, 0.1, 1e-5))
+    record("native_group_norm", {"n": 2, "c": 3, "hxw": 20, "group": 3, "eps": 1e-5}, [x, w32, b32],
+           lambda: torch.native_group_norm(x, w32, b32, 2, 3, 20, 3, 1e-5))
+    lw, lb = torch.randn(5, generator=g), torch.randn(5, generator=g)
+    record("native_layer_norm", {"normalized_shape": [5], "eps": 1e-5}, [x, lw, lb],
+           lambda: torch.native_layer_norm(x, [5], lw, lb, 1e-5))
+    xf = torch.randn(2, 3, 4, 5, generator=g)
+    bad = [
+        ("native_layer_norm", {"normalized_shape": [4], "eps": 1e-5}, [xf, None, None],
+         lambda: torch.native_layer_norm(xf, [4], None, None, 1e-5)),
+        ("native_layer_norm", {"normalized_shape": [5], "eps": 1e-5}, [xf.long(), None, None],
+         lambda: torch.native_layer_norm(xf.long(), [5], None, None, 1e-5)),
+        ("native_batch_norm", {"training": False, "momentum": 0.1, "eps": 1e-5}, [xf, None, None, None, None],
+         lambda: torch.native_batch_norm(xf, None, None, None, None, False, 0.1, 1e-5)),
+        ("native_batch_norm", {"training": True, "momentum": 0.1, "eps": 1e-5}, [xf, torch.ones(4), None, None, None],
+         lambda: torch.native_batch_norm(xf, torch.ones(4), None, None, None, True, 0.1, 1e-5)),
+        ("native_group_norm", {"n": 2, "c": 3, "hxw": 21, "group": 3, "eps": 1e-5}, [xf, None, None],
+         lambda: torch.native_group_norm(xf, None, None, 2, 3, 21, 3, 1e-5)),
+        ("native_group_norm", {"n": 2, "c": 3, "hxw": 20, "group": 2, "eps": 1e-5}, [xf, None, None],
+         lambda: torch.native_group_norm(xf, None, None, 2, 3, 20, 2, 1e-5)),
+        ("native_group_norm", {"n": 2, "c": 3, "hxw": 20, "group": 0, "eps": 1e-5}, [xf, None, None],
+         lambda: torch.native_group_norm(xf, None, None, 2, 3, 20, 0, 1e-5)),
+        ("local_response_norm", {"size": 2}, [xf[0, 0]], lambda: F.local_response_norm(xf[0, 0], 2)),
+        ("local_response_norm", {"size": 2}, [xf.long()], lambda: F.local_response_norm(xf.long(), 2)),
+    ]
+    for op, a, operands, call in bad:
+        record_refusal(op, a, operands, call)
+    for name, dt, s in op_db_samples({"native_layer_norm", "native_batch_norm", "native_group_norm",
+                                      "nn.functional.local_response_norm"}, [torch.float32, torch.float64]):
+        x, args = s.input.contiguous(), list(s.args)
+        args = [a.contiguous() if isinstance(a, torch.Tensor) else a for a in args]
+        if name == "native_layer_norm":
+            shape, w, b, eps = args
+            a = {"normalized_shape": list(shape), "eps": eps}
+            record(name, a, [x, w, b], lambda: torch.native_layer_norm(x, shape, w, b, eps))
+        elif name == "native_batch_norm":
+            w, b, rm, rv, training, momentum, eps = args
+            a = {"training": training, "momentum": momentum, "eps": eps}
+            record(name, a, [x, w, b, rm, rv],
+                   lambda: torch.native_batch_norm(x, w, b, _clone(rm), _clone(rv), training, momentum, eps))
+        elif name == "native_group_norm":
+            w, b, n, c, hxw, group, eps = args
+            a = {"n": n, "c": c, "hxw": hxw, "group": group, "eps": eps}
+            record(name, a, [x, w, b], lambda: torch.native_group_norm(x, w, b, n, c, hxw, group, eps))
+        else:
+            kw = dict(s.kwargs)
+            size = args[0]
+            a = {"size": size, **kw}
+            record("local_response_norm", a, [x], lambda: F.local_response_norm(x, size, **kw))
+
+
+def gen_embedding_bag():
+    """embedding_bag (ATen's _embedding_bag_forward_only, as torch.export
+    emits it): sum, mean, max, per-sample weights, include_last_offset,
+    padding_idx, empty bags, int32 and mixed index dtypes, on the float
+    dtypes; its four results; refusals; PyTorch's OpInfo samples."""
+    g = torch.Generator().manual_seed(1619)
+    ebf = torch.ops.aten._embedding_bag_forward_only
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 0, 5])
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        w = torch.randn(6, 3, generator=g).to(dt)
+        psw = torch.rand(8, generator=g).to(dt)
+        for offs, last in ((torch.tensor([0, 2, 2, 5]), False), (torch.tensor([0, 3, 3, 8]), True),
+                           (torch.tensor([0]), False)):
+            for mode in (0, 1, 2):
+                for pad in (None, 4):
+                    for weights in ((None, psw) if mode == 0 else (None,)):
+                        a = {"mode": mode, "include_last_offset": last}
+                        if pad is not None:
+                            a["padding_idx"] = pad
+                        record("embedding_bag", a, [w, idx, offs, weights],
+                               lambda: ebf(w, idx, offs, False, mode, False, weights, last, -1 if pad is None else pad))
+    w = torch.randn(6, 3, generator=g)
+    for ii, oo in ((idx.int(), torch.tensor([0, 4], dtype=torch.int32)), (idx.int(), torch.tensor([0, 4])),
+                   (torch.tensor([], dtype=torch.int64), torch.tensor([0, 0]))):
+        for mode in (0, 1, 2):
+            record("embedding_bag", {"mode": mode}, [w, ii, oo, None], lambda: ebf(w, ii, oo, False, mode, False, None, False, -1))
+    bad = [([w, idx.float(), torch.tensor([0]), None], {}), ([w, idx, torch.tensor([0.0]), None], {}),
+           ([w.long(), idx, torch.tensor([0]), None], {}), ([w, idx, torch.tensor([0]), None], {"mode": 3}),
+           ([w, idx, torch.tensor([0]), torch.ones(8)], {"mode": 1}),
+           ([w, idx, torch.tensor([0]), torch.ones(7)], {}), ([w, idx, torch.tensor([0]), torch.ones(8).double()], {}),
+           ([w[0], idx, torch.tensor([0]), None], {}), ([w, idx, torch.tensor([[0]]), None], {}),
+           ([w, idx, torch.tensor([], dtype=torch.int64), None], {"include_last_offset": True})]
+    for operands, a in bad:
+        kw = {"mode": 0, "include_last_offset": False, **a}
+        record_refusal("embedding_bag", a, operands,
+                       lambda: ebf(operands[0], operands[1], operands[2], False, kw["mode"], False, operands[3],
+                                   kw["include_last_offset"], -1))
+    for _, dt, s in op_db_samples({"nn.functional.embedding_bag"}, [torch.float32, torch.float64]):
+        kw = dict(s.kwargs)
+        ii, w = s.input, s.args[0]
+        offs = kw.get("offsets")
+        mode = {"sum": 0, "mean": 1, "max": 2}[kw.get("mode", "mean")]
+        last = kw.get("include_last_offset", False)
+        pad = kw.get("padding_idx")
+        psw = kw.get("per_sample_weights")
+        if kw.get("max_norm") is not None:
+            continue
+        if ii.dim() == 2:
+            offs = torch.arange(0, ii.numel(), ii.shape[1])
+            ii = ii.reshape(-1)
+        if pad is not None and pad < 0:
+            pad = w.shape[0] + pad
+        a = {"mode": mode, "include_last_offset": last}
+        if pad is not None:
+            a["padding_idx"] = pad
+        ii, w, offs = ii.contiguous(), w.contiguous(), offs.contiguous()
+        psw = psw.contiguous() if psw is not None else None
+        record("embedding_bag", a, [w, ii, offs, psw],
+               lambda: ebf(w, ii, offs, False, mode, False, psw, last, -1 if pad is None else pad))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -3312,6 +3757,11 @@ def main():
     gen_spatial_more()
     gen_issue20()
     gen_products_more()
+    gen_searchsorted()
+    gen_masked_scatter_prelu_unpool()
+    gen_more_losses()
+    gen_native_norms()
+    gen_embedding_bag()
     gen_random()
     gen_complex_parts()
     gen_diagonals()

@@ -32,6 +32,10 @@ pub fn sums(module: &Module) -> bool {
                     | Op::Bilinear
                     | Op::LinalgMultiDot
                     | Op::Cdist { .. }
+                    | Op::LocalResponseNorm { .. }
+                    | Op::NativeLayerNorm { .. }
+                    | Op::NativeBatchNorm { .. }
+                    | Op::NativeGroupNorm { .. }
             )
     })
 }

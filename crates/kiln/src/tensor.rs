@@ -1848,6 +1848,279 @@ pub fn empty_strided(size: &[i64], stride: &[i64], dtype: Option<DType>) -> Tens
     record(op, vec![], None)
 }
 
+/// `torch.searchsorted(sorted_sequence, input, out_int32=..., right=...,
+/// sorter=...)`: each value's insertion position in the last dim of
+/// `sorted_sequence` (`input` a tensor or a number; `right` is
+/// `side="right"`).
+pub fn searchsorted(
+    sorted_sequence: &Tensor,
+    input: impl Into<Input>,
+    out_int32: bool,
+    right: bool,
+    sorter: Option<&Tensor>,
+) -> Tensor {
+    let op = Op::Searchsorted {
+        out_int32,
+        right,
+        side: None,
+    };
+    record(
+        op,
+        vec![t(sorted_sequence), input.into(), Input::from(sorter)],
+        None,
+    )
+}
+
+/// `torch.bucketize(input, boundaries, out_int32=..., right=...)`: each
+/// value's bucket among the 1-D `boundaries`.
+pub fn bucketize(
+    input: impl Into<Input>,
+    boundaries: &Tensor,
+    out_int32: bool,
+    right: bool,
+) -> Tensor {
+    let op = Op::Bucketize { out_int32, right };
+    record(op, vec![input.into(), t(boundaries)], None)
+}
+
+/// The options of [`Tensor::triplet_margin_loss`] (PyTorch's keyword
+/// arguments; `Default` is PyTorch's defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TripletMargin {
+    /// The margin (positive).
+    pub margin: f64,
+    /// The norm of the pairwise distances.
+    pub p: f64,
+    /// Added to the differences before their norm.
+    pub eps: f64,
+    /// Use the smaller of the anchor's and the positive's distance to the
+    /// negative.
+    pub swap: bool,
+}
+
+impl Default for TripletMargin {
+    fn default() -> Self {
+        TripletMargin {
+            margin: 1.0,
+            p: 2.0,
+            eps: 1e-6,
+            swap: false,
+        }
+    }
+}
+
+/// The three results of a native normalization (a traced error gives one
+/// result carrying it, as [`pair`]).
+fn triple(results: Vec<Tensor>) -> (Tensor, Tensor, Tensor) {
+    let mut results = results.into_iter();
+    match (results.next(), results.next(), results.next()) {
+        (Some(a), Some(b), Some(c)) => (a, b, c),
+        (Some(a), _, _) => (a.clone(), a.clone(), a),
+        _ => (
+            Tensor::poisoned(0),
+            Tensor::poisoned(0),
+            Tensor::poisoned(0),
+        ),
+    }
+}
+
+/// Issue 16's remaining methods.
+impl Tensor {
+    /// `self.masked_scatter(mask, source)`: `source`'s elements, in order,
+    /// where `mask` (broadcast with `self`) is true.
+    pub fn masked_scatter(&self, mask: &Tensor, source: &Tensor) -> Tensor {
+        record(Op::MaskedScatter, vec![t(self), t(mask), t(source)], None)
+    }
+
+    /// `F.prelu(self, weight)`: `x > 0 ? x : weight · x`, one weight or one
+    /// per channel (dim 1).
+    pub fn prelu(&self, weight: &Tensor) -> Tensor {
+        record(Op::Prelu, vec![t(self), t(weight)], None)
+    }
+
+    /// `F.gaussian_nll_loss(self, target, var, full, eps, reduction)`:
+    /// `var` a tensor or a non-negative number.
+    pub fn gaussian_nll_loss(
+        &self,
+        target: &Tensor,
+        var: impl Into<Input>,
+        full: bool,
+        eps: f64,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::GaussianNllLoss {
+            full,
+            eps: F64(eps),
+            reduction,
+        };
+        record(op, vec![t(self), t(target), var.into()], None)
+    }
+
+    /// `F.cosine_embedding_loss(self, input2, target, margin, reduction)`.
+    pub fn cosine_embedding_loss(
+        &self,
+        input2: &Tensor,
+        target: &Tensor,
+        margin: f64,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::CosineEmbeddingLoss {
+            margin: F64(margin),
+            reduction,
+        };
+        record(op, vec![t(self), t(input2), t(target)], None)
+    }
+
+    /// `F.multilabel_soft_margin_loss(self, target, weight, reduction)`.
+    pub fn multilabel_soft_margin_loss(
+        &self,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::MultilabelSoftMarginLoss { reduction };
+        record(op, vec![t(self), t(target), Input::from(weight)], None)
+    }
+
+    /// `F.triplet_margin_loss(self, positive, negative, margin, p, eps,
+    /// swap, reduction)`, the options in [`TripletMargin`].
+    pub fn triplet_margin_loss(
+        &self,
+        positive: &Tensor,
+        negative: &Tensor,
+        options: TripletMargin,
+        reduction: LossReduction,
+    ) -> Tensor {
+        let op = Op::TripletMarginLoss {
+            margin: F64(options.margin),
+            p: F64(options.p),
+            eps: F64(options.eps),
+            swap: options.swap,
+            reduction,
+        };
+        record(op, vec![t(self), t(positive), t(negative)], None)
+    }
+
+    /// `torch.embedding_bag(weight=self, indices, offsets, mode=...,
+    /// per_sample_weights=..., include_last_offset=..., padding_idx=...)`
+    /// (ATen's, with 1-D indices): the bags' reductions (`mode` 0 sum,
+    /// 1 mean, 2 max) and ATen's `offset2bag`, `bag_size`, `max_indices`.
+    pub fn embedding_bag(
+        &self,
+        indices: &Tensor,
+        offsets: &Tensor,
+        mode: i64,
+        per_sample_weights: Option<&Tensor>,
+        include_last_offset: bool,
+        padding_idx: Option<i64>,
+    ) -> (Tensor, Tensor, Tensor, Tensor) {
+        let op = Op::EmbeddingBag {
+            scale_grad_by_freq: false,
+            mode,
+            sparse: false,
+            include_last_offset,
+            padding_idx,
+        };
+        let operands = vec![
+            t(self),
+            t(indices),
+            t(offsets),
+            Input::from(per_sample_weights),
+        ];
+        let mut r = record_all(op, operands, None, Some(4)).into_iter();
+        match (r.next(), r.next(), r.next(), r.next()) {
+            (Some(a), Some(b), Some(c), Some(d)) => (a, b, c, d),
+            (Some(a), ..) => (a.clone(), a.clone(), a.clone(), a),
+            _ => (
+                Tensor::poisoned(0),
+                Tensor::poisoned(0),
+                Tensor::poisoned(0),
+                Tensor::poisoned(0),
+            ),
+        }
+    }
+
+    /// `F.local_response_norm(self, size, alpha, beta, k)`.
+    pub fn local_response_norm(&self, size: i64, alpha: f64, beta: f64, k: f64) -> Tensor {
+        let op = Op::LocalResponseNorm {
+            size,
+            alpha: F64(alpha),
+            beta: F64(beta),
+            k: F64(k),
+        };
+        record(op, vec![t(self)], None)
+    }
+
+    /// `torch.native_layer_norm(self, normalized_shape, weight, bias,
+    /// eps)`: the result, the mean and the reciprocal standard deviation.
+    pub fn native_layer_norm(
+        &self,
+        normalized_shape: &[i64],
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> (Tensor, Tensor, Tensor) {
+        let op = Op::NativeLayerNorm {
+            normalized_shape: normalized_shape.to_vec(),
+            eps: F64(eps),
+        };
+        let operands = vec![t(self), Input::from(weight), Input::from(bias)];
+        triple(record_all(op, operands, None, Some(3)))
+    }
+
+    /// `torch.native_batch_norm(self, weight, bias, running_mean,
+    /// running_var, training, momentum, eps)`: the result, and the batch's
+    /// mean and reciprocal standard deviation in training (empty in
+    /// evaluation).
+    pub fn native_batch_norm(
+        &self,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        running: Option<(&Tensor, &Tensor)>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> (Tensor, Tensor, Tensor) {
+        let op = Op::NativeBatchNorm {
+            training,
+            momentum: F64(momentum),
+            eps: F64(eps),
+        };
+        let operands = vec![
+            t(self),
+            Input::from(weight),
+            Input::from(bias),
+            Input::from(running.map(|r| r.0)),
+            Input::from(running.map(|r| r.1)),
+        ];
+        triple(record_all(op, operands, None, Some(3)))
+    }
+
+    /// `torch.native_group_norm(self, weight, bias, N, C, HxW, group,
+    /// eps)` with `N`, `C`, `HxW` read from the input's shape: the result,
+    /// and each sample's groups' mean and reciprocal standard deviation.
+    pub fn native_group_norm(
+        &self,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        group: i64,
+        eps: f64,
+    ) -> (Tensor, Tensor, Tensor) {
+        let shape = type_of(self).map(|ty| ty.shape).unwrap_or_default();
+        let n = shape.first().copied().unwrap_or(1);
+        let c = shape.get(1).copied().unwrap_or(1);
+        let op = Op::NativeGroupNorm {
+            n,
+            c,
+            hxw: shape.iter().skip(2).product(),
+            group,
+            eps: F64(eps),
+        };
+        let operands = vec![t(self), Input::from(weight), Input::from(bias)];
+        triple(record_all(op, operands, None, Some(3)))
+    }
+}
+
 macro_rules! overload {
     ($trait:ident, $method:ident, $op:ident) => {
         impl ops::$trait<&Tensor> for &Tensor {

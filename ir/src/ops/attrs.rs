@@ -386,6 +386,17 @@ attr_enum! {
     }
 }
 
+attr_enum! {
+    /// `searchsorted`'s `side`: which of equal entries a value goes before
+    /// or after.
+    SearchSide, "torch.searchsorted(): side can only be 'left' or 'right' but got {}" {
+        /// Before equal entries (the first suitable position).
+        Left = "left",
+        /// After equal entries (the last suitable position).
+        Right = "right",
+    }
+}
+
 /// A convolution's `padding`: zeros added on both sides of each spatial
 /// dim (one number for all, or one per dim), or PyTorch's strings:
 /// `"valid"` (none) and `"same"` (the output as large as the input, the

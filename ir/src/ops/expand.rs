@@ -4625,3 +4625,590 @@ pub fn view_list(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<O
     }
     Ok(Some(results))
 }
+
+/// `bucketize`: `searchsorted` of the input (a tensor or a number) in the
+/// boundaries.
+pub fn bucketize(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::Bucketize { out_int32, right } = op else {
+        return Ok(None);
+    };
+    let search = Op::Searchsorted {
+        out_int32: *out_int32,
+        right: *right,
+        side: None,
+    };
+    let input = operands
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::new(ErrorKind::Arity, "missing operand 1"))?;
+    let boundaries = nth(operands, 1)?;
+    one(e.push(
+        search,
+        vec![Operand::Value(boundaries), input, Operand::None],
+    )?)
+}
+
+/// `prelu`: `x > 0 ? x : x · weight`, the weight viewed as ATen views it
+/// (`[1, C, 1, ...]`, or 0-D for one weight; one multiply, rounded once).
+pub fn prelu(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+    let Op::Prelu = op else {
+        return Ok(None);
+    };
+    let (x, weight) = (nth(operands, 0)?, nth(operands, 1)?);
+    let shape = crate::infer::prelu_weight_shape(&e.ty(x).shape.clone(), &e.ty(weight).clone())?;
+    let weight = e.push(Op::Reshape { shape }, vec![Operand::Value(weight)])?;
+    let positive = e.binary(BinaryOp::Gt, x, Operand::Scalar(Scalar::Int(0)))?;
+    let scaled = e.binary(BinaryOp::Mul, x, weight)?;
+    one(select(
+        e,
+        positive,
+        Operand::Value(x),
+        Operand::Value(scaled),
+    )?)
+}
+
+/// `max_unpool1d`, as `torch.nn.functional.max_unpool1d` computes it:
+/// `max_unpool2d` of the input and indices with a trailing dim of one (so
+/// its checks and messages), that dim squeezed away.
+pub fn max_unpool1d(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::MaxUnpool1d { output_size } = op else {
+        return Ok(None);
+    };
+    let (x, indices) = (nth(operands, 0)?, nth(operands, 1)?);
+    let column =
+        |e: &mut Emitter<'_>, v| e.push(Op::Unsqueeze { dim: -1 }, vec![Operand::Value(v)]);
+    let (x, indices) = (column(e, x)?, column(e, indices)?);
+    let mut size = output_size.clone();
+    size.push(1);
+    let unpooled = e.push(
+        Op::MaxUnpool2d { output_size: size },
+        vec![Operand::Value(x), Operand::Value(indices)],
+    )?;
+    one(e.push(
+        Op::Squeeze {
+            dims: Some(vec![-1]),
+        },
+        vec![Operand::Value(unpooled)],
+    )?)
+}
+
+/// `gaussian_nll_loss`, `cosine_embedding_loss`,
+/// `multilabel_soft_margin_loss` and `triplet_margin_loss`, each as the
+/// PyTorch function (or ATen composite) computes it: the same ops in the
+/// same order, so the same dtypes, broadcasting errors and roundings, and
+/// its own checks and messages first.
+pub fn more_losses(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let fail = |kind: ErrorKind, m: String| Err(Error::new(kind, m));
+    let v = Operand::Value;
+    let int = |i: i64| Operand::Scalar(Scalar::Int(i));
+    let (loss, reduction) = match op {
+        Op::GaussianNllLoss {
+            full,
+            eps,
+            reduction,
+        } => {
+            let (x, target) = (nth(operands, 0)?, nth(operands, 1)?);
+            let var = match operands.get(2) {
+                Some(Operand::Value(var)) => *var,
+                Some(Operand::Scalar(s @ Scalar::Float(value))) => {
+                    if *value < 0.0 {
+                        return fail(
+                            ErrorKind::Attribute,
+                            "var has negative entry/entries".into(),
+                        );
+                    }
+                    // `var * torch.ones_like(input)`.
+                    let x_ty = e.ty(x).clone();
+                    let ones = e.push(
+                        Op::Full {
+                            shape: x_ty.shape.clone(),
+                            value: Scalar::Int(1),
+                            dtype: Some(x_ty.dtype),
+                            device: Some(x_ty.device),
+                        },
+                        vec![],
+                    )?;
+                    e.binary(BinaryOp::Mul, ones, Operand::Scalar(*s))?
+                }
+                // PyTorch tests `torch.any(var < 0)` of a Python bool.
+                _ => {
+                    return fail(
+                        ErrorKind::DType,
+                        "any() received an invalid combination of arguments - got (bool), but expected one of:".into(),
+                    );
+                }
+            };
+            let (in_shape, var_shape) = (e.ty(x).shape.clone(), e.ty(var).shape.clone());
+            let var = if var_shape == in_shape {
+                var
+            } else if in_shape.len() == var_shape.len() + 1
+                && in_shape[..var_shape.len()] == var_shape[..]
+            {
+                e.push(Op::Unsqueeze { dim: -1 }, vec![v(var)])?
+            } else if in_shape.len() == var_shape.len()
+                && in_shape
+                    .iter()
+                    .zip(&var_shape)
+                    .filter(|(a, b)| a != b)
+                    .map(|(_, b)| *b)
+                    .sum::<i64>()
+                    == 1
+            {
+                var
+            } else {
+                return fail(ErrorKind::Shape, "var is of incorrect size".into());
+            };
+            if *reduction == LossReduction::Batchmean {
+                return fail(ErrorKind::Attribute, "batchmean is not valid".into());
+            }
+            // `var.clone().clamp_(min=eps)`: in place, so in var's dtype.
+            let clamped = push_checked(
+                e,
+                Op::Clamp {
+                    min: Some(Scalar::Float(eps.0)),
+                    max: None,
+                },
+                vec![v(var), Operand::None, Operand::None],
+            )?;
+            let var_dtype = e.ty(var).dtype;
+            if e.ty(clamped).dtype != var_dtype {
+                return fail(
+                    ErrorKind::Cast,
+                    format!(
+                        "result type {} can't be cast to the desired output type {}",
+                        e.ty(clamped).dtype.scalar_type_name(),
+                        var_dtype.info().cpp_type_name
+                    ),
+                );
+            }
+            let log = e.unary(UnaryOp::Log, clamped)?;
+            let diff = e.binary(BinaryOp::Sub, x, target)?;
+            let square = e.binary(BinaryOp::Pow, diff, int(2))?;
+            let ratio = e.binary(BinaryOp::Div, square, clamped)?;
+            let sum = e.binary(BinaryOp::Add, log, ratio)?;
+            let mut loss = e.binary(BinaryOp::Mul, sum, f(0.5))?;
+            if *full {
+                let constant = 0.5 * (2.0 * std::f64::consts::PI).ln();
+                loss = e.binary(BinaryOp::Add, loss, f(constant))?;
+            }
+            (loss, *reduction)
+        }
+        Op::CosineEmbeddingLoss { margin, reduction } => {
+            if *reduction == LossReduction::Batchmean {
+                return fail(
+                    ErrorKind::Attribute,
+                    "batchmean is not a valid value for reduction".into(),
+                );
+            }
+            let (x1, x2, target) = (nth(operands, 0)?, nth(operands, 1)?, nth(operands, 2)?);
+            let (s1, s2) = (e.ty(x1).shape.clone(), e.ty(x2).shape.clone());
+            let dim = e.ty(target).rank();
+            let sizes = format!(
+                "found inputs with sizes {} and {}.",
+                crate::view::format_shape(&s1),
+                crate::view::format_shape(&s2)
+            );
+            match dim {
+                1 if s1.len() != 2 || s2.len() != 2 => {
+                    return fail(
+                        ErrorKind::Shape,
+                        format!("1D target tensor expects 2D input tensors, but {sizes}"),
+                    );
+                }
+                0 if s1.len() != 1 || s2.len() != 1 => {
+                    return fail(
+                        ErrorKind::Shape,
+                        format!("0D target tensor expects 1D input tensors, but {sizes}"),
+                    );
+                }
+                0 | 1 => {}
+                _ => {
+                    return fail(
+                        ErrorKind::Shape,
+                        "0D or 1D target tensor expected, multi-target not supported".into(),
+                    );
+                }
+            }
+            let dim = dim as i64;
+            let sum_of = |e: &mut Emitter<'_>, a: ValueId, b: ValueId| {
+                let product = e.binary(BinaryOp::Mul, a, b)?;
+                e.reduce(ReduceOp::Sum, product, vec![dim], false, None)
+            };
+            let prod_sum = sum_of(e, x1, x2)?;
+            let sq1 = sum_of(e, x1, x1)?;
+            let sq2 = sum_of(e, x2, x2)?;
+            let mag1 = e.binary(BinaryOp::Add, sq1, f(1e-12))?;
+            let mag2 = e.binary(BinaryOp::Add, sq2, f(1e-12))?;
+            let mags = e.binary(BinaryOp::Mul, mag1, mag2)?;
+            let denom = e.unary(UnaryOp::Sqrt, mags)?;
+            let cos = e.binary(BinaryOp::Div, prod_sum, denom)?;
+            let cos_ty = e.ty(cos).clone();
+            let zeros = e.push(
+                Op::Full {
+                    shape: cos_ty.shape.clone(),
+                    value: Scalar::Int(0),
+                    dtype: Some(cos_ty.dtype),
+                    device: Some(cos_ty.device),
+                },
+                vec![],
+            )?;
+            let pos = e.binary(BinaryOp::Sub, int(1), cos)?;
+            let shifted = e.binary(BinaryOp::Sub, cos, f(margin.0))?;
+            // `clamp_min_(0)` in place: the difference's dtype.
+            let neg = push_checked(
+                e,
+                Op::ClampMin {
+                    min: Scalar::Int(0),
+                },
+                vec![v(shifted)],
+            )?;
+            let is_pos = e.binary(BinaryOp::Eq, target, int(1))?;
+            let is_neg = e.binary(BinaryOp::Eq, target, int(-1))?;
+            let out_pos = select(e, is_pos, v(pos), v(zeros))?;
+            let out_neg = select(e, is_neg, v(neg), v(zeros))?;
+            (e.binary(BinaryOp::Add, out_pos, out_neg)?, *reduction)
+        }
+        Op::MultilabelSoftMarginLoss { reduction } => {
+            let (x, target) = (nth(operands, 0)?, nth(operands, 1)?);
+            let log_p = push_checked(e, Op::Logsigmoid, vec![v(x)])?;
+            let pos = e.binary(BinaryOp::Mul, target, log_p)?;
+            let rest = e.binary(BinaryOp::Sub, int(1), target)?;
+            let minus_x = e.unary(UnaryOp::Neg, x)?;
+            let log_q = push_checked(e, Op::Logsigmoid, vec![v(minus_x)])?;
+            let neg = e.binary(BinaryOp::Mul, rest, log_q)?;
+            let both = e.binary(BinaryOp::Add, pos, neg)?;
+            let mut loss = e.unary(UnaryOp::Neg, both)?;
+            if let Some(Operand::Value(w)) = operands.get(2) {
+                loss = e.binary(BinaryOp::Mul, loss, *w)?;
+            }
+            let x_shape = e.ty(x).shape.clone();
+            let Some(&classes) = x_shape.last() else {
+                return fail(
+                    ErrorKind::Shape,
+                    "Dimension specified as -1 but tensor has no dimensions".into(),
+                );
+            };
+            let class_dim = x_shape.len() as i64 - 1;
+            let summed = e.reduce(ReduceOp::Sum, loss, vec![class_dim], false, None)?;
+            let loss = e.binary(BinaryOp::Div, summed, int(classes))?;
+            if *reduction == LossReduction::Batchmean {
+                return fail(ErrorKind::Attribute, "batchmean is not valid".into());
+            }
+            (loss, *reduction)
+        }
+        Op::TripletMarginLoss {
+            margin,
+            p,
+            eps,
+            swap,
+            reduction,
+        } => {
+            if *reduction == LossReduction::Batchmean {
+                return fail(
+                    ErrorKind::Attribute,
+                    "batchmean is not a valid value for reduction".into(),
+                );
+            }
+            if margin.0 <= 0.0 {
+                return fail(
+                    ErrorKind::Attribute,
+                    format!(
+                        "margin must be greater than 0, got {}",
+                        crate::scalar::Scalar::Float(margin.0)
+                    ),
+                );
+            }
+            let (a, pos, neg) = (nth(operands, 0)?, nth(operands, 1)?, nth(operands, 2)?);
+            let ranks = [e.ty(a).rank(), e.ty(pos).rank(), e.ty(neg).rank()];
+            if ranks[0] != ranks[1] || ranks[1] != ranks[2] {
+                return fail(
+                    ErrorKind::Shape,
+                    format!(
+                        "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: anchor {}D, positive {}D, and negative {}D inputs",
+                        ranks[0], ranks[1], ranks[2]
+                    ),
+                );
+            }
+            let distance = |e: &mut Emitter<'_>, x: ValueId, y: ValueId| {
+                push_checked(
+                    e,
+                    Op::PairwiseDistance {
+                        p: *p,
+                        eps: *eps,
+                        keepdim: false,
+                    },
+                    vec![Operand::Value(x), Operand::Value(y)],
+                )
+            };
+            let d_pos = distance(e, a, pos)?;
+            let mut d_neg = distance(e, a, neg)?;
+            if *swap {
+                let d_swap = distance(e, pos, neg)?;
+                d_neg = e.binary(BinaryOp::Minimum, d_neg, d_swap)?;
+            }
+            let shifted = e.binary(BinaryOp::Add, d_pos, f(margin.0))?;
+            let gap = e.binary(BinaryOp::Sub, shifted, d_neg)?;
+            let loss = push_checked(
+                e,
+                Op::ClampMin {
+                    min: Scalar::Int(0),
+                },
+                vec![v(gap)],
+            )?;
+            (loss, *reduction)
+        }
+        _ => return Ok(None),
+    };
+    one(reduce_loss(e, loss, reduction, 1)?)
+}
+
+/// Pushes a composite as a program would see it: its inference first (its
+/// checks and messages), then its operands converted as that inference
+/// says (what the promotion pass does before decomposition), then its
+/// expansion.
+fn push_checked(e: &mut Emitter<'_>, op: Op, operands: Vec<Operand>) -> Result<ValueId> {
+    let types: Vec<Option<TensorType>> = operands
+        .iter()
+        .map(|o| o.value().map(|v| e.ty(v).clone()))
+        .collect();
+    let args: Vec<crate::infer::Arg<'_>> = operands
+        .iter()
+        .zip(&types)
+        .map(|(o, t)| match (o, t) {
+            (_, Some(t)) => crate::infer::Arg::Tensor(t),
+            (Operand::Scalar(s), _) => crate::infer::Arg::Scalar(*s),
+            _ => crate::infer::Arg::None,
+        })
+        .collect();
+    let ctx = *e.b.ctx();
+    let targets = crate::infer::infer(&op, &args, None, &ctx)?.operand_dtypes;
+    let mut converted = Vec::with_capacity(operands.len());
+    for (i, o) in operands.into_iter().enumerate() {
+        converted.push(match (o, targets.get(i).copied().flatten()) {
+            (Operand::Value(v), Some(d)) => Operand::Value(e.cast(v, d)?),
+            (o, _) => o,
+        });
+    }
+    e.push(op, converted)
+}
+
+/// `native_layer_norm`, `native_batch_norm`, `native_group_norm`: the
+/// normalization's own expansion for the result (in training, batch_norm's
+/// from its statistics rounded to their dtype, as PyTorch's CPU kernel),
+/// and the statistics, in opmath (the mean and biased variance of
+/// `moments`, `rsqrt(var + eps)`), converted to their dtype; empty
+/// statistics for `batch_norm` in evaluation.
+pub fn native_norms(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let x = nth(operands, 0)?;
+    let x_ty = e.ty(x).clone();
+    if !computable_float(x_ty.dtype) {
+        return Ok(None);
+    }
+    let base = crate::infer::native_norm_parts(op, &x_ty)?;
+    // batch_norm in training normalizes with its rounded statistics (below).
+    let out = match op {
+        Op::NativeBatchNorm { training: true, .. } => None,
+        _ => Some(e.push(base, operands.to_vec())?),
+    };
+    let stats_dtype = operands[1..]
+        .iter()
+        .find_map(Operand::value)
+        .map(|p| e.ty(p).dtype)
+        .filter(|d| *d != x_ty.dtype)
+        .unwrap_or(x_ty.dtype);
+    let acc = x_ty.dtype.opmath();
+    let xf = e.cast(x, acc)?;
+    let (mean, var, eps, shape) = match op {
+        Op::NativeLayerNorm {
+            normalized_shape,
+            eps,
+        } => {
+            let n = normalized_shape.len() as i64;
+            let (mean, var) = moments(e, xf, (-n..0).collect())?;
+            let shape = e.ty(mean).shape.clone();
+            (mean, var, eps.0, shape)
+        }
+        Op::NativeBatchNorm {
+            training: false, ..
+        } => {
+            let empty = Op::Full {
+                shape: vec![0],
+                value: Scalar::Int(0),
+                dtype: Some(stats_dtype),
+                device: Some(x_ty.device),
+            };
+            let (a, b) = (e.push(empty.clone(), vec![])?, e.push(empty, vec![])?);
+            return Ok(out.map(|out| vec![out, a, b]));
+        }
+        Op::NativeBatchNorm { eps, .. } => {
+            let dims: Vec<i64> = std::iter::once(0).chain(2..x_ty.rank() as i64).collect();
+            let (mean, var) = moments(e, xf, dims)?;
+            (mean, var, eps.0, vec![x_ty.shape[1]])
+        }
+        Op::NativeGroupNorm {
+            n,
+            c,
+            hxw,
+            group,
+            eps,
+        } => {
+            let grouped = reshape(e, xf, vec![*n, *group, c / group * hxw])?;
+            let (mean, var) = moments(e, grouped, vec![2])?;
+            (mean, var, eps.0, vec![*n, *group])
+        }
+        _ => return Ok(None),
+    };
+    let var_eps = e.binary(BinaryOp::Add, var, f(eps))?;
+    let rstd = e.unary(UnaryOp::Rsqrt, var_eps)?;
+    let mut stats = Vec::new();
+    for v in [mean, rstd] {
+        let v = reshape(e, v, shape.clone())?;
+        stats.push(e.cast(v, stats_dtype)?);
+    }
+    let out = if let Some(out) = out {
+        out
+    } else {
+        // PyTorch's CPU kernel normalizes with the statistics it returns
+        // (rounded to their dtype): `alpha = invstd·weight`, `beta = bias
+        // - mean·alpha`, `x·alpha + beta`.
+        let mut per_channel = vec![x_ty.shape[1]];
+        per_channel.extend(std::iter::repeat_n(1, x_ty.rank() - 2));
+        let channels = |e: &mut Emitter<'_>, v: ValueId| -> Result<ValueId> {
+            let v = e.cast(v, acc)?;
+            reshape(e, v, per_channel.clone())
+        };
+        let mean = channels(e, stats[0])?;
+        let mut alpha = channels(e, stats[1])?;
+        if let Some(w) = optional(operands, 1) {
+            let w = channels(e, w)?;
+            alpha = e.binary(BinaryOp::Mul, alpha, w)?;
+        }
+        let shift = e.binary(BinaryOp::Mul, mean, alpha)?;
+        let beta = match optional(operands, 2) {
+            Some(b) => {
+                let b = channels(e, b)?;
+                e.binary(BinaryOp::Sub, b, shift)?
+            }
+            None => e.unary(UnaryOp::Neg, shift)?,
+        };
+        let scaled = e.binary(BinaryOp::Mul, xf, alpha)?;
+        let y = e.binary(BinaryOp::Add, scaled, beta)?;
+        e.cast(y, x_ty.dtype)?
+    };
+    Ok(Some(vec![out, stats[0], stats[1]]))
+}
+
+/// `local_response_norm`, as `torch.nn.functional` computes it: the
+/// squares' mean over `size` channels (zero-padded: `constant_pad_nd`,
+/// then `avg_pool2d` of a `[N, 1, C, L]` view or `avg_pool3d` of
+/// `[N, 1, C, H, rest]`), then `x / (mean·alpha + k)^beta`.
+pub fn local_response_norm(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
+    let Op::LocalResponseNorm {
+        size,
+        alpha,
+        beta,
+        k,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let x = nth(operands, 0)?;
+    let x_ty = e.ty(x).clone();
+    let dim = x_ty.rank();
+    if dim < 3 {
+        return Err(Error::new(
+            ErrorKind::Shape,
+            format!(
+                "Expected 3D or higher dimensionality                          input (got {dim} dimensions)"
+            ),
+        ));
+    }
+    if x_ty.numel() == 0 {
+        return one(x);
+    }
+    let v = Operand::Value;
+    let sq = e.binary(BinaryOp::Mul, x, x)?;
+    let (before, after) = (size.div_euclid(2), (size - 1).div_euclid(2));
+    let pooled = if dim == 3 {
+        let div = e.push(Op::Unsqueeze { dim: 1 }, vec![v(sq)])?;
+        let div = push_checked(
+            e,
+            Op::ConstantPadNd {
+                pad: vec![0, 0, before, after],
+                value: Scalar::Int(0),
+            },
+            vec![v(div)],
+        )?;
+        let pool = Op::AvgPool2d {
+            kernel_size: vec![*size, 1],
+            stride: vec![1],
+            padding: vec![0],
+            ceil_mode: false,
+            count_include_pad: true,
+            divisor_override: None,
+        };
+        let div = push_checked(e, pool, vec![v(div)])?;
+        e.push(
+            Op::Squeeze {
+                dims: Some(vec![1]),
+            },
+            vec![v(div)],
+        )?
+    } else {
+        let s = &x_ty.shape;
+        let div = e.push(
+            Op::View {
+                shape: vec![s[0], 1, s[1], s[2], -1],
+            },
+            vec![v(sq)],
+        )?;
+        let div = push_checked(
+            e,
+            Op::ConstantPadNd {
+                pad: vec![0, 0, 0, 0, before, after],
+                value: Scalar::Int(0),
+            },
+            vec![v(div)],
+        )?;
+        let pool = Op::AvgPool3d {
+            kernel_size: vec![*size, 1, 1],
+            stride: vec![1],
+            padding: vec![0],
+            ceil_mode: false,
+            count_include_pad: true,
+            divisor_override: None,
+        };
+        let div = push_checked(e, pool, vec![v(div)])?;
+        let div = e.push(
+            Op::Squeeze {
+                dims: Some(vec![1]),
+            },
+            vec![v(div)],
+        )?;
+        e.push(Op::View { shape: s.clone() }, vec![v(div)])?
+    };
+    let scaled = e.binary(BinaryOp::Mul, pooled, f(alpha.0))?;
+    let shifted = e.binary(BinaryOp::Add, scaled, f(k.0))?;
+    let powered = e.binary(BinaryOp::Pow, shifted, f(beta.0))?;
+    one(e.binary(BinaryOp::Div, x, powered)?)
+}

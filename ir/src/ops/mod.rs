@@ -38,6 +38,7 @@ pub mod table;
 
 pub use attrs::{
     AttrType, AttrValue, Attrs, ConvPadding, GeluApproximate, LossReduction, RoundingMode,
+    SearchSide,
 };
 pub use def::{Alias, Cost, OpDef, Results, Rules, Slot, SlotKind, Traits};
 pub use prims::Fold;

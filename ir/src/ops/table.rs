@@ -18,6 +18,7 @@ use crate::support::{self, AtenKernel, DTypeSet as S};
 
 use super::attrs::{
     AttrType, AttrValue, Attrs, ConvPadding, GeluApproximate, LossReduction, ScatterReduce,
+    SearchSide,
 };
 use super::def::{
     Alias, Cost, KernelRule, LayoutRule, OpDef, Results, Rules, Slot, SlotKind, Traits,
@@ -1270,6 +1271,145 @@ define_ops! {
                 S::ALL.without(S::FLOAT8).without(S::FLOAT4).without(S::COMPLEX_HALF),
             ))
             .expand(expand::take_along_dim);
+    /// `torch.searchsorted`: for each value of `input` (a tensor or a
+    /// number), its insertion position in the last dim of `sorted_sequence`
+    /// (1-D, or with `input`'s leading dims), read in `sorter`'s order when
+    /// given; a binary search in the common dtype, as PyTorch's kernel (so
+    /// NaN and unsorted sequences give its positions). `right` (or `side =
+    /// "right"`) goes after equal entries; int64 positions, or int32.
+    Searchsorted "searchsorted" { out_int32: bool = false, right: bool = false, side: Option<SearchSide> = None }
+        (sorted_sequence: Tensor, input: Any, sorter: Optional)
+        => Rules::new(infer::searchsorted, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("searchsorted_out_cpu", S::REAL_NUMBERS));
+    /// `torch.bucketize`: `searchsorted` of `input` in the 1-D `boundaries`.
+    Bucketize "bucketize" { out_int32: bool = false, right: bool = false } (input: Any, boundaries: Tensor)
+        => Rules::new(infer::searchsorted, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed("searchsorted_out_cpu", S::REAL_NUMBERS))
+            .expand(expand::bucketize);
+    /// `torch.masked_scatter`: a copy of `input` broadcast with `mask`
+    /// (contiguous, as PyTorch's out-of-place form), the elements of
+    /// `source` (any shape, same dtype) written in order where `mask` is
+    /// true; too few source elements is PyTorch's run-time error.
+    MaskedScatter "masked_scatter" (input: Tensor, mask: Tensor, source: Tensor)
+        => Rules::new(infer::masked_scatter, LayoutRule::Contiguous, Cost::Kernel)
+            .kernel(fixed(
+                "masked_scatter",
+                S::ALL.without(S::COMPLEX_HALF).without(S::BARE_UINTS).without(S::FLOAT8).without(S::FLOAT4),
+            ));
+    /// `torch.nn.functional.prelu` (ATen's `prelu`, `_prelu_kernel`):
+    /// `x > 0 ? x : weight · x`, with one weight or one per channel (dim
+    /// 1); laid out as TensorIterator lays out the input with the weight
+    /// viewed as `[1, C, 1, ...]`.
+    Prelu "prelu" (input: Tensor, weight: Tensor)
+        => Rules::new(infer::prelu, LayoutRule::Custom(layout::prelu_layout), Cost::Cheap)
+            .kernel(fixed("prelu_cpu", S::FLOATS))
+            .expand(expand::prelu);
+    /// `torch.nn.functional.max_unpool1d` as PyTorch computes it:
+    /// `max_unpool2d` of the input and indices with a trailing dim of one
+    /// (`output_size` is the output length; ATen has no max_unpool1d).
+    MaxUnpool1d "max_unpool1d" { output_size: Vec<i64> } (input: Tensor, indices: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Kernel)
+            .expand(expand::max_unpool1d);
+    /// `torch.nn.functional.gaussian_nll_loss` (a Python function in
+    /// PyTorch: Kiln names it after it): `0.5·(log(max(var, eps)) + (input
+    /// - target)² / max(var, eps))`, plus `0.5·log(2π)` with `full`; `var`
+    /// a tensor (of the input's shape, one dim short, or with one dim of
+    /// one) or a non-negative number. PyTorch's data-dependent check that
+    /// no `var` entry is negative is not made (such entries are clamped).
+    GaussianNllLoss "gaussian_nll_loss" { full: bool = false, eps: F64 = F64(1e-6), reduction: LossReduction = LossReduction::Mean }
+        (input: Tensor, target: Tensor, var: Any)
+        => reduction(infer::by_expansion, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::more_losses);
+    /// `torch.nn.functional.cosine_embedding_loss` (ATen's
+    /// `cosine_embedding_loss`): `1 - cos(x1, x2)` where the target is 1,
+    /// `max(0, cos - margin)` where it is -1, zero elsewhere; the cosine
+    /// along the last dim of 2-D (1-D with a 0-D target) inputs.
+    CosineEmbeddingLoss "cosine_embedding_loss" { margin: F64 = F64(0.0), reduction: LossReduction = LossReduction::Mean }
+        (input1: Tensor, input2: Tensor, target: Tensor)
+        => reduction(infer::by_expansion, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::more_losses);
+    /// `torch.nn.functional.multilabel_soft_margin_loss` (a Python function
+    /// in PyTorch: Kiln names it after it): `-(t·logsigmoid(x) + (1 -
+    /// t)·logsigmoid(-x))`, times `weight`, averaged over the last dim.
+    MultilabelSoftMarginLoss "multilabel_soft_margin_loss" { reduction: LossReduction = LossReduction::Mean }
+        (input: Tensor, target: Tensor, weight: Optional)
+        => reduction(infer::by_expansion, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::more_losses);
+    /// `torch.nn.functional.triplet_margin_loss` (ATen's
+    /// `triplet_margin_loss`, with the functional's check that `margin` is
+    /// positive): `max(0, margin + d(a, p) - d(a, n))` with pairwise
+    /// `p`-norm distances, `d(a, n)` the smaller of it and `d(p, n)` with
+    /// `swap`.
+    TripletMarginLoss "triplet_margin_loss" {
+        margin: F64 = F64(1.0),
+        p: F64 = F64(2.0),
+        eps: F64 = F64(1e-6),
+        swap: bool = false,
+        reduction: LossReduction = LossReduction::Mean,
+    } (anchor: Tensor, positive: Tensor, negative: Tensor)
+        => reduction(infer::by_expansion, Cost::Reduction)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::more_losses);
+    /// `torch.nn.functional.local_response_norm` as it computes it: each
+    /// value divided by `(k + alpha·mean of the squares of the `size`
+    /// neighbouring channels)^beta` (an `avg_pool` over zero-padded
+    /// channels).
+    LocalResponseNorm "local_response_norm" { size: i64, alpha: F64 = F64(1e-4), beta: F64 = F64(0.75), k: F64 = F64(1.0) }
+        (input: Tensor)
+        => Rules::new(infer::by_expansion, LayoutRule::Custom(layout::preserve_copy_layout), Cost::Rows)
+            .traits(Traits::APPROXIMATE)
+            .expand(expand::local_response_norm);
+    /// ATen's `native_layer_norm`: `layer_norm`'s result, and the mean and
+    /// `1/sqrt(var + eps)` of each normalized slice (`[*, 1, ...]`, in the
+    /// input's dtype, or f32 with f32 parameters of a reduced-precision
+    /// input), all contiguous.
+    NativeLayerNorm "native_layer_norm" { normalized_shape: Vec<i64>, eps: F64 }
+        (input: Tensor, weight: Optional, bias: Optional)
+        => Rules::new(infer::native_norms, LayoutRule::Contiguous, Cost::Rows)
+            .results(Results::Fixed(3))
+            .kernel(fixed("LayerNormKernelImpl", S::FLOATS))
+            .expand(expand::native_norms);
+    /// ATen's `native_batch_norm`: `batch_norm`'s result (in the input's
+    /// suggested memory format), and in training the batch's mean and
+    /// `1/sqrt(var + eps)` per channel (`save_mean`, `save_invstd`), empty
+    /// in evaluation, as PyTorch's CPU kernel returns them; the running
+    /// statistics are not updated (a side effect).
+    NativeBatchNorm "native_batch_norm" { training: bool, momentum: F64, eps: F64 }
+        (input: Tensor, weight: Optional, bias: Optional, running_mean: Optional, running_var: Optional)
+        => Rules::new(infer::native_norms, LayoutRule::Custom(layout::native_norm_layout), Cost::Rows)
+            .results(Results::Fixed(3))
+            .kernel(fixed("batch_norm", S::FLOATS))
+            .expand(expand::native_norms);
+    /// ATen's `embedding_bag` (`_embedding_bag`, `_embedding_bag_forward_only`):
+    /// the sum (times `per_sample_weights`), mean or max (`mode` 0, 1, 2) of
+    /// the weight's rows `indices` lists, bag by bag between `offsets`
+    /// (the last one the end with `include_last_offset`), rows equal to
+    /// `padding_idx` (non-negative) left out; and ATen's bookkeeping
+    /// results `offset2bag`, `bag_size`, `max_indices` with the shapes and
+    /// values its CPU kernel gives. Bad offsets and indices are PyTorch's
+    /// run-time errors.
+    EmbeddingBag "embedding_bag" {
+        scale_grad_by_freq: bool = false,
+        #[shown] mode: i64 = 0,
+        sparse: bool = false,
+        include_last_offset: bool = false,
+        padding_idx: Option<i64> = None,
+    } (weight: Tensor, indices: Tensor, offsets: Tensor, per_sample_weights: Optional)
+        => Rules::new(infer::embedding_bag, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Fixed(4));
+    /// ATen's `native_group_norm`: `group_norm`'s result (in the input's
+    /// suggested memory format) and each sample's groups' mean and
+    /// `1/sqrt(var + eps)` (`[N, group]`); `N`, `C`, `HxW` must describe
+    /// the input.
+    NativeGroupNorm "native_group_norm" { n: i64, c: i64, hxw: i64, group: i64, eps: F64 }
+        (input: Tensor, weight: Optional, bias: Optional)
+        => Rules::new(infer::native_norms, LayoutRule::Custom(layout::native_norm_layout), Cost::Rows)
+            .results(Results::Fixed(3))
+            .kernel(fixed("GroupNormKernelImpl", S::FLOATS))
+            .expand(expand::native_norms);
     /// `F.pad(mode="reflect")` of the last dim (`reflection_pad1d`): new positions
     /// mirrored about the ends (not repeating them), negative padding cropping (`ops::padding`).
     ReflectionPad1d "reflection_pad1d" { padding: Vec<i64> } (input: Tensor)

@@ -12,12 +12,15 @@
 //! (`kiln_ir::ops::expand`, where they are defined), which are checked
 //! against PyTorch's values independently.
 
+mod bags;
 mod complex_parts;
 pub mod elementwise;
 mod indexing;
+mod masked;
 mod random_ops;
 mod reduce;
 mod scan;
+mod search;
 mod sort;
 mod spatial;
 
@@ -166,6 +169,52 @@ fn execute(
         | Op::Logcumsumexp { .. }
         | Op::Cummax { .. }
         | Op::Cummin { .. } => return scan::scan(&inst.op, tensor(&args[0]), types, &layouts),
+        Op::EmbeddingBag {
+            mode, padding_idx, ..
+        } => {
+            let bags = bags::Bags {
+                mode: *mode,
+                padding_idx: *padding_idx,
+            };
+            return bags::embedding_bag(
+                &bags,
+                tensor(&args[0]),
+                tensor(&args[1]),
+                tensor(&args[2]),
+                args.get(3).and_then(optional),
+                types,
+                &layouts,
+            );
+        }
+        Op::MaskedScatter => {
+            return masked::masked_scatter(
+                tensor(&args[0]),
+                tensor(&args[1]),
+                tensor(&args[2]),
+                types,
+                &layouts,
+            );
+        }
+        Op::Searchsorted { right, side, .. } => {
+            let (values, shape) = match &args[1] {
+                Arg::Tensor(t) => (t.values(), t.shape().to_vec()),
+                Arg::Scalar(s) => (vec![*s], Vec::new()),
+                Arg::None => {
+                    return Err(Error::new(ErrorKind::Arity, "searchsorted needs an input"));
+                }
+            };
+            let right = *right || *side == Some(kiln_ir::SearchSide::Right);
+            let common = inferred.operand_dtypes[0].unwrap_or(tensor(&args[0]).dtype());
+            return search::searchsorted(
+                tensor(&args[0]),
+                (&values, &shape),
+                args.get(2).and_then(optional),
+                right,
+                common,
+                types,
+                &layouts,
+            );
+        }
         _ => {}
     }
     // Convolution, pooling, resampling and sampling ops.

@@ -554,7 +554,7 @@ impl Tensor {
         record(op, vec![t(self)], None)
     }
 
-    /// `F.max_unpool2d`/`3d(self, indices, output_size=...)`: the values
+    /// `F.max_unpool1d`/`2d`/`3d(self, indices, output_size=...)`: the values
     /// back at the positions `max_pool_with_indices` gave, zeros elsewhere
     /// (`stride` and `padding` are what the 3-D op checks).
     pub fn max_unpool(
@@ -571,6 +571,8 @@ impl Tensor {
                 stride: stride.to_vec(),
                 padding: padding.to_vec(),
             }
+        } else if output_size.len() == 1 {
+            Op::MaxUnpool1d { output_size }
         } else {
             Op::MaxUnpool2d { output_size }
         };
