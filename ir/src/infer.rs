@@ -1865,7 +1865,11 @@ pub fn view_lists(op: &Op, tensors: &[&TensorType]) -> Result<Vec<Vec<Op>>> {
                 .try_fold(Vec::new(), |acc, t| broadcast_shapes(&acc, &t.shape))?;
             Ok(tensors
                 .iter()
-                .map(|_| vec![Op::Expand { shape: shape.clone() }])
+                .map(|_| {
+                    vec![Op::Expand {
+                        shape: shape.clone(),
+                    }]
+                })
                 .collect())
         }
         Op::Meshgrid { indexing } => {
@@ -1934,9 +1938,12 @@ pub fn view_lists(op: &Op, tensors: &[&TensorType]) -> Result<Vec<Vec<Op>>> {
 /// its views.
 pub fn view_list(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let tensors: Vec<&TensorType> = args.iter().filter_map(Arg::tensor).collect();
-    let first = tensors
-        .first()
-        .ok_or_else(|| err(ErrorKind::Arity, format!("{} expects a non-empty TensorList", op.name())))?;
+    let first = tensors.first().ok_or_else(|| {
+        err(
+            ErrorKind::Arity,
+            format!("{} expects a non-empty TensorList", op.name()),
+        )
+    })?;
     let results = view_lists(op, &tensors)?
         .iter()
         .zip(&tensors)
@@ -3194,7 +3201,9 @@ pub fn view(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
 /// `dtype` says otherwise.
 pub fn tri_indices(op: &Op, _: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     let dtype = match op {
-        Op::TrilIndices { dtype, .. } | Op::TriuIndices { dtype, .. } => dtype.unwrap_or(DType::I64),
+        Op::TrilIndices { dtype, .. } | Op::TriuIndices { dtype, .. } => {
+            dtype.unwrap_or(DType::I64)
+        }
         _ => return Err(wrong_rule("tri_indices")),
     };
     let (rows, _) = tri_positions(op)?;

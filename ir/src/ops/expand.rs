@@ -4219,7 +4219,8 @@ pub fn diag(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option
         }
         Op::DiagonalScatter { offset, dim1, dim2 } => {
             let src = nth(operands, 1)?;
-            let part = crate::view::Geometry::contiguous(&ty.shape).diagonal(*offset, *dim1, *dim2)?;
+            let part =
+                crate::view::Geometry::contiguous(&ty.shape).diagonal(*offset, *dim1, *dim2)?;
             let src_shape = e.ty(src).shape.clone();
             if src_shape != part.shape {
                 return Err(Error::new(
@@ -4574,7 +4575,11 @@ fn check_fill_value(value: Scalar, dtype: DType) -> Result<()> {
     let Ok(info) = dtype.iinfo() else {
         return Ok(());
     };
-    let lowest = if dtype.is_signed() { info.min } else { -info.max };
+    let lowest = if dtype.is_signed() {
+        info.min
+    } else {
+        -info.max
+    };
     let outside = match value {
         Scalar::Int(i) => i128::from(i) < lowest || i128::from(i) > info.max,
         Scalar::Float(f) => f < info.min as f64 || f > info.max as f64,
@@ -4604,7 +4609,11 @@ fn check_fill_value(value: Scalar, dtype: DType) -> Result<()> {
 
 /// `broadcast_tensors` and `meshgrid`: each operand through its own
 /// primitive views (views of the operands, as PyTorch's results are).
-pub fn view_list(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
+pub fn view_list(
+    e: &mut Emitter<'_>,
+    op: &Op,
+    operands: &[Operand],
+) -> Result<Option<Vec<ValueId>>> {
     let values: Vec<ValueId> = operands
         .iter()
         .filter_map(|o| match o {
