@@ -13,49 +13,20 @@
 //! itself, as in PyTorch.
 
 use crate::dtype::DType;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::graph::{Operand, ValueId};
-use crate::infer::{Arg, InferCtx, Inferred};
+use crate::infer::{Arg, InferCtx, Inferred, err, nth_tensor, single, wrong_rule};
 use crate::layout::{LayoutArg, ResultLayout};
 use crate::ops::expand::Emitter;
 use crate::ops::{BinaryOp, Op, UnaryOp};
 use crate::scalar::Scalar;
 use crate::types::TensorType;
 
-fn err(kind: ErrorKind, message: impl Into<String>) -> Error {
-    Error::new(kind, message)
-}
-
-fn wrong_rule(rule: &str) -> Error {
-    err(
-        ErrorKind::Backend,
-        format!("the op table gives an op the {rule} rule, which does not handle it"),
-    )
-}
-
-fn tensor<'a>(args: &[Arg<'a>], i: usize) -> Result<&'a TensorType> {
-    match args.get(i) {
-        Some(Arg::Tensor(t)) => Ok(t),
-        _ => Err(err(
-            ErrorKind::Arity,
-            format!("operand {} is not a tensor", i + 1),
-        )),
-    }
-}
-
-fn single(shape: Vec<i64>, dtype: DType, operands: usize) -> Inferred {
-    Inferred {
-        results: vec![TensorType::new(shape, dtype)],
-        operand_dtypes: vec![None; operands],
-        natural_dtype: dtype,
-    }
-}
-
 /// `real`, `imag`, `conj`, `conj_physical`, `isreal`, `view_as_real`,
 /// `view_as_complex`: one tensor in, PyTorch's result dtype and shape and
 /// its refusals.
 pub fn infer_part(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
-    let x = tensor(args, 0)?;
+    let x = nth_tensor(args, 0)?;
     let d = x.dtype;
     let (shape, dtype) = match op {
         Op::Real => (x.shape.clone(), d.to_real()),
@@ -121,7 +92,7 @@ pub fn infer_part(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred>
     } else {
         dtype
     };
-    Ok(single(shape, dtype, 1))
+    Ok(single(shape, dtype, vec![None]))
 }
 
 /// `complex(real, imag)` and `polar(abs, angle)`: two f16, f32 or f64
@@ -130,7 +101,7 @@ pub fn infer_pair(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
     if !matches!(op, Op::Complex | Op::Polar) {
         return Err(wrong_rule("complex pair"));
     }
-    let (a, b) = (tensor(args, 0)?, tensor(args, 1)?);
+    let (a, b) = (nth_tensor(args, 0)?, nth_tensor(args, 1)?);
     let float = |d: DType| matches!(d, DType::F16 | DType::F32 | DType::F64);
     if !float(a.dtype) || !float(b.dtype) {
         return Err(err(
@@ -153,17 +124,7 @@ pub fn infer_pair(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
         ));
     }
     let shape = crate::view::broadcast_shapes(&a.shape, &b.shape)?;
-    Ok(single(shape, a.dtype.to_complex()?, 2))
-}
-
-fn first<'a>(args: &[LayoutArg<'a>]) -> Result<(&'a crate::view::Geometry, &'a TensorType)> {
-    match args.first() {
-        Some(LayoutArg::Tensor(g, ty)) => Ok((g, ty)),
-        _ => Err(err(
-            ErrorKind::Layout,
-            "the layout rule needs a tensor first operand",
-        )),
-    }
+    Ok(single(shape, a.dtype.to_complex()?, vec![None, None]))
 }
 
 /// Where PyTorch's views put the parts: `real`/`imag` of a complex tensor
@@ -178,7 +139,7 @@ pub fn layout(
     args: &[LayoutArg<'_>],
     results: &[TensorType],
 ) -> Result<Vec<ResultLayout>> {
-    let (g, ty) = first(args)?;
+    let (g, ty) = crate::layout::first_geometry(args)?;
     let doubled = || g.strides.iter().map(|s| 2 * s).collect::<Vec<_>>();
     let layout = match op {
         Op::Real | Op::Conj if !ty.dtype.is_complex() => ResultLayout::View(g.clone()),

@@ -112,7 +112,7 @@ pub struct InferCtx {
     pub default_dtype: DefaultDType,
 }
 
-fn err(kind: ErrorKind, message: impl Into<String>) -> Error {
+pub(crate) fn err(kind: ErrorKind, message: impl Into<String>) -> Error {
     Error::new(kind, message)
 }
 
@@ -175,7 +175,7 @@ fn tensor<'a>(args: &[Arg<'a>]) -> Result<&'a TensorType> {
     nth_tensor(args, 0)
 }
 
-fn nth_tensor<'a>(args: &[Arg<'a>], i: usize) -> Result<&'a TensorType> {
+pub(crate) fn nth_tensor<'a>(args: &[Arg<'a>], i: usize) -> Result<&'a TensorType> {
     match args.get(i) {
         Some(Arg::Tensor(t)) => Ok(t),
         _ => Err(err(
@@ -187,7 +187,11 @@ fn nth_tensor<'a>(args: &[Arg<'a>], i: usize) -> Result<&'a TensorType> {
 
 /// One result of the given shape and dtype, computed from operands
 /// converted as given.
-fn single(shape: Vec<i64>, dtype: DType, operand_dtypes: Vec<Option<DType>>) -> Inferred {
+pub(crate) fn single(
+    shape: Vec<i64>,
+    dtype: DType,
+    operand_dtypes: Vec<Option<DType>>,
+) -> Inferred {
     Inferred {
         results: vec![TensorType::new(shape, dtype)],
         operand_dtypes,
@@ -3312,7 +3316,7 @@ pub fn view_shape(op: &Op, shape: &[i64]) -> Result<Vec<i64>> {
 }
 
 /// A rule asked of an op it is not the rule of: the table is wrong.
-fn wrong_rule(rule: &str) -> Error {
+pub(crate) fn wrong_rule(rule: &str) -> Error {
     err(
         ErrorKind::Backend,
         format!("the op table gives an op the {rule} rule, which does not handle it"),

@@ -509,7 +509,7 @@ pub(crate) fn pointwise_layout(args: &[LayoutArg<'_>], shape: &[i64]) -> Vec<i64
     pointwise_output_strides(shape, &operands)
 }
 
-fn first_geometry<'a>(
+pub(crate) fn first_geometry<'a>(
     args: &[LayoutArg<'a>],
 ) -> Result<(&'a crate::view::Geometry, &'a crate::types::TensorType)> {
     match args.first() {

@@ -19,26 +19,15 @@
 //! messages, and the expansions of the dropouts.
 
 use crate::dtype::DType;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::graph::{Operand, ValueId};
-use crate::infer::{Arg, InferCtx, Inferred};
+use crate::infer::{Arg, InferCtx, Inferred, err, nth_tensor, single, wrong_rule};
 use crate::ops::expand::Emitter;
 use crate::ops::{BinaryOp, Op};
 use crate::scalar::{F64, Scalar};
 use crate::support::{AtenKernel, DTypeSet};
 
 use crate::types::TensorType;
-
-fn err(kind: ErrorKind, message: impl Into<String>) -> Error {
-    Error::new(kind, message)
-}
-
-fn wrong_rule(rule: &str) -> Error {
-    err(
-        ErrorKind::Backend,
-        format!("the op table gives an op the {rule} rule, which does not handle it"),
-    )
-}
 
 /// A double as C++'s `operator<<` prints it (`%g`, six significant
 /// digits: `1`, `-0.5`, `3e+38`, `nan`), the form of PyTorch's messages.
@@ -67,21 +56,6 @@ pub fn cpp_double(v: f64) -> String {
         format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
     } else {
         trim(&format!("{v:.*}", (5 - exp).max(0) as usize))
-    }
-}
-
-fn single(ty: TensorType, operand_dtypes: Vec<Option<DType>>) -> Inferred {
-    Inferred {
-        natural_dtype: ty.dtype,
-        results: vec![ty],
-        operand_dtypes,
-    }
-}
-
-fn input<'a>(args: &[Arg<'a>]) -> Result<&'a TensorType> {
-    match args.first() {
-        Some(Arg::Tensor(t)) => Ok(t),
-        _ => Err(err(ErrorKind::Arity, "operand 1 is not a tensor")),
     }
 }
 
@@ -163,7 +137,7 @@ pub fn infer_rand(op: &Op, _: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
     check_size(size)?;
     let d = dtype.unwrap_or(ctx.default_dtype.dtype());
     refuse_complex(op.name(), d)?;
-    Ok(single(TensorType::new(size.clone(), d), vec![]))
+    Ok(single(size.clone(), d, vec![]))
 }
 
 /// `randint {low, high, size, dtype}`: int64 unless `dtype` says; `low <
@@ -209,7 +183,7 @@ pub fn infer_randint(op: &Op, _: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
             ));
         }
     }
-    Ok(single(TensorType::new(size.clone(), d), vec![]))
+    Ok(single(size.clone(), d, vec![]))
 }
 
 /// The values an integer (or bool) dtype holds.
@@ -232,7 +206,7 @@ fn integer_range(d: DType) -> Option<(i128, i128)> {
 /// `cauchy`, `log_normal`, `geometric`, `bernoulli`): its shape and dtype,
 /// with each distribution's checks of its parameters and dtype.
 pub fn infer_like(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
-    let x = input(args)?;
+    let x = nth_tensor(args, 0)?;
     let d = x.dtype;
     let attribute = |message: String| Err(err(ErrorKind::Attribute, message));
     match op {
@@ -306,7 +280,7 @@ pub fn infer_like(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
         }
         _ => return Err(wrong_rule("random fill")),
     }
-    Ok(single(TensorType::new(x.shape.clone(), d), vec![Some(d)]))
+    Ok(single(x.shape.clone(), d, vec![Some(d)]))
 }
 
 /// `normal(mean, std)`: each a tensor or a number; the tensors broadcast
@@ -387,10 +361,7 @@ pub fn infer_normal(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferre
         Arg::Tensor(_) => Some(d),
         _ => None,
     };
-    Ok(single(
-        TensorType::new(shape, d),
-        vec![operand(mean), operand(std)],
-    ))
+    Ok(single(shape, d, vec![operand(mean), operand(std)]))
 }
 
 /// `multinomial(input, num_samples, replacement)`: int64 positions,
@@ -404,7 +375,7 @@ pub fn infer_multinomial(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Infe
     else {
         return Err(wrong_rule("multinomial"));
     };
-    let x = input(args)?;
+    let x = nth_tensor(args, 0)?;
     if !(1..=2).contains(&x.rank()) {
         return Err(err(ErrorKind::Shape, "prob_dist must be 1 or 2 dim"));
     }
@@ -432,7 +403,7 @@ pub fn infer_multinomial(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Infe
     }
     let mut shape = x.shape[..x.rank() - 1].to_vec();
     shape.push(*num_samples);
-    Ok(single(TensorType::new(shape, DType::I64), vec![None]))
+    Ok(single(shape, DType::I64, vec![None]))
 }
 
 /// PyTorch's check of a dropout probability.
@@ -481,7 +452,7 @@ fn dropout_noise_dtype(x: &TensorType, ctx: &InferCtx, native: bool) -> Result<(
 /// `dropout`, `feature_dropout` and `native_dropout`: the input's type
 /// (and a bool mask for `native_dropout`), with PyTorch's checks.
 pub fn infer_dropout(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferred> {
-    let x = input(args)?;
+    let x = nth_tensor(args, 0)?;
     let mut results = vec![TensorType::new(x.shape.clone(), x.dtype)];
     match op {
         Op::Dropout { p, train, .. } | Op::FeatureDropout { p, train, .. } => {

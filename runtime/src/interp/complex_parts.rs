@@ -4,15 +4,9 @@
 use kiln_ir::layout::ResultLayout;
 use kiln_ir::{Error, ErrorKind, Op, Result, TensorType};
 
-use super::fill;
+use super::{broadcast_elems, fill};
 use crate::convert::{Elem, convert};
 use crate::tensor::Tensor;
-
-/// An operand's values broadcast to `shape`, in logical order.
-fn broadcast(t: &Tensor, shape: &[i64]) -> Result<Vec<Elem>> {
-    let g = t.geometry().expand(shape)?;
-    Ok(t.view(g)?.values())
-}
 
 /// Runs `real`, `imag` or `complex` (`None`: another op).
 pub(super) fn run(
@@ -40,8 +34,8 @@ pub(super) fn run(
             })?
         }
         (Op::Complex, ResultLayout::Fresh(strides)) => {
-            let re = broadcast(tensor(0)?, &out.shape)?;
-            let im = broadcast(tensor(1)?, &out.shape)?;
+            let re = broadcast_elems(tensor(0)?, &out.shape)?;
+            let im = broadcast_elems(tensor(1)?, &out.shape)?;
             fill(out, strides, |i| {
                 let k = i as usize;
                 convert(Elem::C(re[k].f64(), im[k].f64()), out.dtype)

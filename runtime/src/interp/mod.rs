@@ -445,6 +445,12 @@ fn write_values(out: &mut Tensor, values: impl Iterator<Item = Elem>) -> Result<
     Ok(())
 }
 
+/// An operand's values broadcast to `shape`, in logical order.
+fn broadcast_elems(t: &Tensor, shape: &[i64]) -> Result<Vec<Elem>> {
+    let g = t.geometry().expand(shape)?;
+    Ok(t.view(g)?.values())
+}
+
 fn fill(out_ty: &TensorType, strides: &[i64], f: impl Fn(i64) -> Elem) -> Result<Tensor> {
     let mut out = Tensor::zeros_strided(&out_ty.shape, Some(strides), out_ty.dtype, out_ty.device)?;
     let n = out.numel();

@@ -4,7 +4,7 @@
 
 use kiln_ir::{DType, Error, ErrorKind, Op, Result, TensorType};
 
-use super::fill;
+use super::{broadcast_elems, fill};
 use crate::convert::{Elem, convert};
 use crate::philox::{open_unit, standard_normal, u64_of, unit, words};
 use crate::tensor::Tensor;
@@ -25,10 +25,12 @@ fn real(v: f64, dtype: DType) -> Elem {
     convert(Elem::F(v), dtype)
 }
 
-/// An operand's values broadcast to `shape`, in logical order.
+/// An operand's values broadcast to `shape`, as f64, in logical order.
 fn broadcast_values(t: &Tensor, shape: &[i64]) -> Result<Vec<f64>> {
-    let g = t.geometry().expand(shape)?;
-    Ok(t.view(g)?.values().into_iter().map(Elem::f64).collect())
+    Ok(broadcast_elems(t, shape)?
+        .into_iter()
+        .map(Elem::f64)
+        .collect())
 }
 
 /// Runs a random op (`None`: not one).

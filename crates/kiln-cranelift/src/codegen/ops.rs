@@ -40,6 +40,30 @@ impl Emit<'_, '_> {
         }
     }
 
+    /// A binary integer helper call on scalar values widened to i64, its
+    /// result truncated back to the operands' width.
+    fn call_i64(
+        &mut self,
+        ctx: &mut Ctx,
+        helper: Helper,
+        a: Val,
+        b: Val,
+        c: Class,
+        signed: bool,
+    ) -> Emitted<Val> {
+        self.scalar_only()?;
+        let (x, y) = if c.is_wide() {
+            (a, b)
+        } else {
+            (self.widen_int(a, signed), self.widen_int(b, signed))
+        };
+        let r = ctx
+            .calls
+            .call(self.b, ctx.call_conv, helper, &[x.part(0), y.part(0)]);
+        let r = Val::one(r);
+        Ok(if c.is_wide() { r } else { self.truncate_int(r) })
+    }
+
     /// A helper call on each (scalar) value, in f64 for f32-class values.
     fn call_f64(&mut self, ctx: &mut Ctx, helper: Helper, args: &[Val], c: Class) -> Emitted<Val> {
         self.scalar_only()?;
@@ -306,20 +330,7 @@ impl Emit<'_, '_> {
             // gcd, lcm and shifts in the integer's own width: the
             // interpreter's function on values widened to i64.
             Gcd | Lcm | BitwiseLeftShift | BitwiseRightShift => {
-                self.scalar_only()?;
-                let (x, y) = if c.is_wide() {
-                    (a, b)
-                } else {
-                    (self.widen_int(a, signed), self.widen_int(b, signed))
-                };
-                let r = ctx.calls.call(
-                    self.b,
-                    ctx.call_conv,
-                    Helper::IntWidth(op, compute),
-                    &[x.part(0), y.part(0)],
-                );
-                let r = Val::one(r);
-                if c.is_wide() { r } else { self.truncate_int(r) }
+                self.call_i64(ctx, Helper::IntWidth(op, compute), a, b, c, signed)?
             }
             DivTrunc | DivFloor | Remainder | Fmod => {
                 self.scalar_only()?;
@@ -332,22 +343,7 @@ impl Emit<'_, '_> {
                 self.zip(a, not_b, |bl, u, v| bl.ins().bor(u, v))
             }
             Pow if float => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
-            Pow => {
-                self.scalar_only()?;
-                let (x, y) = if c.is_wide() {
-                    (a, b)
-                } else {
-                    (self.widen_int(a, signed), self.widen_int(b, signed))
-                };
-                let r = ctx.calls.call(
-                    self.b,
-                    ctx.call_conv,
-                    Helper::IntPow,
-                    &[x.part(0), y.part(0)],
-                );
-                let r = Val::one(r);
-                if c.is_wide() { r } else { self.truncate_int(r) }
-            }
+            Pow => self.call_i64(ctx, Helper::IntPow, a, b, c, signed)?,
             Maximum if float => self.float_extreme(a, b, c, true),
             Minimum if float => self.float_extreme(a, b, c, false),
             Maximum | Minimum => {
