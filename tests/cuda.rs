@@ -370,39 +370,88 @@ fn random_programs_emulated_match_the_interpreter() {
     }
 }
 
+/// A permute made contiguous and cast, of sizes that leave ragged tiles and
+/// vectors, in dtypes of every width: the tiled and vector walks.
+fn transpose_program(
+    dims: &[i64],
+    perm_seed: usize,
+    dtype: &str,
+    to: &str,
+) -> Result<Module, TestCaseError> {
+    let rank = dims.len();
+    let mut perm: Vec<usize> = (0..rank).collect();
+    perm.rotate_left(perm_seed % rank);
+    if perm_seed >= 3 {
+        perm.swap(0, rank - 1);
+    }
+    let shape = |d: &[i64]| d.iter().map(i64::to_string).collect::<Vec<_>>().join("x");
+    let permuted: Vec<i64> = perm.iter().map(|&p| dims[p]).collect();
+    let list = perm
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = format!(
+        "func @main(%x: tensor<{}x{dtype}>) -> (tensor<{p}x{dtype}>, tensor<{p}x{to}>) {{\n  \
+         %p = permute %x {{dims = [{list}]}}\n  %c = contiguous %p\n  \
+         %t = to %p {{dtype = {to}, memory_format = contiguous_format}}\n  return %c, %t\n}}\n",
+        shape(dims),
+        p = shape(&permuted),
+    );
+    kiln::parse_module("transpose.kir", &text, kiln::DefaultDType::F32)
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))
+}
+
+/// The transposes' sizes, permutations and dtypes.
+fn transpose_cases() -> impl Strategy<Value = (Vec<i64>, usize, &'static str, &'static str)> {
+    (
+        proptest::collection::vec(1i64..70, 2..=3),
+        0usize..6,
+        proptest::sample::select(vec!["bool", "u8", "f16", "bf16", "i32", "f32", "f64"]),
+        proptest::sample::select(vec!["f32", "f16", "i64", "u8"]),
+    )
+}
+
+/// A row reduction around the code generator's thresholds: the warp and
+/// block row groups (1024 elements), and split rows (few rows of at least
+/// 65,536 elements, or just too many rows to split).
+fn reduction_program(rows: i64, len: i64, op: &str, dtype: &str) -> Result<Module, TestCaseError> {
+    let (attrs, out) = match op {
+        "argmax" | "argmin" => ("{dim = 1}".to_string(), "i64".to_string()),
+        "sum" | "prod" if !dtype.starts_with('f') => {
+            ("{dims = [1]}".to_string(), "i64".to_string())
+        }
+        _ => ("{dims = [1]}".to_string(), dtype.to_string()),
+    };
+    let text = format!(
+        "func @main(%x: tensor<{rows}x{len}x{dtype}>) -> tensor<{rows}x{out}> {{\n  %r = {op} %x {attrs}\n  return %r\n}}\n"
+    );
+    kiln::parse_module("reduce.kir", &text, kiln::DefaultDType::F32)
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))
+}
+
+/// The reductions' sizes, ops and dtypes.
+fn reduction_cases() -> impl Strategy<Value = ((i64, i64), &'static str, &'static str)> {
+    (
+        prop_oneof![
+            (1i64..4, 1000i64..1100),
+            (126i64..130, 1i64..40),
+            (1i64..3, 65_530i64..66_000),
+        ],
+        proptest::sample::select(vec!["sum", "amax", "amin", "prod", "argmax", "argmin"]),
+        proptest::sample::select(vec!["f32", "f16", "i32", "u8", "f64"]),
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
 
-    /// Permutes made contiguous, of sizes that leave ragged tiles and
-    /// vectors, in dtypes of every width: the tiled and vector walks.
     #[test]
-    fn random_transposes_emulated_match_the_interpreter(
-        dims in proptest::collection::vec(1i64..70, 2..=3),
-        perm_seed in 0usize..6,
-        dtype in proptest::sample::select(vec!["bool", "u8", "f16", "bf16", "i32", "f32", "f64"]),
-        to in proptest::sample::select(vec!["f32", "f16", "i64", "u8"]),
-    ) {
+    fn random_transposes_emulated_match_the_interpreter((dims, perm_seed, dtype, to) in transpose_cases()) {
         if !emulator_here() {
             return Ok(());
         }
-        let rank = dims.len();
-        let mut perm: Vec<usize> = (0..rank).collect();
-        perm.rotate_left(perm_seed % rank);
-        if perm_seed >= 3 {
-            perm.swap(0, rank - 1);
-        }
-        let shape = |d: &[i64]| d.iter().map(i64::to_string).collect::<Vec<_>>().join("x");
-        let permuted: Vec<i64> = perm.iter().map(|&p| dims[p]).collect();
-        let list = perm.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
-        let text = format!(
-            "func @main(%x: tensor<{}x{dtype}>) -> (tensor<{p}x{dtype}>, tensor<{p}x{to}>) {{\n  \
-             %p = permute %x {{dims = [{list}]}}\n  %c = contiguous %p\n  \
-             %t = to %p {{dtype = {to}, memory_format = contiguous_format}}\n  return %c, %t\n}}\n",
-            shape(&dims),
-            p = shape(&permuted),
-        );
-        let module = kiln::parse_module("transpose.kir", &text, kiln::DefaultDType::F32)
-            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let module = transpose_program(&dims, perm_seed, dtype, to)?;
         let outcome = check_random_with(&module, "cuda (emulated)", Math::Own, &cuda_emulator::run);
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
@@ -411,32 +460,12 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() })]
 
-    /// Row reductions around the code generator's thresholds: the warp
-    /// and block row groups (1024 elements), and split rows (few rows of
-    /// at least 65,536 elements, or just too many rows to split).
     #[test]
-    fn random_reductions_emulated_match_the_interpreter(
-        (rows, len) in prop_oneof![
-            (1i64..4, 1000i64..1100),
-            (126i64..130, 1i64..40),
-            (1i64..3, 65_530i64..66_000),
-        ],
-        op in proptest::sample::select(vec!["sum", "amax", "amin", "prod", "argmax", "argmin"]),
-        dtype in proptest::sample::select(vec!["f32", "f16", "i32", "u8", "f64"]),
-    ) {
+    fn random_reductions_emulated_match_the_interpreter(((rows, len), op, dtype) in reduction_cases()) {
         if !emulator_here() {
             return Ok(());
         }
-        let (attrs, out) = match op {
-            "argmax" | "argmin" => ("{dim = 1}".to_string(), "i64".to_string()),
-            "sum" | "prod" if !dtype.starts_with('f') => ("{dims = [1]}".to_string(), "i64".to_string()),
-            _ => ("{dims = [1]}".to_string(), dtype.to_string()),
-        };
-        let text = format!(
-            "func @main(%x: tensor<{rows}x{len}x{dtype}>) -> tensor<{rows}x{out}> {{\n  %r = {op} %x {attrs}\n  return %r\n}}\n"
-        );
-        let module = kiln::parse_module("reduce.kir", &text, kiln::DefaultDType::F32)
-            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let module = reduction_program(rows, len, op, dtype)?;
         let outcome = check_random_with(&module, "cuda (emulated)", Math::Own, &cuda_emulator::run);
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
@@ -451,15 +480,92 @@ fn every_program_on_the_gpu_matches_the_interpreter() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
-
-    #[test]
-    fn random_programs_on_the_gpu_match_the_interpreter(recipe in recipe_strategy(DTypes::Computable, 3, 10)) {
-        if !(nvrtc::nvrtc_present() && kiln_cuda::device::driver_present() && kiln_cuda::device::context(0).is_ok()) {
-            return Ok(());
-        }
+#[test]
+fn random_programs_on_the_gpu_match_the_interpreter() {
+    if !nvrtc_here() || !gpu_here() {
+        return;
+    }
+    // KILN_GPU_CASES sets the number of programs (300 by default).
+    let cases = std::env::var("KILN_GPU_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300);
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let result = runner.run(&recipe_strategy(DTypes::Computable, 3, 10), |recipe| {
         let outcome = check_random(&recipe.build(), BackendKind::Cuda);
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
+}
+
+/// Whether a GPU can run the tests here, quietly (for property tests).
+fn gpu_quietly() -> bool {
+    nvrtc::nvrtc_present()
+        && kiln_cuda::device::driver_present()
+        && kiln_cuda::device::context(0).is_ok()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_transposes_on_the_gpu_match_the_interpreter((dims, perm_seed, dtype, to) in transpose_cases()) {
+        if !gpu_quietly() {
+            return Ok(());
+        }
+        let outcome = check_random(&transpose_program(&dims, perm_seed, dtype, to)?, BackendKind::Cuda);
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+
+    #[test]
+    fn random_reductions_on_the_gpu_match_the_interpreter(((rows, len), op, dtype) in reduction_cases()) {
+        if !gpu_quietly() {
+            return Ok(());
+        }
+        let outcome = check_random(&reduction_program(rows, len, op, dtype)?, BackendKind::Cuda);
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+}
+
+/// On the GPU, device times run the steps again on resident inputs (split
+/// reductions' row counters must be left ready for the next launch), and
+/// a run that divides by zero reports it after the timed runs.
+#[test]
+fn device_times_on_the_gpu_repeat_with_resident_inputs() {
+    if !nvrtc_here() || !gpu_here() {
+        return;
+    }
+    for program in ["softmax_layernorm", "split_rows"] {
+        let module = load(&kiln_tests::tests_dir().join(format!("programs/{program}.kir")));
+        let compiled = Compiler::new(BackendKind::Cuda).compile(&module).unwrap();
+        let runner = |_: &Module, inputs: &[kiln_runtime::Tensor]| {
+            let times = compiled
+                .device_times(inputs, 3)
+                .expect("the CUDA backend has device times")?;
+            assert_eq!(times.len(), 3);
+            compiled.run(inputs)
+        };
+        let outcome = kiln_tests::differential::differ_with(
+            &module,
+            "cuda (after device times)",
+            Math::Own,
+            &runner,
+        );
+        assert!(outcome.is_ok(), "{program}: {}", outcome.unwrap_err());
+    }
+    let text = "func @main(%x: tensor<4xi32>) -> tensor<4xi32> {\n  %0 = div %x, 0 {rounding_mode = \"floor\"}\n  return %0\n}\n";
+    let module = kiln::parse_module("div.kir", text, kiln::DefaultDType::F32).unwrap();
+    let compiled = Compiler::new(BackendKind::Cuda).compile(&module).unwrap();
+    let err = compiled
+        .device_times(&kiln_tests::inputs_for(&module), 2)
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.message(), "ZeroDivisionError");
 }
