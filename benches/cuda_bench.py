@@ -8,7 +8,9 @@ order), `kiln bench --backend cuda --json --steps`: "run" is a whole call
 inputs and results resident in device memory, the figure to compare with
 the card's bandwidth. The bandwidth ceiling is measured in the same run: a
 device-to-device copy of 1 GiB through PyTorch, counting bytes read and
-written (`--peak-gbps` overrides it where torch is missing).
+written (`--peak-gbps` overrides it where torch is missing); "of same-size
+copy" compares with a copy of the workload's own bytes, which pays the same
+launch and tail costs.
 
 PyTorch runs the same computation (compare_torch.py's functions) on
 resident inputs, timed with CUDA events: the median of 20 calls after 3
@@ -53,12 +55,17 @@ def event_ms(torch, fn, args, runs=20, warmup=3):
     return ct.median(times)
 
 
-def copy_gbps(torch):
-    """Device-to-device copy bandwidth, bytes read plus bytes written."""
-    x = torch.empty(1 << 28, dtype=torch.float32, device="cuda").uniform_()
+def copy_ms(torch, nbytes):
+    """The device time of a device-to-device copy moving `nbytes` (half read,
+    half written)."""
+    x = torch.empty(max(nbytes // 2, 1), dtype=torch.uint8, device="cuda").random_()
     y = torch.empty_like(x)
-    ms = event_ms(torch, y.copy_, (x,))
-    return 2 * x.numel() * 4 / (ms * 1e-3) / 1e9
+    return event_ms(torch, y.copy_, (x,))
+
+
+def copy_gbps(torch):
+    """Device-to-device copy bandwidth of 1 GiB, bytes read plus bytes written."""
+    return 2 * (1 << 30) / (copy_ms(torch, 2 << 30) * 1e-3) / 1e9
 
 
 def kiln_row(args, name, program, inputs_file):
@@ -126,6 +133,10 @@ def main():
             inputs_file = os.path.join(tmpdir, f"{name}.safetensors")
             save_file(dict(zip(names_, inputs)), inputs_file)
         row["kiln"] = kiln_row(args, name, program, inputs_file)
+        if torch and "bytes" in row["kiln"]:
+            # The same bytes copied: small workloads pay launch and tail
+            # costs that a 1 GiB copy hides.
+            row["copy_ms"] = copy_ms(torch, row["kiln"]["bytes"])
         if inputs is not None:
             gpu = tuple(t.to("cuda") for t in inputs)
             try:
@@ -149,19 +160,21 @@ def main():
     def f(v, fmt):
         return fmt.format(v) if isinstance(v, (int, float)) else "n/a"
 
-    print("| workload | Kiln run ms | Kiln device ms | GB/s | of copy | eager ms | torch.compile ms | eager ÷ Kiln | compile ÷ Kiln |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| workload | Kiln run ms | Kiln device ms | GB/s | of copy | of same-size copy | eager ms "
+          "| torch.compile ms | eager ÷ Kiln | compile ÷ Kiln |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         k = row["kiln"]
         if "error" in k:
-            print(f"| {row['name']} | failed: {k['error'][:120]} | | | | {f(row.get('eager_ms'), '{:.4f}')} "
+            print(f"| {row['name']} | failed: {k['error'][:120]} | | | | | {f(row.get('eager_ms'), '{:.4f}')} "
                   f"| {f(row.get('compiled_ms'), '{:.4f}')} | | |")
             continue
         dev = k.get("device_ms_median")
         gbps = k.get("device_gbps")
         share = f"{100 * gbps / peak:.0f}%" if gbps and peak else "n/a"
+        same = f"{100 * row['copy_ms'] / dev:.0f}%" if dev and "copy_ms" in row else "n/a"
         ratio = lambda t: f"{t / dev:.2f}" if isinstance(t, float) and dev else "n/a"  # noqa: E731
-        print(f"| {row['name']} | {k['run_ms_median']:.3f} | {f(dev, '{:.4f}')} | {f(gbps, '{:.0f}')} | {share} "
+        print(f"| {row['name']} | {k['run_ms_median']:.3f} | {f(dev, '{:.4f}')} | {f(gbps, '{:.0f}')} | {share} | {same} "
               f"| {f(row.get('eager_ms'), '{:.4f}')} | {f(row.get('compiled_ms'), '{:.4f}')} "
               f"| {ratio(row.get('eager_ms'))} | {ratio(row.get('compiled_ms'))} |")
     if args.json_out:

@@ -16,13 +16,15 @@
 //! [`Kernel::schedule`]) is a strided loop whose threads accumulate
 //! privately, then reduce through warp shuffles (and shared memory across
 //! a block's warps), and every thread gets the
-//! result for the next pass. Values in registers have a C type per dtype
+//! result for the next pass. Where the innermost reduced dim allows (the
+//! rows' accesses contiguous and aligned, every lane of a warp given a
+//! whole vector), the loop moves 16-byte vectors, as pointwise kernels do. Values in registers have a C type per dtype
 //! (f16 and bf16 in `float`, rounded to their format after each op, as
 //! PyTorch eager rounds each op's output); floats sum in `double`, as the
 //! interpreter does; integers wrap. Integer division by zero sets the
 //! kernel's status word, which the host turns into ZeroDivisionError.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 use kiln_ir::ops::Fold;
@@ -112,7 +114,8 @@ pub fn launch_shape(k: &Kernel) -> LaunchShape {
 pub struct Split {
     /// Blocks per row.
     pub chunks: i64,
-    /// Elements of a row per block (the last chunk may be shorter).
+    /// Elements of a row per block, a multiple of 16 (the last chunks may
+    /// be shorter, or empty).
     pub chunk: i64,
 }
 
@@ -131,10 +134,9 @@ impl Split {
             return None;
         }
         let chunks = ((inner + SPLIT_CHUNK - 1) / SPLIT_CHUNK).min(SPLIT_CHUNKS_MAX);
-        Some(Split {
-            chunks,
-            chunk: (inner + chunks - 1) / chunks,
-        })
+        // A multiple of 16 elements, so that a chunk is whole vectors.
+        let chunk = ((inner + chunks - 1) / chunks + 15) / 16 * 16;
+        Some(Split { chunks, chunk })
     }
 }
 
@@ -200,13 +202,12 @@ impl RowGroup {
         }
     }
 
-    /// The loop of one thread over a row's `inner` elements.
-    fn inner_loop(self, inner: i64) -> String {
-        let (first, step) = match self {
+    /// A thread's lane in the group, and the group's size.
+    fn lanes(self) -> (&'static str, &'static str) {
+        match self {
             RowGroup::Block => ("threadIdx.x", "blockDim.x"),
             RowGroup::Warp => ("threadIdx.x % 32", "32"),
-        };
-        format!("for (long long kiln_j = {first}; kiln_j < {inner}LL; kiln_j += {step}) {{")
+        }
     }
 
     /// Makes one pass's stores visible to the group's next pass.
@@ -258,13 +259,22 @@ enum Walk {
     Tiles { p: usize, tiled: Vec<bool> },
 }
 
-/// The walk of a pointwise kernel: tiles when some input is read across
+/// The walk of a kernel. Pointwise: tiles when some input is read across
 /// its contiguous dim, vectors when the innermost dim allows, else
-/// elements.
+/// elements. A reduction's passes walk its rows by vectors when the
+/// innermost (reduced) dim allows and each lane of a warp gets a whole
+/// vector, else by elements: one 4-byte load per thread in flight leaves
+/// the memory system idle, as a copy by elements would.
 fn walk(k: &Kernel) -> Walk {
     let rank = k.rank();
-    if rank == 0 || k.outer_rank != rank {
+    if rank == 0 {
         return Walk::Elements;
+    }
+    if k.outer_rank != rank {
+        return match vectors(k) {
+            Walk::Vectors { width, .. } if k.inner_count() < 32 * width => Walk::Elements,
+            w => w,
+        };
     }
     let last = rank - 1;
     let loads: Vec<usize> = k.loaded_accesses().collect();
@@ -287,8 +297,14 @@ fn walk(k: &Kernel) -> Walk {
             }
         }
     }
-    // Vectors: as many elements as 16 bytes of the widest contiguous
-    // access hold, fewer when the innermost dim is not a multiple.
+    vectors(k)
+}
+
+/// Vectors along the innermost dim: as many elements as 16 bytes of the
+/// widest contiguous access hold, fewer when the innermost dim is not a
+/// multiple; or elements when no access can be moved by vectors.
+fn vectors(k: &Kernel) -> Walk {
+    let last = k.rank() - 1;
     let contiguous = |a: &Access| a.strides[last] == 1;
     let widest = k
         .accesses
@@ -513,6 +529,20 @@ pub fn module_source(kernels: &[&Kernel]) -> String {
         s += &kernel_source(k);
     }
     s
+}
+
+/// One pass of a thread over its share of a row: the elements from
+/// `base + lane` (or `lane`) below `end`, `step` apart (each a C
+/// expression; with row vectors, vectors of the walk's width instead of
+/// elements). `loads` are
+/// the vector accesses the pass reads, `stores` the accesses it writes.
+struct RowPass {
+    base: Option<String>,
+    lane: &'static str,
+    step: &'static str,
+    end: String,
+    loads: BTreeSet<usize>,
+    stores: Vec<usize>,
 }
 
 struct Gen<'k> {
@@ -774,19 +804,26 @@ impl Gen<'_> {
         for &(r, _) in &partials {
             self.declare_acc(r);
         }
-        self.line(format!(
-            "for (long long kiln_j = kiln_end - {chunk}LL + threadIdx.x; kiln_j < kiln_end && kiln_j < {inner}LL; kiln_j += blockDim.x) {{"
-        ));
-        self.indent += 1;
-        self.coords("kiln_j", "kiln_r", k.outer_rank..k.rank());
-        let mut memo = outer_memo.clone();
-        for &(r, _) in &partials {
-            let x = k.node(r).operands()[0];
-            let v = self.value(x, &mut memo, "_p0");
-            self.accumulate(r, &v);
-        }
-        self.indent -= 1;
-        self.line("}");
+        let roots: Vec<NodeId> = partials
+            .iter()
+            .map(|&(r, _)| k.node(r).operands()[0])
+            .collect();
+        let pass = RowPass {
+            base: Some(format!("kiln_end - {chunk}LL")),
+            lane: "threadIdx.x",
+            step: "blockDim.x",
+            end: format!("(kiln_end < {inner}LL ? kiln_end : {inner}LL)"),
+            loads: self.inner_loads(&roots, &outer_memo),
+            stores: Vec::new(),
+        };
+        self.row_pass(&pass, &mut |g| {
+            let mut memo = outer_memo.clone();
+            for &(r, _) in &partials {
+                let x = k.node(r).operands()[0];
+                let v = g.value(x, &mut memo, "_p0");
+                g.accumulate(r, &v);
+            }
+        });
         // This chunk's partial results, then whether this block is the
         // row's last.
         for &(r, _) in &partials {
@@ -927,6 +964,97 @@ impl Gen<'_> {
         }
     }
 
+    /// The loop of `pass`, with `element` computing one element in its
+    /// scope (`kiln_j` its position in the row, `c{d}` its coordinates).
+    /// With row vectors, each step loads the pass's vector accesses
+    /// before a run of the walk's width, computes the run unrolled, and
+    /// stores its vector accesses after it, as pointwise vectors do.
+    fn row_pass(&mut self, pass: &RowPass, element: &mut dyn FnMut(&mut Self)) {
+        let k = self.k;
+        let (lane, step, end) = (pass.lane, pass.step, &pass.end);
+        let base = pass
+            .base
+            .as_ref()
+            .map(|b| format!("{b} + "))
+            .unwrap_or_default();
+        let Walk::Vectors { width, vector } = self.walk.clone() else {
+            self.line(format!(
+                "for (long long kiln_j = {base}{lane}; kiln_j < {end}; kiln_j += {step}) {{"
+            ));
+            self.indent += 1;
+            self.coords("kiln_j", "kiln_r", k.outer_rank..k.rank());
+            element(self);
+            self.indent -= 1;
+            self.line("}");
+            return;
+        };
+        let last = k.rank() - 1;
+        self.line(format!(
+            "for (long long kiln_jrun = {base}(long long)({lane}) * {width}LL; kiln_jrun < {end}; kiln_jrun += (long long)({step}) * {width}LL) {{"
+        ));
+        self.indent += 1;
+        self.coords("kiln_jrun", "kiln_r", k.outer_rank..k.rank());
+        self.line(format!("const long long kiln_run = c{last};"));
+        for &i in &pass.loads {
+            let (t, at) = (
+                mtype(k.accesses[i].dtype),
+                self.access_index(&k.accesses[i]),
+            );
+            self.line(format!(
+                "const kiln_pack<{t}, {width}> l{i} = kiln_vload<{t}, {width}>(a{i} + ({at}));"
+            ));
+        }
+        let stored: BTreeSet<usize> = pass.stores.iter().copied().filter(|&i| vector[i]).collect();
+        for &i in &stored {
+            self.line(format!(
+                "kiln_pack<{}, {width}> s{i};",
+                mtype(k.accesses[i].dtype)
+            ));
+        }
+        self.line("#pragma unroll");
+        self.line(format!(
+            "for (int kiln_v = 0; kiln_v < {width}; ++kiln_v) {{"
+        ));
+        self.indent += 1;
+        self.line(format!("const long long c{last} = kiln_run + kiln_v;"));
+        self.line("const long long kiln_j = kiln_jrun + kiln_v;");
+        element(self);
+        self.indent -= 1;
+        self.line("}");
+        for &i in &stored {
+            let (t, at) = (
+                mtype(k.accesses[i].dtype),
+                self.access_index(&k.accesses[i]),
+            );
+            self.line(format!("kiln_vstore<{t}, {width}>(a{i} + ({at}), s{i});"));
+        }
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// The vector accesses loaded by the per-element values of `roots`
+    /// (those not computed in the row's scope, `outer`).
+    fn inner_loads(&self, roots: &[NodeId], outer: &Memo) -> BTreeSet<usize> {
+        let Walk::Vectors { vector, .. } = &self.walk else {
+            return BTreeSet::new();
+        };
+        let mut loads = BTreeSet::new();
+        let mut seen = HashSet::new();
+        let mut todo = roots.to_vec();
+        while let Some(n) = todo.pop() {
+            if outer.contains_key(&n) || !self.schedule[n.index()].inner || !seen.insert(n) {
+                continue;
+            }
+            match self.k.node(n).expr {
+                Expr::Load { access } if vector[access] => {
+                    loads.insert(access);
+                }
+                _ => todo.extend(self.k.node(n).operands()),
+            }
+        }
+        loads
+    }
+
     fn reduction(&mut self) {
         let k = self.k;
         let outer: i64 = k.outer_count();
@@ -959,23 +1087,34 @@ impl Gen<'_> {
             for &r in &reductions {
                 self.declare_acc(r);
             }
-            self.line(rows.inner_loop(inner));
-            self.indent += 1;
-            self.coords("kiln_j", "kiln_r", k.outer_rank..k.rank());
-            let mut memo = outer_memo.clone();
+            let roots: Vec<NodeId> = reductions
+                .iter()
+                .map(|&r| k.node(r).operands()[0])
+                .chain(stores.iter().map(|&s| k.stores[s].node))
+                .collect();
+            let (lane, step) = rows.lanes();
+            let pass = RowPass {
+                base: None,
+                lane,
+                step,
+                end: format!("{inner}LL"),
+                loads: self.inner_loads(&roots, &outer_memo),
+                stores: stores.iter().map(|&s| k.stores[s].access).collect(),
+            };
             let suffix = format!("_p{phase}");
-            for &r in &reductions {
-                let x = k.node(r).operands()[0];
-                let v = self.value(x, &mut memo, &suffix);
-                self.accumulate(r, &v);
-            }
-            for &s in &stores {
-                let store = k.stores[s].clone();
-                let v = self.value(store.node, &mut memo, &suffix);
-                self.store(store.access, &v, store.node);
-            }
-            self.indent -= 1;
-            self.line("}");
+            self.row_pass(&pass, &mut |g| {
+                let mut memo = outer_memo.clone();
+                for &r in &reductions {
+                    let x = k.node(r).operands()[0];
+                    let v = g.value(x, &mut memo, &suffix);
+                    g.accumulate(r, &v);
+                }
+                for &s in &stores {
+                    let store = k.stores[s].clone();
+                    let v = g.value(store.node, &mut memo, &suffix);
+                    g.store(store.access, &v, store.node);
+                }
+            });
             for &r in &reductions {
                 let v = self.finish_acc(r, rows);
                 outer_memo.insert(r, v);
