@@ -175,7 +175,7 @@ def llama_module(p, dtype):
 def rotary_cos_sin(x, position_ids):
     """LlamaRotaryEmbedding (default rope): cos and sin [1, T, head_dim] in x's dtype."""
     dim = LLAMA["head_dim"]
-    inv_freq = 1.0 / (LLAMA["theta"] ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+    inv_freq = 1.0 / (LLAMA["theta"] ** (torch.arange(0, dim, 2, dtype=torch.float, device=x.device) / dim))
     freqs = position_ids[..., None].float() * inv_freq
     emb = torch.cat((freqs, freqs), dim=-1)
     return emb.cos().to(x.dtype), emb.sin().to(x.dtype)

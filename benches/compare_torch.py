@@ -94,8 +94,9 @@ def block_workloads(torch):
     F = torch.nn.functional
 
     def mask(x):
-        idx = torch.arange(x.shape[1])
-        return idx, torch.where(idx[None, :] <= idx[:, None], torch.zeros((), dtype=x.dtype), torch.finfo(x.dtype).min)
+        idx = torch.arange(x.shape[1], device=x.device)  # on x's device: cuda_bench.py runs these on a GPU
+        zero = torch.zeros((), dtype=x.dtype, device=x.device)
+        return idx, torch.where(idx[None, :] <= idx[:, None], zero, torch.finfo(x.dtype).min)
 
     def mlp(x, w1, b1, w2, b2):
         return F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)
