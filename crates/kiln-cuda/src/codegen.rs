@@ -31,6 +31,7 @@ use kiln_ir::ops::Fold;
 use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, Scalar, UnaryOp};
 use kiln_passes::plan::{Access, Expr, Kernel, NodeId, NodeSchedule};
 use kiln_runtime::convert::{Elem, convert};
+use kiln_runtime::interp::elementwise::f32_algorithm;
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;
@@ -1416,16 +1417,8 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         Abs if float => format!("fabs({x})"),
         Abs if signed => format!("({x} < 0 ? kiln_ineg({x}) : {x})"),
         Abs => x.to_string(),
-        Exp if single => format!("kiln_exp_f32({x})"),
-        Log if single => format!("kiln_log_f32({x})"),
-        Sin if single => format!("kiln_sin_f32({x})"),
-        Cos if single => format!("kiln_cos_f32({x})"),
-        Tanh if single => format!("kiln_tanh_f32({x})"),
-        Erf if single => format!("kiln_erf_f32({x})"),
-        Atan if single => format!("kiln_atan_f32({x})"),
-        Asin if single => format!("kiln_asin_f32({x})"),
-        Acos if single => format!("kiln_acos_f32({x})"),
-        Erfc if single => format!("kiln_erfc_f32({x})"),
+        // kiln-math's f32 functions, as the interpreter computes them.
+        _ if single && let Some(f) = f32_algorithm(op) => format!("kiln_{}_f32({x})", f.name()),
         Erfc => format!("erfc({x})"),
         // Special functions in f64, rounded once (the interpreter's
         // algorithms, kiln_math::special, in the preamble; lgamma is

@@ -8,6 +8,11 @@ use crate::{Builder, Function};
 pub const EXP_HI: f32 = 89.0;
 /// Below this, e^x is 0 in f32 (e^−104 is below half the least subnormal).
 pub const EXP_LO: f32 = -104.0;
+/// Below this, e^x − 1 rounds to −1 in f32 (e^−18 is below half an ulp
+/// of 1).
+pub const EXPM1_LO: f32 = -18.0;
+/// Below this |x|, e^x − 1 and log(1 + x) round to x.
+pub const EXPM1_TINY: f32 = 5.960_464_5e-8; // 2^-24
 /// ln 2's leading bits, so that n·`EXP_LN2_HI` is exact.
 pub const EXP_LN2_HI: f32 = 0.693_359_4;
 /// ln 2 minus [`EXP_LN2_HI`].
@@ -177,13 +182,25 @@ pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let below = b.lt(xc, lo);
     let zero = b.f32(0.0);
     let xc = b.select(below, zero, xc);
+    let (n, u) = exp_reduced(b, xc);
+    let one = b.f32(1.0);
+    let p = b.add(u, one);
+    let p = scale_by_pow2(b, p, n);
+    let p = b.select(below, zero, p);
+    let nan = b.is_nan(x);
+    b.select(nan, x, p)
+}
+
+/// x = n·ln 2 + r with |r| ≤ ln 2 / 2: the integer n (as an f32) and
+/// e^r − 1, as r + r²·P(r) (Cephes' `expf` polynomial).
+fn exp_reduced<B: Builder>(b: &mut B, x: B::F) -> (B::F, B::F) {
     let log2e = b.f32(std::f32::consts::LOG2_E);
-    let t = b.mul(xc, log2e);
+    let t = b.mul(x, log2e);
     let n = b.round(t);
     let minus_n = b.neg(n);
     let ln2_hi = b.f32(EXP_LN2_HI);
     let ln2_lo = b.f32(EXP_LN2_LO);
-    let r = b.fma(minus_n, ln2_hi, xc);
+    let r = b.fma(minus_n, ln2_hi, x);
     let r = b.fma(minus_n, ln2_lo, r);
     let mut p = b.f32(EXP_POLY[0]);
     for &k in &EXP_POLY[1..] {
@@ -191,11 +208,12 @@ pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
         p = b.fma(p, r, k);
     }
     let r2 = b.mul(r, r);
-    let p = b.fma(p, r2, r);
-    let one = b.f32(1.0);
-    let mut p = b.add(p, one);
-    // n is an integer in [-150, 128]; 2^n in two halves, so that a
-    // subnormal result rounds once.
+    (n, b.fma(p, r2, r))
+}
+
+/// `p`·2^n for an integral n in [−150, 128], in two halves, so that a
+/// subnormal result rounds once.
+fn scale_by_pow2<B: Builder>(b: &mut B, mut p: B::F, n: B::F) -> B::F {
     let ni = b.to_i32(n);
     let n1 = b.sar(ni, 1);
     let n2 = b.isub(ni, n1);
@@ -206,9 +224,70 @@ pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
         let pow2 = b.from_bits(bits);
         p = b.mul(p, pow2);
     }
-    let p = b.select(below, zero, p);
+    p
+}
+
+/// e^x − 1.
+pub fn expm1<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    // x = n·ln 2 + r: e^x − 1 = 2^n·(e^r − 1) + (2^n − 1), one fused
+    // multiply-add, where 2^n − 1 is exact (|n| ≤ 24; n = 0 near zero,
+    // where this is r + r²·P(r) itself). Above, the −1 is below half an
+    // ulp of e^x; below −18 the result rounds to −1.
+    let hi = b.f32(EXP_HI);
+    let lo = b.f32(EXPM1_LO);
+    let above = b.gt(x, hi);
+    let xc = b.select(above, hi, x);
+    let below = b.lt(xc, lo);
+    let xc = b.select(below, lo, xc);
+    let (n, u) = exp_reduced(b, xc);
+    let one = b.f32(1.0);
+    // 2^n as one f32 for n ≤ 24 (the other lanes are not selected).
+    let limit = b.f32(24.0);
+    let large = b.gt(n, limit);
+    let small_n = b.select(large, limit, n);
+    let ni = b.to_i32(small_n);
+    let bias = b.i32(127);
+    let biased = b.iadd(ni, bias);
+    let bits = b.shl(biased, 23);
+    let pow2 = b.from_bits(bits);
+    let pow2_minus_1 = b.sub(pow2, one);
+    let near = b.fma(pow2, u, pow2_minus_1);
+    let p = b.add(u, one);
+    let far = scale_by_pow2(b, p, n);
+    let r = b.select(large, far, near);
+    // |x| < 2^−24: x itself (its sign kept, subnormals exact).
+    let ax = b.abs(x);
+    let tiny_limit = b.f32(EXPM1_TINY);
+    let tiny = b.lt(ax, tiny_limit);
+    let r = b.select(tiny, x, r);
     let nan = b.is_nan(x);
-    b.select(nan, x, p)
+    b.select(nan, x, r)
+}
+
+/// log(1 + x).
+pub fn log1p<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    // u = 1 + x rounded; log(1 + x) = log(u) + (x − (u − 1))/u, where
+    // x − (u − 1) is the rounding error of u (exact for |x| ≤ 1; beyond,
+    // the term is far below an ulp of log u).
+    let one = b.f32(1.0);
+    let u = b.add(one, x);
+    let log_u = log(b, u);
+    let u_minus_1 = b.sub(u, one);
+    let err = b.sub(x, u_minus_1);
+    let correction = b.div(err, u);
+    let corrected = b.add(log_u, correction);
+    // u = 0 (−inf), u < 0 or NaN (NaN), u = inf: log(u) alone.
+    let zero = b.f32(0.0);
+    let inf = b.f32(f32::INFINITY);
+    let positive = b.gt(u, zero);
+    let finite = b.lt(u, inf);
+    let r = b.select(finite, corrected, log_u);
+    let r = b.select(positive, r, log_u);
+    // |x| < 2^−24: x itself (its sign kept, subnormals exact).
+    let ax = b.abs(x);
+    let tiny_limit = b.f32(EXPM1_TINY);
+    let tiny = b.lt(ax, tiny_limit);
+    b.select(tiny, x, r)
 }
 
 /// The natural logarithm.

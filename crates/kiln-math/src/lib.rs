@@ -1,5 +1,5 @@
-//! `kiln-math`: Kiln's f32 elementary functions (exp, log, tanh, erf,
-//! erfc, sin, cos, atan, asin, acos, atan2), each written once, as a
+//! `kiln-math`: Kiln's f32 elementary functions (exp, expm1, log, log1p,
+//! tanh, erf, erfc, sin, cos, atan, asin, acos, atan2), each written once, as a
 //! sequence of IEEE f32 operations over a [`Builder`].
 //!
 //! A backend implements [`Builder`] and gets every function: the reference
@@ -24,6 +24,8 @@
 //! | atan | 1 | \|x\| > 1: π/2 − atan(1/\|x\|); q > ½: π/4 + atan((q−1)/(q+1)); t + t³·P(t²) on \|t\| ≤ ½ (degree-5 minimax P), the multiple of π/4 in two parts added last |
 //! | asin, acos | 1 | \|x\| ≤ ½: x + x³·P(x²) (degree-5 minimax P); else through s = √((1−\|x\|)/2): asin = π/2 − 2·asin(s), acos = 2·asin(s) or π − 2·asin(s), the square root's rounding error carried by a fused multiply-add |
 //! | erfc | 4 | x < ¼: 1 − erf(x); else e^{−x²}·P with minimax P fitted to erfc(x)·e^{x²} on [¼, 1) (degree 9 in x), [1, 4) (degree 10 in 1/x), [4, 10.2] (degree 7 in 1/x), x² in two parts; beyond 10.2: 0 |
+//! | expm1 | 1 | as exp, then 2^n·(e^r − 1) + (2^n − 1) in one fused multiply-add (2^n − 1 exact for \|n\| ≤ 24); beyond, e^x; below −18, −1 |
+//! | log1p | 1 | u = 1 + x rounded, log(u) + (x − (u − 1))/u (the rounding error of u, divided by u) |
 //! | atan2 | 2 | the smaller of \|x\|, \|y\| over the larger, then as atan, the octant's multiple of π/4 (0 … π) in two parts added last; C's signed zeros and infinities |
 //!
 //! The polynomial coefficients were fitted for this crate (minimax in
@@ -61,11 +63,15 @@ pub enum Function {
     Acos,
     /// The complementary error function, 1 − erf(x).
     Erfc,
+    /// e^x − 1.
+    Expm1,
+    /// log(1 + x).
+    Log1p,
 }
 
 impl Function {
     /// Every function.
-    pub const ALL: [Function; 10] = [
+    pub const ALL: [Function; 12] = [
         Function::Exp,
         Function::Log,
         Function::Tanh,
@@ -76,6 +82,8 @@ impl Function {
         Function::Asin,
         Function::Acos,
         Function::Erfc,
+        Function::Expm1,
+        Function::Log1p,
     ];
 
     /// Its name in generated code (`kiln_{name}_f32`).
@@ -91,6 +99,8 @@ impl Function {
             Function::Asin => "asin",
             Function::Acos => "acos",
             Function::Erfc => "erfc",
+            Function::Expm1 => "expm1",
+            Function::Log1p => "log1p",
         }
     }
 
@@ -102,6 +112,7 @@ impl Function {
             Function::Erf | Function::Sin | Function::Cos => 2,
             Function::Atan | Function::Asin | Function::Acos => 1,
             Function::Erfc => 4,
+            Function::Expm1 | Function::Log1p => 1,
         }
     }
 
@@ -118,6 +129,8 @@ impl Function {
             Function::Asin => algorithms::asin(b, x),
             Function::Acos => algorithms::acos(b, x),
             Function::Erfc => algorithms::erfc(b, x),
+            Function::Expm1 => algorithms::expm1(b, x),
+            Function::Log1p => algorithms::log1p(b, x),
         }
     }
 }

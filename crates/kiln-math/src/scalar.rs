@@ -133,6 +133,8 @@ pub fn exact(f: Function, x: f32) -> f32 {
         Function::Asin => x.asin(),
         Function::Acos => x.acos(),
         Function::Erfc => libm::erfc(x),
+        Function::Expm1 => x.exp_m1(),
+        Function::Log1p => x.ln_1p(),
     };
     y as f32
 }
@@ -276,6 +278,24 @@ mod tests {
             assert!(eval(f, f32::NAN).is_nan(), "{}", f.name());
         }
         assert!(eval(Log, -1.0).is_nan());
+        // expm1 and log1p: the ends of their ranges, and zeros' signs.
+        for (f, x, y) in [
+            (Expm1, inf, inf),
+            (Expm1, -inf, -1.0),
+            (Expm1, 89.0, inf),
+            (Expm1, -30.0, -1.0),
+            (Expm1, 0.0, 0.0),
+            (Expm1, -0.0, -0.0),
+            (Log1p, -1.0, -inf),
+            (Log1p, inf, inf),
+            (Log1p, 0.0, 0.0),
+            (Log1p, -0.0, -0.0),
+        ] {
+            assert_eq!(eval(f, x).to_bits(), y.to_bits(), "{}({x})", f.name());
+        }
+        assert!(eval(Expm1, 88.7).is_finite());
+        assert!(eval(Log1p, -2.0).is_nan());
+        assert!(eval(Log1p, -inf).is_nan());
         assert!(eval(Sin, inf).is_nan());
         assert!(eval(Cos, -inf).is_nan());
         // atan2 on every pair of special values, as C's atan2 (zeros'

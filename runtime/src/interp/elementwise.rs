@@ -239,6 +239,30 @@ fn analytic(
     }
 }
 
+/// The kiln-math algorithm that computes `op` in f32 (for f32, f16 and
+/// bf16, whose opmath is f32), where there is one: the one list the
+/// interpreter, the Cranelift lowering and the CUDA C share, so that
+/// every backend computes the same bits. The other ops compute in f64 and
+/// round once.
+pub fn f32_algorithm(op: UnaryOp) -> Option<Function> {
+    use UnaryOp::*;
+    Some(match op {
+        Exp => Function::Exp,
+        Expm1 => Function::Expm1,
+        Log => Function::Log,
+        Log1p => Function::Log1p,
+        Sin => Function::Sin,
+        Cos => Function::Cos,
+        Tanh => Function::Tanh,
+        Erf => Function::Erf,
+        Erfc => Function::Erfc,
+        Atan => Function::Atan,
+        Asin => Function::Asin,
+        Acos => Function::Acos,
+        _ => return None,
+    })
+}
+
 /// A real f32 value by kiln-math's algorithm for `f` (complex values have
 /// no f32 form here).
 fn f32_function(x: Elem, op: UnaryOp, f: Function) -> Result<Elem> {
@@ -276,16 +300,7 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
         },
         // f32 (and f16/bf16) by kiln-math's algorithms, which the
         // compiled kernels share; f64 and complex by the library.
-        Exp if single => f32_function(x, op, Function::Exp)?,
-        Log if single => f32_function(x, op, Function::Log)?,
-        Sin if single => f32_function(x, op, Function::Sin)?,
-        Cos if single => f32_function(x, op, Function::Cos)?,
-        Tanh if single => f32_function(x, op, Function::Tanh)?,
-        Erf if single => f32_function(x, op, Function::Erf)?,
-        Atan if single => f32_function(x, op, Function::Atan)?,
-        Asin if single => f32_function(x, op, Function::Asin)?,
-        Acos if single => f32_function(x, op, Function::Acos)?,
-        Erfc if single => f32_function(x, op, Function::Erfc)?,
+        _ if single && let Some(f) = f32_algorithm(op) => f32_function(x, op, f)?,
         Erfc => analytic(x, op, libm::erfc, None)?,
         Atan => analytic(x, op, f64::atan, Some(c_atan))?,
         Asin => analytic(x, op, f64::asin, Some(c_asin))?,

@@ -12,7 +12,8 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use kiln_ir::{BinaryOp, DType, UnaryOp};
-use kiln_math::{Function, Function2};
+use kiln_math::Function2;
+use kiln_runtime::interp::elementwise::f32_algorithm;
 
 use super::math::{Calls, Helper, function, function2};
 use super::values::{Class, Emit, Val, Width};
@@ -128,16 +129,11 @@ impl Emit<'_, '_> {
                 self.map(x, |b, v| b.ins().iabs(v))
             }
             // kiln-math's f32 functions, inline in any width.
-            Exp if c == Class::F32 => function(self, ctx, Function::Exp, x),
-            Log if c == Class::F32 => function(self, ctx, Function::Log, x),
-            Tanh if c == Class::F32 => function(self, ctx, Function::Tanh, x),
-            Erf if c == Class::F32 => function(self, ctx, Function::Erf, x),
-            Sin if c == Class::F32 => function(self, ctx, Function::Sin, x),
-            Cos if c == Class::F32 => function(self, ctx, Function::Cos, x),
-            Atan if c == Class::F32 => function(self, ctx, Function::Atan, x),
-            Asin if c == Class::F32 => function(self, ctx, Function::Asin, x),
-            Acos if c == Class::F32 => function(self, ctx, Function::Acos, x),
-            Erfc if c == Class::F32 => function(self, ctx, Function::Erfc, x),
+            _ if c == Class::F32
+                && let Some(f) = f32_algorithm(op) =>
+            {
+                function(self, ctx, f, x)
+            }
             // The interpreter's function, in f64.
             Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf | Atan | Asin | Acos
             | Erfc | Erfinv | Lgamma | Digamma | I0 | SpecialI0e | SpecialI1 | SpecialI1e => {
