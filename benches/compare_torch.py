@@ -30,6 +30,12 @@ torchvision's ResNet-18 (random weights, eval mode; needs torchvision and
 the repository's `python/kiln_export`) at batch 1 and 8, which ONNX Runtime
 and OpenVINO also run.
 
+The whole-model workload (issue 18): GPT-2 small from transformers (124M
+parameters, random weights) on 1×128 and 8×128 tokens, exported with
+kiln_export, which ONNX Runtime and OpenVINO also run:
+
+    python3 benches/compare_torch.py --only gpt2_124m,gpt2_124m_b8 --rounds 3 --markdown
+
 The op workloads (issues 16 and 20): an embedding lookup, causal attention
 over 1024 and 4096 tokens, linear + bias + gelu, cross_entropy over GPT-2's
 vocabulary, scatter_add of 16M values into 64K bins, cumsum, topk(8) and
@@ -53,14 +59,14 @@ NAMES = [
     "matmul_1024", "matmul_4096", "channels_last", "transposed_add",
     "mlp", "gpt2_block", "llama_block",
     "conv3x3", "conv3x3_cl", "depthwise3x3", "max_pool2d", "bilinear_x2",
-    "resnet18_b1", "resnet18_b8",
+    "resnet18_b1", "resnet18_b8", "gpt2_124m", "gpt2_124m_b8",
     "embedding", "sdpa_causal_1024", "sdpa_causal_4096", "linear_gelu", "cross_entropy",
     "scatter_add", "cumsum_rows", "topk8", "std_rows", "activation_chain"]
 # Workloads that ONNX Runtime and OpenVINO also run.
 BLOCKS = ("mlp", "gpt2_block", "llama_block")
 # torchvision models (random weights, eval mode), exported with kiln_export
 # into the run's temporary folder; ONNX Runtime and OpenVINO run them too.
-MODELS = ("resnet18_b1", "resnet18_b8")
+MODELS = ("resnet18_b1", "resnet18_b8", "gpt2_124m", "gpt2_124m_b8")
 # Workloads whose inputs must be valid (indices in range): Kiln runs on the
 # same input values as PyTorch, from a safetensors file.
 SAME_INPUTS = ("embedding", "cross_entropy", "scatter_add")
@@ -174,6 +180,37 @@ def workloads(torch):
         **block_workloads(torch),
         **cnn_workloads(torch),
         **op_workloads(torch),
+        **model_workloads(torch),
+    }
+
+
+def model_workloads(torch):
+    """Whole models from transformers at full size, random weights, eval
+    mode (program None: exported with kiln_export when run): GPT-2 small
+    (124M parameters, 12 layers) on 1×128 and 8×128 tokens, logits for
+    every token."""
+    try:
+        import transformers
+    except ImportError:
+        return {}
+    cfg = transformers.GPT2Config()
+    model = transformers.GPT2LMHeadModel(cfg).eval()
+
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids):
+            return self.model(input_ids, use_cache=False).logits
+
+    tokens = 128
+    params = sum(p.numel() for p in model.parameters())
+    return {
+        f"gpt2_124m{suffix}": (
+            None, lambda batch=batch: (torch.randint(0, cfg.vocab_size, (batch, tokens)),), Logits().eval(),
+            4 * (params + batch * tokens * cfg.vocab_size), 2 * batch * tokens * params)
+        for batch, suffix in ((1, ""), (8, "_b8"))
     }
 
 
@@ -425,18 +462,18 @@ def main():
             row["flops"] = flops
             if name in MODELS:
                 # The model exported with kiln_export; Kiln reads the
-                # weights and the image from one safetensors file.
+                # weights and the input from one safetensors file.
                 sys.path.insert(0, os.path.join(ROOT, "python"))
                 import kiln_export
                 from safetensors.torch import load_file, save_file
                 program = os.path.join(tmpdir, f"{name}.kir")
                 weights = os.path.join(tmpdir, f"{name}.safetensors")
-                kiln_export.export(fn, inputs, program, weights)
+                exported = kiln_export.export(fn, inputs, program, weights)
+                arg_names = exported.user_inputs
                 tensors = load_file(weights)
-                tensors["x"] = inputs[0]
+                tensors.update(zip(arg_names, inputs))
                 kiln_inputs = os.path.join(tmpdir, f"{name}_inputs.safetensors")
                 save_file(tensors, kiln_inputs)
-                arg_names = ["x"]
             if name in SAME_INPUTS:
                 from safetensors.torch import save_file
                 arg_names = program_arg_names(program)
