@@ -398,6 +398,15 @@ fn identity_map(rank: usize) -> DimMap {
     (0..rank).map(Some).collect()
 }
 
+/// Whether a cheap value that reads `loads` buffers, inlined into
+/// `kernels` kernels, moves more bytes recomputed in each (`kernels` ×
+/// `loads` reads) than computed once into memory and read back (`loads`
+/// reads, 1 write, `kernels` reads), counting every tensor as the same
+/// size (they share the kernels' shape or broadcast to it).
+fn rereads(loads: usize, kernels: usize) -> bool {
+    kernels * loads > loads + 1 + kernels
+}
+
 /// Ops worth materializing rather than recomputing at every element of a
 /// broadcast (their cost class, from the op table).
 fn expensive(op: &Op) -> bool {
@@ -600,10 +609,15 @@ impl<'a> PlanBuilder<'a> {
             }
         }
         // A value inlined into several kernels is computed several times:
-        // fine for cheap pointwise work, not for reductions or transcendentals.
+        // fine for cheap pointwise work, not for reductions or
+        // transcendentals, nor for work that reads many buffers: each
+        // kernel would read them all again (a residual stream left inlined
+        // makes layer n's norm re-add the outputs of all n layers before
+        // it, quadratic in depth).
         for (v, kernels) in &self.inlined_in {
             let inst = self.func.def_inst(*v).expect("inlined values are computed");
-            if kernels.len() > 1 && expensive(&inst.op) {
+            let recomputed = kernels.len() > 1;
+            if recomputed && (expensive(&inst.op) || rereads(self.loads_of(*v), kernels.len())) {
                 self.retry = Some(*v);
                 return Ok(None);
             }
@@ -622,6 +636,27 @@ impl<'a> PlanBuilder<'a> {
             steps: std::mem::take(&mut self.steps),
             outputs,
         }))
+    }
+
+    /// The values in memory that computing `v` where it is inlined reads:
+    /// those its inlined operands reach, counted once each.
+    fn loads_of(&self, v: ValueId) -> usize {
+        let mut loads = BTreeSet::new();
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![v];
+        while let Some(v) = todo.pop() {
+            let Some(inst) = self.func.def_inst(v) else {
+                continue;
+            };
+            for o in inst.value_operands() {
+                if self.views[o.index()].is_some() {
+                    loads.insert(o);
+                } else if seen.insert(o) {
+                    todo.push(o);
+                }
+            }
+        }
+        loads.len()
     }
 
     fn two_operands(&self, inst: &Inst) -> (TensorView, TensorView) {
