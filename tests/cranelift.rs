@@ -320,6 +320,21 @@ fn model_block_plans() {
     }
 }
 
+/// A residual stream is kept in memory: no kernel of a six-layer stream
+/// reads more than a few buffers (left inlined, the last norm would
+/// re-add all six layers' outputs, 8 buffers; GPT-2 small's read 28).
+#[test]
+fn residual_streams_are_kept_in_memory() {
+    let mut module = load(&kiln_tests::tests_dir().join("programs/residual_stream.kir"));
+    Compiler::new(BackendKind::Cranelift)
+        .pipeline()
+        .run(&mut module)
+        .unwrap();
+    let plan = kiln_cranelift::Cranelift::default().plan(&module).unwrap();
+    let widest = plan.kernels().map(|k| k.args.len()).max().unwrap();
+    assert!(widest <= 5, "a kernel reads {} buffers:\n{plan}", widest - 1);
+}
+
 /// Big reductions with few outputs are split into a parallel partial pass
 /// and a final pass; prologue and epilogue must survive the split.
 #[test]
