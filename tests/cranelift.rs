@@ -332,7 +332,11 @@ fn residual_streams_are_kept_in_memory() {
         .unwrap();
     let plan = kiln_cranelift::Cranelift::default().plan(&module).unwrap();
     let widest = plan.kernels().map(|k| k.args.len()).max().unwrap();
-    assert!(widest <= 5, "a kernel reads {} buffers:\n{plan}", widest - 1);
+    assert!(
+        widest <= 5,
+        "a kernel reads {} buffers:\n{plan}",
+        widest - 1
+    );
 }
 
 /// Big reductions with few outputs are split into a parallel partial pass

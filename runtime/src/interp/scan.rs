@@ -110,6 +110,9 @@ pub fn scan(
         shape.push(1);
     }
     let axis = wrap_dim(dim, shape.len())?;
+    if !scalar && float_cumulative(op, x, &mut outs[0], axis)? {
+        return Ok(outs);
+    }
     let n = shape[axis];
     let mut line = shape.clone();
     line[axis] = 1;
@@ -150,4 +153,80 @@ pub fn scan(
         }
     }
     Ok(outs)
+}
+
+/// cumsum and cumprod of f32 or f64 on the storages directly: the f64
+/// accumulator, every output rounded once, the first element taken as it
+/// is (so −0.0 stays): the arithmetic of [`scan`]'s general loop, which
+/// takes an `Elem` per element and is some 30 times slower. `false` for
+/// the other scans and dtypes.
+fn float_cumulative(op: &Op, x: &Tensor, out: &mut Tensor, axis: usize) -> Result<bool> {
+    let product = match op {
+        Op::Cumsum { .. } => false,
+        Op::Cumprod { .. } => true,
+        _ => return Ok(false),
+    };
+    let d = out.dtype();
+    if x.dtype() != d || !matches!(d, DType::F32 | DType::F64) {
+        return Ok(false);
+    }
+    let shape = x.shape().to_vec();
+    let (xs, os) = (x.strides().to_vec(), out.strides().to_vec());
+    let (xo, oo) = (x.offset(), out.offset());
+    let size = d.itemsize();
+    let src = x.storage().bytes();
+    let dst = out.bytes_mut()?;
+    let read = |at: i64| -> f64 {
+        let at = at as usize * size;
+        if size == 4 {
+            let mut b = [0u8; 4];
+            b.copy_from_slice(&src[at..at + 4]);
+            f64::from(f32::from_le_bytes(b))
+        } else {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&src[at..at + 8]);
+            f64::from_le_bytes(b)
+        }
+    };
+    let mut write = |at: i64, v: f64| {
+        let at = at as usize * size;
+        if size == 4 {
+            dst[at..at + 4].copy_from_slice(&(v as f32).to_le_bytes());
+        } else {
+            dst[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        }
+    };
+    if shape.contains(&0) {
+        return Ok(true);
+    }
+    // Every line along `axis`, the other dims by an odometer.
+    let mut index = vec![0i64; shape.len()];
+    loop {
+        let base = |strides: &[i64], offset: i64| {
+            offset + index.iter().zip(strides).map(|(i, s)| i * s).sum::<i64>()
+        };
+        let (bx, bo) = (base(&xs, xo), base(&os, oo));
+        let mut acc = read(bx);
+        write(bo, acc);
+        for i in 1..shape[axis] {
+            let v = read(bx + i * xs[axis]);
+            acc = if product { acc * v } else { acc + v };
+            write(bo + i * os[axis], acc);
+        }
+        let mut k = shape.len();
+        loop {
+            if k == 0 {
+                return Ok(true);
+            }
+            k -= 1;
+            if k == axis {
+                continue;
+            }
+            index[k] += 1;
+            if index[k] < shape[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
 }
