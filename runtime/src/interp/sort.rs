@@ -60,13 +60,26 @@ fn sorted_rows(
             index[d] = i;
             row.push((x.get(&index), i));
         }
-        // Stable: equal values keep their order either way.
-        if descending {
-            row.sort_by(|a, b| order(b.0, a.0));
+        // As a stable sort orders them: by value, equal values by
+        // position (a total order, so an unstable sort gives the same).
+        // Only the first `keep` are needed: selected, then sorted (topk's
+        // few of a long row cost a pass, not a sort).
+        let by = |a: &(Elem, i64), b: &(Elem, i64)| {
+            let by_value = if descending {
+                order(b.0, a.0)
+            } else {
+                order(a.0, b.0)
+            };
+            by_value.then(a.1.cmp(&b.1))
+        };
+        let keep_n = keep as usize;
+        if keep_n > 0 && keep_n < row.len() {
+            row.select_nth_unstable_by(keep_n - 1, by);
+            row[..keep_n].sort_unstable_by(by);
         } else {
-            row.sort_by(|a, b| order(a.0, b.0));
+            row.sort_unstable_by(by);
         }
-        for (j, (v, i)) in row.iter().take(keep as usize).enumerate() {
+        for (j, (v, i)) in row.iter().take(keep_n).enumerate() {
             index[d] = j as i64;
             outs[0].set(&index, *v)?;
             outs[1].set(&index, Elem::I(*i as i128))?;
