@@ -340,34 +340,37 @@ fn split_reductions_leave_their_scratch_zeroed() {
     assert!(split >= 3, "split_rows.kir has split reductions");
 }
 
-#[test]
-fn random_programs_emulated_match_the_interpreter() {
-    if !emulator_here() {
-        return;
-    }
-    // KILN_EMULATED_CASES makes a longer bug hunt than CI's 80.
-    let cases = std::env::var("KILN_EMULATED_CASES")
+/// Random programs checked by `check`: `var` cases from the environment
+/// (a longer bug hunt), else `default`.
+fn random_programs(var: &str, default: u32, check: &dyn Fn(&Module) -> Result<(), String>) {
+    let cases = std::env::var(var)
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(80);
+        .unwrap_or(default);
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases,
         failure_persistence: None,
         ..ProptestConfig::default()
     });
     let result = runner.run(&recipe_strategy(DTypes::Computable, 3, 10), |recipe| {
-        let outcome = check_random_with(
-            &recipe.build(),
-            "cuda (emulated)",
-            Math::Own,
-            &cuda_emulator::run,
-        );
+        let outcome = check(&recipe.build());
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
         Ok(())
     });
     if let Err(e) = result {
         panic!("{e}");
     }
+}
+
+#[test]
+fn random_programs_emulated_match_the_interpreter() {
+    if !emulator_here() {
+        return;
+    }
+    // KILN_EMULATED_CASES makes a longer bug hunt than CI's 80.
+    random_programs("KILN_EMULATED_CASES", 80, &|m| {
+        check_random_with(m, "cuda (emulated)", Math::Own, &cuda_emulator::run)
+    });
 }
 
 /// A permute made contiguous and cast, of sizes that leave ragged tiles and
@@ -486,23 +489,9 @@ fn random_programs_on_the_gpu_match_the_interpreter() {
         return;
     }
     // KILN_GPU_CASES sets the number of programs (300 by default).
-    let cases = std::env::var("KILN_GPU_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(300);
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
+    random_programs("KILN_GPU_CASES", 300, &|m| {
+        check_random(m, BackendKind::Cuda)
     });
-    let result = runner.run(&recipe_strategy(DTypes::Computable, 3, 10), |recipe| {
-        let outcome = check_random(&recipe.build(), BackendKind::Cuda);
-        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
-        Ok(())
-    });
-    if let Err(e) = result {
-        panic!("{e}");
-    }
 }
 
 /// Whether a GPU can run the tests here, quietly (for property tests).
