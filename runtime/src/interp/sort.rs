@@ -27,6 +27,10 @@ fn order(a: Elem, b: Elem) -> Ordering {
     }
 }
 
+/// Up to this many of a row, topk keeps its best in one pass instead of
+/// selecting them.
+const FEW: usize = 64;
+
 /// Sorts each row of `x` along `dim` and keeps its first `keep` positions:
 /// the values and their positions, laid out as `layouts` say.
 fn sorted_rows(
@@ -73,7 +77,21 @@ fn sorted_rows(
             by_value.then(a.1.cmp(&b.1))
         };
         let keep_n = keep as usize;
-        if keep_n > 0 && keep_n < row.len() {
+        if keep_n > 0 && keep_n <= FEW && keep_n < row.len() {
+            // A few of a long row: one pass keeping the best so far in
+            // order; most elements cost one comparison with the last.
+            let mut best: Vec<(Elem, i64)> = Vec::with_capacity(keep_n + 1);
+            for item in &row {
+                if best.len() == keep_n && by(item, &best[keep_n - 1]) != Ordering::Less {
+                    continue;
+                }
+                let at = best.partition_point(|b| by(b, item) == Ordering::Less);
+                best.insert(at, *item);
+                best.truncate(keep_n);
+            }
+            row.clear();
+            row.extend(best);
+        } else if keep_n > 0 && keep_n < row.len() {
             row.select_nth_unstable_by(keep_n - 1, by);
             row[..keep_n].sort_unstable_by(by);
         } else {
@@ -215,4 +233,59 @@ pub fn select(
         outs[1].set(&at, Elem::I(i128::from(i)))?;
     }
     Ok(outs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln_ir::DType;
+    use kiln_ir::layout::contiguous_strides;
+
+    /// topk's one pass over a row keeps what the full sort puts first:
+    /// ties broken by position, NaN largest, both directions.
+    #[test]
+    fn topk_keeps_the_sorts_first() {
+        let values: Vec<f32> = (0..200)
+            .map(|i| match i % 7 {
+                0 => f32::NAN,
+                1 => -0.0,
+                2 => 0.0,
+                _ => ((i * 37) % 11) as f32 - 5.0,
+            })
+            .collect();
+        let x = Tensor::from_vec(values, &[2, 100]).unwrap();
+        for largest in [true, false] {
+            for k in [1, 5, 64, 65, 99] {
+                let ty = |d| TensorType::new(vec![2, k], d);
+                let types = [ty(DType::F32), ty(DType::I64)];
+                let layouts = [
+                    ResultLayout::Fresh(contiguous_strides(&[2, k])),
+                    ResultLayout::Fresh(contiguous_strides(&[2, k])),
+                ];
+                let top = topk(&x, k, 1, largest, &types, &layouts).unwrap();
+                let full = |d| TensorType::new(vec![2, 100], d);
+                let sorted = sort(
+                    &x,
+                    1,
+                    largest,
+                    &[full(DType::F32), full(DType::I64)],
+                    &[
+                        ResultLayout::Fresh(contiguous_strides(&[2, 100])),
+                        ResultLayout::Fresh(contiguous_strides(&[2, 100])),
+                    ],
+                )
+                .unwrap();
+                for r in 0..2 {
+                    for j in 0..k {
+                        let (a, b) = (top[1].get(&[r, j]), sorted[1].get(&[r, j]));
+                        assert_eq!(
+                            format!("{a:?}"),
+                            format!("{b:?}"),
+                            "k {k}, largest {largest}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
