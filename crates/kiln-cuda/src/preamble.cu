@@ -175,22 +175,20 @@ template <typename T> __device__ __forceinline__ T kiln_shr(T a, T b) {
 }
 
 // nextafter in f16 and bf16 (held in f32 registers): one step of the
-// format's bits.
+// format's bits `h` (a's, encoded) towards b; a and b not NaN, a != b.
+__device__ __forceinline__ unsigned short kiln_next16(float a, float b, unsigned short h) {
+  if (a == 0.0f) return b > 0.0f ? (unsigned short)1 : (unsigned short)0x8001;
+  return ((b > a) == (a > 0.0f)) ? (unsigned short)(h + 1) : (unsigned short)(h - 1);
+}
 __device__ __forceinline__ float kiln_nextafter_f16(float a, float b) {
   if (a != a || b != b) return KILN_F32_NAN;
   if (a == b) return b;
-  unsigned short h;
-  if (a == 0.0f) h = b > 0.0f ? (unsigned short)1 : (unsigned short)0x8001;
-  else h = kiln_f2h(a), h = ((b > a) == (a > 0.0f)) ? (unsigned short)(h + 1) : (unsigned short)(h - 1);
-  return kiln_h2f(h);
+  return kiln_h2f(kiln_next16(a, b, kiln_f2h(a)));
 }
 __device__ __forceinline__ float kiln_nextafter_bf16(float a, float b) {
   if (a != a || b != b) return KILN_F32_NAN;
   if (a == b) return b;
-  unsigned short h;
-  if (a == 0.0f) h = b > 0.0f ? (unsigned short)1 : (unsigned short)0x8001;
-  else h = kiln_f2bf(a), h = ((b > a) == (a > 0.0f)) ? (unsigned short)(h + 1) : (unsigned short)(h - 1);
-  return kiln_bf2f(h);
+  return kiln_bf2f(kiln_next16(a, b, kiln_f2bf(a)));
 }
 
 // Special functions in f64: kiln_math::special's algorithms, operation
