@@ -914,6 +914,13 @@ def gen_attention():
         bm = torch.rand(4, 5, generator=g) > 0.3
         bm[:, 0] = True
         record("scaled_dot_product_attention", {}, [q, k, v, bm], lambda: sdpa(q, k, v, attn_mask=bm))
+        # A query the mask leaves no key attends to nothing: zeros (bool
+        # and additive masks, and causal with more queries than keys).
+        dead = bm.clone()
+        dead[2] = False
+        record("scaled_dot_product_attention", {}, [q, k, v, dead], lambda: sdpa(q, k, v, attn_mask=dead))
+        fdead = torch.where(dead, 0.0, -math.inf).to(dt)
+        record("scaled_dot_product_attention", {}, [q, k, v, fdead], lambda: sdpa(q, k, v, attn_mask=fdead))
         fm = rnd(1, 1, 4, 5)
         record("scaled_dot_product_attention", {}, [q, k, v, fm], lambda: sdpa(q, k, v, attn_mask=fm))
         q4, k2, v2 = rnd(1, 4, 3, 8), rnd(1, 2, 3, 8), rnd(1, 2, 3, 8)

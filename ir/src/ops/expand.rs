@@ -339,7 +339,7 @@ pub fn linear(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Optio
 /// `scaled_dot_product_attention`: PyTorch's math reference,
 /// `softmax(q @ kᵀ · scale + bias) @ v`, where the bias is −inf above the
 /// diagonal for `is_causal`, −inf where a bool mask is false, or a float
-/// mask added; with `enable_gqa`, each key/value head serves
+/// mask added (a row left without keys attends to nothing: zeros); with `enable_gqa`, each key/value head serves
 /// `Hq / Hkv` query heads (repeat_interleave along dim −3).
 pub fn scaled_dot_product_attention(
     e: &mut Emitter<'_>,
@@ -400,13 +400,23 @@ pub fn scaled_dot_product_attention(
             e.binary(BinaryOp::Add, scores, mask)?
         };
     }
-    let p = e.push(
+    let mut p = e.push(
         Op::Softmax {
             dim: -1,
             dtype: None,
         },
         vec![Operand::Value(scores)],
     )?;
+    if *is_causal || value(3).is_some() {
+        // PyTorch's `_safe_softmax` (and its flash kernel): a row the
+        // mask leaves no key is all zeros, where softmax would be 0/0.
+        let top = e.reduce(ReduceOp::Amax, scores, vec![-1], true, None)?;
+        let empty = e.binary(BinaryOp::Eq, top, f(f64::NEG_INFINITY))?;
+        p = e.push(
+            Op::Where,
+            vec![Operand::Value(empty), f(0.0), Operand::Value(p)],
+        )?;
+    }
     let out = e.push(Op::Matmul, vec![Operand::Value(p), Operand::Value(v)])?;
     Ok(Some(vec![out]))
 }
