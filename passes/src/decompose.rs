@@ -4,16 +4,44 @@
 //! interpreter runs composites through the same expansions, so the pass
 //! leaves results bit-identical; a composite whose result layout differs
 //! from its expansion's gets an explicit `clone`.
+//!
+//! A backend may run some composites as one fused step (the CPU backend's
+//! attention): the pass keeps those ([`DecomposePass::keeping`]), and
+//! they reach the backend whole.
 
-use kiln_ir::graph::Func;
+use kiln_ir::graph::{Func, Inst};
 use kiln_ir::ops::expand::{Emitter, expand};
 use kiln_ir::{Op, Operand, Result};
 
 use crate::manager::{Pass, PassCx};
 use crate::rewrite::{Rewriter, restore_layouts};
 
+/// Which composite instructions a backend runs whole (not decomposed).
+pub type Keep = fn(&Func, &Inst) -> bool;
+
+/// Keeps nothing: every composite is decomposed.
+pub fn keep_nothing(_: &Func, _: &Inst) -> bool {
+    false
+}
+
 /// Lowers composite ops.
-pub struct DecomposePass;
+#[derive(Clone, Copy)]
+pub struct DecomposePass {
+    keep: Keep,
+}
+
+impl Default for DecomposePass {
+    fn default() -> Self {
+        DecomposePass::keeping(keep_nothing)
+    }
+}
+
+impl DecomposePass {
+    /// Decomposes every composite except those `keep` selects.
+    pub fn keeping(keep: Keep) -> DecomposePass {
+        DecomposePass { keep }
+    }
+}
 
 impl Pass for DecomposePass {
     fn name(&self) -> &'static str {
@@ -21,13 +49,21 @@ impl Pass for DecomposePass {
     }
 
     fn run_func(&self, func: &mut Func, cx: &PassCx) -> Result<()> {
-        if !func.insts.iter().any(|i| i.op.is_composite()) {
+        if !func
+            .insts
+            .iter()
+            .any(|i| i.op.is_composite() && !(self.keep)(func, i))
+        {
             return Ok(());
         }
         let mut rw = Rewriter::new(func, cx.ctx)?;
         // Each expansion's values, with the strides its composite's had.
         let mut wanted: Vec<(String, Vec<i64>)> = Vec::new();
         for inst in &func.insts {
+            if (self.keep)(func, inst) {
+                rw.copy(inst)?;
+                continue;
+            }
             let operands = rw.operands(inst);
             let expanded = expand(&mut Emitter::new(&mut rw.b), &inst.op, &operands)?;
             let Some(mut vs) = expanded else {

@@ -93,10 +93,20 @@ impl PassManager {
 
     /// The standard pipeline with these optimizer settings.
     pub fn standard_with(optimize: crate::optimize::OptimizeConfig) -> PassManager {
+        PassManager::standard_for(optimize, crate::decompose::keep_nothing)
+    }
+
+    /// The standard pipeline with these optimizer settings, for a backend
+    /// that runs the composites `keep` selects whole (decomposition leaves
+    /// them).
+    pub fn standard_for(
+        optimize: crate::optimize::OptimizeConfig,
+        keep: crate::decompose::Keep,
+    ) -> PassManager {
         PassManager::new()
             .with(crate::promote::PromotePass)
             .with(crate::layout::LayoutPass)
-            .with(crate::decompose::DecomposePass)
+            .with(crate::decompose::DecomposePass::keeping(keep))
             .with(crate::optimize::OptimizePass::new(optimize))
             .with(crate::cse::CsePass)
             .with(crate::dce::DcePass)

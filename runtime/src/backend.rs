@@ -24,6 +24,12 @@ pub trait Backend: Send + Sync {
         &[]
     }
 
+    /// The composite instructions this backend runs whole, as one step of
+    /// its own (decomposition leaves them); by default none.
+    fn keeps(&self) -> kiln_passes::decompose::Keep {
+        kiln_passes::decompose::keep_nothing
+    }
+
     /// Compiles the entry function of a laid-out module.
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>>;
 }

@@ -461,7 +461,8 @@ fn run_step<L: Launcher>(
 }
 
 /// Runs a host step that is one op with a native kernel (a convolution, a
-/// pool or a resampling in f32 or f64: `crate::spatial`) on the step's
+/// pool or a resampling in f32 or f64: `crate::spatial`; attention in f32
+/// or f64: `crate::attention`) on the step's
 /// buffers directly; `false`
 /// when it has none, and the interpreter runs the step.
 ///
@@ -477,9 +478,6 @@ unsafe fn native_step(
     let [inst] = &func.insts[..] else {
         return Ok(false);
     };
-    let Some(spatial) = kiln_ir::spatial::spatial(&inst.op) else {
-        return Ok(false);
-    };
     if func.returns != inst.results || outputs.len() != inst.results.len() {
         return Ok(false);
     }
@@ -490,6 +488,27 @@ unsafe fn native_step(
             ptr: host.ptr(view.buffer),
             geometry: &view.geometry,
         })
+    };
+    if crate::attention::fused(func, inst) {
+        let (Some(query), Some(key), Some(value)) = (operand(0), operand(1), operand(2)) else {
+            return Ok(false);
+        };
+        let mask = inst.operands.get(3).and_then(|o| o.value());
+        let operands = crate::attention::Operands {
+            query,
+            key,
+            value,
+            mask: operand(3).zip(mask.map(|m| func.ty(m).dtype)),
+        };
+        let out = crate::spatial::Operand {
+            ptr: host.ptr(outputs[0].buffer),
+            geometry: &outputs[0].geometry,
+        };
+        // SAFETY: forwarded; the plan gives the result its own buffer.
+        return unsafe { crate::attention::attention(&inst.op, outputs[0].dtype, &operands, out) };
+    }
+    let Some(spatial) = kiln_ir::spatial::spatial(&inst.op) else {
+        return Ok(false);
     };
     let Some(x) = operand(0) else {
         return Ok(false);

@@ -17,10 +17,13 @@
 //! | [`host`] | host memory and compiled kernels as a launcher |
 //! | [`fold`] | constant folding for the optimizer, by the interpreter |
 //! | [`matmul`] | matrix products through `gemm` |
+//! | [`spatial`] | convolution, pooling and resampling on the host |
+//! | [`attention`] | fused scaled dot-product attention on the host |
 //! | [`backend`] | the backend interface, and the interpreter as a backend |
 
 #![warn(missing_docs)]
 
+pub mod attention;
 pub mod backend;
 pub mod cache;
 pub mod compare;
@@ -38,6 +41,7 @@ pub mod random;
 pub mod spatial;
 pub mod storage;
 pub mod tensor;
+mod wide;
 
 pub use backend::{Backend, Executable, Interpreter, Listing, ListingLanguage};
 pub use tensor::{Element, Tensor};

@@ -18,6 +18,8 @@ use kiln_ir::view::Geometry;
 use kiln_ir::{DType, Result};
 use rayon::prelude::*;
 
+use crate::wide::widest_vectors;
+
 /// One operand: its buffer's start and its geometry, in elements.
 #[derive(Clone, Copy)]
 pub struct Operand<'a> {
@@ -629,44 +631,6 @@ fn gather_planar<T: Element>(
             }
         }
     }
-}
-
-/// Defines `unsafe fn $name`, which runs `$plain` (an `#[inline(always)]`
-/// function of the same arguments) compiled again for AVX-512 or AVX2 when
-/// the CPU has them, chosen at run time: the build targets baseline x86-64,
-/// and these loops vectorize to the widest registers they are compiled for.
-macro_rules! widest_vectors {
-    ($(#[$meta:meta])* unsafe fn $name:ident<T: [$($bound:tt)*]>($($arg:ident: $ty:ty),* $(,)?) => $plain:ident) => {
-        $(#[$meta])*
-        #[allow(clippy::too_many_arguments, unused_unsafe)]
-        unsafe fn $name<T: $($bound)*>($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f")]
-                #[allow(clippy::too_many_arguments, unused_unsafe)]
-                unsafe fn avx512<T: $($bound)*>($($arg: $ty),*) {
-                    // SAFETY: forwarded.
-                    unsafe { $plain($($arg),*) }
-                }
-                #[target_feature(enable = "avx2")]
-                #[allow(clippy::too_many_arguments, unused_unsafe)]
-                unsafe fn avx2<T: $($bound)*>($($arg: $ty),*) {
-                    // SAFETY: forwarded.
-                    unsafe { $plain($($arg),*) }
-                }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: the CPU has AVX-512F; the rest is forwarded.
-                    return unsafe { avx512($($arg),*) };
-                }
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has AVX2; the rest is forwarded.
-                    return unsafe { avx2($($arg),*) };
-                }
-            }
-            // SAFETY: forwarded.
-            unsafe { $plain($($arg),*) }
-        }
-    };
 }
 
 /// `acc += src · w`, in the widest vectors the CPU has.

@@ -163,7 +163,7 @@ pub fn sized_recipe_strategy(
             dtype,
             layout,
         });
-    let step = (0u8..39, any::<u8>(), any::<u8>(), any::<u32>())
+    let step = (0u8..40, any::<u8>(), any::<u8>(), any::<u32>())
         .prop_map(|(family, a, b, seed)| Step { family, a, b, seed });
     (
         prop::collection::vec(input, 1..=max_inputs),
@@ -295,6 +295,23 @@ impl Recipe {
             .expect("a generated program verifies");
         Module::single(func, self.default_dtype)
     }
+}
+
+/// Attention candidates: self-attention (which fits any float operand of
+/// rank 2 or more), y as keys and values, or y as the mask.
+fn attention(x: ValueId, y: ValueId, s: &mut Seed) -> Vec<(Op, Vec<Operand>)> {
+    let v = Operand::Value;
+    let sdpa = Op::ScaledDotProductAttention {
+        dropout_p: F64(0.0),
+        is_causal: s.next(2) == 1,
+        scale: (s.next(3) == 0).then_some(F64(0.3)),
+        enable_gqa: s.next(4) == 0,
+    };
+    vec![
+        (sdpa.clone(), vec![v(x), v(y), v(y), Operand::None]),
+        (sdpa.clone(), vec![v(x), v(x), v(x), v(y)]),
+        (sdpa, vec![v(x), v(x), v(x), Operand::None]),
+    ]
 }
 
 /// The ops a step tries, in order; the first that type-checks is kept.
@@ -564,10 +581,16 @@ fn candidates(
             (Op::Cat { dim: dim(s) }, vec![v(x), v(y)]),
             (Op::Cat { dim: dim(s) }, vec![v(x), v(x)]),
         ],
-        30 => vec![
-            (Op::Matmul, vec![v(x), v(y)]),
-            (Op::Matmul, vec![v(x), v(x)]),
-        ],
+        // Products: matmul, then attention where no matmul fits.
+        30 => [
+            vec![
+                (Op::Matmul, vec![v(x), v(y)]),
+                (Op::Matmul, vec![v(x), v(x)]),
+            ],
+            attention(x, y, s),
+        ]
+        .concat(),
+        39 => attention(x, y, s),
         // Several results: values and positions, the two extremes.
         35 => {
             let d = dim(s);

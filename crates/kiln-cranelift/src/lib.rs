@@ -162,6 +162,12 @@ impl Backend for Cranelift {
         &["fuse", "codegen", "machine"]
     }
 
+    /// Attention in f32 and f64 runs as one fused host step
+    /// (`kiln_runtime::attention`) rather than as its expansion.
+    fn keeps(&self) -> kiln_passes::decompose::Keep {
+        kiln_runtime::attention::fused
+    }
+
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {
         let plan = self.plan(module)?;
         let kernels: Vec<_> = plan.kernels().collect();

@@ -188,7 +188,8 @@ impl Compiler {
             fold: Some(Arc::new(InterpreterFold { default_dtype })),
             ..OptimizeConfig::default()
         };
-        PassManager::standard_with(optimize).verify_each(self.verify_each_pass)
+        PassManager::standard_for(optimize, self.backend.backend().keeps())
+            .verify_each(self.verify_each_pass)
     }
 
     /// The module passes, for f32-default modules (their names and order do

@@ -407,9 +407,10 @@ pub fn scaled_dot_product_attention(
         },
         vec![Operand::Value(scores)],
     )?;
-    if *is_causal || value(3).is_some() {
+    if (*is_causal || value(3).is_some()) && s > 0 {
         // PyTorch's `_safe_softmax` (and its flash kernel): a row the
         // mask leaves no key is all zeros, where softmax would be 0/0.
+        // (Without keys, the product below is zeros already.)
         let top = e.reduce(ReduceOp::Amax, scores, vec![-1], true, None)?;
         let empty = e.binary(BinaryOp::Eq, top, f(f64::NEG_INFINITY))?;
         p = e.push(

@@ -1,0 +1,594 @@
+//! Scaled dot-product attention for compiled plans on the CPU, in f32 and
+//! f64, flash-attention style: the plan's `scaled_dot_product_attention`
+//! steps run here instead of the interpreter's expansion (matmul, mask,
+//! softmax, matmul), which stays the oracle they are tested against.
+//!
+//! A task takes a block of up to [`QUERY_ROWS`] queries of one batch item
+//! and head and streams the keys and values past it [`KEY_COLS`] at a
+//! time: the block's scores (`gemm`, the scale applied in the product as
+//! the reference's `mul` after it: one rounding each), the causal mask
+//! and `attn_mask`, an online softmax (each query keeps its running
+//! maximum `m` and denominator `l`; a larger maximum rescales what was
+//! accumulated by e^(m_old − m_new)), and the block's share of `P · V`
+//! added to an accumulator (`gemm` again); the accumulator is divided by
+//! `l` once at the end. The L×S score matrix is never in memory: a task's
+//! scratch is one [`QUERY_ROWS`]×[`KEY_COLS`] score tile and its
+//! [`QUERY_ROWS`]×Ev accumulator, so memory grows linearly in the sequence
+//! length. With `is_causal`, key blocks wholly above the diagonal are not
+//! computed (half the work when L = S). Tasks run on rayon's threads.
+//!
+//! Tiles are column-major, so that the softmax's per-query steps (the
+//! running maximum, the exponentials, the sums, the rescaling) run down
+//! contiguous columns in vector registers, compiled for the widest vectors
+//! the CPU has ([`crate::wide`]); f32's e^x is kiln-math's, the
+//! interpreter's own algorithm.
+//!
+//! Semantics follow the reference: a query that the masks leave no key
+//! attends to nothing (zeros, as PyTorch's `_safe_softmax`); NaN scores
+//! make their query's row NaN. Results differ from the reference by
+//! summation order and by when the division happens, which the
+//! differential tests' tolerance for sums covers.
+
+use kiln_ir::graph::{Func, Inst};
+use kiln_ir::view::Geometry;
+use kiln_ir::{DType, F64, Op, Result};
+use rayon::prelude::*;
+
+use crate::spatial::Operand;
+use crate::wide::widest_vectors;
+
+/// Queries per task (a score tile's rows).
+const QUERY_ROWS: usize = 64;
+
+/// Keys per step of a task (a score tile's columns).
+const KEY_COLS: usize = 256;
+
+/// Whether the host runs this instruction as one fused step: a
+/// `scaled_dot_product_attention` in f32 or f64. Decomposition keeps these
+/// for the CPU backend; in other dtypes attention expands to matmul and
+/// softmax kernels.
+pub fn fused(func: &Func, inst: &Inst) -> bool {
+    matches!(inst.op, Op::ScaledDotProductAttention { .. })
+        && inst.results.len() == 1
+        && matches!(func.ty(inst.result()).dtype, DType::F32 | DType::F64)
+}
+
+/// The operands of one attention, as the plan's views give them.
+pub struct Operands<'a> {
+    /// `[..., L, E]`.
+    pub query: Operand<'a>,
+    /// `[..., S, E]`.
+    pub key: Operand<'a>,
+    /// `[..., S, Ev]`.
+    pub value: Operand<'a>,
+    /// `attn_mask`, broadcasting to `[..., L, S]`, with its dtype: bool
+    /// (false hides a key) or the query's (added to the scores).
+    pub mask: Option<(Operand<'a>, DType)>,
+}
+
+/// Runs `op`, a `scaled_dot_product_attention` in `dtype`, into `out`
+/// (`[..., L, Ev]`); `false` when this file has no kernel for it (a dtype
+/// other than f32 and f64), and the interpreter runs it.
+///
+/// # Safety
+/// Each pointer must address a buffer holding every element its geometry
+/// describes; `out` must not overlap the operands; the shapes must be ones
+/// inference accepted for `op`.
+pub unsafe fn attention(op: &Op, dtype: DType, x: &Operands, out: Operand) -> Result<bool> {
+    let Op::ScaledDotProductAttention {
+        is_causal, scale, ..
+    } = op
+    else {
+        return Ok(false);
+    };
+    let e = x.query.geometry.shape.last().copied().unwrap_or(1);
+    let scale = scale.map_or(1.0 / (e as f64).sqrt(), |F64(s)| s);
+    // SAFETY: forwarded.
+    unsafe {
+        match dtype {
+            DType::F32 => run::<f32>(scale, *is_causal, x, out),
+            DType::F64 => run::<f64>(scale, *is_causal, x, out),
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+/// The element types attended here.
+trait Real:
+    Copy
+    + Send
+    + Sync
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + 'static
+{
+    const ZERO: Self;
+    const ONE: Self;
+    const NEG_INFINITY: Self;
+    fn from_f64(x: f64) -> Self;
+    fn exp(self) -> Self;
+    fn is_nan(self) -> bool;
+}
+
+impl Real for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    const NEG_INFINITY: f32 = f32::NEG_INFINITY;
+    fn from_f64(x: f64) -> f32 {
+        x as f32
+    }
+    #[inline(always)]
+    fn exp(self) -> f32 {
+        kiln_math::algorithms::exp(&mut kiln_math::scalar::Scalar, self)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+}
+
+impl Real for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    const NEG_INFINITY: f64 = f64::NEG_INFINITY;
+    fn from_f64(x: f64) -> f64 {
+        x
+    }
+    #[inline(always)]
+    fn exp(self) -> f64 {
+        f64::exp(self)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+}
+
+/// One operand as a matrix per batch item: the element offset of each
+/// item (in the output's batch order) and the row and column strides.
+/// Dims of size 1 broadcast (stride 0); with grouped-query heads, a
+/// key/value head serves consecutive query heads.
+struct Matrices {
+    offsets: Vec<isize>,
+    rows: isize,
+    cols: isize,
+}
+
+fn matrices(g: &Geometry, batch: &[i64]) -> Matrices {
+    let r = g.rank();
+    let stride = |d: usize| {
+        if g.shape[d] == 1 {
+            0
+        } else {
+            g.strides[d] as isize
+        }
+    };
+    let rows = if r >= 2 { stride(r - 2) } else { 0 };
+    let cols = if r >= 1 { stride(r - 1) } else { 0 };
+    let own = r.saturating_sub(2);
+    let lead = batch.len() - own;
+    let count: i64 = batch.iter().product();
+    let mut offsets = Vec::with_capacity(count.max(0) as usize);
+    let mut index = vec![0i64; batch.len()];
+    for _ in 0..count {
+        let mut off = g.offset as isize;
+        for d in 0..own {
+            let (size, want) = (g.shape[d], batch[lead + d]);
+            let i = index[lead + d];
+            // Inference allows a smaller dim than the output's only for
+            // broadcasting (size 1) and grouped-query heads.
+            let i = if size == want {
+                i
+            } else {
+                i / (want / size.max(1))
+            };
+            off += i as isize * stride(d);
+        }
+        offsets.push(off);
+        for d in (0..batch.len()).rev() {
+            index[d] += 1;
+            if index[d] < batch[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Matrices {
+        offsets,
+        rows,
+        cols,
+    }
+}
+
+/// A pointer that may cross threads: tasks read the operands and write
+/// disjoint rows of the output.
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+
+// SAFETY: only used for shared reads and disjoint writes (see `run`).
+unsafe impl<T> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// The pointer (a method, so that closures capture the `Sync` wrapper).
+    fn ptr(self) -> *mut T {
+        self.0
+    }
+}
+
+/// A task's scratch: the score tile, the accumulator, and each query's
+/// running maximum and denominator.
+struct Scratch<T> {
+    scores: Vec<T>,
+    acc: Vec<T>,
+    max: Vec<T>,
+    sum: Vec<T>,
+}
+
+/// # Safety
+/// As [`attention`].
+unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand) {
+    let og = out.geometry;
+    let r = og.rank();
+    let batch = &og.shape[..r - 2];
+    let (l, ev) = (og.shape[r - 2] as usize, og.shape[r - 1] as usize);
+    let kg = x.key.geometry;
+    let (s, e) = (
+        kg.shape[kg.rank() - 2] as usize,
+        kg.shape[kg.rank() - 1] as usize,
+    );
+    let (q, k, v, o) = (
+        matrices(x.query.geometry, batch),
+        matrices(kg, batch),
+        matrices(x.value.geometry, batch),
+        matrices(og, batch),
+    );
+    let mask = x.mask.as_ref().map(|(m, dtype)| {
+        (
+            Shared(m.ptr),
+            matrices(m.geometry, batch),
+            *dtype == DType::Bool,
+        )
+    });
+    let (qp, kp, vp, op) = (
+        Shared(x.query.ptr as *mut T),
+        Shared(x.key.ptr as *mut T),
+        Shared(x.value.ptr as *mut T),
+        Shared(out.ptr as *mut T),
+    );
+    let scale = T::from_f64(scale);
+    let blocks = l.div_ceil(QUERY_ROWS);
+    let tasks = o.offsets.len() * blocks;
+    (0..tasks).into_par_iter().for_each_init(
+        || Scratch {
+            scores: vec![T::ZERO; QUERY_ROWS * KEY_COLS],
+            acc: vec![T::ZERO; QUERY_ROWS * ev],
+            max: vec![T::ZERO; QUERY_ROWS],
+            sum: vec![T::ZERO; QUERY_ROWS],
+        },
+        |scratch, task| {
+            let (b, block) = (task / blocks, task % blocks);
+            let i0 = block * QUERY_ROWS;
+            let rows = QUERY_ROWS.min(l - i0);
+            // Keys a causal block sees: j ≤ i for its last query i.
+            let keys = if causal { s.min(i0 + rows) } else { s };
+            let Scratch {
+                scores,
+                acc,
+                max,
+                sum,
+            } = scratch;
+            max.fill(T::NEG_INFINITY);
+            sum.fill(T::ZERO);
+            acc.fill(T::ZERO);
+            let qb = q.offsets[b] + i0 as isize * q.rows;
+            for j0 in (0..keys).step_by(KEY_COLS) {
+                let cols = KEY_COLS.min(keys - j0);
+                let kb = k.offsets[b] + j0 as isize * k.rows;
+                if e == 0 {
+                    scores.fill(T::ZERO);
+                } else {
+                    // SAFETY: rows × e of the query and cols × e of the key
+                    // inside their views; the tile holds rows × cols at
+                    // column stride QUERY_ROWS.
+                    unsafe {
+                        gemm::gemm::<T>(
+                            rows,
+                            cols,
+                            e,
+                            scores.as_mut_ptr(),
+                            QUERY_ROWS as isize,
+                            1,
+                            false,
+                            qp.ptr().offset(qb),
+                            q.cols,
+                            q.rows,
+                            kp.ptr().offset(kb),
+                            k.rows,
+                            k.cols,
+                            T::ZERO,
+                            scale,
+                            false,
+                            false,
+                            false,
+                            gemm::Parallelism::None,
+                        );
+                    }
+                }
+                if causal && j0 + cols > i0 + 1 {
+                    for jj in 0..cols {
+                        // Queries i < j do not see key j.
+                        let hidden = (j0 + jj).saturating_sub(i0).min(rows);
+                        scores[jj * QUERY_ROWS..jj * QUERY_ROWS + hidden].fill(T::NEG_INFINITY);
+                    }
+                }
+                if let Some((mp, m, boolean)) = &mask {
+                    let base = m.offsets[b] + i0 as isize * m.rows + j0 as isize * m.cols;
+                    for jj in 0..cols {
+                        let col = &mut scores[jj * QUERY_ROWS..jj * QUERY_ROWS + rows];
+                        let at = base + jj as isize * m.cols;
+                        for (ii, score) in col.iter_mut().enumerate() {
+                            let at = at + ii as isize * m.rows;
+                            // SAFETY: (i0 + ii, j0 + jj) is inside the
+                            // mask's broadcast view.
+                            unsafe {
+                                if *boolean {
+                                    if *mp.ptr().offset(at) == 0 {
+                                        *score = T::NEG_INFINITY;
+                                    }
+                                } else {
+                                    *score = *score + *(mp.ptr() as *const T).offset(at);
+                                }
+                            }
+                        }
+                    }
+                }
+                // SAFETY: the slices are the scratch's.
+                unsafe { online_softmax(scores, rows, cols, max, sum, acc) };
+                if ev > 0 {
+                    // SAFETY: cols × ev of the value inside its view; the
+                    // tiles as above.
+                    unsafe {
+                        gemm::gemm::<T>(
+                            rows,
+                            ev,
+                            cols,
+                            acc.as_mut_ptr(),
+                            QUERY_ROWS as isize,
+                            1,
+                            true,
+                            scores.as_ptr(),
+                            QUERY_ROWS as isize,
+                            1,
+                            vp.ptr().offset(v.offsets[b] + j0 as isize * v.rows),
+                            v.cols,
+                            v.rows,
+                            T::ONE,
+                            T::ONE,
+                            false,
+                            false,
+                            false,
+                            gemm::Parallelism::None,
+                        );
+                    }
+                }
+            }
+            let ob = o.offsets[b] + i0 as isize * o.rows;
+            for c in 0..ev {
+                for ii in 0..rows {
+                    let total = sum[ii];
+                    // A query no key reached (l = 0) attends to nothing.
+                    let y = if total == T::ZERO {
+                        T::ZERO
+                    } else {
+                        acc[c * QUERY_ROWS + ii] / total
+                    };
+                    // SAFETY: (i0 + ii, c) is inside the output's view;
+                    // each task writes its own rows.
+                    unsafe {
+                        *op.ptr()
+                            .offset(ob + ii as isize * o.rows + c as isize * o.cols) = y
+                    };
+                }
+            }
+        },
+    );
+}
+
+/// One step of the online softmax over a tile of `rows` queries × `cols`
+/// keys (column-major, column stride [`QUERY_ROWS`]): each query's new
+/// maximum, the tile's scores replaced by e^(score − maximum), the
+/// denominators and the accumulator rescaled to the new maximum and the
+/// tile's sums added.
+unsafe fn online_softmax<T: Real>(
+    tile: &mut [T],
+    rows: usize,
+    cols: usize,
+    max: &mut [T],
+    sum: &mut [T],
+    acc: &mut [T],
+) {
+    // SAFETY: only slices.
+    unsafe { online_softmax_wide(tile, rows, cols, max, sum, acc) }
+}
+
+widest_vectors! {
+    unsafe fn online_softmax_wide<T: [Real]>(
+        tile: &mut [T],
+        rows: usize,
+        cols: usize,
+        max: &mut [T],
+        sum: &mut [T],
+        acc: &mut [T],
+    ) => online_softmax_plain
+}
+
+#[inline(always)]
+unsafe fn online_softmax_plain<T: Real>(
+    tile: &mut [T],
+    rows: usize,
+    cols: usize,
+    max: &mut [T],
+    sum: &mut [T],
+    acc: &mut [T],
+) {
+    let mut top = [T::NEG_INFINITY; QUERY_ROWS];
+    let top = &mut top[..rows];
+    top.copy_from_slice(&max[..rows]);
+    for col in tile.chunks_exact(QUERY_ROWS).take(cols) {
+        for (t, &x) in top.iter_mut().zip(&col[..rows]) {
+            // NaN-propagating, as the reference's amax.
+            if x > *t || x.is_nan() {
+                *t = x;
+            }
+        }
+    }
+    // Where every score so far is −inf, subtract 0: the exponentials are
+    // then 0, not e^(−inf + inf).
+    let mut base = [T::ZERO; QUERY_ROWS];
+    let base = &mut base[..rows];
+    let mut scale = [T::ONE; QUERY_ROWS];
+    let scale = &mut scale[..rows];
+    for i in 0..rows {
+        base[i] = if top[i] == T::NEG_INFINITY {
+            T::ZERO
+        } else {
+            top[i]
+        };
+        scale[i] = (max[i] - base[i]).exp();
+        max[i] = top[i];
+        sum[i] = sum[i] * scale[i];
+    }
+    for col in tile.chunks_exact_mut(QUERY_ROWS).take(cols) {
+        for ((x, &b), s) in col[..rows].iter_mut().zip(&*base).zip(&mut sum[..rows]) {
+            *x = (*x - b).exp();
+            *s = *s + *x;
+        }
+    }
+    for col in acc.chunks_exact_mut(QUERY_ROWS) {
+        for (a, &c) in col[..rows].iter_mut().zip(&*scale) {
+            *a = *a * c;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference, by definition, in f64.
+    fn naive(
+        q: &[f64],
+        k: &[f64],
+        v: &[f64],
+        (l, s, e, ev): (usize, usize, usize, usize),
+        causal: bool,
+        hidden: &dyn Fn(usize, usize) -> bool,
+    ) -> Vec<f64> {
+        let scale = 1.0 / (e as f64).sqrt();
+        let mut out = vec![0.0; l * ev];
+        for i in 0..l {
+            let scores: Vec<f64> = (0..s)
+                .map(|j| {
+                    if (causal && j > i) || hidden(i, j) {
+                        f64::NEG_INFINITY
+                    } else {
+                        (0..e).map(|d| q[i * e + d] * k[j * e + d]).sum::<f64>() * scale
+                    }
+                })
+                .collect();
+            let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if top == f64::NEG_INFINITY {
+                continue;
+            }
+            let p: Vec<f64> = scores.iter().map(|x| (x - top).exp()).collect();
+            let total: f64 = p.iter().sum();
+            for c in 0..ev {
+                out[i * ev + c] = (0..s).map(|j| p[j] * v[j * ev + c]).sum::<f64>() / total;
+            }
+        }
+        out
+    }
+
+    fn values(n: usize, seed: u64) -> Vec<f64> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 33) as f64 / (1u64 << 31) as f64) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Blocks of queries and keys with ragged ends, causal and not, a bool
+    /// mask hiding whole rows, against the definition.
+    #[test]
+    fn tiles_agree_with_the_definition() {
+        for &(l, s, e, ev, causal) in &[
+            (1, 1, 1, 1, false),
+            (70, 300, 16, 5, false),
+            (130, 130, 8, 8, true),
+            (200, 77, 4, 3, true),
+            (5, 0, 4, 3, false),
+        ] {
+            let (q, k, v) = (values(l * e, 1), values(s * e, 2), values(s * ev, 3));
+            let hidden = |i: usize, j: usize| i % 7 == 3 || (i + j) % 5 == 0;
+            let want = naive(&q, &k, &v, (l, s, e, ev), causal, &hidden);
+            let mask: Vec<u8> = (0..l * s)
+                .map(|x| u8::from(!hidden(x / s.max(1), x % s.max(1))))
+                .collect();
+            let g = |rows: usize, cols: usize| {
+                Geometry::new(vec![rows as i64, cols as i64], vec![cols as i64, 1], 0)
+            };
+            let (gq, gk, gv, gm, go) = (g(l, e), g(s, e), g(s, ev), g(l, s), g(l, ev));
+            let op = Op::ScaledDotProductAttention {
+                dropout_p: F64(0.0),
+                is_causal: causal,
+                scale: None,
+                enable_gqa: false,
+            };
+            let mut out = vec![f64::NAN; l * ev];
+            let (mut q, mut k, mut v, mut mask) = (q, k, v, mask);
+            let x = Operands {
+                query: Operand {
+                    ptr: q.as_mut_ptr().cast(),
+                    geometry: &gq,
+                },
+                key: Operand {
+                    ptr: k.as_mut_ptr().cast(),
+                    geometry: &gk,
+                },
+                value: Operand {
+                    ptr: v.as_mut_ptr().cast(),
+                    geometry: &gv,
+                },
+                mask: Some((
+                    Operand {
+                        ptr: mask.as_mut_ptr(),
+                        geometry: &gm,
+                    },
+                    DType::Bool,
+                )),
+            };
+            let o = Operand {
+                ptr: out.as_mut_ptr().cast(),
+                geometry: &go,
+            };
+            // SAFETY: each vector holds its geometry's elements.
+            assert!(unsafe { attention(&op, DType::F64, &x, o) }.unwrap());
+            for (i, (a, b)) in out.iter().zip(&want).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-12,
+                    "{l}x{s} causal {causal}: [{i}] {a} vs {b}"
+                );
+            }
+        }
+    }
+}
