@@ -135,9 +135,11 @@ def main(argv=None):
                         "for dtypes .npy lacks) and PyTorch's outputs (DIR/expected.safetensors,"
                         " out0, out1, ...)")
     p.add_argument("--strict", action="store_true", help="torch.export strict mode")
+    p.add_argument("--math-sdpa", action="store_true",
+                   help="write scaled_dot_product_attention out as PyTorch's math reference "
+                        "(matmul, softmax, matmul) instead of Kiln's fused op")
     p.add_argument("--native-sdpa", action="store_true",
-                   help="write scaled_dot_product_attention as Kiln's op (a fully masked "
-                        "row gives NaN there, 0 in PyTorch) instead of its math reference")
+                   help="Kiln's fused op for scaled_dot_product_attention (the default)")
     args = p.parse_args(argv)
 
     torch.manual_seed(args.seed)
@@ -160,7 +162,7 @@ def main(argv=None):
         kw[name] = json.loads(rest)
     try:
         result = export(module, tuple(pos), args.output, args.weights, example_kwargs=kw,
-                        strict=args.strict, native_sdpa=args.native_sdpa)
+                        strict=args.strict, native_sdpa=not args.math_sdpa)
     except ExportError as e:
         print(f"kiln_export: error: {e}", file=sys.stderr)
         return 1

@@ -278,7 +278,7 @@ FOLDED = _Folded()
 
 
 class Translator:
-    def __init__(self, ep: torch.export.ExportedProgram, *, native_sdpa=False):
+    def __init__(self, ep: torch.export.ExportedProgram, *, native_sdpa=True):
         self.ep = ep
         self.native_sdpa = native_sdpa
         self.gm = ep.graph_module
@@ -529,15 +529,16 @@ def export_program(module, args, kwargs=None, *, strict=False):
 
 
 def export(module, example_args, path_kir=None, path_weights=None, *, example_kwargs=None,
-           strict=False, native_sdpa=False) -> ExportResult:
+           strict=False, native_sdpa=True) -> ExportResult:
     """Exports `module` called on `example_args` (and `example_kwargs`) to
     a `.kir` program (`path_kir`) and its weights (`path_weights`,
     safetensors). See the package docstring.
 
-    `native_sdpa=True` writes `scaled_dot_product_attention` as Kiln's op;
-    by default it is written out as PyTorch's math reference computes it
-    (matmul, softmax and `_safe_softmax`'s zeroing of fully masked rows,
-    which Kiln's op does not do yet: it gives NaN there, PyTorch 0)."""
+    `scaled_dot_product_attention` is written as Kiln's op (which the CPU
+    backend runs as one fused kernel whose memory grows linearly in the
+    sequence length); `native_sdpa=False` writes it out as PyTorch's math
+    reference computes it instead (matmul, softmax, `_safe_softmax`'s
+    zeroing of fully masked rows, matmul: the T×T scores in memory)."""
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     ep = export_program(module, example_args, example_kwargs, strict=strict)

@@ -410,7 +410,7 @@ def test_bert_vit_low_precision(tmp_path, model, dtype, tol):
     export_and_compare(m.to(dtype), args, tmp_path, kwargs=kw, tol=tol)
 
 
-# ---- Kiln's own scaled_dot_product_attention (native_sdpa=True) ---------
+# ---- Kiln's own scaled_dot_product_attention (the default, native_sdpa) ----
 
 
 @pytest.mark.parametrize("model", ["gpt2", "llama", "bert", "vit"])
@@ -442,13 +442,16 @@ class MaskedAttention(nn.Module):
         return F.scaled_dot_product_attention(q, q, q, attn_mask=m)
 
 
-@pytest.mark.parametrize("native", [False, pytest.param(True, marks=pytest.mark.xfail(
-    strict=True, reason="Kiln's scaled_dot_product_attention gives NaN on a row with "
-                        "every position masked; PyTorch's _safe_softmax gives 0"))])
-def test_fully_masked_row(tmp_path, native):
+@pytest.mark.parametrize("native", [False, True])
+@pytest.mark.parametrize("bool_mask", [True, False])
+def test_fully_masked_row(tmp_path, native, bool_mask):
+    # A query the mask leaves no key attends to nothing: 0, as PyTorch's
+    # _safe_softmax (Kiln's op and the math reference alike).
     q = torch.randn(1, 2, 3, 4)
     m = torch.ones(3, 3, dtype=torch.bool)
     m[1] = False
+    if not bool_mask:
+        m = torch.zeros(3, 3).masked_fill(~m, float("-inf"))
     kir, weights = tmp_path / "m.kir", tmp_path / "m.safetensors"
     r = kiln_export.export(MaskedAttention(), (q, m), kir, weights, native_sdpa=native)
     want = MaskedAttention()(q, m)
