@@ -86,8 +86,8 @@ pub unsafe fn attention(op: &Op, dtype: DType, x: &Operands, out: Operand) -> Re
     // SAFETY: forwarded.
     unsafe {
         match dtype {
-            DType::F32 => run::<f32>(scale, *is_causal, x, out),
-            DType::F64 => run::<f64>(scale, *is_causal, x, out),
+            DType::F32 => run::<f32>(scale, *is_causal, x, out, Products::for_element::<f32>()),
+            DType::F64 => run::<f64>(scale, *is_causal, x, out, Products::for_element::<f64>()),
             _ => return Ok(false),
         }
     }
@@ -109,6 +109,8 @@ trait Real:
     const ZERO: Self;
     const ONE: Self;
     const NEG_INFINITY: Self;
+    /// Whether this is f32 (which has register-blocked kernels).
+    const IS_F32: bool;
     fn from_f64(x: f64) -> Self;
     fn exp(self) -> Self;
     fn is_nan(self) -> bool;
@@ -118,6 +120,7 @@ impl Real for f32 {
     const ZERO: f32 = 0.0;
     const ONE: f32 = 1.0;
     const NEG_INFINITY: f32 = f32::NEG_INFINITY;
+    const IS_F32: bool = true;
     fn from_f64(x: f64) -> f32 {
         x as f32
     }
@@ -135,6 +138,7 @@ impl Real for f64 {
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
     const NEG_INFINITY: f64 = f64::NEG_INFINITY;
+    const IS_F32: bool = false;
     fn from_f64(x: f64) -> f64 {
         x
     }
@@ -221,9 +225,340 @@ impl<T> Shared<T> {
     }
 }
 
+/// A matrix in place: its first element and its row and column strides.
+#[derive(Clone, Copy)]
+struct Block<T> {
+    ptr: *const T,
+    rows: isize,
+    cols: isize,
+}
+
+/// How a tile's two products (the scores `Q·Kᵀ` and the update `P·V`) are
+/// computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Products {
+    /// Through `gemm`, which packs both operands of every product.
+    Gemm,
+    /// f32 on CPUs with AVX-512: kernels that hold a 64 × 6 block of
+    /// results in 24 registers and need no packing, since the block's
+    /// queries are transposed once per task and the tile is already
+    /// column-major; keys and values are read in place, a broadcast each.
+    Avx512,
+}
+
+impl Products {
+    fn for_element<T: Real>() -> Products {
+        #[cfg(target_arch = "x86_64")]
+        if T::IS_F32 && std::arch::is_x86_feature_detected!("avx512f") {
+            return Products::Avx512;
+        }
+        Products::Gemm
+    }
+
+    /// `tile[i, j] = scale · Σ_d q[i, d]·k[j, d]` for `rows` queries,
+    /// `cols` keys and `e` dims (with `Avx512`, for all [`QUERY_ROWS`]
+    /// rows of the tile, from `qt`: rows past `rows` are zeros).
+    ///
+    /// # Safety
+    /// `q` and `k` must address `rows` × `e` and `cols` × `e` elements;
+    /// `qt` must be the transposed block ([`transpose_block`]) with
+    /// `Avx512`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn scores<T: Real>(
+        self,
+        q: Block<T>,
+        qt: &[T],
+        k: Block<T>,
+        (rows, cols, e): (usize, usize, usize),
+        scale: T,
+        tile: &mut [T],
+    ) {
+        if e == 0 {
+            // Empty dot products, scaled as the reference's `mul` scales
+            // them (1/√0 is inf: NaN).
+            tile.fill(T::ZERO * scale);
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self == Products::Avx512 {
+            // SAFETY: T is f32 (`for_element`); forwarded.
+            unsafe {
+                avx512::scores(
+                    qt.as_ptr().cast(),
+                    e,
+                    k.ptr.cast(),
+                    (k.rows, k.cols),
+                    cols,
+                    *(&scale as *const T).cast::<f32>(),
+                    tile.as_mut_ptr().cast(),
+                )
+            };
+            return;
+        }
+        let _ = qt;
+        // SAFETY: forwarded; the tile holds rows × cols at column stride
+        // QUERY_ROWS.
+        unsafe {
+            gemm::gemm::<T>(
+                rows,
+                cols,
+                e,
+                tile.as_mut_ptr(),
+                QUERY_ROWS as isize,
+                1,
+                false,
+                q.ptr,
+                q.cols,
+                q.rows,
+                k.ptr,
+                k.rows,
+                k.cols,
+                T::ZERO,
+                scale,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            )
+        }
+    }
+
+    /// `acc[i, c] += Σ_j tile[i, j]·v[j, c]` for `rows` queries, `cols`
+    /// keys and `ev` value dims.
+    ///
+    /// # Safety
+    /// `v` must address `cols` × `ev` elements.
+    unsafe fn values<T: Real>(
+        self,
+        tile: &[T],
+        v: Block<T>,
+        (rows, cols, ev): (usize, usize, usize),
+        acc: &mut [T],
+    ) {
+        if ev == 0 || cols == 0 {
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self == Products::Avx512 {
+            // SAFETY: T is f32 (`for_element`); forwarded.
+            unsafe {
+                avx512::values(
+                    tile.as_ptr().cast(),
+                    cols,
+                    v.ptr.cast(),
+                    (v.rows, v.cols),
+                    ev,
+                    acc.as_mut_ptr().cast(),
+                )
+            };
+            return;
+        }
+        // SAFETY: forwarded; the tiles as above.
+        unsafe {
+            gemm::gemm::<T>(
+                rows,
+                ev,
+                cols,
+                acc.as_mut_ptr(),
+                QUERY_ROWS as isize,
+                1,
+                true,
+                tile.as_ptr(),
+                QUERY_ROWS as isize,
+                1,
+                v.ptr,
+                v.cols,
+                v.rows,
+                T::ONE,
+                T::ONE,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            )
+        }
+    }
+}
+
+/// `qt[d, i] = q[i, d]` for the block's `rows` queries, zeros past them.
+///
+/// # Safety
+/// `q` must address `rows` × `e` elements at these strides.
+unsafe fn transpose_block<T: Real>(
+    q: *const T,
+    row_stride: isize,
+    col_stride: isize,
+    rows: usize,
+    e: usize,
+    qt: &mut [T],
+) {
+    for d in 0..e {
+        let column = &mut qt[d * QUERY_ROWS..(d + 1) * QUERY_ROWS];
+        for (i, x) in column.iter_mut().enumerate() {
+            *x = if i < rows {
+                // SAFETY: (i, d) is inside the block.
+                unsafe { *q.offset(i as isize * row_stride + d as isize * col_stride) }
+            } else {
+                T::ZERO
+            };
+        }
+    }
+}
+
+/// The f32 products in AVX-512 registers: a tile column is 64 queries, four
+/// 16-lane registers; six columns' results (24 registers) accumulate
+/// while the shared operand streams past, each of its elements broadcast
+/// once. Sums are fused multiply-adds in order of the summed index.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::QUERY_ROWS;
+
+    const _: () = assert!(QUERY_ROWS == 64, "a tile column is four 16-lane registers");
+
+    /// Results per register block.
+    const WIDE: usize = 6;
+
+    /// See `Products::scores`: `tile[j][i] = scale · Σ_d qt[d][i]·k[j][d]`.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `qt` holds `e` columns of 64, `k` addresses
+    /// `cols` × `e` elements at `(row, col)` strides, `tile` `cols`
+    /// columns of 64.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn scores(
+        qt: *const f32,
+        e: usize,
+        k: *const f32,
+        (k_rows, k_cols): (isize, isize),
+        cols: usize,
+        scale: f32,
+        tile: *mut f32,
+    ) {
+        let mut j = 0;
+        while j + WIDE <= cols {
+            // SAFETY: forwarded.
+            unsafe { scores_block::<WIDE>(qt, e, k, (k_rows, k_cols), j, scale, tile) };
+            j += WIDE;
+        }
+        while j < cols {
+            // SAFETY: forwarded.
+            unsafe { scores_block::<1>(qt, e, k, (k_rows, k_cols), j, scale, tile) };
+            j += 1;
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn scores_block<const U: usize>(
+        qt: *const f32,
+        e: usize,
+        k: *const f32,
+        (k_rows, k_cols): (isize, isize),
+        j: usize,
+        scale: f32,
+        tile: *mut f32,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); 4]; U];
+        // SAFETY: the reads and writes stay inside the ranges `scores`
+        // is given.
+        unsafe {
+            for d in 0..e {
+                let q = qt.add(d * QUERY_ROWS);
+                let q = [0, 1, 2, 3].map(|r| _mm512_loadu_ps(q.add(16 * r)));
+                for (u, acc) in acc.iter_mut().enumerate() {
+                    let at = (j + u) as isize * k_rows + d as isize * k_cols;
+                    let kv = _mm512_set1_ps(*k.offset(at));
+                    for r in 0..4 {
+                        acc[r] = _mm512_fmadd_ps(kv, q[r], acc[r]);
+                    }
+                }
+            }
+            let s = _mm512_set1_ps(scale);
+            for (u, acc) in acc.iter().enumerate() {
+                let column = tile.add((j + u) * QUERY_ROWS);
+                for r in 0..4 {
+                    _mm512_storeu_ps(column.add(16 * r), _mm512_mul_ps(acc[r], s));
+                }
+            }
+        }
+    }
+
+    /// See `Products::values`: `acc[c][i] += Σ_j tile[j][i]·v[j][c]`.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `tile` holds `cols` columns of 64, `v`
+    /// addresses `cols` × `ev` elements at `(row, col)` strides, `acc`
+    /// `ev` columns of 64.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn values(
+        tile: *const f32,
+        cols: usize,
+        v: *const f32,
+        (v_rows, v_cols): (isize, isize),
+        ev: usize,
+        acc: *mut f32,
+    ) {
+        let mut c = 0;
+        while c + WIDE <= ev {
+            // SAFETY: forwarded.
+            unsafe { values_block::<WIDE>(tile, cols, v, (v_rows, v_cols), c, acc) };
+            c += WIDE;
+        }
+        while c < ev {
+            // SAFETY: forwarded.
+            unsafe { values_block::<1>(tile, cols, v, (v_rows, v_cols), c, acc) };
+            c += 1;
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn values_block<const U: usize>(
+        tile: *const f32,
+        cols: usize,
+        v: *const f32,
+        (v_rows, v_cols): (isize, isize),
+        c: usize,
+        acc: *mut f32,
+    ) {
+        // SAFETY: the reads and writes stay inside the ranges `values`
+        // is given.
+        unsafe {
+            let mut sums = [[_mm512_setzero_ps(); 4]; U];
+            for (u, sums) in sums.iter_mut().enumerate() {
+                let column = acc.add((c + u) * QUERY_ROWS);
+                for r in 0..4 {
+                    sums[r] = _mm512_loadu_ps(column.add(16 * r));
+                }
+            }
+            for j in 0..cols {
+                let p = tile.add(j * QUERY_ROWS);
+                let p = [0, 1, 2, 3].map(|r| _mm512_loadu_ps(p.add(16 * r)));
+                for (u, sums) in sums.iter_mut().enumerate() {
+                    let at = j as isize * v_rows + (c + u) as isize * v_cols;
+                    let vv = _mm512_set1_ps(*v.offset(at));
+                    for r in 0..4 {
+                        sums[r] = _mm512_fmadd_ps(vv, p[r], sums[r]);
+                    }
+                }
+            }
+            for (u, sums) in sums.iter().enumerate() {
+                let column = acc.add((c + u) * QUERY_ROWS);
+                for r in 0..4 {
+                    _mm512_storeu_ps(column.add(16 * r), sums[r]);
+                }
+            }
+        }
+    }
+}
+
 /// A task's scratch: the score tile, the accumulator, and each query's
 /// running maximum and denominator.
 struct Scratch<T> {
+    /// The block's queries transposed (`Products::Avx512` only).
+    qt: Vec<T>,
     scores: Vec<T>,
     acc: Vec<T>,
     max: Vec<T>,
@@ -232,7 +567,7 @@ struct Scratch<T> {
 
 /// # Safety
 /// As [`attention`].
-unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand) {
+unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, products: Products) {
     let og = out.geometry;
     let r = og.rank();
     let batch = &og.shape[..r - 2];
@@ -266,6 +601,14 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand) {
     let tasks = o.offsets.len() * blocks;
     (0..tasks).into_par_iter().for_each_init(
         || Scratch {
+            qt: vec![
+                T::ZERO;
+                if products == Products::Gemm {
+                    0
+                } else {
+                    QUERY_ROWS * e
+                }
+            ],
             scores: vec![T::ZERO; QUERY_ROWS * KEY_COLS],
             acc: vec![T::ZERO; QUERY_ROWS * ev],
             max: vec![T::ZERO; QUERY_ROWS],
@@ -278,6 +621,7 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand) {
             // Keys a causal block sees: j ≤ i for its last query i.
             let keys = if causal { s.min(i0 + rows) } else { s };
             let Scratch {
+                qt,
                 scores,
                 acc,
                 max,
@@ -287,39 +631,34 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand) {
             sum.fill(T::ZERO);
             acc.fill(T::ZERO);
             let qb = q.offsets[b] + i0 as isize * q.rows;
+            if products != Products::Gemm {
+                // SAFETY: rows × e of the query inside its view.
+                unsafe { transpose_block(qp.ptr().offset(qb), q.rows, q.cols, rows, e, qt) };
+            }
             for j0 in (0..keys).step_by(KEY_COLS) {
                 let cols = KEY_COLS.min(keys - j0);
                 let kb = k.offsets[b] + j0 as isize * k.rows;
-                if e == 0 {
-                    scores.fill(T::ZERO);
-                } else {
-                    // SAFETY: rows × e of the query and cols × e of the key
-                    // inside their views; the tile holds rows × cols at
-                    // column stride QUERY_ROWS.
-                    unsafe {
-                        gemm::gemm::<T>(
-                            rows,
-                            cols,
-                            e,
-                            scores.as_mut_ptr(),
-                            QUERY_ROWS as isize,
-                            1,
-                            false,
-                            qp.ptr().offset(qb),
-                            q.cols,
-                            q.rows,
-                            kp.ptr().offset(kb),
-                            k.rows,
-                            k.cols,
-                            T::ZERO,
-                            scale,
-                            false,
-                            false,
-                            false,
-                            gemm::Parallelism::None,
-                        );
-                    }
-                }
+                // SAFETY: rows × e of the query (or its transposed copy)
+                // and cols × e of the key inside their views; the tile
+                // holds QUERY_ROWS × cols.
+                unsafe {
+                    products.scores(
+                        Block {
+                            ptr: qp.ptr().offset(qb),
+                            rows: q.rows,
+                            cols: q.cols,
+                        },
+                        qt,
+                        Block {
+                            ptr: kp.ptr().offset(kb),
+                            rows: k.rows,
+                            cols: k.cols,
+                        },
+                        (rows, cols, e),
+                        scale,
+                        scores,
+                    )
+                };
                 if causal && j0 + cols > i0 + 1 {
                     for jj in 0..cols {
                         // Queries i < j do not see key j.
@@ -350,33 +689,20 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand) {
                 }
                 // SAFETY: the slices are the scratch's.
                 unsafe { online_softmax(scores, rows, cols, max, sum, acc) };
-                if ev > 0 {
-                    // SAFETY: cols × ev of the value inside its view; the
-                    // tiles as above.
-                    unsafe {
-                        gemm::gemm::<T>(
-                            rows,
-                            ev,
-                            cols,
-                            acc.as_mut_ptr(),
-                            QUERY_ROWS as isize,
-                            1,
-                            true,
-                            scores.as_ptr(),
-                            QUERY_ROWS as isize,
-                            1,
-                            vp.ptr().offset(v.offsets[b] + j0 as isize * v.rows),
-                            v.cols,
-                            v.rows,
-                            T::ONE,
-                            T::ONE,
-                            false,
-                            false,
-                            false,
-                            gemm::Parallelism::None,
-                        );
-                    }
-                }
+                // SAFETY: cols × ev of the value inside its view; the
+                // tiles as above.
+                unsafe {
+                    products.values(
+                        scores,
+                        Block {
+                            ptr: vp.ptr().offset(v.offsets[b] + j0 as isize * v.rows),
+                            rows: v.rows,
+                            cols: v.cols,
+                        },
+                        (rows, cols, ev),
+                        acc,
+                    )
+                };
             }
             let ob = o.offsets[b] + i0 as isize * o.rows;
             for c in 0..ev {
@@ -502,7 +828,9 @@ mod tests {
                     }
                 })
                 .collect();
-            let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let top = scores.iter().copied().fold(f64::NEG_INFINITY, |m, x| {
+                if x > m || x.is_nan() { x } else { m }
+            });
             if top == f64::NEG_INFINITY {
                 continue;
             }
@@ -528,66 +856,105 @@ mod tests {
     }
 
     /// Blocks of queries and keys with ragged ends, causal and not, a bool
-    /// mask hiding whole rows, against the definition.
+    /// mask hiding whole rows, against the definition: f64, and f32 through
+    /// both ways of computing the products.
     #[test]
     fn tiles_agree_with_the_definition() {
+        let mut ways = vec![(DType::F64, Products::Gemm), (DType::F32, Products::Gemm)];
+        if Products::for_element::<f32>() != Products::Gemm {
+            ways.push((DType::F32, Products::for_element::<f32>()));
+        }
         for &(l, s, e, ev, causal) in &[
             (1, 1, 1, 1, false),
             (70, 300, 16, 5, false),
             (130, 130, 8, 8, true),
             (200, 77, 4, 3, true),
+            (64, 600, 64, 64, true),
             (5, 0, 4, 3, false),
+            (3, 4, 0, 2, false),
         ] {
             let (q, k, v) = (values(l * e, 1), values(s * e, 2), values(s * ev, 3));
             let hidden = |i: usize, j: usize| i % 7 == 3 || (i + j) % 5 == 0;
             let want = naive(&q, &k, &v, (l, s, e, ev), causal, &hidden);
-            let mask: Vec<u8> = (0..l * s)
+            let mut mask: Vec<u8> = (0..l * s)
                 .map(|x| u8::from(!hidden(x / s.max(1), x % s.max(1))))
                 .collect();
             let g = |rows: usize, cols: usize| {
                 Geometry::new(vec![rows as i64, cols as i64], vec![cols as i64, 1], 0)
             };
             let (gq, gk, gv, gm, go) = (g(l, e), g(s, e), g(s, ev), g(l, s), g(l, ev));
-            let op = Op::ScaledDotProductAttention {
-                dropout_p: F64(0.0),
-                is_causal: causal,
-                scale: None,
-                enable_gqa: false,
-            };
-            let mut out = vec![f64::NAN; l * ev];
-            let (mut q, mut k, mut v, mut mask) = (q, k, v, mask);
-            let x = Operands {
-                query: Operand {
-                    ptr: q.as_mut_ptr().cast(),
-                    geometry: &gq,
-                },
-                key: Operand {
-                    ptr: k.as_mut_ptr().cast(),
-                    geometry: &gk,
-                },
-                value: Operand {
-                    ptr: v.as_mut_ptr().cast(),
-                    geometry: &gv,
-                },
-                mask: Some((
-                    Operand {
-                        ptr: mask.as_mut_ptr(),
-                        geometry: &gm,
-                    },
-                    DType::Bool,
-                )),
-            };
-            let o = Operand {
-                ptr: out.as_mut_ptr().cast(),
-                geometry: &go,
-            };
-            // SAFETY: each vector holds its geometry's elements.
-            assert!(unsafe { attention(&op, DType::F64, &x, o) }.unwrap());
-            for (i, (a, b)) in out.iter().zip(&want).enumerate() {
-                assert!(
-                    (a - b).abs() <= 1e-12,
-                    "{l}x{s} causal {causal}: [{i}] {a} vs {b}"
-                );
+            for &(dtype, products) in &ways {
+                let got = if dtype == DType::F64 {
+                    let (mut q, mut k, mut v) = (q.clone(), k.clone(), v.clone());
+                    let mut out = vec![f64::NAN; l * ev];
+                    let x = Operands {
+                        query: Operand {
+                            ptr: q.as_mut_ptr().cast(),
+                            geometry: &gq,
+                        },
+                        key: Operand {
+                            ptr: k.as_mut_ptr().cast(),
+                            geometry: &gk,
+                        },
+                        value: Operand {
+                            ptr: v.as_mut_ptr().cast(),
+                            geometry: &gv,
+                        },
+                        mask: Some((
+                            Operand {
+                                ptr: mask.as_mut_ptr(),
+                                geometry: &gm,
+                            },
+                            DType::Bool,
+                        )),
+                    };
+                    let o = Operand {
+                        ptr: out.as_mut_ptr().cast(),
+                        geometry: &go,
+                    };
+                    // SAFETY: each vector holds its geometry's elements.
+                    unsafe { run::<f64>(1.0 / (e as f64).sqrt(), causal, &x, o, products) };
+                    out
+                } else {
+                    let f32s = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+                    let (mut q, mut k, mut v) = (f32s(&q), f32s(&k), f32s(&v));
+                    let mut out = vec![f32::NAN; l * ev];
+                    let x = Operands {
+                        query: Operand {
+                            ptr: q.as_mut_ptr().cast(),
+                            geometry: &gq,
+                        },
+                        key: Operand {
+                            ptr: k.as_mut_ptr().cast(),
+                            geometry: &gk,
+                        },
+                        value: Operand {
+                            ptr: v.as_mut_ptr().cast(),
+                            geometry: &gv,
+                        },
+                        mask: Some((
+                            Operand {
+                                ptr: mask.as_mut_ptr(),
+                                geometry: &gm,
+                            },
+                            DType::Bool,
+                        )),
+                    };
+                    let o = Operand {
+                        ptr: out.as_mut_ptr().cast(),
+                        geometry: &go,
+                    };
+                    // SAFETY: each vector holds its geometry's elements.
+                    unsafe { run::<f32>(1.0 / (e as f64).sqrt(), causal, &x, o, products) };
+                    out.iter().map(|&y| f64::from(y)).collect()
+                };
+                let tol = if dtype == DType::F64 { 1e-12 } else { 2e-6 };
+                for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (a - b).abs() <= tol || (a.is_nan() && b.is_nan()),
+                        "{l}x{s}x{e} causal {causal} {dtype:?} {products:?}: [{i}] {a} vs {b}"
+                    );
+                }
             }
         }
     }
