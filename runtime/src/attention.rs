@@ -442,10 +442,18 @@ mod avx512 {
             unsafe { scores_block::<WIDE>(qt, e, k, (k_rows, k_cols), j, scale, tile) };
             j += WIDE;
         }
-        while j < cols {
-            // SAFETY: forwarded.
-            unsafe { scores_block::<1>(qt, e, k, (k_rows, k_cols), j, scale, tile) };
-            j += 1;
+        // The last few columns in one block of their own width.
+        let ks = (k_rows, k_cols);
+        // SAFETY: forwarded.
+        unsafe {
+            match cols - j {
+                1 => scores_block::<1>(qt, e, k, ks, j, scale, tile),
+                2 => scores_block::<2>(qt, e, k, ks, j, scale, tile),
+                3 => scores_block::<3>(qt, e, k, ks, j, scale, tile),
+                4 => scores_block::<4>(qt, e, k, ks, j, scale, tile),
+                5 => scores_block::<5>(qt, e, k, ks, j, scale, tile),
+                _ => {}
+            }
         }
     }
 
@@ -506,10 +514,18 @@ mod avx512 {
             unsafe { values_block::<WIDE>(tile, cols, v, (v_rows, v_cols), c, acc) };
             c += WIDE;
         }
-        while c < ev {
-            // SAFETY: forwarded.
-            unsafe { values_block::<1>(tile, cols, v, (v_rows, v_cols), c, acc) };
-            c += 1;
+        // The last few columns in one block of their own width.
+        let vs = (v_rows, v_cols);
+        // SAFETY: forwarded.
+        unsafe {
+            match ev - c {
+                1 => values_block::<1>(tile, cols, v, vs, c, acc),
+                2 => values_block::<2>(tile, cols, v, vs, c, acc),
+                3 => values_block::<3>(tile, cols, v, vs, c, acc),
+                4 => values_block::<4>(tile, cols, v, vs, c, acc),
+                5 => values_block::<5>(tile, cols, v, vs, c, acc),
+                _ => {}
+            }
         }
     }
 
@@ -763,24 +779,25 @@ unsafe fn online_softmax_plain<T: Real>(
     sum: &mut [T],
     acc: &mut [T],
 ) {
+    // All QUERY_ROWS lanes, whatever `rows` is: constant trip counts keep
+    // the running maxima in registers. Lanes past `rows` hold leftovers
+    // that nothing reads.
+    let _ = rows;
     let mut top = [T::NEG_INFINITY; QUERY_ROWS];
-    let top = &mut top[..rows];
-    top.copy_from_slice(&max[..rows]);
+    top.copy_from_slice(&max[..QUERY_ROWS]);
     for col in tile.chunks_exact(QUERY_ROWS).take(cols) {
-        for (t, &x) in top.iter_mut().zip(&col[..rows]) {
-            // NaN-propagating, as the reference's amax.
-            if x > *t || x.is_nan() {
-                *t = x;
-            }
+        for i in 0..QUERY_ROWS {
+            let x = col[i];
+            // NaN-propagating, as the reference's amax (a select, not a
+            // conditional store, so that the maxima stay in registers).
+            top[i] = if x > top[i] || x.is_nan() { x } else { top[i] };
         }
     }
     // Where every score so far is −inf, subtract 0: the exponentials are
     // then 0, not e^(−inf + inf).
     let mut base = [T::ZERO; QUERY_ROWS];
-    let base = &mut base[..rows];
     let mut scale = [T::ONE; QUERY_ROWS];
-    let scale = &mut scale[..rows];
-    for i in 0..rows {
+    for i in 0..QUERY_ROWS {
         base[i] = if top[i] == T::NEG_INFINITY {
             T::ZERO
         } else {
@@ -790,15 +807,17 @@ unsafe fn online_softmax_plain<T: Real>(
         max[i] = top[i];
         sum[i] = sum[i] * scale[i];
     }
+    let sum = &mut sum[..QUERY_ROWS];
     for col in tile.chunks_exact_mut(QUERY_ROWS).take(cols) {
-        for ((x, &b), s) in col[..rows].iter_mut().zip(&*base).zip(&mut sum[..rows]) {
-            *x = (*x - b).exp();
-            *s = *s + *x;
+        for i in 0..QUERY_ROWS {
+            let p = (col[i] - base[i]).exp();
+            col[i] = p;
+            sum[i] = sum[i] + p;
         }
     }
     for col in acc.chunks_exact_mut(QUERY_ROWS) {
-        for (a, &c) in col[..rows].iter_mut().zip(&*scale) {
-            *a = *a * c;
+        for i in 0..QUERY_ROWS {
+            col[i] = col[i] * scale[i];
         }
     }
 }
