@@ -364,7 +364,8 @@ pub fn scaled_dot_product_attention(
     };
     let q_ty = e.ty(q).clone();
     let (l, dim) = (q_ty.shape[q_ty.rank() - 2], q_ty.shape[q_ty.rank() - 1]);
-    if *enable_gqa && q_ty.rank() >= 3 {
+    // As inference: grouped heads need a head dim (−3) on all three.
+    if *enable_gqa && [q, k, v].iter().all(|x| e.ty(*x).rank() >= 3) {
         let hq = q_ty.shape[q_ty.rank() - 3];
         k = repeat_heads(e, k, hq)?;
         v = repeat_heads(e, v, hq)?;
