@@ -37,6 +37,31 @@ proptest! {
     }
 }
 
+/// A program whose layout is PyTorch's error (view_as_complex of a
+/// channels-last input, whose last dim is not contiguous) fails to compile
+/// with the interpreter's words: no pass name in front (found by the
+/// random programs).
+#[test]
+fn layout_errors_read_as_the_interpreter() {
+    let text = "func @main(%x: tensor<1x1x1x2xf32, channels_last>) -> tensor<1x1x1xc64> {
+  %0 = view_as_complex %x
+  return %0
+}
+";
+    let module = kiln::parse_module("layout_error.kir", text, kiln::DefaultDType::F32).unwrap();
+    let inputs = inputs_for(&module);
+    let expected = interp::run(&module, &inputs).unwrap_err();
+    assert_eq!(
+        expected.message(),
+        "Tensor must have a stride divisible by 2 for all but last dimension"
+    );
+    let got = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .err()
+        .unwrap();
+    assert_eq!(got.message(), expected.message());
+}
+
 /// The random programs reach attention (kept whole for this backend's
 /// fused kernel) often enough for the tests above to cover it: counted
 /// over 400 recipes drawn as they draw them.

@@ -148,8 +148,19 @@ impl PassManager {
     ) -> Result<()> {
         for pass in &self.passes {
             let start = Instant::now();
-            run_pass(pass.as_ref(), module, self.verify)
-                .map_err(|e| e.context(format!("in pass {}", pass.name())))?;
+            run_pass(pass.as_ref(), module, self.verify).map_err(|e| {
+                // The program's own errors (a view its strides do not
+                // allow, found when laying out) read as the interpreter
+                // words them; a broken invariant names the pass.
+                if matches!(
+                    e.kind(),
+                    ErrorKind::Verifier | ErrorKind::Backend | ErrorKind::TypeMismatch
+                ) {
+                    e.context(format!("in pass {}", pass.name()))
+                } else {
+                    e
+                }
+            })?;
             observe(PassEvent {
                 name: pass.name(),
                 module,
