@@ -62,6 +62,23 @@ fn layout_errors_read_as_the_interpreter() {
     assert_eq!(got.message(), expected.message());
 }
 
+/// Of a real tensor, `conj_physical` is the tensor itself, strides and
+/// all, as in PyTorch (found by the random programs: the result took a
+/// copy's contiguous strides on one backend and the operand's on another).
+#[test]
+fn conj_physical_of_a_real_view_keeps_its_strides() {
+    let text = "func @main(%x: tensor<2xf32, strides=[2]>) -> tensor<2xf32> {
+  %0 = conj_physical %x
+  return %0
+}
+";
+    let module = kiln::parse_module("conj.kir", text, kiln::DefaultDType::F32).unwrap();
+    differ(&module, BackendKind::Cranelift).unwrap();
+    let inputs = inputs_for(&module);
+    let got = interp::run(&module, &inputs).unwrap();
+    assert_eq!(got[0].strides(), [2]);
+}
+
 /// The random programs reach attention (kept whole for this backend's
 /// fused kernel) often enough for the tests above to cover it: counted
 /// over 400 recipes drawn as they draw them.

@@ -142,7 +142,11 @@ pub fn layout(
     let (g, ty) = crate::layout::first_geometry(args)?;
     let doubled = || g.strides.iter().map(|s| 2 * s).collect::<Vec<_>>();
     let layout = match op {
-        Op::Real | Op::Conj if !ty.dtype.is_complex() => ResultLayout::View(g.clone()),
+        // Of a real tensor, PyTorch's conj and conj_physical return the
+        // tensor itself.
+        Op::Real | Op::Conj | Op::ConjPhysical if !ty.dtype.is_complex() => {
+            ResultLayout::View(g.clone())
+        }
         Op::Real | Op::Imag => ResultLayout::Fresh(doubled()),
         Op::ViewAsReal => {
             let mut strides = doubled();
