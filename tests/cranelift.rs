@@ -60,6 +60,20 @@ fn layout_errors_read_as_the_interpreter() {
         .err()
         .unwrap();
     assert_eq!(got.message(), expected.message());
+    // Refused whether or not the refused view is used.
+    let text = "func @main(%x: tensor<2xf32, strides=[2]>) -> tensor<2xbool> {
+  %0 = view_as_complex %x
+  %1 = gt %x, 0
+  return %1
+}
+";
+    let module = kiln::parse_module("dead_view.kir", text, kiln::DefaultDType::F32).unwrap();
+    differ(&module, BackendKind::Cranelift).unwrap();
+    assert!(
+        Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
+            .is_err()
+    );
 }
 
 /// Of a real tensor, `conj_physical` is the tensor itself, strides and
