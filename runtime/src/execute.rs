@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use kiln_ir::graph::Func;
 use kiln_ir::infer::InferCtx;
 use kiln_ir::view::Geometry;
-use kiln_ir::{DefaultDType, Device, Error, ErrorKind, Module, Result};
+use kiln_ir::{DefaultDType, Device, Error, ErrorKind, Module, Op, Result};
 use kiln_passes::plan::{Access, BufferId, BufferRole, Kernel, KernelPlan, Step, TensorView};
 
 use crate::backend::bind_inputs;
@@ -462,7 +462,8 @@ fn run_step<L: Launcher>(
 
 /// Runs a host step that is one op with a native kernel (a convolution, a
 /// pool or a resampling in f32 or f64: `crate::spatial`; attention in f32
-/// or f64: `crate::attention`) on the step's
+/// or f64: `crate::attention`; gather and scatter: `crate::gather`) on the
+/// step's
 /// buffers directly; `false`
 /// when it has none, and the interpreter runs the step.
 ///
@@ -481,9 +482,14 @@ unsafe fn native_step(
     if func.returns != inst.results || outputs.len() != inst.results.len() {
         return Ok(false);
     }
-    let operand = |i: usize| -> Option<crate::spatial::Operand<'_>> {
+    // An operand's view: its dtype is the buffer's, which may be narrower
+    // than the value's (an i64 index the plan computes in i32).
+    let view = |i: usize| -> Option<&TensorView> {
         let v = inst.operands.get(i)?.value()?;
-        let view = &views[func.params.iter().position(|p| *p == v)?];
+        Some(&views[func.params.iter().position(|p| *p == v)?])
+    };
+    let operand = |i: usize| -> Option<crate::spatial::Operand<'_>> {
+        let view = view(i)?;
         Some(crate::spatial::Operand {
             ptr: host.ptr(view.buffer),
             geometry: &view.geometry,
@@ -493,12 +499,11 @@ unsafe fn native_step(
         let (Some(query), Some(key), Some(value)) = (operand(0), operand(1), operand(2)) else {
             return Ok(false);
         };
-        let mask = inst.operands.get(3).and_then(|o| o.value());
         let operands = crate::attention::Operands {
             query,
             key,
             value,
-            mask: operand(3).zip(mask.map(|m| func.ty(m).dtype)),
+            mask: operand(3).zip(view(3).map(|m| m.dtype)),
         };
         let out = crate::spatial::Operand {
             ptr: host.ptr(outputs[0].buffer),
@@ -506,6 +511,31 @@ unsafe fn native_step(
         };
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe { crate::attention::attention(&inst.op, outputs[0].dtype, &operands, out) };
+    }
+    if matches!(
+        inst.op,
+        Op::Gather { .. } | Op::Scatter { .. } | Op::ScatterAdd { .. }
+    ) {
+        let index_dtype = view(1).map(|i| i.dtype);
+        let (Some(x), Some(index), Some(index_dtype)) = (operand(0), operand(1), index_dtype)
+        else {
+            return Ok(false);
+        };
+        let out = crate::spatial::Operand {
+            ptr: host.ptr(outputs[0].buffer),
+            geometry: &outputs[0].geometry,
+        };
+        // SAFETY: forwarded; the plan gives the result its own buffer.
+        return unsafe {
+            crate::gather::gather_scatter(
+                &inst.op,
+                outputs[0].dtype,
+                x,
+                (index, index_dtype),
+                operand(2),
+                out,
+            )
+        };
     }
     let Some(spatial) = kiln_ir::spatial::spatial(&inst.op) else {
         return Ok(false);

@@ -19,6 +19,7 @@
 //! | [`matmul`] | matrix products through `gemm` |
 //! | [`spatial`] | convolution, pooling and resampling on the host |
 //! | [`attention`] | fused scaled dot-product attention on the host |
+//! | [`gather`] | gather and scatter on the host's buffers |
 //! | [`backend`] | the backend interface, and the interpreter as a backend |
 
 #![warn(missing_docs)]
@@ -30,6 +31,7 @@ pub mod compare;
 pub mod convert;
 pub mod execute;
 pub mod fold;
+pub mod gather;
 pub mod host;
 pub mod interp;
 pub mod io;

@@ -59,7 +59,7 @@ fn copy_of(x: &Tensor, out_ty: &TensorType, strides: &[i64]) -> Result<Tensor> {
 }
 
 /// PyTorch's error for an index outside `[0, size)` along `dim`.
-fn out_of_bounds(i: i64, dim: usize, size: i64) -> Error {
+pub(crate) fn out_of_bounds(i: i64, dim: usize, size: i64) -> Error {
     Error::new(
         ErrorKind::Runtime,
         format!("index {i} is out of bounds for dimension {dim} with size {size}"),
@@ -174,8 +174,14 @@ fn scatter_into(
     let dtype = out_ty.dtype;
     let ishape = index.shape().to_vec();
     // scatter_reduce: targets not yet touched start from the first value
-    // when the input's own value is excluded; counts for the mean.
-    let mut touched: Vec<(Vec<i64>, i64)> = Vec::new();
+    // when the input's own value is excluded; counts for the mean, by the
+    // target's row-major position in the result.
+    let out_shape = out_ty.shape.clone();
+    let mut counts: Vec<i64> = match how {
+        Combine::Reduce(_) => vec![0; out_shape.iter().product::<i64>().max(0) as usize],
+        Combine::Replace => Vec::new(),
+    };
+    let flat = |t: &[i64]| t.iter().zip(&out_shape).fold(0i64, |f, (&i, &n)| f * n + i) as usize;
     for (n, p) in Indices::new(&ishape).enumerate() {
         let mut target = p.clone();
         if !target.is_empty() {
@@ -191,26 +197,21 @@ fn scatter_into(
         let next = match how {
             Combine::Replace => v,
             Combine::Reduce(r) => {
-                let seen = touched.iter_mut().find(|(t, _)| *t == target);
-                match seen {
-                    Some((_, count)) => {
-                        *count += 1;
-                        combine(r, out.get(&target), v)
-                    }
-                    None => {
-                        touched.push((target.clone(), 1));
-                        if include_self {
-                            combine(r, out.get(&target), v)
-                        } else {
-                            v
-                        }
-                    }
+                let count = &mut counts[flat(&target)];
+                *count += 1;
+                if *count > 1 || include_self {
+                    combine(r, out.get(&target), v)
+                } else {
+                    v
                 }
             }
         };
         out.set(&target, convert(next, dtype))?;
     }
     if let Combine::Reduce(ScatterReduce::Mean) = how {
+        let touched = Indices::new(&out_shape)
+            .zip(counts)
+            .filter(|(_, count)| *count > 0);
         for (target, count) in touched {
             let n = count + i64::from(include_self);
             let total = out.get(&target);

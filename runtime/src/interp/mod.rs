@@ -15,7 +15,7 @@
 mod bags;
 mod complex_parts;
 pub mod elementwise;
-mod indexing;
+pub(crate) mod indexing;
 mod masked;
 mod random_ops;
 mod reduce;

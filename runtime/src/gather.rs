@@ -1,0 +1,287 @@
+//! Gather and scatter for compiled plans on the CPU: the plan's `gather`,
+//! `scatter` (of a source tensor) and `scatter_add` steps run here on the
+//! step's buffers instead of element by element in the interpreter, which
+//! stays the oracle they are tested against.
+//!
+//! The semantics are the interpreter's, bit for bit: the first index out of
+//! range, in row-major order over the index, is PyTorch's error naming it
+//! (the copies check every index before writing; `scatter_add` checks each
+//! as it goes, and a run that fails discards its output), and the writes go in
+//! row-major order over the index, so a position written twice keeps the
+//! last value (`scatter`) or the sums are added in the same order
+//! (`scatter_add`: f32, f64, i32, i64; a float sum rounded after each
+//! addition, as PyTorch's CPU kernel does). Copies (`gather`, `scatter`)
+//! move elements as bytes, so they take any dtype.
+
+use kiln_ir::view::{Geometry, wrap_dim};
+use kiln_ir::{DType, Op, Result};
+
+use crate::spatial::Operand;
+
+/// Runs `op` when it is a gather or scatter this file computes (`x` the
+/// input, `index` an i64 index, `src` the source of a scatter, of `dtype`);
+/// `false` otherwise, and the interpreter runs it.
+///
+/// # Safety
+/// Each pointer must address a buffer holding every element its geometry
+/// describes; `out` must not overlap the operands; the shapes must be ones
+/// inference accepted for `op`.
+pub unsafe fn gather_scatter(
+    op: &Op,
+    dtype: DType,
+    x: Operand,
+    (index, index_dtype): (Operand, DType),
+    src: Option<Operand>,
+    out: Operand,
+) -> Result<bool> {
+    let rank = x.geometry.rank();
+    if index_dtype != DType::I64 || rank == 0 || index.geometry.rank() != rank {
+        return Ok(false);
+    }
+    let (dim, kind) = match (op, src) {
+        (Op::Gather { dim, .. }, _) => (*dim, Kind::Gather),
+        (Op::Scatter { dim }, Some(_)) => (*dim, Kind::Scatter),
+        (Op::ScatterAdd { dim }, Some(_)) => match dtype {
+            DType::F32 | DType::F64 | DType::I32 | DType::I64 => (*dim, Kind::Add),
+            _ => return Ok(false),
+        },
+        _ => return Ok(false),
+    };
+    let d = wrap_dim(dim, rank)?;
+    let size = x.geometry.shape[d];
+    if kind != Kind::Add {
+        // SAFETY: the index's elements are inside its buffer.
+        unsafe { check(index, d, size)? };
+    }
+    let item = dtype.itemsize();
+    let at = |i: i64| -> i64 {
+        // SAFETY: `i` is an offset the walk gives inside the index.
+        unsafe { *(index.ptr as *const i64).offset(i as isize) }
+    };
+    // SAFETY (of every walk below): the offsets stay inside each geometry,
+    // the index values were checked to lie inside dim d.
+    unsafe {
+        if kind == Kind::Gather {
+            // out[p] = x[p with dim d at index[p]]
+            let step = x.geometry.strides[d];
+            walk(
+                index.geometry,
+                &[
+                    (index.geometry, NONE),
+                    (out.geometry, NONE),
+                    (x.geometry, d),
+                ],
+                |[i, o, s]| copy(x.ptr, s + at(i) * step, out.ptr, o, item),
+            );
+            return Ok(true);
+        }
+        copy_all(x, out, item);
+        let src = src.expect("scatters have a source (matched above)");
+        let step = out.geometry.strides[d];
+        let targets = [
+            (index.geometry, NONE),
+            (out.geometry, d),
+            (src.geometry, NONE),
+        ];
+        let ip = index.ptr as *const i64;
+        let (sp, op) = (src.ptr, out.ptr);
+        let ends = (step, size);
+        let bad = match (kind, dtype) {
+            (Kind::Scatter, _) => {
+                walk(index.geometry, &targets, |[i, o, s]| {
+                    copy(sp, s, op, o + at(i) * step, item)
+                });
+                None
+            }
+            (_, DType::F32) => scatter_add::<f32>(&targets, ip, ends, sp, op, |a, b| a + b),
+            (_, DType::F64) => scatter_add::<f64>(&targets, ip, ends, sp, op, |a, b| a + b),
+            (_, DType::I32) => scatter_add::<i32>(&targets, ip, ends, sp, op, i32::wrapping_add),
+            (_, _) => scatter_add::<i64>(&targets, ip, ends, sp, op, i64::wrapping_add),
+        };
+        if let Some(v) = bad {
+            return Err(crate::interp::indexing::out_of_bounds(v, d, size));
+        }
+    }
+    Ok(true)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Gather,
+    Scatter,
+    Add,
+}
+
+/// `out[p with dim d at index[p]] = add(that, src[p])` over the index in
+/// row-major order, `targets` the index's, the output's (less dim d) and
+/// the source's geometries, `step` the output's stride along dim d and
+/// `size` its size there. The first index value out of range, if any,
+/// stops it (the output is then discarded with the error).
+///
+/// # Safety
+/// As [`gather_scatter`].
+unsafe fn scatter_add<T: Copy>(
+    targets: &[(&Geometry, usize); 3],
+    ip: *const i64,
+    (step, size): (i64, i64),
+    sp: *const u8,
+    op: *mut u8,
+    add: impl Fn(T, T) -> T + Copy,
+) -> Option<i64> {
+    let (sp, op) = (sp as *const T, op as *mut T);
+    let mut bad = None;
+    // SAFETY: forwarded; a position is written only once its index value
+    // is known to be in range.
+    unsafe {
+        rows(targets[0].0, targets, |[i, o, s], len, [si, so, ss]| {
+            if bad.is_some() {
+                return;
+            }
+            for j in 0..len {
+                let v = *ip.offset((i + j * si) as isize);
+                if !(0..size).contains(&v) {
+                    bad = Some(v);
+                    return;
+                }
+                let t = op.offset((o + j * so + v * step) as isize);
+                *t = add(*t, *sp.offset((s + j * ss) as isize));
+            }
+        })
+    };
+    bad
+}
+
+/// Checks every index value, in row-major order, to lie in `[0, size)`
+/// (the interpreter's error for the first that does not), before anything
+/// is written.
+///
+/// # Safety
+/// The index's elements must be inside its buffer.
+unsafe fn check(index: Operand, d: usize, size: i64) -> Result<()> {
+    let mut bad = None;
+    let ip = index.ptr as *const i64;
+    // SAFETY: forwarded.
+    unsafe {
+        rows(
+            index.geometry,
+            &[(index.geometry, NONE)],
+            |[i], len, [step]| {
+                if bad.is_some() {
+                    return;
+                }
+                bad = (0..len)
+                    .map(|j| *ip.offset((i + j * step) as isize))
+                    .find(|v| !(0..size).contains(v));
+            },
+        )
+    };
+    match bad {
+        Some(v) => Err(crate::interp::indexing::out_of_bounds(v, d, size)),
+        None => Ok(()),
+    }
+}
+
+/// No dim left out of a walk's offsets.
+const NONE: usize = usize::MAX;
+
+/// Calls `f(offsets)` for each position of `shape`'s geometry in
+/// row-major order, with each geometry's element offset there, less the
+/// dim paired with it (where the index decides; [`NONE`] for none).
+///
+/// # Safety
+/// None by itself; the offsets are what `f` dereferences.
+unsafe fn walk<const N: usize>(
+    shape: &Geometry,
+    geometries: &[(&Geometry, usize); N],
+    mut f: impl FnMut([i64; N]),
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        rows(shape, geometries, |start, len, steps| {
+            for j in 0..len {
+                let mut at = start;
+                for (a, s) in at.iter_mut().zip(steps) {
+                    *a += j * s;
+                }
+                f(at);
+            }
+        })
+    }
+}
+
+/// Calls `f(offsets, len, steps)` for each run of positions along the
+/// last dim of `shape` (all of it for a 0-D shape: one position), in
+/// row-major order: each geometry's offset at the run's start and its
+/// step along the run, less the dim paired with it, as [`walk`]. The
+/// other dims advance by an odometer, so an element costs an addition.
+///
+/// # Safety
+/// None by itself; the offsets are what `f` dereferences.
+unsafe fn rows<const N: usize>(
+    shape: &Geometry,
+    geometries: &[(&Geometry, usize); N],
+    mut f: impl FnMut([i64; N], i64, [i64; N]),
+) {
+    let shape = &shape.shape;
+    if shape.contains(&0) {
+        return;
+    }
+    let stride =
+        |(g, skip): &(&Geometry, usize), k: usize| if k == *skip { 0 } else { g.strides[k] };
+    let Some(last) = shape.len().checked_sub(1) else {
+        f(geometries.map(|(g, _)| g.offset), 1, [0; N]);
+        return;
+    };
+    let steps = geometries.map(|g| stride(&g, last));
+    let mut position = vec![0i64; last];
+    let mut offsets = geometries.map(|(g, _)| g.offset);
+    loop {
+        f(offsets, shape[last], steps);
+        let mut k = last;
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            position[k] += 1;
+            for (o, g) in offsets.iter_mut().zip(geometries) {
+                *o += stride(g, k);
+            }
+            if position[k] < shape[k] {
+                break;
+            }
+            for (o, g) in offsets.iter_mut().zip(geometries) {
+                *o -= stride(g, k) * shape[k];
+            }
+            position[k] = 0;
+        }
+    }
+}
+
+/// One element of `item` bytes from `src` at element offset `s` to `dst`
+/// at `d`.
+///
+/// # Safety
+/// Both elements must be inside their buffers.
+unsafe fn copy(src: *const u8, s: i64, dst: *mut u8, d: i64, item: usize) {
+    // SAFETY: forwarded.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src.add(s as usize * item), dst.add(d as usize * item), item)
+    };
+}
+
+/// Every element of `x` into `out` (same shape), as the scatters start
+/// from a copy of their input.
+///
+/// # Safety
+/// Both geometries must be inside their buffers.
+unsafe fn copy_all(x: Operand, out: Operand, item: usize) {
+    // SAFETY: forwarded.
+    unsafe {
+        walk(
+            x.geometry,
+            &[(x.geometry, NONE), (out.geometry, NONE)],
+            |[s, d]| copy(x.ptr, s, out.ptr, d, item),
+        )
+    };
+}
