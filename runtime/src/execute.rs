@@ -537,6 +537,19 @@ unsafe fn native_step(
             )
         };
     }
+    if let Op::Embedding { .. } = inst.op {
+        let (Some(weight), Some(indices), Some(index)) = (operand(0), operand(1), view(1)) else {
+            return Ok(false);
+        };
+        let out = crate::spatial::Operand {
+            ptr: host.ptr(outputs[0].buffer),
+            geometry: &outputs[0].geometry,
+        };
+        // SAFETY: forwarded; the plan gives the result its own buffer.
+        return unsafe {
+            crate::gather::embedding(outputs[0].dtype, weight, (indices, index.dtype), out)
+        };
+    }
     let Some(spatial) = kiln_ir::spatial::spatial(&inst.op) else {
         return Ok(false);
     };

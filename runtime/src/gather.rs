@@ -1,5 +1,6 @@
 //! Gather and scatter for compiled plans on the CPU: the plan's `gather`,
-//! `scatter` (of a source tensor) and `scatter_add` steps run here on the
+//! `scatter` (of a source tensor), `scatter_add` and `embedding` steps run
+//! here on the
 //! step's buffers instead of element by element in the interpreter, which
 //! stays the oracle they are tested against.
 //!
@@ -103,6 +104,104 @@ pub unsafe fn gather_scatter(
         }
     }
     Ok(true)
+}
+
+/// `embedding`: the rows of `weight` (`[V, D]`, any dtype) at `indices`
+/// (i64 or i32, any shape) into `out` (`[..., D]`), each index checked
+/// first (the interpreter's error for the first out of range); rows copied
+/// on rayon's threads, whole where both sides are dense along D. `false`
+/// for other index dtypes.
+///
+/// # Safety
+/// As [`gather_scatter`].
+pub unsafe fn embedding(
+    dtype: DType,
+    weight: Operand,
+    (indices, index_dtype): (Operand, DType),
+    out: Operand,
+) -> Result<bool> {
+    use rayon::prelude::*;
+
+    let (w, o) = (weight.geometry, out.geometry);
+    if w.rank() != 2 || o.rank() != indices.geometry.rank() + 1 {
+        return Ok(false);
+    }
+    let read: fn(*const u8, isize) -> i64 = match index_dtype {
+        // SAFETY (of both): the walk's offsets are inside the indices.
+        DType::I64 => |p, i| unsafe { *(p as *const i64).offset(i) },
+        DType::I32 => |p, i| unsafe { i64::from(*(p as *const i32).offset(i)) },
+        _ => return Ok(false),
+    };
+    let (size, width) = (w.shape[0], w.shape[1]);
+    let last = o.rank() - 1;
+    let leading = Geometry::new(
+        o.shape[..last].to_vec(),
+        o.strides[..last].to_vec(),
+        o.offset,
+    );
+    let mut rows_at = Vec::with_capacity(indices.geometry.numel().max(0) as usize);
+    // SAFETY: the offsets are inside the indices and the output.
+    unsafe {
+        walk(
+            indices.geometry,
+            &[(indices.geometry, NONE), (&leading, NONE)],
+            |[i, to]| rows_at.push((read(indices.ptr, i as isize), to)),
+        )
+    };
+    if let Some(&(bad, _)) = rows_at.iter().find(|(r, _)| !(0..size).contains(r)) {
+        return Err(kiln_ir::Error::new(
+            kiln_ir::ErrorKind::Runtime,
+            format!("index out of range in self (index {bad} into a dim of size {size})"),
+        ));
+    }
+    let item = dtype.itemsize();
+    let (from, to) = (Shared(weight.ptr), Shared(out.ptr));
+    let (w_row, w_col, o_col) = (w.strides[0], w.strides[1], o.strides[last]);
+    let dense = w_col == 1 && o_col == 1;
+    rows_at.par_chunks(256).for_each(|chunk| {
+        for &(row, at) in chunk {
+            let start = w.offset + row * w_row;
+            // SAFETY: the row is inside the weight (checked above), the
+            // destination inside the output; tasks write disjoint rows.
+            unsafe {
+                if dense {
+                    std::ptr::copy_nonoverlapping(
+                        from.ptr().add(start as usize * item),
+                        to.ptr().add(at as usize * item),
+                        width as usize * item,
+                    );
+                } else {
+                    for c in 0..width {
+                        copy(
+                            from.ptr(),
+                            start + c * w_col,
+                            to.ptr(),
+                            at + c * o_col,
+                            item,
+                        );
+                    }
+                }
+            }
+        }
+    });
+    Ok(true)
+}
+
+/// A pointer that may cross threads: tasks read the weight and write
+/// disjoint rows of the output.
+#[derive(Clone, Copy)]
+struct Shared(*mut u8);
+
+// SAFETY: only used for shared reads and disjoint writes (see `embedding`).
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// The pointer (a method, so that closures capture the `Sync` wrapper).
+    fn ptr(self) -> *mut u8 {
+        self.0
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
