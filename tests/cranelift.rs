@@ -93,6 +93,46 @@ fn conj_physical_of_a_real_view_keeps_its_strides() {
     assert_eq!(got[0].strides(), [2]);
 }
 
+/// An op whose values nothing needs (a `take` out of range under
+/// `ones_like`, which reads only its shape) raises nothing: the optimizer
+/// drops it, as Kiln's laziness allows (found by the random programs).
+#[test]
+fn errors_of_unneeded_ops_are_not_raised() {
+    let text = "func @main(%x: tensor<1xf32>) -> tensor<1xf32> {
+  %i = arange {start = 3, end = 4, step = 1}
+  %t = take %x, %i
+  %o = ones_like %t
+  return %o
+}
+";
+    let module = kiln::parse_module("unneeded.kir", text, kiln::DefaultDType::F32).unwrap();
+    let inputs = inputs_for(&module);
+    assert!(interp::run(&module, &inputs).is_err());
+    differ(&module, BackendKind::Cranelift).unwrap();
+}
+
+/// A composite's result that broadcasts (`view_as_real` of an expanded
+/// complex tensor: stride 0 along the expanded dim, as PyTorch's view)
+/// keeps those strides through its expansion (found by the random
+/// programs: the result came back dense).
+#[test]
+fn expanded_results_of_composites_keep_their_strides() {
+    let text = "func @main(%x: tensor<1x1x1xc64>) -> tensor<2x1x1x1x2xf32> {
+  %e = expand %x {shape = [2, -1, -1, -1]}
+  %r = view_as_real %e
+  return %r
+}
+";
+    let module = kiln::parse_module("expanded.kir", text, kiln::DefaultDType::F32).unwrap();
+    differ(&module, BackendKind::Cranelift).unwrap();
+    let got = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap()
+        .run(&inputs_for(&module))
+        .unwrap();
+    assert_eq!(got[0].strides(), [0, 2, 2, 2, 1]);
+}
+
 /// The random programs reach attention (kept whole for this backend's
 /// fused kernel) often enough for the tests above to cover it: counted
 /// over 400 recipes drawn as they draw them.

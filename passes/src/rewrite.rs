@@ -133,7 +133,7 @@ pub fn restore_layouts(
     // copy gives it). Names survive rebuilds; ids do not.
     let mut restored = vec![false; wanted.len()];
     loop {
-        let mut fixes: Vec<(ValueId, Op)> = Vec::new();
+        let mut fixes: Vec<(ValueId, Vec<Op>)> = Vec::new();
         for ((name, strides), done) in wanted.iter().zip(restored.iter_mut()) {
             let Some(i) = func.values.iter().position(|v| v.name == *name) else {
                 continue;
@@ -142,10 +142,13 @@ pub fn restore_layouts(
             if *done || ty.strides() == Some(strides.as_slice()) {
                 continue;
             }
-            let Some(clone) = clone_to(&ty.shape, strides) else {
+            let Some(ops) = ty
+                .strides()
+                .and_then(|have| relayout(&ty.shape, have, strides))
+            else {
                 continue;
             };
-            fixes.push((ValueId(i as u32), clone));
+            fixes.push((ValueId(i as u32), ops));
             *done = true;
         }
         if fixes.is_empty() {
@@ -155,8 +158,11 @@ pub fn restore_layouts(
         for inst in &func.insts {
             let vs = rw.copy(inst)?;
             for (r, v) in inst.results.iter().zip(vs) {
-                if let Some((_, clone)) = fixes.iter().find(|(f, _)| f == r) {
-                    let c = rw.push_temp(inst, clone.clone(), vec![Operand::Value(v)])?;
+                if let Some((_, ops)) = fixes.iter().find(|(f, _)| f == r) {
+                    let mut c = v;
+                    for op in ops {
+                        c = rw.push_temp(inst, op.clone(), vec![Operand::Value(c)])?;
+                    }
                     rw.set(*r, c);
                 }
             }
@@ -164,6 +170,36 @@ pub fn restore_layouts(
         *func = rw.finish()?;
         crate::layout::lay_out(func, ctx)?;
     }
+}
+
+/// The ops that lay a value of `shape` and strides `have` out with
+/// `want`: a clone ([`clone_to`]), or, for strides that broadcast (0 along
+/// a dim of size above 1, where the composite's values repeat: an
+/// expansion of an expanded operand), a slice of one along each such dim
+/// and an expand back, when the other dims have their strides already.
+/// `None` when neither gives them.
+fn relayout(shape: &[i64], have: &[i64], want: &[i64]) -> Option<Vec<Op>> {
+    if let Some(clone) = clone_to(shape, want) {
+        return Some(vec![clone]);
+    }
+    let broadcast = |d: usize| want[d] == 0 && shape[d] > 1;
+    let dims = 0..shape.len();
+    if !dims.clone().any(broadcast) || dims.clone().any(|d| !broadcast(d) && have[d] != want[d]) {
+        return None;
+    }
+    let mut ops: Vec<Op> = dims
+        .filter(|&d| broadcast(d))
+        .map(|d| Op::Slice {
+            dim: d as i64,
+            start: Some(0),
+            end: Some(1),
+            step: 1,
+        })
+        .collect();
+    ops.push(Op::Expand {
+        shape: shape.to_vec(),
+    });
+    Some(ops)
 }
 
 /// The clone that lays a value of `shape` out with `strides`: to a memory
