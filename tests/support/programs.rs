@@ -10,6 +10,7 @@
 
 use kiln::graph::{FuncBuilder, Operand};
 use kiln::infer::InferCtx;
+use kiln::ops::attrs::ScatterReduce;
 use kiln::ops::{Attrs, SlotKind};
 use kiln::{
     ArgReduceOp, BinaryOp, DType, DefaultDType, F64, MemoryFormat, Module, Op, ReduceOp, Scalar,
@@ -163,7 +164,7 @@ pub fn sized_recipe_strategy(
             dtype,
             layout,
         });
-    let step = (0u8..40, any::<u8>(), any::<u8>(), any::<u32>())
+    let step = (0u8..=INDEXING, any::<u8>(), any::<u8>(), any::<u32>())
         .prop_map(|(family, a, b, seed)| Step { family, a, b, seed });
     (
         prop::collection::vec(input, 1..=max_inputs),
@@ -277,6 +278,12 @@ impl Recipe {
             let y = pool[step.b as usize % pool.len()];
             let shape = b.ty(x).shape.clone();
             let rank = shape.len() as i64;
+            if step.family == INDEXING {
+                if let Some(v) = indexing(&mut b, x, &mut seed, &keep) {
+                    pool.push(v);
+                }
+                continue;
+            }
             let candidates = candidates(step.family, x, y, &shape, rank, &mut seed, b.ty(x).dtype);
             for (op, operands) in candidates {
                 if !keep(&op) {
@@ -295,6 +302,107 @@ impl Recipe {
             .expect("a generated program verifies");
         Module::single(func, self.default_dtype)
     }
+}
+
+/// The family of [`indexing`] steps (the last one).
+const INDEXING: u8 = 40;
+
+/// A gather, scatter or lookup of `x` at an index made from `x` itself, so
+/// that its shape fits: `|x|·3.7` (or `x`) as i64, then, three times in
+/// four, `remainder` by the size of the dim indexed (in range); else the
+/// raw values, mostly out of range (PyTorch's error on every backend).
+/// `None` when nothing type-checks (the ops' rules refuse the dtype or
+/// shape).
+fn indexing(
+    b: &mut FuncBuilder,
+    x: ValueId,
+    s: &mut Seed,
+    keep: &impl Fn(&Op) -> bool,
+) -> Option<ValueId> {
+    let v = Operand::Value;
+    let ty = b.ty(x).clone();
+    let rank = ty.shape.len();
+    let d = if rank == 0 { 0 } else { s.next(rank) };
+    let size = ty.shape.get(d).copied().unwrap_or(1);
+    let mut ix = x;
+    if ty.dtype.is_floating_point() {
+        ix = b
+            .push(Op::Unary { op: UnaryOp::Abs }, vec![v(ix)], None)
+            .ok()?;
+        ix = b
+            .push(
+                Op::Binary { op: BinaryOp::Mul },
+                vec![v(ix), Operand::Scalar(Scalar::Float(3.7))],
+                None,
+            )
+            .ok()?;
+    }
+    ix = b
+        .push(Op::Cast { dtype: DType::I64 }, vec![v(ix)], None)
+        .ok()?;
+    if s.next(4) != 0 && size > 0 {
+        ix = b
+            .push(
+                Op::Binary {
+                    op: BinaryOp::Remainder,
+                },
+                vec![v(ix), Operand::Scalar(Scalar::Int(size))],
+                None,
+            )
+            .ok()?;
+    }
+    let d = d as i64;
+    let flat = b
+        .push(
+            Op::Flatten {
+                start_dim: 0,
+                end_dim: -1,
+            },
+            vec![v(ix)],
+            None,
+        )
+        .ok()?;
+    let reduce = s.pick(&[
+        ScatterReduce::Sum,
+        ScatterReduce::Prod,
+        ScatterReduce::Mean,
+        ScatterReduce::Amax,
+        ScatterReduce::Amin,
+    ]);
+    let candidates = [
+        (
+            Op::Gather {
+                dim: d,
+                sparse_grad: false,
+            },
+            vec![v(x), v(ix)],
+        ),
+        (Op::Scatter { dim: d }, vec![v(x), v(ix), v(x)]),
+        (Op::ScatterAdd { dim: d }, vec![v(x), v(ix), v(x)]),
+        (
+            Op::ScatterReduce {
+                dim: d,
+                reduce,
+                include_self: s.next(2) == 1,
+            },
+            vec![v(x), v(ix), v(x)],
+        ),
+        (Op::IndexSelect { dim: d }, vec![v(x), v(flat)]),
+        (Op::Take, vec![v(x), v(ix)]),
+        (
+            Op::Embedding {
+                padding_idx: -1,
+                scale_grad_by_freq: false,
+                sparse: false,
+            },
+            vec![v(x), v(ix)],
+        ),
+    ];
+    let first = s.next(candidates.len());
+    (0..candidates.len())
+        .map(|k| &candidates[(first + k) % candidates.len()])
+        .filter(|(op, _)| keep(op))
+        .find_map(|(op, operands)| b.push(op.clone(), operands.clone(), None).ok())
 }
 
 /// Attention candidates: self-attention (which fits any float operand of
