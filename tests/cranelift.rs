@@ -134,35 +134,44 @@ fn expanded_results_of_composites_keep_their_strides() {
 }
 
 /// The random programs reach attention (kept whole for this backend's
-/// fused kernel) often enough for the tests above to cover it: counted
-/// over 400 recipes drawn as they draw them.
+/// fused kernel) and the indexing ops often enough for the tests above to
+/// cover them: counted over 400 recipes drawn as they draw them.
 #[test]
-fn random_programs_reach_attention() {
+fn random_programs_reach_attention_and_indexing() {
+    use kiln::Op;
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let strategy = recipe_strategy(DTypes::Computable, 3, 10);
     let mut runner = TestRunner::deterministic();
-    let mut attention = 0;
+    let (mut attention, mut indexing) = (0, 0);
     for _ in 0..400 {
         let recipe = strategy.new_tree(&mut runner).unwrap().current();
         let module = recipe.build();
-        attention += module
-            .entry()
-            .unwrap()
-            .insts
-            .iter()
-            .filter(|i| {
-                matches!(i.op, kiln::Op::ScaledDotProductAttention { .. })
-                    && i.results.iter().all(|r| {
-                        module.entry().unwrap().ty(*r).dtype.is_floating_point()
-                            && !module.entry().unwrap().ty(*r).dtype.is_reduced_float()
-                    })
-            })
-            .count();
+        let func = module.entry().unwrap();
+        for i in &func.insts {
+            match i.op {
+                Op::ScaledDotProductAttention { .. } => {
+                    let d = func.ty(i.result()).dtype;
+                    attention += usize::from(d.is_floating_point() && !d.is_reduced_float());
+                }
+                Op::Gather { .. }
+                | Op::Scatter { .. }
+                | Op::ScatterAdd { .. }
+                | Op::ScatterReduce { .. }
+                | Op::IndexSelect { .. }
+                | Op::Take
+                | Op::Embedding { .. } => indexing += 1,
+                _ => {}
+            }
+        }
     }
     assert!(
         attention >= 10,
         "only {attention} attention ops in 400 random programs"
+    );
+    assert!(
+        indexing >= 20,
+        "only {indexing} indexing ops in 400 random programs"
     );
 }
 
