@@ -138,7 +138,8 @@ UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", 
          "tanh", "sigmoid", "relu", "erf", "floor", "ceil", "trunc", "sign",
          "reciprocal", "logical_not", "bitwise_not", "isnan", "silu", "hardswish",
          "atan", "asin", "acos", "signbit", "erfc",
-         "erfinv", "lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e"]
+         "erfinv", "lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e",
+         "special_erfcx"]
 
 
 def _unary(kir_op):

@@ -2967,7 +2967,7 @@ def gen_view_lists():
                 record_strided("broadcast_tensors", {}, ts, lambda: torch.broadcast_tensors(*ts))
 # Issue 20's remaining pointwise math: sgn, gcd, lcm, the shifts, nextafter,
 # round with decimals, and the special functions (erfinv, lgamma, digamma,
-# i0, i0e, i1, i1e, zeta, polygamma), on every dtype PyTorch's CPU takes
+# i0, i0e, i1, i1e, erfcx, zeta, polygamma), on every dtype PyTorch's CPU takes
 # (and its refusals), special values, integer extremes, random values over
 # many exponents and OpInfo samples. Kiln computes the special functions
 # in f64 and rounds once; the cases keep the values where PyTorch's own is
@@ -2979,7 +2979,7 @@ def gen_view_lists():
 # trigamma): README, "Where Kiln differs".
 MATH_SPECIAL = {"erfinv": torch.erfinv, "lgamma": torch.lgamma, "digamma": torch.digamma,
                 "i0": torch.i0, "special_i0e": torch.special.i0e, "special_i1": torch.special.i1,
-                "special_i1e": torch.special.i1e}
+                "special_i1e": torch.special.i1e, "special_erfcx": torch.special.erfcx}
 MATH_INT = {"gcd": torch.gcd, "lcm": torch.lcm, "bitwise_left_shift": torch.bitwise_left_shift,
             "bitwise_right_shift": torch.bitwise_right_shift}
 MATH_RTOL = {torch.float64: 1e-12, torch.float32: 4e-6, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
@@ -3020,6 +3020,18 @@ def math_truth(name, x, q=None, n=None):
             return mpmath.besseli(1, v)
         if name == "special_i1e":
             return mpmath.besseli(1, v) * mpmath.exp(-abs(v))
+        if name == "special_erfcx":
+            if x < -30:
+                return mpmath.inf
+            if x > 1e4:
+                # mpmath's erfc fails this far out: the asymptotic series
+                # (20 terms) is exact to far below an ulp here.
+                term, total = mpmath.mpf(1), mpmath.mpf(1)
+                for k in range(1, 20):
+                    term *= -(2 * k - 1) / (2 * v * v)
+                    total += term
+                return total / (v * mpmath.sqrt(mpmath.pi))
+            return mpmath.exp(v * v) * mpmath.erfc(v)
         if name == "special_zeta":
             return mpmath.zeta(v, mpmath.mpf(q))
         if name == "polygamma":
@@ -3170,7 +3182,7 @@ def gen_math():
     # values over many exponents and each function's ranges, OpInfo samples.
     ranges = {"erfinv": (-1.0, 1.0), "lgamma": (-10.0, 30.0), "digamma": (-10.0, 30.0),
               "i0": (-30.0, 30.0), "special_i0e": (-60.0, 60.0), "special_i1": (-30.0, 30.0),
-              "special_i1e": (-60.0, 60.0)}
+              "special_i1e": (-60.0, 60.0), "special_erfcx": (-27.0, 60.0)}
     for name, fn in MATH_SPECIAL.items():
         for dt in DTYPES:
             x = make(dt, [3, 4])
@@ -3190,6 +3202,10 @@ def gen_math():
                 poles = torch.tensor([-1.0, -2.0, -3.0, -10.0, -0.5, -1.5, -2.5, 1e-30, -1e-30, 171.0, 172.0,
                                       2.5e305, 1e17, 1e16, 9.99, 10.0, 10.01], dtype=torch.float64).to(dt)
                 record_math_unary(name, fn, poles)
+            if name == "special_erfcx":
+                edges = torch.tensor([-26.7, -26.6, -27.0, 25.99, 26.0, 26.01, 1e3, 1e8, 1.1e8, 1e300, -1e-300,
+                                      1e-300, 0.5, -0.5], dtype=torch.float64).to(dt)
+                record_math_unary(name, fn, edges)
             if name.startswith("special_i") or name == "i0":
                 big = torch.tensor([88.0, 89.0, 90.0, 700.0, 713.0, 714.0, 1e4, -713.0, 29.99, 30.0, 30.01,
                                     1e-300, -1e-300], dtype=torch.float64).to(dt)
@@ -3242,7 +3258,8 @@ def gen_math():
                 record_math_unary("polygamma", f, x, attrs={"n": n}, n=n)
     # OpInfo samples.
     names = {"sgn", "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift", "nextafter", "erfinv",
-             "lgamma", "digamma", "i0", "special.i0e", "special.i1", "special.i1e", "special.zeta"}
+             "lgamma", "digamma", "i0", "special.i0e", "special.i1", "special.i1e", "special.zeta",
+             "special.erfcx"}
     dtypes = ISSUE20_FLOATS + (torch.int64, torch.int32, torch.int16, torch.uint8, torch.bool, torch.complex64)
     for name, dt, s in op_db_samples(names, dtypes):
         x, args, kw = s.input, list(s.args), dict(s.kwargs)

@@ -1428,6 +1428,7 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         Digamma => wide("kiln_digamma"),
         I0 => wide("kiln_i0"),
         SpecialI0e => wide("kiln_i0e"),
+        SpecialErfcx => wide("kiln_erfcx"),
         SpecialI1 => wide("kiln_i1"),
         SpecialI1e => wide("kiln_i1e"),
         Atan => format!("atan({x})"),

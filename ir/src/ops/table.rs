@@ -151,6 +151,14 @@ macro_rules! unary_ops {
                 SpecialI1(special_i1) => UnaryDef::special("i1_cpu"),
                 /// `torch.special.i1e`: `e^{-|x|}·i1(x)`.
                 SpecialI1e(special_i1e) => UnaryDef::special("i1e_cpu"),
+                /// `torch.special.erfcx`: `e^{x²}·erfc(x)`, finite where
+                /// erfc underflows (inf below about −26.7).
+                SpecialErfcx(special_erfcx) => UnaryDef {
+                    int_to_float: true,
+                    cost: Cost::Costly,
+                    ..UnaryDef::new("erfcx_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                }
+                .traits(Traits::APPROXIMATE),
             }
         }
     };

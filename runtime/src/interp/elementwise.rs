@@ -397,6 +397,7 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
         SpecialI0e => analytic(x, op, special::i0e, None)?,
         SpecialI1 => analytic(x, op, special::i1, None)?,
         SpecialI1e => analytic(x, op, special::i1e, None)?,
+        SpecialErfcx => analytic(x, op, special::erfcx, None)?,
         // The sign bit itself: -0.0 and NaNs with it set count.
         Signbit => match x {
             Elem::F(f) => Elem::B(f.is_sign_negative()),
