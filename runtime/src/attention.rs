@@ -35,6 +35,7 @@ use kiln_ir::{DType, F64, Op, Result};
 use rayon::prelude::*;
 
 use crate::spatial::Operand;
+use crate::strided::Shared;
 use crate::wide::widest_vectors;
 
 /// Queries per task (a score tile's rows).
@@ -205,23 +206,6 @@ fn matrices(g: &Geometry, batch: &[i64]) -> Matrices {
         offsets,
         rows,
         cols,
-    }
-}
-
-/// A pointer that may cross threads: tasks read the operands and write
-/// disjoint rows of the output.
-#[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
-
-// SAFETY: only used for shared reads and disjoint writes (see `run`).
-unsafe impl<T> Send for Shared<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for Shared<T> {}
-
-impl<T> Shared<T> {
-    /// The pointer (a method, so that closures capture the `Sync` wrapper).
-    fn ptr(self) -> *mut T {
-        self.0
     }
 }
 
@@ -874,6 +858,38 @@ mod tests {
             .collect()
     }
 
+    /// `run` in `T` on `q`, `k`, `v` (rounded to `T`) and a bool mask, with
+    /// the geometries of q, k, v, mask and output; the output in f64.
+    fn attend<T: Real + Into<f64>>(
+        (q, k, v, mask, [gq, gk, gv, gm, go]): (&[f64], &[f64], &[f64], &mut [u8], [&Geometry; 5]),
+        scale: f64,
+        causal: bool,
+        products: Products,
+    ) -> Vec<f64> {
+        let cast = |x: &[f64]| x.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+        let (mut q, mut k, mut v) = (cast(q), cast(k), cast(v));
+        let mut out = cast(&vec![f64::NAN; go.numel() as usize]);
+        let operand = |ptr: *mut T, geometry| Operand {
+            ptr: ptr.cast(),
+            geometry,
+        };
+        let x = Operands {
+            query: operand(q.as_mut_ptr(), gq),
+            key: operand(k.as_mut_ptr(), gk),
+            value: operand(v.as_mut_ptr(), gv),
+            mask: Some((
+                Operand {
+                    ptr: mask.as_mut_ptr(),
+                    geometry: gm,
+                },
+                DType::Bool,
+            )),
+        };
+        // SAFETY: each vector holds its geometry's elements.
+        unsafe { run::<T>(scale, causal, &x, operand(out.as_mut_ptr(), go), products) };
+        out.into_iter().map(Into::into).collect()
+    }
+
     /// Blocks of queries and keys with ragged ends, causal and not, a bool
     /// mask hiding whole rows, against the definition: f64, and f32 through
     /// both ways of computing the products.
@@ -902,70 +918,14 @@ mod tests {
                 Geometry::new(vec![rows as i64, cols as i64], vec![cols as i64, 1], 0)
             };
             let (gq, gk, gv, gm, go) = (g(l, e), g(s, e), g(s, ev), g(l, s), g(l, ev));
+            let geometries = [&gq, &gk, &gv, &gm, &go];
+            let scale = 1.0 / (e as f64).sqrt();
             for &(dtype, products) in &ways {
+                let args = (&q[..], &k[..], &v[..], &mut mask[..], geometries);
                 let got = if dtype == DType::F64 {
-                    let (mut q, mut k, mut v) = (q.clone(), k.clone(), v.clone());
-                    let mut out = vec![f64::NAN; l * ev];
-                    let x = Operands {
-                        query: Operand {
-                            ptr: q.as_mut_ptr().cast(),
-                            geometry: &gq,
-                        },
-                        key: Operand {
-                            ptr: k.as_mut_ptr().cast(),
-                            geometry: &gk,
-                        },
-                        value: Operand {
-                            ptr: v.as_mut_ptr().cast(),
-                            geometry: &gv,
-                        },
-                        mask: Some((
-                            Operand {
-                                ptr: mask.as_mut_ptr(),
-                                geometry: &gm,
-                            },
-                            DType::Bool,
-                        )),
-                    };
-                    let o = Operand {
-                        ptr: out.as_mut_ptr().cast(),
-                        geometry: &go,
-                    };
-                    // SAFETY: each vector holds its geometry's elements.
-                    unsafe { run::<f64>(1.0 / (e as f64).sqrt(), causal, &x, o, products) };
-                    out
+                    attend::<f64>(args, scale, causal, products)
                 } else {
-                    let f32s = |x: &[f64]| x.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-                    let (mut q, mut k, mut v) = (f32s(&q), f32s(&k), f32s(&v));
-                    let mut out = vec![f32::NAN; l * ev];
-                    let x = Operands {
-                        query: Operand {
-                            ptr: q.as_mut_ptr().cast(),
-                            geometry: &gq,
-                        },
-                        key: Operand {
-                            ptr: k.as_mut_ptr().cast(),
-                            geometry: &gk,
-                        },
-                        value: Operand {
-                            ptr: v.as_mut_ptr().cast(),
-                            geometry: &gv,
-                        },
-                        mask: Some((
-                            Operand {
-                                ptr: mask.as_mut_ptr(),
-                                geometry: &gm,
-                            },
-                            DType::Bool,
-                        )),
-                    };
-                    let o = Operand {
-                        ptr: out.as_mut_ptr().cast(),
-                        geometry: &go,
-                    };
-                    // SAFETY: each vector holds its geometry's elements.
-                    unsafe { run::<f32>(1.0 / (e as f64).sqrt(), causal, &x, o, products) };
-                    out.iter().map(|&y| f64::from(y)).collect()
+                    attend::<f32>(args, scale, causal, products)
                 };
                 let tol = if dtype == DType::F64 { 1e-12 } else { 2e-6 };
                 for (i, (a, b)) in got.iter().zip(&want).enumerate() {

@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use kiln_ir::graph::Func;
 use kiln_ir::infer::InferCtx;
-use kiln_ir::view::Geometry;
 use kiln_ir::{DefaultDType, Device, Error, ErrorKind, Module, Op, Result};
 use kiln_passes::plan::{Access, BufferId, BufferRole, Kernel, KernelPlan, Step, TensorView};
 
@@ -714,73 +713,45 @@ impl HostCopies {
 /// `base` must point at the view's buffer, which [`check_plan`] checked
 /// the view against.
 pub(crate) unsafe fn write_view(t: &Tensor, v: &TensorView, base: *mut u8) {
+    use crate::strided::{NONE, rows};
     let size = v.dtype.itemsize();
     let bytes = t.storage().bytes();
-    let (src, dst): (&Geometry, &Geometry) = (t.geometry(), &v.geometry);
-    let shape = &dst.shape;
-    if shape.contains(&0) {
-        return;
-    }
     // Runs along the innermost dim, one copy each where both sides are
     // contiguous along it (an interpreted step's result is usually laid
-    // out as its view: a lookup's rows), else element by element; the
-    // other dims by an odometer, with no allocation per element.
-    let rank = shape.len();
-    let outer = rank.saturating_sub(1);
-    let (inner, src_step, dst_step) = match rank {
-        0 => (1, 0, 0),
-        _ => (shape[outer], src.strides[outer], dst.strides[outer]),
-    };
-    let mut index = vec![0i64; outer];
-    loop {
-        let at = |g: &Geometry| {
-            g.offset
-                + index
-                    .iter()
-                    .zip(&g.strides)
-                    .map(|(i, s)| i * s)
-                    .sum::<i64>()
-        };
-        let (from, to) = (at(src), at(dst));
-        if src_step == 1 && dst_step == 1 {
-            let (from, to, n) = (
-                from as usize * size,
-                to as usize * size,
-                inner as usize * size,
-            );
-            // SAFETY: the view was checked against its buffer; the source
-            // is a tensor of the same shape and dtype (its bytes are
-            // bounds-checked by the slice).
-            unsafe {
-                std::ptr::copy_nonoverlapping(bytes[from..from + n].as_ptr(), base.add(to), n)
-            };
-        } else {
-            for j in 0..inner {
-                let (from, to) = (
-                    (from + j * src_step) as usize * size,
-                    (to + j * dst_step) as usize * size,
+    // out as its view: a lookup's rows), else element by element.
+    let sides = [(t.geometry(), NONE), (&v.geometry, NONE)];
+    rows(
+        &v.geometry,
+        &sides,
+        |[from, to], len, [from_step, to_step]| {
+            if from_step == 1 && to_step == 1 {
+                let (from, to, n) = (
+                    from as usize * size,
+                    to as usize * size,
+                    len as usize * size,
                 );
-                // SAFETY: as above, one element.
+                // SAFETY: the view was checked against its buffer; the source
+                // is a tensor of the same shape and dtype (its bytes are
+                // bounds-checked by the slice).
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        bytes[from..from + size].as_ptr(),
-                        base.add(to),
-                        size,
-                    )
+                    std::ptr::copy_nonoverlapping(bytes[from..from + n].as_ptr(), base.add(to), n)
                 };
+            } else {
+                for j in 0..len {
+                    let (from, to) = (
+                        (from + j * from_step) as usize * size,
+                        (to + j * to_step) as usize * size,
+                    );
+                    // SAFETY: as above, one element.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            bytes[from..from + size].as_ptr(),
+                            base.add(to),
+                            size,
+                        )
+                    };
+                }
             }
-        }
-        let mut d = outer;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            index[d] += 1;
-            if index[d] < shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
+        },
+    );
 }

@@ -18,6 +18,7 @@ use kiln_ir::view::{Geometry, wrap_dim};
 use kiln_ir::{DType, Op, Result};
 
 use crate::spatial::Operand;
+use crate::strided::{NONE, Shared, rows, walk};
 
 /// Runs `op` when it is a gather or scatter this file computes (`x` the
 /// input, `index` an i64 index, `src` the source of a scatter, of `dtype`);
@@ -126,7 +127,7 @@ pub unsafe fn embedding(
     if w.rank() != 2 || o.rank() != indices.geometry.rank() + 1 {
         return Ok(false);
     }
-    let read: fn(*const u8, isize) -> i64 = match index_dtype {
+    let read: unsafe fn(*const u8, isize) -> i64 = match index_dtype {
         // SAFETY (of both): the walk's offsets are inside the indices.
         DType::I64 => |p, i| unsafe { *(p as *const i64).offset(i) },
         DType::I32 => |p, i| unsafe { i64::from(*(p as *const i32).offset(i)) },
@@ -140,14 +141,12 @@ pub unsafe fn embedding(
         o.offset,
     );
     let mut rows_at = Vec::with_capacity(indices.geometry.numel().max(0) as usize);
-    // SAFETY: the offsets are inside the indices and the output.
-    unsafe {
-        walk(
-            indices.geometry,
-            &[(indices.geometry, NONE), (&leading, NONE)],
-            |[i, to]| rows_at.push((read(indices.ptr, i as isize), to)),
-        )
-    };
+    walk(
+        indices.geometry,
+        &[(indices.geometry, NONE), (&leading, NONE)],
+        // SAFETY: the walk's offsets are inside the indices.
+        |[i, to]| rows_at.push((unsafe { read(indices.ptr, i as isize) }, to)),
+    );
     if let Some(&(bad, _)) = rows_at.iter().find(|(r, _)| !(0..size).contains(r)) {
         return Err(kiln_ir::Error::new(
             kiln_ir::ErrorKind::Runtime,
@@ -185,23 +184,6 @@ pub unsafe fn embedding(
         }
     });
     Ok(true)
-}
-
-/// A pointer that may cross threads: tasks read the weight and write
-/// disjoint rows of the output.
-#[derive(Clone, Copy)]
-struct Shared(*mut u8);
-
-// SAFETY: only used for shared reads and disjoint writes (see `embedding`).
-unsafe impl Send for Shared {}
-// SAFETY: as above.
-unsafe impl Sync for Shared {}
-
-impl Shared {
-    /// The pointer (a method, so that closures capture the `Sync` wrapper).
-    fn ptr(self) -> *mut u8 {
-        self.0
-    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -277,83 +259,6 @@ unsafe fn check(index: Operand, d: usize, size: i64) -> Result<()> {
     match bad {
         Some(v) => Err(crate::interp::indexing::out_of_bounds(v, d, size)),
         None => Ok(()),
-    }
-}
-
-/// No dim left out of a walk's offsets.
-const NONE: usize = usize::MAX;
-
-/// Calls `f(offsets)` for each position of `shape`'s geometry in
-/// row-major order, with each geometry's element offset there, less the
-/// dim paired with it (where the index decides; [`NONE`] for none).
-///
-/// # Safety
-/// None by itself; the offsets are what `f` dereferences.
-unsafe fn walk<const N: usize>(
-    shape: &Geometry,
-    geometries: &[(&Geometry, usize); N],
-    mut f: impl FnMut([i64; N]),
-) {
-    // SAFETY: forwarded.
-    unsafe {
-        rows(shape, geometries, |start, len, steps| {
-            for j in 0..len {
-                let mut at = start;
-                for (a, s) in at.iter_mut().zip(steps) {
-                    *a += j * s;
-                }
-                f(at);
-            }
-        })
-    }
-}
-
-/// Calls `f(offsets, len, steps)` for each run of positions along the
-/// last dim of `shape` (all of it for a 0-D shape: one position), in
-/// row-major order: each geometry's offset at the run's start and its
-/// step along the run, less the dim paired with it, as [`walk`]. The
-/// other dims advance by an odometer, so an element costs an addition.
-///
-/// # Safety
-/// None by itself; the offsets are what `f` dereferences.
-unsafe fn rows<const N: usize>(
-    shape: &Geometry,
-    geometries: &[(&Geometry, usize); N],
-    mut f: impl FnMut([i64; N], i64, [i64; N]),
-) {
-    let shape = &shape.shape;
-    if shape.contains(&0) {
-        return;
-    }
-    let stride =
-        |(g, skip): &(&Geometry, usize), k: usize| if k == *skip { 0 } else { g.strides[k] };
-    let Some(last) = shape.len().checked_sub(1) else {
-        f(geometries.map(|(g, _)| g.offset), 1, [0; N]);
-        return;
-    };
-    let steps = geometries.map(|g| stride(&g, last));
-    let mut position = vec![0i64; last];
-    let mut offsets = geometries.map(|(g, _)| g.offset);
-    loop {
-        f(offsets, shape[last], steps);
-        let mut k = last;
-        loop {
-            if k == 0 {
-                return;
-            }
-            k -= 1;
-            position[k] += 1;
-            for (o, g) in offsets.iter_mut().zip(geometries) {
-                *o += stride(g, k);
-            }
-            if position[k] < shape[k] {
-                break;
-            }
-            for (o, g) in offsets.iter_mut().zip(geometries) {
-                *o -= stride(g, k) * shape[k];
-            }
-            position[k] = 0;
-        }
     }
 }
 

@@ -42,6 +42,7 @@ pub mod print;
 pub mod random;
 pub mod spatial;
 pub mod storage;
+mod strided;
 pub mod tensor;
 mod wide;
 

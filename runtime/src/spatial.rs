@@ -18,6 +18,7 @@ use kiln_ir::view::Geometry;
 use kiln_ir::{DType, Result};
 use rayon::prelude::*;
 
+use crate::strided::Shared;
 use crate::wide::widest_vectors;
 
 /// One operand: its buffer's start and its geometry, in elements.
@@ -45,23 +46,6 @@ impl Element for f32 {
 impl Element for f64 {
     const ONE: f64 = 1.0;
     const NEG_INFINITY: f64 = f64::NEG_INFINITY;
-}
-
-/// A pointer that may cross threads: the tiles write disjoint parts of the
-/// output.
-#[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
-
-// SAFETY: only used for disjoint writes and shared reads (see `run`).
-unsafe impl<T> Send for Shared<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for Shared<T> {}
-
-impl<T> Shared<T> {
-    /// The pointer (a method, so that closures capture the `Sync` wrapper).
-    fn ptr(self) -> *mut T {
-        self.0
-    }
 }
 
 /// Runs `convolution` when this file has a kernel for it (f32 or f64, not

@@ -320,48 +320,37 @@ fn indexing(
     keep: &impl Fn(&Op) -> bool,
 ) -> Option<ValueId> {
     let v = Operand::Value;
+    // The index's own ops obey `keep` too.
+    let push = |b: &mut FuncBuilder, op: Op, operands: Vec<Operand>| {
+        keep(&op).then(|| b.push(op, operands, None).ok()).flatten()
+    };
     let ty = b.ty(x).clone();
     let rank = ty.shape.len();
     let d = if rank == 0 { 0 } else { s.next(rank) };
     let size = ty.shape.get(d).copied().unwrap_or(1);
     let mut ix = x;
     if ty.dtype.is_floating_point() {
-        ix = b
-            .push(Op::Unary { op: UnaryOp::Abs }, vec![v(ix)], None)
-            .ok()?;
-        ix = b
-            .push(
-                Op::Binary { op: BinaryOp::Mul },
-                vec![v(ix), Operand::Scalar(Scalar::Float(3.7))],
-                None,
-            )
-            .ok()?;
+        ix = push(b, Op::Unary { op: UnaryOp::Abs }, vec![v(ix)])?;
+        let k = Operand::Scalar(Scalar::Float(3.7));
+        ix = push(b, Op::Binary { op: BinaryOp::Mul }, vec![v(ix), k])?;
     }
-    ix = b
-        .push(Op::Cast { dtype: DType::I64 }, vec![v(ix)], None)
-        .ok()?;
+    ix = push(b, Op::Cast { dtype: DType::I64 }, vec![v(ix)])?;
     if s.next(4) != 0 && size > 0 {
-        ix = b
-            .push(
-                Op::Binary {
-                    op: BinaryOp::Remainder,
-                },
-                vec![v(ix), Operand::Scalar(Scalar::Int(size))],
-                None,
-            )
-            .ok()?;
+        let n = Operand::Scalar(Scalar::Int(size));
+        ix = push(
+            b,
+            Op::Binary {
+                op: BinaryOp::Remainder,
+            },
+            vec![v(ix), n],
+        )?;
     }
     let d = d as i64;
-    let flat = b
-        .push(
-            Op::Flatten {
-                start_dim: 0,
-                end_dim: -1,
-            },
-            vec![v(ix)],
-            None,
-        )
-        .ok()?;
+    let flatten = Op::Flatten {
+        start_dim: 0,
+        end_dim: -1,
+    };
+    let flat = push(b, flatten, vec![v(ix)])?;
     let reduce = s.pick(&[
         ScatterReduce::Sum,
         ScatterReduce::Prod,
