@@ -120,6 +120,7 @@ fn generated_cuda_c_snapshots() {
             let kernels: String = plan
                 .kernels()
                 .map(kiln_cuda::codegen::kernel_source)
+                .chain(kiln_cuda::attention::kernels(&plan).into_iter().map(|a| a.source))
                 .collect::<Vec<_>>()
                 .join("\n");
             insta::assert_snapshot!(format!("cuda__{name}"), kernels);
@@ -209,6 +210,65 @@ fn every_program_emulated_matches_the_interpreter() {
     }
     let failures = every_program_with("cuda (emulated)", &cuda_emulator::run);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Attention is one generated kernel per call (no matmul or softmax
+/// steps), which the emulation runs; heads too wide for a tile in shared
+/// memory expand to matmuls and softmax instead, and agree too.
+#[test]
+fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
+    use kiln_passes::plan::Step;
+    let plan_of = |text: &str| {
+        let mut module = kiln::parse_module("attention", text, kiln::DefaultDType::F32)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let source = module.clone();
+        Compiler::new(BackendKind::Cuda)
+            .pipeline()
+            .run(&mut module)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let plan = Cuda::default().plan(&module).unwrap_or_else(|e| panic!("{e}"));
+        (source, plan)
+    };
+    let program = |e: i64, dtype: &str| {
+        format!(
+            "func @main(%q: tensor<2x3x{e}x{dtype}>, %k: tensor<2x5x{e}x{dtype}>, %v: tensor<2x5x{e}x{dtype}>) -> tensor<2x3x{e}x{dtype}> {{\n  %a = scaled_dot_product_attention %q, %k, %v, none {{is_causal = true}}\n  return %a\n}}\n"
+        )
+    };
+    let matmuls = |plan: &kiln_passes::plan::KernelPlan| {
+        plan.steps
+            .iter()
+            .filter(|s| matches!(s, Step::Matmul { .. }))
+            .count()
+    };
+    // attention.kir: two calls, two kernels, nothing else but its cats.
+    let (_, plan) = plan_of(&std::fs::read_to_string(
+        kiln_tests::tests_dir().join("programs/attention.kir"),
+    )
+    .expect("attention.kir"));
+    assert_eq!(kiln_cuda::attention::kernels(&plan).len(), 2);
+    assert_eq!(matmuls(&plan), 0);
+    // f64 heads of 512 fit tiles of 2 queries and keys in 48 kB of shared
+    // memory; of 1600, not one (a query, key, value and accumulator row:
+    // 51 kB).
+    let (fits, plan) = plan_of(&program(512, "f64"));
+    let kernels = kiln_cuda::attention::kernels(&plan);
+    assert_eq!(kernels.len(), 1);
+    assert!(kernels[0].source.contains("tile(s) of 2 queries"), "{}", kernels[0].source);
+    let (wide, plan) = plan_of(&program(1600, "f64"));
+    assert!(kiln_cuda::attention::kernels(&plan).is_empty());
+    assert_eq!(matmuls(&plan), 2);
+    if !emulator_here() {
+        return;
+    }
+    for module in [fits, wide] {
+        kiln_tests::differential::differ_with(
+            &module,
+            "cuda (emulated)",
+            Math::Own,
+            &cuda_emulator::run,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
 }
 
 #[test]

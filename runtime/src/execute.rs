@@ -69,6 +69,15 @@ pub trait Launcher {
         Ok(false)
     }
 
+    /// Computes an interpreted step (number `step` in the plan) with code
+    /// of the launcher's own, e.g. a fused attention kernel, given one
+    /// buffer per view of the step (its inputs in order, then its
+    /// outputs); `Ok(false)` leaves it to the host (the runtime's native
+    /// steps, else the interpreter).
+    fn device_step(&self, _step: usize, _buffers: &[&Self::Buffer]) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Bytes of scratch memory a kernel needs (zero: none).
     fn scratch_bytes(&self, _kernel: &Kernel) -> usize {
         0
@@ -365,14 +374,14 @@ fn run_steps<L: Launcher>(
     mut times: Option<&mut Vec<Duration>>,
 ) -> Result<()> {
     let mut kernel_index = 0;
-    for (step, island) in checked.plan.steps.iter().zip(&checked.islands) {
+    for (index, (step, island)) in checked.plan.steps.iter().zip(&checked.islands).enumerate() {
         let start = Instant::now();
         run_step(
             launcher,
             checked,
             buffers,
             status,
-            step,
+            (index, step),
             island,
             &mut kernel_index,
         )?;
@@ -390,7 +399,7 @@ fn run_step<L: Launcher>(
     checked: &CheckedPlan,
     buffers: &mut Memory<L::Buffer>,
     status: &L::Buffer,
-    step: &Step,
+    (step_index, step): (usize, &Step),
     island: &Option<Module>,
     kernel_index: &mut usize,
 ) -> Result<()> {
@@ -434,6 +443,14 @@ fn run_step<L: Launcher>(
             outputs,
             ..
         } => {
+            let on_device: Vec<&L::Buffer> = views
+                .iter()
+                .chain(outputs)
+                .map(|v| buffers.get(v.buffer))
+                .collect();
+            if launcher.device_step(step_index, &on_device)? {
+                return Ok(());
+            }
             let module = island.as_ref().expect("check_plan keeps every island");
             let host = HostCopies::download(launcher, buffers, views.iter().chain(outputs))?;
             // SAFETY: the views were checked against their buffers, of

@@ -16,7 +16,7 @@ use std::sync::{Arc, LazyLock};
 
 use kiln::{BackendKind, Compiler, Error, ErrorKind, Module, Result};
 use kiln_cuda::Cuda;
-use kiln_cuda::codegen::{launch_shape, module_source, scratch_bytes};
+use kiln_cuda::codegen::{launch_shape, scratch_bytes};
 use kiln_passes::plan::{Kernel, KernelPlan};
 use kiln_runtime::Tensor;
 use kiln_runtime::execute::{CheckedPlan, Launcher, execute, time_steps};
@@ -70,11 +70,16 @@ pub struct Emulator {
     _dir: tempfile::TempDir,
     /// Its "device memory" ([`device_pool`] unless given another).
     pool: Arc<Pool<EmulatedMemory>>,
+    /// The launch shapes of the plan's attention steps' kernels, by step.
+    steps: std::collections::HashMap<usize, kiln_cuda::codegen::LaunchShape>,
 }
 
 /// One kernel's entry: argument buffers, status word, scratch (or null),
 /// grid and block size.
 type Entry = unsafe extern "C" fn(*const *mut u8, *mut u8, *mut u8, u32, u32);
+
+/// One attention step's entry: argument buffers, grid and block size.
+type StepEntry = unsafe extern "C" fn(*const *mut u8, u32, u32);
 
 fn failed(what: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Backend, format!("CUDA emulation: {what}"))
@@ -85,7 +90,7 @@ impl Emulator {
     pub fn build(plan: &KernelPlan) -> Result<Emulator> {
         let kernels: Vec<&Kernel> = plan.kernels().collect();
         let mut source = String::from(include_str!("cuda_emulator.h"));
-        source += &module_source(&kernels);
+        source += &Cuda::source(plan);
         for (i, k) in kernels.iter().enumerate() {
             let args: String = (0..k.args.len()).map(|a| format!("b[{a}], ")).collect();
             let scratch = if scratch_bytes(k) > 0 {
@@ -97,6 +102,18 @@ impl Emulator {
                 source,
                 "\nextern \"C\" __attribute__((visibility(\"default\"))) void kiln_emu_entry_{i}(unsigned char** b, int* status, unsigned char* scratch, unsigned grid, unsigned block) {{\n  kiln_emu_launch(grid, block, [&] {{ {}({args}status{scratch}); }});\n}}\n",
                 k.name,
+            )
+            .expect("writing to a String");
+        }
+        let steps = kiln_cuda::attention::kernels(plan);
+        for a in &steps {
+            let args: Vec<String> = (0..a.args).map(|i| format!("b[{i}]")).collect();
+            write!(
+                source,
+                "\nextern \"C\" __attribute__((visibility(\"default\"))) void kiln_emu_step_{}(unsigned char** b, unsigned grid, unsigned block) {{\n  kiln_emu_launch(grid, block, [&] {{ {}({}); }});\n}}\n",
+                a.step,
+                a.name,
+                args.join(", "),
             )
             .expect("writing to a String");
         }
@@ -128,7 +145,7 @@ impl Emulator {
             return Err(failed(format!(
                 "the generated CUDA C does not compile as C++:\n{}\n{}",
                 String::from_utf8_lossy(&out.stderr),
-                module_source(&kernels)
+                Cuda::source(plan)
             )));
         }
         // SAFETY: the library is the one just compiled; its initializers
@@ -138,6 +155,7 @@ impl Emulator {
             library,
             _dir: dir,
             pool: device_pool().clone(),
+            steps: steps.into_iter().map(|a| (a.step, a.shape)).collect(),
         })
     }
 
@@ -283,6 +301,31 @@ impl Launcher for Emulator {
 
     fn scratch_bytes(&self, kernel: &Kernel) -> usize {
         scratch_bytes(kernel)
+    }
+
+    fn device_step(&self, step: usize, buffers: &[&HostBuffer]) -> Result<bool> {
+        let Some(shape) = self.steps.get(&step) else {
+            return Ok(false);
+        };
+        if shape.blocks == 0 {
+            return Ok(true);
+        }
+        let pointers: Vec<*mut u8> = buffers.iter().map(|b| ptr(b)).collect();
+        // SAFETY: the entry was generated for this step with one buffer
+        // per view; check_plan proved the views inside them.
+        unsafe {
+            let entry = self
+                .library
+                .get::<StepEntry>(format!("kiln_emu_step_{step}").as_bytes())
+                .map_err(failed)?;
+            entry(pointers.as_ptr(), shape.blocks, shape.threads);
+        }
+        if buffers.iter().any(|b| !b.block().guards_intact(b.len())) {
+            return Err(failed(format!(
+                "the attention kernel of step {step} wrote outside its buffers"
+            )));
+        }
+        Ok(true)
     }
 
     fn launch(

@@ -18,7 +18,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use kiln_ir::{DType, Error, ErrorKind, Result};
-use kiln_passes::plan::{Kernel, TensorView};
+use kiln_passes::plan::{Kernel, KernelPlan, TensorView};
 
 use crate::blas;
 use crate::codegen::{LaunchShape, launch_shape};
@@ -159,6 +159,8 @@ pub struct Loaded {
     functions: Vec<CudaFunction>,
     /// Each kernel's launch shape, derived once at load.
     shapes: Vec<LaunchShape>,
+    /// The kernels of the plan's attention steps, by step.
+    steps: std::collections::HashMap<usize, (CudaFunction, LaunchShape)>,
     /// cuBLAS on the same stream, made at the first matmul; `None` where
     /// libcublas is missing (matmuls then run on the host).
     blas: OnceLock<std::result::Result<Option<CudaBlas>, Error>>,
@@ -197,24 +199,31 @@ impl Loaded {
     }
 }
 
-/// Loads PTX on GPU `ordinal` and finds each kernel's function.
-pub fn load(ordinal: usize, ptx: &str, kernels: &[&Kernel]) -> Result<Loaded> {
+/// Loads a plan's PTX on GPU `ordinal` and finds each kernel's function.
+pub fn load(ordinal: usize, ptx: &str, plan: &KernelPlan) -> Result<Loaded> {
     let ctx = context(ordinal)?;
     let module = ctx
         .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
         .map_err(|e| driver_error("loading the PTX", e))?;
+    let function = |name: &str| {
+        module
+            .load_function(name)
+            .map_err(|e| driver_error(format!("kernel {name}"), e))
+    };
+    let kernels: Vec<&Kernel> = plan.kernels().collect();
     let functions = kernels
         .iter()
-        .map(|k| {
-            module
-                .load_function(&k.name)
-                .map_err(|e| driver_error(format!("kernel {}", k.name), e))
-        })
+        .map(|k| function(&k.name))
         .collect::<Result<Vec<_>>>()?;
+    let steps = crate::attention::kernels(plan)
+        .into_iter()
+        .map(|a| Ok((a.step, (function(&a.name)?, a.shape))))
+        .collect::<Result<_>>()?;
     Ok(Loaded {
         stream: ctx.default_stream(),
         pool: pool(ordinal)?,
         functions,
+        steps,
         shapes: kernels.iter().map(|k| launch_shape(k)).collect(),
         blas: OnceLock::new(),
         last_kernel: Mutex::new(None),
@@ -320,6 +329,38 @@ impl Launcher for Loaded {
 
     fn scratch_bytes(&self, kernel: &Kernel) -> usize {
         crate::codegen::scratch_bytes(kernel)
+    }
+
+    fn device_step(&self, step: usize, buffers: &[&DeviceBuffer]) -> Result<bool> {
+        let Some((function, shape)) = self.steps.get(&step) else {
+            return Ok(false);
+        };
+        if shape.blocks == 0 {
+            return Ok(true);
+        }
+        let pointers: Vec<u64> = buffers
+            .iter()
+            .map(|b| b.block().device_ptr(&self.stream).0)
+            .collect();
+        let mut builder = self.stream.launch_builder(function);
+        for p in &pointers {
+            builder.arg(p);
+        }
+        let config = LaunchConfig {
+            grid_dim: (shape.blocks, 1, 1),
+            block_dim: (shape.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let name = format!("attention of step {step}");
+        if let Ok(mut last) = self.last_kernel.lock() {
+            *last = Some(name.clone());
+        }
+        // SAFETY: the kernel takes one pointer per view of the step, in
+        // the step's order; check_plan proved each view inside its buffer
+        // and the kernel reads and writes only the views' elements.
+        unsafe { builder.launch(config) }
+            .map(|_| true)
+            .map_err(|e| driver_error(name, e))
     }
 
     fn synchronize(&self) -> Result<()> {

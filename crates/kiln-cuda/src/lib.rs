@@ -16,11 +16,13 @@
 //! | module | owns |
 //! |---|---|
 //! | [`codegen`] | kernel → CUDA C: grid-stride pointwise loops, block reductions, op semantics |
+//! | [`attention`] | `scaled_dot_product_attention` steps → fused flash-style CUDA C kernels |
 //! | [`blas`] | matmul steps as cuBLAS calls (the column-major geometry) |
 //! | [`math`] | kiln-math's f32 functions as device functions |
 //! | [`nvrtc`] | CUDA C → PTX, the module cache |
 //! | [`device`] | the CUDA driver as a launcher: contexts, device memory, launches |
 
+pub mod attention;
 pub mod blas;
 pub mod codegen;
 pub mod device;
@@ -123,10 +125,9 @@ struct Program {
 impl Program {
     /// The kernels on the GPU, loaded at the first run.
     fn loaded(&self) -> Result<&device::Loaded> {
-        let loaded = self.loaded.get_or_init(|| {
-            let kernels: Vec<_> = self.checked.plan.kernels().collect();
-            device::load(self.ordinal, &self.ptx, &kernels)
-        });
+        let loaded = self
+            .loaded
+            .get_or_init(|| device::load(self.ordinal, &self.ptx, &self.checked.plan));
         loaded.as_ref().map_err(Clone::clone)
     }
 }
@@ -186,10 +187,16 @@ impl Cuda {
         planner::plan(module, &CudaTarget { device: gpu })
     }
 
-    /// The CUDA C of a plan's kernels (one translation unit).
+    /// The CUDA C of a plan's kernels (one translation unit): its fused
+    /// kernels, then its attention steps' kernels.
     pub fn source(plan: &KernelPlan) -> String {
         let kernels: Vec<_> = plan.kernels().collect();
-        codegen::module_source(&kernels)
+        let mut source = codegen::module_source(&kernels);
+        for a in attention::kernels(plan) {
+            source.push('\n');
+            source += &a.source;
+        }
+        source
     }
 
     /// The architecture PTX is generated for.
@@ -211,6 +218,12 @@ impl Backend for Cuda {
 
     fn stages(&self) -> &'static [&'static str] {
         &["fuse", "cuda", "ptx"]
+    }
+
+    /// Attention in f32 and f64 runs as one generated kernel
+    /// ([`attention`]) rather than as its expansion.
+    fn keeps(&self) -> kiln_passes::decompose::Keep {
+        attention::fused
     }
 
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {

@@ -1,0 +1,444 @@
+//! `scaled_dot_product_attention` as one generated CUDA kernel per plan
+//! step, flash-attention style: the plan's attention steps (which
+//! decomposition keeps for this backend, see [`fused`]) run on the GPU
+//! instead of the interpreter's expansion (matmul, mask, softmax, matmul),
+//! which stays the oracle they are tested against.
+//!
+//! A block takes a tile of `B` queries of one batch item and head, keeps
+//! them in shared memory and streams the keys and values past them `B` at
+//! a time: the tile's scores (`Q·Kᵀ`, then the scale, one rounding each as
+//! the reference's `mul` after its matmul), the causal mask and
+//! `attn_mask`, an online softmax (each query keeps its running maximum
+//! `m` and denominator `l`; a larger maximum rescales what was accumulated
+//! by e^(m_old − m_new)), and the tile's share of `P · V` added to an
+//! accumulator, divided by `l` once at the end. The L×S score matrix is
+//! never in memory; with `is_causal`, key tiles wholly above the diagonal
+//! are not computed.
+//!
+//! Shapes, strides and offsets are the plan's, written into the kernel as
+//! constants (as every generated kernel's are); `B` is the largest power
+//! of two up to 32 whose tiles fit in [`SHARED_BYTES`] of static shared
+//! memory (and no larger than L needs), and attention whose head dims
+//! leave no tile size is expanded instead. Semantics follow the reference and the CPU's fused step
+//! (`kiln_runtime::attention`): a query the masks leave no key gives zeros
+//! (PyTorch's `_safe_softmax`), NaN scores make their query's row NaN, and
+//! f32's e^x is kiln-math's algorithm (`kiln_exp_f32`). Results differ from
+//! the reference by summation order and by when the division happens.
+
+use std::fmt::Write;
+
+use kiln_ir::graph::{Func, Inst};
+use kiln_ir::view::Geometry;
+use kiln_ir::{DType, F64, Op};
+use kiln_passes::plan::{KernelPlan, Step, TensorView};
+
+use crate::codegen::LaunchShape;
+
+/// Threads per block.
+const THREADS: u32 = 128;
+
+/// The static shared memory a block may use (CUDA's limit without opting
+/// in to more).
+pub const SHARED_BYTES: usize = 48 * 1024;
+
+/// The largest query (and key) tile.
+const MAX_TILE: usize = 32;
+
+/// Whether the CUDA backend runs this instruction as one fused kernel: a
+/// `scaled_dot_product_attention` in f32 or f64 on query, key and value of
+/// rank ≥ 2, with a bool or same-dtype mask, whose head dims fit a tile in
+/// shared memory. Decomposition keeps these for this backend; the others
+/// expand to matmul and softmax kernels.
+pub fn fused(func: &Func, inst: &Inst) -> bool {
+    if !matches!(inst.op, Op::ScaledDotProductAttention { .. }) || inst.results.len() != 1 {
+        return false;
+    }
+    let dtype = func.ty(inst.result()).dtype;
+    if !matches!(dtype, DType::F32 | DType::F64) {
+        return false;
+    }
+    let operand = |i: usize| inst.operands.get(i).and_then(|o| o.value());
+    let (Some(q), Some(k), Some(v)) = (operand(0), operand(1), operand(2)) else {
+        return false;
+    };
+    if [q, k, v].iter().any(|x| func.ty(*x).rank() < 2) {
+        return false;
+    }
+    if let Some(mask) = operand(3) {
+        let m = func.ty(mask).dtype;
+        if m != DType::Bool && m != dtype {
+            return false;
+        }
+    }
+    let last = |x: kiln_ir::ValueId| func.ty(x).shape.last().copied().unwrap_or(1);
+    tile(last(q), last(v), dtype.itemsize()).is_some()
+}
+
+/// The tile size for head dims `e` (query and key) and `ev` (value) of
+/// elements of `size` bytes: the largest power of two up to [`MAX_TILE`]
+/// whose shared arrays fit.
+fn tile(e: i64, ev: i64, size: usize) -> Option<usize> {
+    let (e, ev) = (usize::try_from(e).ok()?, usize::try_from(ev).ok()?);
+    let mut b = MAX_TILE;
+    while b >= 1 {
+        if shared_elements(b, e, ev).checked_mul(size)? <= SHARED_BYTES {
+            return Some(b);
+        }
+        b /= 2;
+    }
+    None
+}
+
+/// Elements of shared memory a block with tile `b` uses: the queries, the
+/// keys (rows padded by one, so that a warp reading one column of
+/// different keys hits different banks), the values, the scores, the
+/// accumulator, and each query's `m`, `l` and rescale factor.
+fn shared_elements(b: usize, e: usize, ev: usize) -> usize {
+    b * e + b * (e + 1) + b * ev + b * (b + 1) + b * ev + 3 * b
+}
+
+/// One attention step of a plan and its generated kernel.
+#[derive(Clone, Debug)]
+pub struct AttentionKernel {
+    /// The step's position in the plan.
+    pub step: usize,
+    /// The kernel's name in the module.
+    pub name: String,
+    /// Its CUDA C.
+    pub source: String,
+    /// Its launch shape (no blocks: nothing to compute).
+    pub shape: LaunchShape,
+    /// How many buffer arguments it takes: one per view of the step, the
+    /// inputs in the step's order, then the result.
+    pub args: usize,
+}
+
+/// The kernels of a plan's attention steps, in plan order.
+pub fn kernels(plan: &KernelPlan) -> Vec<AttentionKernel> {
+    plan.steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, step)| kernel(i, step))
+        .collect()
+}
+
+/// The operands of one attention step, as views.
+struct Views<'a> {
+    q: &'a TensorView,
+    k: &'a TensorView,
+    v: &'a TensorView,
+    mask: Option<&'a TensorView>,
+    out: &'a TensorView,
+    /// Argument number of each input (the step's views in order; the
+    /// result is the last argument).
+    args: [usize; 4],
+    /// Buffer arguments in all.
+    count: usize,
+}
+
+fn kernel(index: usize, step: &Step) -> Option<AttentionKernel> {
+    let Step::Interpret {
+        func,
+        inputs,
+        outputs,
+    } = step
+    else {
+        return None;
+    };
+    let [inst] = &func.insts[..] else {
+        return None;
+    };
+    if !fused(func, inst) || func.returns != inst.results || outputs.len() != 1 {
+        return None;
+    }
+    let Op::ScaledDotProductAttention {
+        is_causal, scale, ..
+    } = &inst.op
+    else {
+        return None;
+    };
+    let param = |i: usize| -> Option<usize> {
+        let v = inst.operands.get(i)?.value()?;
+        func.params.iter().position(|p| *p == v)
+    };
+    let (q, k, v) = (param(0)?, param(1)?, param(2)?);
+    let mask = param(3);
+    let views = Views {
+        q: &inputs[q],
+        k: &inputs[k],
+        v: &inputs[v],
+        mask: mask.map(|m| &inputs[m]),
+        out: &outputs[0],
+        args: [q, k, v, mask.unwrap_or(0)],
+        count: inputs.len() + 1,
+    };
+    let name = format!("kiln_attention_s{index}");
+    let dtype = views.out.dtype;
+    let e = *views.q.geometry.shape.last()?;
+    let scale = scale.map_or(1.0 / (e as f64).sqrt(), |F64(s)| s);
+    let (source, shape) = source(&name, &views, dtype, *is_causal, scale)?;
+    Some(AttentionKernel {
+        step: index,
+        name,
+        source,
+        shape,
+        args: inputs.len() + 1,
+    })
+}
+
+/// The matrix geometry of one operand: the element offset of its first
+/// element for batch item 0, its row and column strides (dims of size 1
+/// broadcast: stride 0) and its leading dims.
+struct Matrix<'a> {
+    g: &'a Geometry,
+    rows: i64,
+    cols: i64,
+}
+
+fn matrix(g: &Geometry) -> Matrix<'_> {
+    let r = g.rank();
+    let stride = |d: usize| if g.shape[d] == 1 { 0 } else { g.strides[d] };
+    Matrix {
+        g,
+        rows: if r >= 2 { stride(r - 2) } else { 0 },
+        cols: if r >= 1 { stride(r - 1) } else { 0 },
+    }
+}
+
+/// A C literal of `x` in the kernel's type, exactly (by its bits).
+fn literal(x: f64, dtype: DType) -> String {
+    if dtype == DType::F64 {
+        format!("__longlong_as_double(0x{:016x}LL)", x.to_bits())
+    } else {
+        format!("__int_as_float(0x{:08x})", (x as f32).to_bits())
+    }
+}
+
+fn source(
+    name: &str,
+    x: &Views,
+    dtype: DType,
+    causal: bool,
+    scale: f64,
+) -> Option<(String, LaunchShape)> {
+    let out = &x.out.geometry;
+    let r = out.rank();
+    if r < 2 {
+        return None;
+    }
+    let batch = &out.shape[..r - 2];
+    let (l, ev) = (out.shape[r - 2], out.shape[r - 1]);
+    let kg = &x.k.geometry;
+    let s = kg.shape[kg.rank() - 2];
+    let e = *x.q.geometry.shape.last()?;
+    // No larger than the queries need (short sequences, decode steps).
+    let b = tile(e, ev, dtype.itemsize())?.min((l.max(1) as usize).next_power_of_two()) as i64;
+    let items: i64 = batch.iter().product();
+    let tiles = (l + b - 1) / b;
+    let blocks = if ev == 0 { 0 } else { items.checked_mul(tiles)? };
+    let shape = LaunchShape {
+        blocks: u32::try_from(blocks).ok()?,
+        threads: THREADS,
+    };
+    let t = if dtype == DType::F64 { "double" } else { "float" };
+    let exp = if dtype == DType::F64 { "exp" } else { "kiln_exp_f32" };
+    let (q, k, v, o) = (
+        matrix(&x.q.geometry),
+        matrix(kg),
+        matrix(&x.v.geometry),
+        matrix(out),
+    );
+    let m = x.mask.map(|m| matrix(&m.geometry));
+    let mask_type = x.mask.map(|m| {
+        if m.dtype == DType::Bool {
+            "unsigned char"
+        } else {
+            t
+        }
+    });
+
+    let mut c = String::new();
+    let mut line = |text: String| {
+        c.push_str(&text);
+        c.push('\n');
+    };
+    let [qa, ka, va, ma] = x.args;
+    let params: Vec<String> = (0..x.count).map(|i| format!("unsigned char* b{i}")).collect();
+    let ninf = literal(f64::NEG_INFINITY, dtype);
+    line(format!(
+        "// scaled_dot_product_attention: {tiles} tile(s) of {b} queries x {items} batch items, \
+         L={l} S={s} E={e} Ev={ev}{}{}",
+        if causal { ", causal" } else { "" },
+        if x.mask.is_some() { ", attn_mask" } else { "" },
+    ));
+    line(format!(
+        "extern \"C\" __global__ void __launch_bounds__({THREADS}) {name}({}) {{",
+        params.join(", ")
+    ));
+    line(format!("  const {t}* q = (const {t}*)b{qa};"));
+    line(format!("  const {t}* k = (const {t}*)b{ka};"));
+    line(format!("  const {t}* v = (const {t}*)b{va};"));
+    if let Some(mt) = mask_type {
+        line(format!("  const {mt}* mask = (const {mt}*)b{ma};"));
+    }
+    line(format!("  {t}* out = ({t}*)b{};", params.len() - 1));
+    line(format!("  __shared__ {t} qs[{b}][{e}];"));
+    line(format!("  __shared__ {t} ks[{b}][{}];", e + 1));
+    line(format!("  __shared__ {t} vs[{b}][{ev}];"));
+    line(format!("  __shared__ {t} ss[{b}][{}];", b + 1));
+    line(format!("  __shared__ {t} os[{b}][{ev}];"));
+    line(format!("  __shared__ {t} row_max[{b}], row_sum[{b}], rescale[{b}];"));
+    line("  const int tid = threadIdx.x;".into());
+    line(format!("  const long long q0 = (long long)(blockIdx.x % {tiles}) * {b};"));
+    line(format!("  long long rest = blockIdx.x / {tiles};"));
+    // Each operand's first element for this batch item: the output's batch
+    // index, right-aligned against each operand's leading dims; a dim of
+    // size 1 broadcasts, a smaller one is a grouped-query head dim (one
+    // key/value head per `want / size` query heads), as inference allows.
+    let operands: Vec<(&str, &Geometry)> = [
+        ("q_at", q.g),
+        ("k_at", k.g),
+        ("v_at", v.g),
+        ("o_at", o.g),
+    ]
+    .into_iter()
+    .chain(m.as_ref().map(|m| ("m_at", m.g)))
+    .collect();
+    for (var, g) in &operands {
+        line(format!("  long long {var} = {};", g.offset));
+    }
+    for d in (0..batch.len()).rev() {
+        let want = batch[d];
+        if want == 1 {
+            continue;
+        }
+        let mut terms = String::new();
+        for (var, g) in &operands {
+            let own = g.rank().saturating_sub(2);
+            let Some(gd) = (d + own).checked_sub(batch.len()) else {
+                continue;
+            };
+            let (size, stride) = (g.shape[gd], g.strides[gd]);
+            if size == 1 || stride == 0 {
+                continue;
+            }
+            if size == want {
+                write!(terms, " {var} += i * {stride}LL;").ok()?;
+            } else {
+                write!(terms, " {var} += (i / {}) * {stride}LL;", want / size.max(1)).ok()?;
+            }
+        }
+        line(format!(
+            "  {{ const long long i = rest % {want}; rest /= {want};{terms} }}"
+        ));
+    }
+    line(format!("  const int rows = (int)({l} - q0 < {b} ? {l} - q0 : {b});"));
+    line(format!("  for (int x = tid; x < {}; x += {THREADS}) {{", b * e));
+    line(format!("    const int i = x / {e}, d = x % {e};"));
+    line(format!(
+        "    qs[i][d] = i < rows ? q[q_at + (q0 + i) * {}LL + d * {}LL] : ({t})0;",
+        q.rows, q.cols
+    ));
+    line("  }".into());
+    line(format!(
+        "  for (int x = tid; x < {}; x += {THREADS}) os[x / {ev}][x % {ev}] = ({t})0;",
+        b * ev
+    ));
+    line(format!(
+        "  if (tid < {b}) {{ row_max[tid] = {ninf}; row_sum[tid] = ({t})0; }}"
+    ));
+    // With is_causal, query i sees keys j <= i: the tile's last query
+    // bounds the keys.
+    let end = if causal {
+        format!("(q0 + rows < {s} ? q0 + rows : {s})")
+    } else {
+        format!("{s}LL")
+    };
+    line(format!("  const long long keys = {end};"));
+    line(format!("  for (long long k0 = 0; k0 < keys; k0 += {b}) {{"));
+    line(format!(
+        "    const int cols = (int)(keys - k0 < {b} ? keys - k0 : {b});"
+    ));
+    line("    __syncthreads();".into());
+    line(format!("    for (int x = tid; x < {}; x += {THREADS}) {{", b * e));
+    line(format!("      const int j = x / {e}, d = x % {e};"));
+    line(format!(
+        "      ks[j][d] = j < cols ? k[k_at + (k0 + j) * {}LL + d * {}LL] : ({t})0;",
+        k.rows, k.cols
+    ));
+    line("    }".into());
+    line(format!("    for (int x = tid; x < {}; x += {THREADS}) {{", b * ev));
+    line(format!("      const int j = x / {ev}, c = x % {ev};"));
+    line(format!(
+        "      vs[j][c] = j < cols ? v[v_at + (k0 + j) * {}LL + c * {}LL] : ({t})0;",
+        v.rows, v.cols
+    ));
+    line("    }".into());
+    line("    __syncthreads();".into());
+    line(format!("    for (int x = tid; x < {}; x += {THREADS}) {{", b * b));
+    line(format!("      const int i = x / {b}, j = x % {b};"));
+    line(format!("      {t} dot = ({t})0;"));
+    line(format!("      for (int d = 0; d < {e}; d++) dot += qs[i][d] * ks[j][d];"));
+    line(format!("      {t} score = dot * {};", literal(scale, dtype)));
+    line(format!("      if (j >= cols) score = {ninf};"));
+    if causal {
+        line(format!("      else if (k0 + j > q0 + i) score = {ninf};"));
+    }
+    if let (Some(m), Some(mv)) = (&m, x.mask) {
+        line("      else if (i < rows) {".into());
+        line(format!(
+            "        const {} mk = mask[m_at + (q0 + i) * {}LL + (k0 + j) * {}LL];",
+            mask_type.unwrap_or(t),
+            m.rows,
+            m.cols
+        ));
+        if mv.dtype == DType::Bool {
+            line(format!("        if (!mk) score = {ninf};"));
+        } else {
+            line("        score = score + mk;".into());
+        }
+        line("      }".into());
+    }
+    line("      ss[i][j] = score;".into());
+    line("    }".into());
+    line("    __syncthreads();".into());
+    // One thread per query: the online softmax's update.
+    line(format!("    if (tid < {b}) {{"));
+    line(format!("      const {t} old = row_max[tid];"));
+    line(format!("      {t} top = old;"));
+    line("      for (int j = 0; j < cols; j++) top = kiln_max(top, ss[tid][j]);".into());
+    line(format!("      const bool none = top == {ninf};"));
+    line(format!(
+        "      const {t} alpha = none ? ({t})1 : {exp}(old - top);"
+    ));
+    line(format!("      {t} sum = ({t})0;"));
+    line("      for (int j = 0; j < cols; j++) {".into());
+    line(format!(
+        "        const {t} p = none ? ({t})0 : {exp}(ss[tid][j] - top);"
+    ));
+    line("        ss[tid][j] = p;".into());
+    line("        sum += p;".into());
+    line("      }".into());
+    line("      row_sum[tid] = row_sum[tid] * alpha + sum;".into());
+    line("      row_max[tid] = top;".into());
+    line("      rescale[tid] = alpha;".into());
+    line("    }".into());
+    line("    __syncthreads();".into());
+    line(format!("    for (int x = tid; x < {}; x += {THREADS}) {{", b * ev));
+    line(format!("      const int i = x / {ev}, c = x % {ev};"));
+    line(format!("      {t} acc = os[i][c] * rescale[i];"));
+    line("      for (int j = 0; j < cols; j++) acc += ss[i][j] * vs[j][c];".into());
+    line("      os[i][c] = acc;".into());
+    line("    }".into());
+    line("  }".into());
+    line("  __syncthreads();".into());
+    line(format!("  for (int x = tid; x < rows * {ev}; x += {THREADS}) {{"));
+    line(format!("    const int i = x / {ev}, c = x % {ev};"));
+    line(format!(
+        "    out[o_at + (q0 + i) * {}LL + c * {}LL] = row_sum[i] == ({t})0 ? ({t})0 : os[i][c] / row_sum[i];",
+        o.rows, o.cols
+    ));
+    line("  }".into());
+    line("}".into());
+    Some((c, shape))
+}
