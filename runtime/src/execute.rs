@@ -478,8 +478,8 @@ fn run_step<L: Launcher>(
 
 /// Runs a host step that is one op with a native kernel (a convolution, a
 /// pool or a resampling in f32 or f64: `crate::spatial`; attention in f32
-/// or f64: `crate::attention`; gather and scatter: `crate::gather`) on the
-/// step's
+/// or f64: `crate::attention`; gather and scatter: `crate::gather`; scans,
+/// topk and sort: `crate::lines`) on the step's
 /// buffers directly; `false`
 /// when it has none, and the interpreter runs the step.
 ///
@@ -565,6 +565,28 @@ unsafe fn native_step(
         return unsafe {
             crate::gather::embedding(outputs[0].dtype, weight, (indices, index.dtype), out)
         };
+    }
+    if matches!(
+        inst.op,
+        Op::Cumsum { .. } | Op::Cumprod { .. } | Op::Topk { .. } | Op::Sort { .. }
+    ) {
+        let (Some(x), Some(input)) = (operand(0), view(0)) else {
+            return Ok(false);
+        };
+        let outs: Vec<(crate::spatial::Operand, kiln_ir::DType)> = outputs
+            .iter()
+            .map(|v| {
+                (
+                    crate::spatial::Operand {
+                        ptr: host.ptr(v.buffer),
+                        geometry: &v.geometry,
+                    },
+                    v.dtype,
+                )
+            })
+            .collect();
+        // SAFETY: forwarded; the plan gives each result its own buffer.
+        return unsafe { crate::lines::run(&inst.op, input.dtype, x, &outs) };
     }
     let Some(spatial) = kiln_ir::spatial::spatial(&inst.op) else {
         return Ok(false);

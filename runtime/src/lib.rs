@@ -20,6 +20,7 @@
 //! | [`spatial`] | convolution, pooling and resampling on the host |
 //! | [`attention`] | fused scaled dot-product attention on the host |
 //! | [`gather`] | gather and scatter on the host's buffers |
+//! | [`lines`] | scans, topk and sort on the host's buffers, line by line |
 //! | [`backend`] | the backend interface, and the interpreter as a backend |
 
 #![warn(missing_docs)]
@@ -35,6 +36,7 @@ pub mod gather;
 pub mod host;
 pub mod interp;
 pub mod io;
+pub mod lines;
 pub mod matmul;
 pub mod philox;
 pub mod pool;

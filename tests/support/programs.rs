@@ -688,10 +688,12 @@ fn candidates(
         ]
         .concat(),
         39 => attention(x, y, s),
-        // Several results: values and positions, the two extremes.
+        // Along one dim: values and positions, the two extremes, scans.
         35 => {
             let d = dim(s);
             vec![
+                (Op::Cumsum { dim: d, dtype: None }, vec![v(x)]),
+                (Op::Cumprod { dim: d, dtype: None }, vec![v(x)]),
                 (
                     Op::Sort {
                         dim: d,

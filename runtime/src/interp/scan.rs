@@ -4,8 +4,10 @@
 //! in f64, f16 and bf16 in f32, complex64 in complex128, integers in
 //! int64) and its rounding of every output to the result dtype.
 //!
-//! These ops have no generated kernel yet: every backend runs them here,
-//! inside its compiled plan (an `interpret` step).
+//! These ops have no generated kernel yet: backends run them here, inside
+//! their compiled plans (an `interpret` step), except cumsum and cumprod
+//! of f32, f64 and i64, which compiled plans run natively with this
+//! arithmetic (`crate::lines`).
 
 use kiln_ir::layout::ResultLayout;
 use kiln_ir::view::wrap_dim;

@@ -1,0 +1,514 @@
+//! Ops that run along one dim, line by line, as native host steps of
+//! compiled plans: the scans `cumsum` and `cumprod`, and `topk` and `sort`.
+//! The interpreter (`crate::interp::scan`, `crate::interp::sort`) stays
+//! their definition; these compute the same bits on the plan's buffers,
+//! the lines spread over rayon's threads.
+//!
+//! - Scans of f32, f64 and i64: PyTorch's CPU accumulators (`acc_type<T,
+//!   false>`: f32 sums and products in f64, integers in wrapping i64), the
+//!   first element taken as it is (so −0.0 stays), every output rounded
+//!   once to its dtype.
+//! - `topk` and `sort` of f32, f64, i32 and i64: the interpreter's total
+//!   order (NaN above everything, −0.0 equal to 0.0, equal values by
+//!   position), so the positions agree too. Up to [`FEW`] of a longer line,
+//!   topk keeps its best in one pass (most elements cost one comparison
+//!   with the worst kept); more are selected, then sorted.
+//!
+//! Other dtypes (and scans whose input is not already of the result's
+//! dtype) stay with the interpreter.
+
+use std::cmp::Ordering;
+
+use kiln_ir::view::{Geometry, wrap_dim};
+use kiln_ir::{DType, Op, Result};
+use rayon::prelude::*;
+
+use crate::spatial::Operand;
+use crate::strided::Shared;
+
+/// Up to this many of a line, topk keeps its best in one pass (as the
+/// interpreter does; the result does not depend on it).
+const FEW: usize = 64;
+
+/// Lines handed to a thread at a time (at least).
+const LINES_PER_TASK: usize = 16;
+
+/// Whether `op` has a native step here for these dtypes: the input's, the
+/// first result's and (topk, sort) the positions'.
+pub fn native(op: &Op, input: DType, result: DType) -> bool {
+    match op {
+        Op::Cumsum { .. } | Op::Cumprod { .. } => {
+            input == result && matches!(result, DType::F32 | DType::F64 | DType::I64)
+        }
+        Op::Topk { .. } | Op::Sort { .. } => {
+            input == result && matches!(result, DType::F32 | DType::F64 | DType::I32 | DType::I64)
+        }
+        _ => false,
+    }
+}
+
+/// Runs `op` (a scan, topk or sort) from `x` (of dtype `dtype`) into
+/// `outs` (the values, then for topk and sort the positions, with their
+/// dtypes); `false` when this file has no kernel for it.
+///
+/// # Safety
+/// Each pointer must address a buffer holding every element its geometry
+/// describes; the outputs must not overlap `x` or each other.
+pub unsafe fn run(op: &Op, dtype: DType, x: Operand, outs: &[(Operand, DType)]) -> Result<bool> {
+    let Some((values, result)) = outs.first() else {
+        return Ok(false);
+    };
+    if !native(op, dtype, *result) {
+        return Ok(false);
+    }
+    let shape = &x.geometry.shape;
+    let dim = match op {
+        Op::Cumsum { dim, .. } | Op::Cumprod { dim, .. } => *dim,
+        Op::Topk { dim, .. } | Op::Sort { dim, .. } => *dim,
+        _ => return Ok(false),
+    };
+    if shape.is_empty() {
+        // A zero-dim tensor (one line of one): the interpreter's case.
+        return Ok(false);
+    }
+    let axis = wrap_dim(dim, shape.len())?;
+    match op {
+        Op::Cumsum { .. } | Op::Cumprod { .. } => {
+            let product = matches!(op, Op::Cumprod { .. });
+            // SAFETY: forwarded.
+            unsafe {
+                match dtype {
+                    DType::F32 => scan::<f32>(product, axis, &x, values),
+                    DType::F64 => scan::<f64>(product, axis, &x, values),
+                    _ => scan::<i64>(product, axis, &x, values),
+                }
+            }
+            Ok(true)
+        }
+        Op::Topk { .. } | Op::Sort { .. } => {
+            let (keep, largest) = match op {
+                Op::Topk { k, largest, .. } => (*k, *largest),
+                Op::Sort { descending, .. } => (shape[axis], *descending),
+                _ => return Ok(false),
+            };
+            let Some((positions, position_dtype)) = outs.get(1) else {
+                return Ok(false);
+            };
+            let select = Select {
+                axis,
+                keep: usize::try_from(keep).unwrap_or(0),
+                largest,
+                wide_positions: *position_dtype == DType::I64,
+            };
+            if !matches!(position_dtype, DType::I64 | DType::I32) {
+                return Ok(false);
+            }
+            // SAFETY: forwarded.
+            unsafe {
+                match dtype {
+                    DType::F32 => select.run::<f32>(&x, values, positions),
+                    DType::F64 => select.run::<f64>(&x, values, positions),
+                    DType::I32 => select.run::<i32>(&x, values, positions),
+                    _ => select.run::<i64>(&x, values, positions),
+                }
+            }
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Lines a scan runs at once, interleaved: independent chains of
+/// additions hide each other's latency.
+const INTERLEAVED: usize = 4;
+
+/// Calls `f(lines)` with each geometry's offset at the start of every
+/// line along `axis` of `shape` (the shape of `geometries[0]`'s lines), up
+/// to [`INTERLEAVED`] lines a call, the lines shared out among rayon's
+/// threads in runs.
+fn for_each_line<const N: usize>(
+    shape: &[i64],
+    axis: usize,
+    geometries: [&Geometry; N],
+    f: impl Fn(&[[i64; N]]) + Sync,
+) {
+    if shape.contains(&0) {
+        return;
+    }
+    let mut lines_shape = shape.to_vec();
+    lines_shape[axis] = 1;
+    let lines: i64 = lines_shape.iter().product();
+    let tasks = (lines as usize)
+        .div_ceil(LINES_PER_TASK)
+        .min(rayon::current_num_threads() * 8);
+    let per_task = (lines as usize).div_ceil(tasks.max(1));
+    (0..tasks).into_par_iter().for_each(|t| {
+        let lo = t * per_task;
+        let hi = ((t + 1) * per_task).min(lines as usize);
+        if lo >= hi {
+            return;
+        }
+        // The first line's position, then an odometer.
+        let mut position = vec![0i64; shape.len()];
+        let mut rest = lo as i64;
+        for d in (0..shape.len()).rev() {
+            position[d] = rest % lines_shape[d];
+            rest /= lines_shape[d];
+        }
+        let mut offsets = geometries.map(|g| {
+            g.offset
+                + position
+                    .iter()
+                    .zip(&g.strides)
+                    .map(|(p, s)| p * s)
+                    .sum::<i64>()
+        });
+        let mut group: Vec<[i64; N]> = Vec::with_capacity(INTERLEAVED);
+        for line in lo..hi {
+            group.push(offsets);
+            if group.len() == INTERLEAVED || line + 1 == hi {
+                f(&group);
+                group.clear();
+            }
+            for d in (0..shape.len()).rev() {
+                position[d] += 1;
+                for (o, g) in offsets.iter_mut().zip(&geometries) {
+                    *o += g.strides[d];
+                }
+                if position[d] < lines_shape[d] {
+                    break;
+                }
+                for (o, g) in offsets.iter_mut().zip(&geometries) {
+                    *o -= g.strides[d] * lines_shape[d];
+                }
+                position[d] = 0;
+            }
+        }
+    });
+}
+
+/// The element types scanned here, with PyTorch's CPU accumulator.
+trait Scanned: Copy + Send + Sync + 'static {
+    type Acc: Copy;
+    fn widen(self) -> Self::Acc;
+    fn narrow(acc: Self::Acc) -> Self;
+    fn add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    fn mul(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+}
+
+impl Scanned for f32 {
+    type Acc = f64;
+    #[inline]
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn narrow(acc: f64) -> f32 {
+        acc as f32
+    }
+    #[inline]
+    fn add(a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline]
+    fn mul(a: f64, b: f64) -> f64 {
+        a * b
+    }
+}
+
+impl Scanned for f64 {
+    type Acc = f64;
+    #[inline]
+    fn widen(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn narrow(acc: f64) -> f64 {
+        acc
+    }
+    #[inline]
+    fn add(a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline]
+    fn mul(a: f64, b: f64) -> f64 {
+        a * b
+    }
+}
+
+impl Scanned for i64 {
+    type Acc = i64;
+    #[inline]
+    fn widen(self) -> i64 {
+        self
+    }
+    #[inline]
+    fn narrow(acc: i64) -> i64 {
+        acc
+    }
+    #[inline]
+    fn add(a: i64, b: i64) -> i64 {
+        a.wrapping_add(b)
+    }
+    #[inline]
+    fn mul(a: i64, b: i64) -> i64 {
+        a.wrapping_mul(b)
+    }
+}
+
+/// cumsum (or cumprod) of `x` along `axis` into `out`.
+///
+/// # Safety
+/// As [`run`]; each line is written by one task.
+unsafe fn scan<T: Scanned>(product: bool, axis: usize, x: &Operand, out: &Operand) {
+    // Each step its own loop (a function pointer would be a call per
+    // element).
+    // SAFETY: forwarded.
+    unsafe {
+        if product {
+            scan_with::<T>(|a, b| T::mul(a, b), axis, x, out)
+        } else {
+            scan_with::<T>(|a, b| T::add(a, b), axis, x, out)
+        }
+    }
+}
+
+/// [`scan`] with its step.
+///
+/// # Safety
+/// As [`run`].
+unsafe fn scan_with<T: Scanned>(
+    step: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync,
+    axis: usize,
+    x: &Operand,
+    out: &Operand,
+) {
+    let n = x.geometry.shape[axis];
+    let (xs, os) = (x.geometry.strides[axis], out.geometry.strides[axis]);
+    let (src, dst) = (Shared(x.ptr.cast::<T>()), Shared(out.ptr.cast::<T>()));
+    for_each_line(
+        &x.geometry.shape,
+        axis,
+        [x.geometry, out.geometry],
+        |lines| {
+            let (src, dst) = (src.ptr(), dst.ptr());
+            // SAFETY: the lines' elements are inside both buffers (the
+            // caller's contract); this task alone writes these output lines.
+            unsafe {
+                if let &[[x0, o0], [x1, o1], [x2, o2], [x3, o3]] = lines {
+                    // Four chains at once (the same operations per line).
+                    let (xo, oo) = ([x0, x1, x2, x3], [o0, o1, o2, o3]);
+                    let mut acc = xo.map(|x| (*src.offset(x as isize)).widen());
+                    for l in 0..4 {
+                        *dst.offset(oo[l] as isize) = T::narrow(acc[l]);
+                    }
+                    for i in 1..n {
+                        for l in 0..4 {
+                            acc[l] = step(acc[l], (*src.offset((xo[l] + i * xs) as isize)).widen());
+                            *dst.offset((oo[l] + i * os) as isize) = T::narrow(acc[l]);
+                        }
+                    }
+                    return;
+                }
+                for &[xo, oo] in lines {
+                    let mut acc = (*src.offset(xo as isize)).widen();
+                    *dst.offset(oo as isize) = T::narrow(acc);
+                    for i in 1..n {
+                        acc = step(acc, (*src.offset((xo + i * xs) as isize)).widen());
+                        *dst.offset((oo + i * os) as isize) = T::narrow(acc);
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// The element types selected here, in the interpreter's total order.
+trait Ordered: Copy + Send + Sync + 'static {
+    /// NaN above everything, −0.0 equal to 0.0.
+    fn order(self, other: Self) -> Ordering;
+
+    /// `self.order(other) == Greater`, in fewer instructions.
+    #[inline]
+    fn above(self, other: Self) -> bool {
+        self.order(other) == Ordering::Greater
+    }
+}
+
+impl Ordered for f32 {
+    #[inline]
+    fn order(self, other: f32) -> Ordering {
+        f64::from(self).order(f64::from(other))
+    }
+
+    #[inline]
+    fn above(self, other: f32) -> bool {
+        // Without short-circuits, so a run's tests vectorize.
+        (self > other) | (self.is_nan() & !other.is_nan())
+    }
+}
+
+impl Ordered for f64 {
+    #[inline]
+    fn order(self, other: f64) -> Ordering {
+        match (self.is_nan(), other.is_nan()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            _ => self.partial_cmp(&other).unwrap_or(Ordering::Equal),
+        }
+    }
+
+    #[inline]
+    fn above(self, other: f64) -> bool {
+        (self > other) | (self.is_nan() & !other.is_nan())
+    }
+}
+
+impl Ordered for i32 {
+    #[inline]
+    fn order(self, other: i32) -> Ordering {
+        self.cmp(&other)
+    }
+}
+
+impl Ordered for i64 {
+    #[inline]
+    fn order(self, other: i64) -> Ordering {
+        self.cmp(&other)
+    }
+}
+
+/// What topk and sort keep of each line.
+struct Select {
+    axis: usize,
+    /// How many of each line (its first ones in the order).
+    keep: usize,
+    /// Largest first (topk's `largest`, sort's `descending`).
+    largest: bool,
+    /// Whether positions are i64 (else i32, where the plan narrowed them).
+    wide_positions: bool,
+}
+
+/// The order of topk's and sort's results: by value (largest first or
+/// smallest first), equal values by position, first first (a total order,
+/// so an unstable sort gives the stable sort's result).
+fn order_by<T: Ordered>(largest: bool) -> impl Fn(&(T, usize), &(T, usize)) -> Ordering + Copy {
+    move |a, b| {
+        let by_value = if largest {
+            b.0.order(a.0)
+        } else {
+            a.0.order(b.0)
+        };
+        by_value.then(a.1.cmp(&b.1))
+    }
+}
+
+/// Elements looked at together before the next comparison with the worst
+/// kept: a run of them is skipped when none beats it (one vectorizable
+/// test), as nearly all are once the best are found.
+const RUN: usize = 16;
+
+/// The first `keep` (< the line's length) of a line in [`order_by`]'s
+/// order, in one pass: only a value strictly better than the worst kept
+/// gets in (a later position never beats an equal value).
+fn few<T: Ordered>(line: &[T], keep: usize, largest: bool) -> Vec<(T, usize)> {
+    let by = order_by(largest);
+    let beats = |value: T, worst: T| {
+        if largest {
+            value.above(worst)
+        } else {
+            worst.above(value)
+        }
+    };
+    let mut best: Vec<(T, usize)> = Vec::with_capacity(keep + 1);
+    for (r, run) in line.chunks(RUN).enumerate() {
+        if best.len() == keep {
+            let worst = best[keep - 1].0;
+            if !run.iter().fold(false, |any, &v| any | beats(v, worst)) {
+                continue;
+            }
+        }
+        for (j, &value) in run.iter().enumerate() {
+            if best.len() == keep && !beats(value, best[keep - 1].0) {
+                continue;
+            }
+            let item = (value, r * RUN + j);
+            let place = best.partition_point(|b| by(b, &item) == Ordering::Less);
+            best.insert(place, item);
+            best.truncate(keep);
+        }
+    }
+    best
+}
+
+impl Select {
+    /// # Safety
+    /// As [`run`]; each output line is written by one task.
+    unsafe fn run<T: Ordered>(&self, x: &Operand, values: &Operand, positions: &Operand) {
+        let n = x.geometry.shape[self.axis] as usize;
+        let keep = self.keep.min(n);
+        if keep == 0 {
+            return;
+        }
+        let xs = x.geometry.strides[self.axis];
+        let (vs, ps) = (
+            values.geometry.strides[self.axis],
+            positions.geometry.strides[self.axis],
+        );
+        let src = Shared(x.ptr.cast::<T>());
+        let (vdst, pdst) = (Shared(values.ptr.cast::<T>()), Shared(positions.ptr));
+        let largest = self.largest;
+        let wide = self.wide_positions;
+        for_each_line(
+            &x.geometry.shape,
+            self.axis,
+            [x.geometry, values.geometry, positions.geometry],
+            |lines| {
+                for &[xo, vo, po] in lines {
+                    // SAFETY: the line's elements are inside the buffer (the
+                    // caller's contract); a strided line is copied first.
+                    let copy: Vec<T>;
+                    let line: &[T] = unsafe {
+                        let first = src.ptr().offset(xo as isize);
+                        if xs == 1 {
+                            std::slice::from_raw_parts(first, n)
+                        } else {
+                            copy = (0..n)
+                                .map(|i| *first.offset(i as isize * xs as isize))
+                                .collect();
+                            &copy
+                        }
+                    };
+                    let best = if keep <= FEW && keep < n {
+                        few(line, keep, largest)
+                    } else {
+                        let by = order_by(largest);
+                        let mut all: Vec<(T, usize)> = line.iter().copied().zip(0..).collect();
+                        if keep < n {
+                            all.select_nth_unstable_by(keep - 1, by);
+                            all.truncate(keep);
+                        }
+                        all.sort_unstable_by(by);
+                        all
+                    };
+                    for (j, (v, i)) in best.iter().enumerate() {
+                        let j = j as i64;
+                        // SAFETY: position j < keep of this task's output
+                        // lines, inside their buffers.
+                        unsafe {
+                            *vdst.ptr().offset((vo + j * vs) as isize) = *v;
+                            if wide {
+                                *pdst.ptr().cast::<i64>().offset((po + j * ps) as isize) =
+                                    *i as i64;
+                            } else {
+                                *pdst.ptr().cast::<i32>().offset((po + j * ps) as isize) =
+                                    *i as i32;
+                            }
+                        }
+                    }
+                }
+            },
+        );
+    }
+}
