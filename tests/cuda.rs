@@ -226,7 +226,9 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
             .pipeline()
             .run(&mut module)
             .unwrap_or_else(|e| panic!("{e}"));
-        let plan = Cuda::default().plan(&module).unwrap_or_else(|e| panic!("{e}"));
+        let plan = Cuda::default()
+            .plan(&module)
+            .unwrap_or_else(|e| panic!("{e}"));
         (source, plan)
     };
     let program = |e: i64, dtype: &str| {
@@ -241,10 +243,10 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
             .count()
     };
     // attention.kir: two calls, two kernels, nothing else but its cats.
-    let (_, plan) = plan_of(&std::fs::read_to_string(
-        kiln_tests::tests_dir().join("programs/attention.kir"),
-    )
-    .expect("attention.kir"));
+    let (_, plan) = plan_of(
+        &std::fs::read_to_string(kiln_tests::tests_dir().join("programs/attention.kir"))
+            .expect("attention.kir"),
+    );
     assert_eq!(kiln_cuda::attention::kernels(&plan).len(), 2);
     assert_eq!(matmuls(&plan), 0);
     // f64 heads of 512 fit tiles of 2 queries and keys in 48 kB of shared
@@ -253,7 +255,11 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     let (fits, plan) = plan_of(&program(512, "f64"));
     let kernels = kiln_cuda::attention::kernels(&plan);
     assert_eq!(kernels.len(), 1);
-    assert!(kernels[0].source.contains("tile(s) of 2 queries"), "{}", kernels[0].source);
+    assert!(
+        kernels[0].source.contains("tile(s) of 2 queries"),
+        "{}",
+        kernels[0].source
+    );
     let (wide, plan) = plan_of(&program(1600, "f64"));
     assert!(kiln_cuda::attention::kernels(&plan).is_empty());
     assert_eq!(matmuls(&plan), 2);

@@ -692,8 +692,20 @@ fn candidates(
         35 => {
             let d = dim(s);
             vec![
-                (Op::Cumsum { dim: d, dtype: None }, vec![v(x)]),
-                (Op::Cumprod { dim: d, dtype: None }, vec![v(x)]),
+                (
+                    Op::Cumsum {
+                        dim: d,
+                        dtype: None,
+                    },
+                    vec![v(x)],
+                ),
+                (
+                    Op::Cumprod {
+                        dim: d,
+                        dtype: None,
+                    },
+                    vec![v(x)],
+                ),
                 (
                     Op::Sort {
                         dim: d,

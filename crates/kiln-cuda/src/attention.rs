@@ -235,13 +235,25 @@ fn source(
     let b = tile(e, ev, dtype.itemsize())?.min((l.max(1) as usize).next_power_of_two()) as i64;
     let items: i64 = batch.iter().product();
     let tiles = (l + b - 1) / b;
-    let blocks = if ev == 0 { 0 } else { items.checked_mul(tiles)? };
+    let blocks = if ev == 0 {
+        0
+    } else {
+        items.checked_mul(tiles)?
+    };
     let shape = LaunchShape {
         blocks: u32::try_from(blocks).ok()?,
         threads: THREADS,
     };
-    let t = if dtype == DType::F64 { "double" } else { "float" };
-    let exp = if dtype == DType::F64 { "exp" } else { "kiln_exp_f32" };
+    let t = if dtype == DType::F64 {
+        "double"
+    } else {
+        "float"
+    };
+    let exp = if dtype == DType::F64 {
+        "exp"
+    } else {
+        "kiln_exp_f32"
+    };
     let (q, k, v, o) = (
         matrix(&x.q.geometry),
         matrix(kg),
@@ -263,7 +275,9 @@ fn source(
         c.push('\n');
     };
     let [qa, ka, va, ma] = x.args;
-    let params: Vec<String> = (0..x.count).map(|i| format!("unsigned char* b{i}")).collect();
+    let params: Vec<String> = (0..x.count)
+        .map(|i| format!("unsigned char* b{i}"))
+        .collect();
     let ninf = literal(f64::NEG_INFINITY, dtype);
     line(format!(
         "// scaled_dot_product_attention: {tiles} tile(s) of {b} queries x {items} batch items, \
@@ -287,23 +301,23 @@ fn source(
     line(format!("  __shared__ {t} vs[{b}][{ev}];"));
     line(format!("  __shared__ {t} ss[{b}][{}];", b + 1));
     line(format!("  __shared__ {t} os[{b}][{ev}];"));
-    line(format!("  __shared__ {t} row_max[{b}], row_sum[{b}], rescale[{b}];"));
+    line(format!(
+        "  __shared__ {t} row_max[{b}], row_sum[{b}], rescale[{b}];"
+    ));
     line("  const int tid = threadIdx.x;".into());
-    line(format!("  const long long q0 = (long long)(blockIdx.x % {tiles}) * {b};"));
+    line(format!(
+        "  const long long q0 = (long long)(blockIdx.x % {tiles}) * {b};"
+    ));
     line(format!("  long long rest = blockIdx.x / {tiles};"));
     // Each operand's first element for this batch item: the output's batch
     // index, right-aligned against each operand's leading dims; a dim of
     // size 1 broadcasts, a smaller one is a grouped-query head dim (one
     // key/value head per `want / size` query heads), as inference allows.
-    let operands: Vec<(&str, &Geometry)> = [
-        ("q_at", q.g),
-        ("k_at", k.g),
-        ("v_at", v.g),
-        ("o_at", o.g),
-    ]
-    .into_iter()
-    .chain(m.as_ref().map(|m| ("m_at", m.g)))
-    .collect();
+    let operands: Vec<(&str, &Geometry)> =
+        [("q_at", q.g), ("k_at", k.g), ("v_at", v.g), ("o_at", o.g)]
+            .into_iter()
+            .chain(m.as_ref().map(|m| ("m_at", m.g)))
+            .collect();
     for (var, g) in &operands {
         line(format!("  long long {var} = {};", g.offset));
     }
@@ -325,15 +339,25 @@ fn source(
             if size == want {
                 write!(terms, " {var} += i * {stride}LL;").ok()?;
             } else {
-                write!(terms, " {var} += (i / {}) * {stride}LL;", want / size.max(1)).ok()?;
+                write!(
+                    terms,
+                    " {var} += (i / {}) * {stride}LL;",
+                    want / size.max(1)
+                )
+                .ok()?;
             }
         }
         line(format!(
             "  {{ const long long i = rest % {want}; rest /= {want};{terms} }}"
         ));
     }
-    line(format!("  const int rows = (int)({l} - q0 < {b} ? {l} - q0 : {b});"));
-    line(format!("  for (int x = tid; x < {}; x += {THREADS}) {{", b * e));
+    line(format!(
+        "  const int rows = (int)({l} - q0 < {b} ? {l} - q0 : {b});"
+    ));
+    line(format!(
+        "  for (int x = tid; x < {}; x += {THREADS}) {{",
+        b * e
+    ));
     line(format!("    const int i = x / {e}, d = x % {e};"));
     line(format!(
         "    qs[i][d] = i < rows ? q[q_at + (q0 + i) * {}LL + d * {}LL] : ({t})0;",
@@ -360,14 +384,20 @@ fn source(
         "    const int cols = (int)(keys - k0 < {b} ? keys - k0 : {b});"
     ));
     line("    __syncthreads();".into());
-    line(format!("    for (int x = tid; x < {}; x += {THREADS}) {{", b * e));
+    line(format!(
+        "    for (int x = tid; x < {}; x += {THREADS}) {{",
+        b * e
+    ));
     line(format!("      const int j = x / {e}, d = x % {e};"));
     line(format!(
         "      ks[j][d] = j < cols ? k[k_at + (k0 + j) * {}LL + d * {}LL] : ({t})0;",
         k.rows, k.cols
     ));
     line("    }".into());
-    line(format!("    for (int x = tid; x < {}; x += {THREADS}) {{", b * ev));
+    line(format!(
+        "    for (int x = tid; x < {}; x += {THREADS}) {{",
+        b * ev
+    ));
     line(format!("      const int j = x / {ev}, c = x % {ev};"));
     line(format!(
         "      vs[j][c] = j < cols ? v[v_at + (k0 + j) * {}LL + c * {}LL] : ({t})0;",
@@ -375,11 +405,19 @@ fn source(
     ));
     line("    }".into());
     line("    __syncthreads();".into());
-    line(format!("    for (int x = tid; x < {}; x += {THREADS}) {{", b * b));
+    line(format!(
+        "    for (int x = tid; x < {}; x += {THREADS}) {{",
+        b * b
+    ));
     line(format!("      const int i = x / {b}, j = x % {b};"));
     line(format!("      {t} dot = ({t})0;"));
-    line(format!("      for (int d = 0; d < {e}; d++) dot += qs[i][d] * ks[j][d];"));
-    line(format!("      {t} score = dot * {};", literal(scale, dtype)));
+    line(format!(
+        "      for (int d = 0; d < {e}; d++) dot += qs[i][d] * ks[j][d];"
+    ));
+    line(format!(
+        "      {t} score = dot * {};",
+        literal(scale, dtype)
+    ));
     line(format!("      if (j >= cols) score = {ninf};"));
     if causal {
         line(format!("      else if (k0 + j > q0 + i) score = {ninf};"));
@@ -424,7 +462,10 @@ fn source(
     line("      rescale[tid] = alpha;".into());
     line("    }".into());
     line("    __syncthreads();".into());
-    line(format!("    for (int x = tid; x < {}; x += {THREADS}) {{", b * ev));
+    line(format!(
+        "    for (int x = tid; x < {}; x += {THREADS}) {{",
+        b * ev
+    ));
     line(format!("      const int i = x / {ev}, c = x % {ev};"));
     line(format!("      {t} acc = os[i][c] * rescale[i];"));
     line("      for (int j = 0; j < cols; j++) acc += ss[i][j] * vs[j][c];".into());
@@ -432,7 +473,9 @@ fn source(
     line("    }".into());
     line("  }".into());
     line("  __syncthreads();".into());
-    line(format!("  for (int x = tid; x < rows * {ev}; x += {THREADS}) {{"));
+    line(format!(
+        "  for (int x = tid; x < rows * {ev}; x += {THREADS}) {{"
+    ));
     line(format!("    const int i = x / {ev}, c = x % {ev};"));
     line(format!(
         "    out[o_at + (q0 + i) * {}LL + c * {}LL] = row_sum[i] == ({t})0 ? ({t})0 : os[i][c] / row_sum[i];",
