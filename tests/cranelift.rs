@@ -175,6 +175,48 @@ fn random_programs_reach_attention_and_indexing() {
     );
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// cross_entropy over rows of f32 logits, which this backend runs as
+    /// one native step: any row count and class count, each reduction,
+    /// ignored targets and targets past the classes (|u|·spread·C, cast
+    /// to int64), logits contiguous or read through a transpose.
+    #[test]
+    fn random_cross_entropy_matches_the_interpreter(
+        n in 1i64..6,
+        c in 1i64..80,
+        reduction in prop::sample::select(vec!["mean", "sum", "none"]),
+        ignore_index in prop::sample::select(vec![-100i64, 0, 2]),
+        transposed in any::<bool>(),
+        spread in 0.2f64..1.5,
+    ) {
+        let (x_ty, x) = if transposed {
+            (format!("{c}x{n}"), "%xt")
+        } else {
+            (format!("{n}x{c}"), "%x")
+        };
+        let out = if reduction == "none" { format!("tensor<{n}xf32>") } else { "tensor<f32>".into() };
+        let text = format!(
+            "func @main(%x: tensor<{x_ty}xf32>, %u: tensor<{n}xf32>) -> {out} {{\n\
+             \x20 %xt = transpose %x {{dim0 = 0, dim1 = 1}}\n\
+             \x20 %a = abs %u\n\
+             \x20 %m = mul %a, {scale:?}\n\
+             \x20 %t = cast %m {{dtype = i64}}\n\
+             \x20 %l = cross_entropy {x}, %t {{reduction = \"{reduction}\", ignore_index = {ignore_index}}}\n\
+             \x20 return %l\n}}\n",
+            scale = spread * c as f64,
+        );
+        let module = kiln::parse_module("cross_entropy", &text, kiln::DefaultDType::F32)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let func = module.entry().expect("an entry function");
+        let loss = func.insts.last().expect("the loss");
+        prop_assert!(kiln_runtime::cross_entropy::fused(func, loss), "not fused:\n{text}");
+        let outcome = check_random(&module, BackendKind::Cranelift);
+        prop_assert!(outcome.is_ok(), "{}\n{text}", outcome.unwrap_err());
+    }
+}
+
 /// Replays one program on both, printing inputs and results:
 /// `KILN_REPLAY=prog.kir cargo test -p kiln-tests --test cranelift replay -- --ignored --nocapture`
 #[test]

@@ -476,9 +476,18 @@ fn run_step<L: Launcher>(
     Ok(())
 }
 
+/// The composites a CPU backend keeps whole from decomposition, because
+/// [`native_step`] runs them as one step: attention
+/// ([`crate::attention::fused`]) and cross_entropy
+/// ([`crate::cross_entropy::fused`]).
+pub fn native_composite(func: &kiln_ir::Func, inst: &kiln_ir::Inst) -> bool {
+    crate::attention::fused(func, inst) || crate::cross_entropy::fused(func, inst)
+}
+
 /// Runs a host step that is one op with a native kernel (a convolution, a
 /// pool or a resampling in f32 or f64: `crate::spatial`; attention in f32
-/// or f64: `crate::attention`; gather and scatter: `crate::gather`; scans,
+/// or f64: `crate::attention`; cross_entropy of f32 logits:
+/// `crate::cross_entropy`; gather and scatter: `crate::gather`; scans,
 /// topk and sort: `crate::lines`) on the step's
 /// buffers directly; `false`
 /// when it has none, and the interpreter runs the step.
@@ -527,6 +536,17 @@ unsafe fn native_step(
         };
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe { crate::attention::attention(&inst.op, outputs[0].dtype, &operands, out) };
+    }
+    if crate::cross_entropy::fused(func, inst) {
+        let (Some(x), Some(t), Some(t_view)) = (operand(0), operand(1), view(1)) else {
+            return Ok(false);
+        };
+        let out = crate::spatial::Operand {
+            ptr: host.ptr(outputs[0].buffer),
+            geometry: &outputs[0].geometry,
+        };
+        // SAFETY: forwarded; the plan gives the result its own buffer.
+        return unsafe { crate::cross_entropy::cross_entropy(&inst.op, x, (t, t_view.dtype), out) };
     }
     if matches!(
         inst.op,

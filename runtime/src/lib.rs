@@ -19,6 +19,7 @@
 //! | [`matmul`] | matrix products through `gemm` |
 //! | [`spatial`] | convolution, pooling and resampling on the host |
 //! | [`attention`] | fused scaled dot-product attention on the host |
+//! | [`cross_entropy`] | cross_entropy with class indices on the host, one step |
 //! | [`gather`] | gather and scatter on the host's buffers |
 //! | [`lines`] | scans, topk and sort on the host's buffers, line by line |
 //! | [`backend`] | the backend interface, and the interpreter as a backend |
@@ -30,6 +31,7 @@ pub mod backend;
 pub mod cache;
 pub mod compare;
 pub mod convert;
+pub mod cross_entropy;
 pub mod execute;
 pub mod fold;
 pub mod gather;

@@ -13,8 +13,8 @@ use kiln::infer::InferCtx;
 use kiln::ops::attrs::ScatterReduce;
 use kiln::ops::{Attrs, SlotKind};
 use kiln::{
-    ArgReduceOp, BinaryOp, DType, DefaultDType, F64, MemoryFormat, Module, Op, ReduceOp, Scalar,
-    TensorType, TypeLayout, UnaryOp, ValueId,
+    ArgReduceOp, BinaryOp, DType, DefaultDType, F64, LossReduction, MemoryFormat, Module, Op,
+    ReduceOp, Scalar, TensorType, TypeLayout, UnaryOp, ValueId,
 };
 use proptest::prelude::*;
 
@@ -358,7 +358,25 @@ fn indexing(
         ScatterReduce::Amax,
         ScatterReduce::Amin,
     ]);
-    let candidates = [
+    // Class indices for a loss over rows (x [N, C]): each row's largest
+    // index, in range when taken along the classes.
+    let classes = if rank == 2 {
+        let amax = Op::Reduce {
+            op: ReduceOp::Amax,
+            dims: Some(vec![1]),
+            keepdim: false,
+            dtype: None,
+        };
+        push(b, amax, vec![v(ix)])
+    } else {
+        None
+    };
+    let loss = Op::CrossEntropy {
+        reduction: s.pick(&[LossReduction::Mean, LossReduction::Sum, LossReduction::None]),
+        ignore_index: if s.next(2) == 0 { -100 } else { 1 },
+        label_smoothing: F64(0.0),
+    };
+    let mut candidates = vec![
         (
             Op::Gather {
                 dim: d,
@@ -387,7 +405,14 @@ fn indexing(
             vec![v(x), v(ix)],
         ),
     ];
-    let first = s.next(candidates.len());
+    // Half the time a loss comes first where it fits.
+    let mut first = s.next(candidates.len());
+    if let Some(t) = classes {
+        candidates.push((loss, vec![v(x), v(t), Operand::None]));
+        if s.next(2) == 0 {
+            first = candidates.len() - 1;
+        }
+    }
     (0..candidates.len())
         .map(|k| &candidates[(first + k) % candidates.len()])
         .filter(|(op, _)| keep(op))

@@ -162,10 +162,11 @@ impl Backend for Cranelift {
         &["fuse", "codegen", "machine"]
     }
 
-    /// Attention in f32 and f64 runs as one fused host step
-    /// (`kiln_runtime::attention`) rather than as its expansion.
+    /// Attention in f32 and f64 and cross_entropy of f32 logits run as
+    /// one native host step each (`kiln_runtime::attention`,
+    /// `kiln_runtime::cross_entropy`) rather than as their expansions.
     fn keeps(&self) -> kiln_passes::decompose::Keep {
-        kiln_runtime::attention::fused
+        kiln_runtime::execute::native_composite
     }
 
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {

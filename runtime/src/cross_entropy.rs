@@ -1,0 +1,202 @@
+//! `cross_entropy` with class-index targets as one native host step of
+//! compiled CPU plans, for f32 logits `[N, C]` without class weights or
+//! label smoothing (the language-model loss): each row's maximum and sum
+//! of exponentials in two passes over the row (the second from cache),
+//! compiled for the widest vectors the CPU has, then one element picked
+//! per row. Decomposed, the loss is `log_softmax` and a one-hot pick that
+//! read each row three times with the exponentials in 4-lane Cranelift
+//! vectors; the decomposition stays the definition (the interpreter runs
+//! it), and other forms of the op still lower to it.
+//!
+//! The arithmetic is the decomposition's: `m = amax(row)` (NaN
+//! propagates), `s = Σ exp(x − m)` with kiln-math's f32 `exp` summed in
+//! f64 and rounded once, `logp = (x_t − m) − log(s)` with kiln-math's `log`,
+//! the loss `−logp`; an ignored target gives 0 and no weight, a target
+//! outside `[0, C)` picks nothing (−0.0, counted), as the one-hot pick
+//! does (PyTorch raises there). Reductions: `none` writes each row's
+//! loss, `sum` their sum, `mean` the sum over the count of targets not
+//! ignored (NaN for none), each sum in f64 and rounded once. Results
+//! differ from the decomposition's only by summation order.
+
+use kiln_ir::graph::{Func, Inst};
+use kiln_ir::{DType, LossReduction, Op, Result};
+use kiln_math::Function;
+use rayon::prelude::*;
+
+use crate::spatial::Operand;
+use crate::wide::widest_vectors;
+
+/// Whether the host runs this instruction as one native step: a
+/// `cross_entropy` of f32 logits `[N, C]` (N, C ≥ 1) against integer
+/// class indices `[N]`, without weights or label smoothing. Decomposition
+/// keeps these for the CPU backend.
+pub fn fused(func: &Func, inst: &Inst) -> bool {
+    let Op::CrossEntropy {
+        label_smoothing, ..
+    } = inst.op
+    else {
+        return false;
+    };
+    let operand = |i: usize| inst.operands.get(i).and_then(|o| o.value());
+    let (Some(x), Some(t)) = (operand(0), operand(1)) else {
+        return false;
+    };
+    let (xt, tt) = (func.ty(x), func.ty(t));
+    inst.results.len() == 1
+        && operand(2).is_none()
+        && label_smoothing.0 == 0.0
+        && xt.dtype == DType::F32
+        && func.ty(inst.result()).dtype == DType::F32
+        && xt.rank() == 2
+        && xt.shape.iter().all(|&n| n >= 1)
+        && tt.dtype.is_integral()
+        && tt.shape == xt.shape[..1]
+}
+
+/// Runs `op` (a [`fused`] cross_entropy) from logits `x` and targets `t`
+/// (of dtype `t_dtype`: i64, or i32 where the plan narrowed them) into
+/// `out`; `false` when this file has no kernel for it.
+///
+/// # Safety
+/// Each pointer must address a buffer holding every element its geometry
+/// describes; `out` must not overlap the operands.
+pub unsafe fn cross_entropy(
+    op: &Op,
+    x: Operand,
+    t: (Operand, DType),
+    out: Operand,
+) -> Result<bool> {
+    let Op::CrossEntropy {
+        reduction,
+        ignore_index,
+        ..
+    } = op
+    else {
+        return Ok(false);
+    };
+    let (t, t_dtype) = t;
+    if x.geometry.rank() != 2 || !matches!(t_dtype, DType::I64 | DType::I32) {
+        return Ok(false);
+    }
+    let (n, c) = (x.geometry.shape[0], x.geometry.shape[1] as usize);
+    let (row_stride, col_stride) = (x.geometry.strides[0], x.geometry.strides[1]);
+    let logits = crate::strided::Shared(x.ptr.cast::<f32>());
+    let targets = crate::strided::Shared(t.ptr);
+    let (t_offset, t_stride) = (t.geometry.offset, t.geometry.strides[0]);
+    let x_offset = x.geometry.offset;
+    // Each row's loss and whether it counts (rows on rayon's threads).
+    let rows: Vec<(f32, bool)> = (0..n)
+        .into_par_iter()
+        .map_init(Vec::new, |copy: &mut Vec<f32>, i| {
+            // SAFETY: row i's elements and target i are inside their
+            // buffers (the caller's contract).
+            let (row, target) = unsafe {
+                let first = logits.ptr().offset((x_offset + i * row_stride) as isize);
+                let row: &[f32] = if col_stride == 1 {
+                    std::slice::from_raw_parts(first, c)
+                } else {
+                    copy.clear();
+                    copy.extend((0..c).map(|j| *first.offset(j as isize * col_stride as isize)));
+                    copy
+                };
+                let at = (t_offset + i * t_stride) as isize;
+                let target = if t_dtype == DType::I64 {
+                    *targets.ptr().cast::<i64>().offset(at)
+                } else {
+                    i64::from(*targets.ptr().cast::<i32>().offset(at))
+                };
+                (row, target)
+            };
+            if target == *ignore_index {
+                return (0.0, false);
+            }
+            let picked = match usize::try_from(target) {
+                Ok(j) if j < c => {
+                    let mut stats = [0f64; 2];
+                    // SAFETY: plain slice arithmetic.
+                    unsafe { max_and_sum_wide(row, &mut stats) };
+                    let (m, s) = (stats[0] as f32, stats[1] as f32);
+                    (row[j] - m) - kiln_math::eval(Function::Log, s)
+                }
+                _ => 0.0,
+            };
+            (-picked, true)
+        })
+        .collect();
+    let out_ptr = out.ptr.cast::<f32>();
+    match reduction {
+        LossReduction::None => {
+            let (offset, stride) = (out.geometry.offset, out.geometry.strides[0]);
+            for (i, (loss, _)) in rows.iter().enumerate() {
+                // SAFETY: element i of the [N] output is inside its buffer.
+                unsafe { *out_ptr.offset((offset + i as i64 * stride) as isize) = *loss };
+            }
+        }
+        LossReduction::Sum | LossReduction::Mean => {
+            let total: f64 = rows.iter().map(|(l, _)| f64::from(*l)).sum();
+            let value = if *reduction == LossReduction::Mean {
+                let count = rows.iter().filter(|(_, counts)| *counts).count();
+                (total as f32) / (count as f32)
+            } else {
+                total as f32
+            };
+            // SAFETY: the 0-dim output's one element is inside its buffer.
+            unsafe { *out_ptr.offset(out.geometry.offset as isize) = value };
+        }
+        LossReduction::Batchmean => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Lanes of the row passes' accumulators (two AVX-512 registers of f32).
+const LANES: usize = 32;
+
+/// The logits' element type (f32 only; the row passes are written once
+/// for it, generic only because [`widest_vectors`] wants a type).
+trait Logit: Copy {
+    fn value(self) -> f32;
+}
+
+impl Logit for f32 {
+    #[inline(always)]
+    fn value(self) -> f32 {
+        self
+    }
+}
+
+widest_vectors! {
+    /// `stats = [amax(row), Σ exp(row − amax)]` (see the module doc).
+    unsafe fn max_and_sum_wide<T: [Logit]>(row: &[T], stats: &mut [f64; 2]) => max_and_sum_plain
+}
+
+#[inline(always)]
+unsafe fn max_and_sum_plain<T: Logit>(row: &[T], stats: &mut [f64; 2]) {
+    // NaN-propagating, as the reference's amax (a select, not a branch).
+    let top_of = |top: f32, x: f32| if x > top || x.is_nan() { x } else { top };
+    let mut tops = [f32::NEG_INFINITY; LANES];
+    let chunks = row.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (t, &x) in tops.iter_mut().zip(chunk) {
+            *t = top_of(*t, x.value());
+        }
+    }
+    let mut m = f32::NEG_INFINITY;
+    for x in tops.iter().copied().chain(tail.iter().map(|x| x.value())) {
+        m = top_of(m, x);
+    }
+    let exp = |x: f32| kiln_math::algorithms::exp(&mut kiln_math::scalar::Scalar, x - m);
+    let mut sums = [0f64; LANES];
+    let chunks = row.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (s, &x) in sums.iter_mut().zip(chunk) {
+            *s += f64::from(exp(x.value()));
+        }
+    }
+    let mut s: f64 = sums.iter().sum();
+    for &x in tail {
+        s += f64::from(exp(x.value()));
+    }
+    *stats = [f64::from(m), s];
+}
