@@ -217,6 +217,45 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Products of one f32 row by a matrix (a decode step's projections),
+    /// which the host computes without gemm: the matrix's rows contiguous
+    /// (GPT-2's Conv1D) or its columns (nn.Linear's transposed weight), the
+    /// row as `[k]`, `[1, k]` or `[1, 1, k]`.
+    #[test]
+    fn random_row_products_match_the_interpreter(
+        k in 16i64..400,
+        n in 64i64..700,
+        transposed in any::<bool>(),
+        row_rank in 1usize..4,
+    ) {
+        let row_shape = match row_rank {
+            1 => format!("{k}"),
+            2 => format!("1x{k}"),
+            _ => format!("1x1x{k}"),
+        };
+        let out_shape = match row_rank {
+            1 => format!("{n}"),
+            2 => format!("1x{n}"),
+            _ => format!("1x1x{n}"),
+        };
+        let (w_shape, product) = if transposed {
+            (format!("{n}x{k}"), "%wt = t %w\n  %y = matmul %x, %wt")
+        } else {
+            (format!("{k}x{n}"), "%y = matmul %x, %w")
+        };
+        let text = format!(
+            "func @main(%x: tensor<{row_shape}xf32>, %w: tensor<{w_shape}xf32>) -> tensor<{out_shape}xf32> {{\n  {product}\n  return %y\n}}\n"
+        );
+        let module = kiln::parse_module("row_product", &text, kiln::DefaultDType::F32)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        let outcome = check_random(&module, BackendKind::Cranelift);
+        prop_assert!(outcome.is_ok(), "{}\n{text}", outcome.unwrap_err());
+    }
+}
+
 /// Replays one program on both, printing inputs and results:
 /// `KILN_REPLAY=prog.kir cargo test -p kiln-tests --test cranelift replay -- --ignored --nocapture`
 #[test]

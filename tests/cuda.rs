@@ -214,7 +214,7 @@ fn every_program_emulated_matches_the_interpreter() {
 
 /// Attention is one generated kernel per call (no matmul or softmax
 /// steps), which the emulation runs; heads too wide for a tile in shared
-/// memory expand to matmuls and softmax instead, and agree too.
+/// memory, or empty, expand to matmuls and softmax instead, and agree too.
 #[test]
 fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     use kiln_passes::plan::Step;
@@ -263,10 +263,14 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     let (wide, plan) = plan_of(&program(1600, "f64"));
     assert!(kiln_cuda::attention::kernels(&plan).is_empty());
     assert_eq!(matmuls(&plan), 2);
+    // Empty heads (found by the random programs: C has no empty arrays)
+    // expand too.
+    let (empty, plan) = plan_of(&program(0, "f32"));
+    assert!(kiln_cuda::attention::kernels(&plan).is_empty());
     if !emulator_here() {
         return;
     }
-    for module in [fits, wide] {
+    for module in [fits, wide, empty] {
         kiln_tests::differential::differ_with(
             &module,
             "cuda (emulated)",

@@ -487,7 +487,7 @@ pub fn native_composite(func: &kiln_ir::Func, inst: &kiln_ir::Inst) -> bool {
 /// Runs a host step that is one op with a native kernel (a convolution, a
 /// pool or a resampling in f32 or f64: `crate::spatial`; attention in f32
 /// or f64: `crate::attention`; cross_entropy of f32 logits:
-/// `crate::cross_entropy`; gather and scatter: `crate::gather`; scans,
+/// `crate::cross_entropy`; gather, scatter and `index_put`: `crate::gather`; scans,
 /// topk and sort: `crate::lines`) on the step's
 /// buffers directly; `false`
 /// when it has none, and the interpreter runs the step.
@@ -570,6 +570,40 @@ unsafe fn native_step(
                 (index, index_dtype),
                 operand(2),
                 out,
+            )
+        };
+    }
+    if let Op::IndexPut { accumulate: false } = inst.op {
+        // One index tensor among the entries (operands 1 .. n − 1), the
+        // values last.
+        let n = inst.operands.len();
+        let entries: Vec<usize> = (1..n.saturating_sub(1))
+            .filter(|&i| inst.operands[i].value().is_some())
+            .collect();
+        let ([i], Some(x), Some(values), Some(values_view)) =
+            (&entries[..], operand(0), operand(n - 1), view(n - 1))
+        else {
+            return Ok(false);
+        };
+        let (Some(index), Some(index_view)) = (operand(*i), view(*i)) else {
+            return Ok(false);
+        };
+        if values_view.dtype != outputs[0].dtype {
+            return Ok(false);
+        }
+        let out = crate::spatial::Operand {
+            ptr: host.ptr(outputs[0].buffer),
+            geometry: &outputs[0].geometry,
+        };
+        // SAFETY: forwarded; the plan gives the result its own buffer.
+        return unsafe {
+            crate::gather::index_put(
+                x,
+                i - 1,
+                (index, index_view.dtype),
+                values,
+                out,
+                outputs[0].dtype.itemsize(),
             )
         };
     }

@@ -1,6 +1,6 @@
 //! Gather and scatter for compiled plans on the CPU: the plan's `gather`,
-//! `scatter` (of a source tensor), `scatter_add` and `embedding` steps run
-//! here on the
+//! `scatter` (of a source tensor), `scatter_add`, `embedding` and
+//! `index_put` (one index tensor, no accumulation) steps run here on the
 //! step's buffers instead of element by element in the interpreter, which
 //! stays the oracle they are tested against.
 //!
@@ -274,18 +274,114 @@ unsafe fn copy(src: *const u8, s: i64, dst: *mut u8, d: i64, item: usize) {
     };
 }
 
-/// Every element of `x` into `out` (same shape), as the scatters start
-/// from a copy of their input.
+/// Every element of `x` into `out` (same shape), as the scatters and
+/// `index_put` start from a copy of their input.
 ///
 /// # Safety
 /// Both geometries must be inside their buffers.
 unsafe fn copy_all(x: Operand, out: Operand, item: usize) {
     // SAFETY: forwarded.
+    unsafe { copy_runs(x.geometry, x.ptr, out.geometry, out.ptr, item) };
+}
+
+/// Every element of `from` (at `src`) into `to` (at `dst`, the same
+/// shape), a run along the last dim at a time: one copy where both are
+/// dense along it.
+///
+/// # Safety
+/// Both geometries must be inside their buffers, which must not overlap.
+unsafe fn copy_runs(from: &Geometry, src: *const u8, to: &Geometry, dst: *mut u8, item: usize) {
+    // SAFETY: forwarded.
     unsafe {
-        walk(
-            x.geometry,
-            &[(x.geometry, NONE), (out.geometry, NONE)],
-            |[s, d]| copy(x.ptr, s, out.ptr, d, item),
+        rows(
+            from,
+            &[(from, NONE), (to, NONE)],
+            |[s, d], len, [ss, ds]| {
+                if ss == 1 && ds == 1 {
+                    std::ptr::copy_nonoverlapping(
+                        src.add(s as usize * item),
+                        dst.add(d as usize * item),
+                        len as usize * item,
+                    );
+                } else {
+                    for j in 0..len {
+                        copy(src, s + j * ss, dst, d + j * ds, item);
+                    }
+                }
+            },
         )
     };
+}
+
+/// `index_put` without accumulation, with one index tensor: a copy of `x`
+/// with `values` (broadcast to `x`'s shape with dim `d` the index's
+/// length) written at the positions `index` (1-D, i64 or i32) holds along
+/// dim `d`, the dims before and after taken whole (`x[:, :, index] =
+/// values`: a key/value cache's update). Every position is checked first
+/// (the interpreter's error for the first out of range; negative ones
+/// count from the end); the slices are written in the index's order, so a
+/// position given twice keeps the last. Moves bytes: any dtype.
+///
+/// # Safety
+/// As [`gather_scatter`]; `values` of `out`'s dtype.
+pub unsafe fn index_put(
+    x: Operand,
+    d: usize,
+    (index, index_dtype): (Operand, DType),
+    values: Operand,
+    out: Operand,
+    item: usize,
+) -> Result<bool> {
+    let rank = x.geometry.rank();
+    if d >= rank || index.geometry.rank() != 1 || values.geometry.rank() > rank {
+        return Ok(false);
+    }
+    let n = index.geometry.shape[0];
+    let size = x.geometry.shape[d];
+    let mut positions = Vec::with_capacity(n as usize);
+    for j in 0..n {
+        let at = (index.geometry.offset + j * index.geometry.strides[0]) as isize;
+        // SAFETY: element j of the index is inside its buffer.
+        let i = unsafe {
+            match index_dtype {
+                DType::I64 => *index.ptr.cast::<i64>().offset(at),
+                DType::I32 => i64::from(*index.ptr.cast::<i32>().offset(at)),
+                _ => return Ok(false),
+            }
+        };
+        if i < -size || i >= size {
+            return Err(crate::interp::indexing::out_of_bounds(i, 0, size));
+        }
+        positions.push(i.rem_euclid(size.max(1)));
+    }
+    // `values` broadcast to the written shape (x's, dim d the index's).
+    let lead = rank - values.geometry.rank();
+    let spread: Vec<i64> = (0..rank)
+        .map(|k| match k.checked_sub(lead) {
+            Some(v) if values.geometry.shape[v] != 1 => values.geometry.strides[v],
+            _ => 0,
+        })
+        .collect();
+    let mut slice = x.geometry.shape.clone();
+    slice[d] = 1;
+    // SAFETY: the copy's geometries are the step's; each slice below is
+    // inside `out` (its position was checked) and inside `values` (j < n
+    // along dim d, broadcast elsewhere).
+    unsafe {
+        copy_all(x, out, item);
+        for (j, p) in positions.into_iter().enumerate() {
+            let to = Geometry::new(
+                slice.clone(),
+                out.geometry.strides.clone(),
+                out.geometry.offset + p * out.geometry.strides[d],
+            );
+            let from = Geometry::new(
+                slice.clone(),
+                spread.clone(),
+                values.geometry.offset + j as i64 * spread[d],
+            );
+            copy_runs(&from, values.ptr, &to, out.ptr, item);
+        }
+    }
+    Ok(true)
 }

@@ -150,6 +150,24 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
         n,
         k,
     };
+    if m == 1 && indices.len() == 1 && out.dtype == DType::F32 && n * k >= 1 << 14 {
+        let index = &indices[0];
+        let at = |x: &MatrixArg, mx: &Matrices| {
+            // SAFETY: the batch offset is inside the operand's buffer.
+            unsafe { x.ptr.cast::<f32>().offset(batch_offset(mx, index) as isize) }
+        };
+        let row = Row {
+            a: (at(&a, &ma), ma.col_stride as isize),
+            b: (at(&b, &mb), mb.row_stride as isize, mb.col_stride as isize),
+            out: (at(&out, &mo), mo.col_stride as isize),
+            k,
+            n,
+        };
+        // SAFETY: as for `matmul`.
+        if unsafe { row.run() } {
+            return Ok(());
+        }
+    }
     // Many small products (attention's heads) run one per thread; a few
     // large ones each use every thread.
     let threads = rayon::current_num_threads();
@@ -171,6 +189,163 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
             unsafe { product.run(index, parallelism)? };
         }
         Ok(())
+    }
+}
+
+/// A product of one f32 row by a matrix (`m = 1`: a decode step's
+/// projections), computed here rather than by `gemm`, which packs the
+/// whole matrix for one row: the matrix is streamed once, in sequential
+/// blocks shared out among rayon's threads, each sum in f32 (blocks of
+/// rows summed in order, then added; or one dot product per column in 32
+/// partial sums: gemm's and PyTorch's orders differ too, by rounding
+/// only). The row
+/// (`a`) and the result are element pointers with their steps; the
+/// matrix's rows or columns must be contiguous (`false` otherwise).
+struct Row {
+    a: (*const f32, isize),
+    /// First element, row stride, column stride.
+    b: (*const f32, isize, isize),
+    out: (*mut f32, isize),
+    k: usize,
+    n: usize,
+}
+
+// SAFETY: the operands are only read; the threads write disjoint columns
+// of the result.
+unsafe impl Sync for Row {}
+
+/// Columns a thread takes at a time.
+const ROW_COLUMNS: usize = 256;
+
+impl Row {
+    /// # Safety
+    /// As for [`matmul`].
+    unsafe fn run(&self) -> bool {
+        use rayon::prelude::*;
+        let (_, b_rows, b_cols) = self.b;
+        if b_rows != 1 && b_cols != 1 {
+            return false;
+        }
+        let (a, a_step) = self.a;
+        // SAFETY: the row's k elements are inside its buffer.
+        let row: Vec<f32> = (0..self.k)
+            .map(|i| unsafe { *a.offset(i as isize * a_step) })
+            .collect();
+        let sums: Vec<f32> = if b_cols == 1 {
+            // Rows of the matrix are contiguous: each task streams a block
+            // of whole rows (one sequential read) into partial sums of
+            // every column, added in block order.
+            let blocks = (rayon::current_num_threads() * 2).min(self.k).max(1);
+            let per = self.k.div_ceil(blocks);
+            let partial: Vec<Vec<f32>> = (0..blocks)
+                .into_par_iter()
+                .map(|t| {
+                    let (b, b_rows, _) = self.b;
+                    let (k0, k1) = (t * per, ((t + 1) * per).min(self.k));
+                    let mut sums = vec![0f32; self.n];
+                    if k0 < k1 {
+                        // SAFETY: rows k0..k1 of all n columns are inside b.
+                        unsafe {
+                            rows_scaled_wide(
+                                &row[k0..k1],
+                                b.offset(k0 as isize * b_rows),
+                                b_rows,
+                                &mut sums,
+                            )
+                        };
+                    }
+                    sums
+                })
+                .collect();
+            let mut total = vec![0f32; self.n];
+            for p in &partial {
+                for (t, x) in total.iter_mut().zip(p) {
+                    *t += x;
+                }
+            }
+            total
+        } else {
+            // Columns are contiguous (a transposed weight): one dot
+            // product per column, runs of columns on rayon's threads.
+            let chunks = self.n.div_ceil(ROW_COLUMNS);
+            (0..chunks)
+                .into_par_iter()
+                .flat_map_iter(|c| {
+                    let (b, _, b_cols) = self.b;
+                    let (n0, n1) = (c * ROW_COLUMNS, ((c + 1) * ROW_COLUMNS).min(self.n));
+                    let mut sums = vec![0f32; n1 - n0];
+                    // SAFETY: columns n0..n1, each of k elements, are
+                    // inside b.
+                    unsafe { dots_wide(&row, b.offset(n0 as isize * b_cols), b_cols, &mut sums) };
+                    sums
+                })
+                .collect()
+        };
+        let (out, out_step) = self.out;
+        for (j, s) in sums.iter().enumerate() {
+            // SAFETY: column j < n of the result.
+            unsafe { *out.offset(j as isize * out_step) = *s };
+        }
+        true
+    }
+}
+
+crate::wide::widest_vectors! {
+    /// `sums[j] += Σ_i row[i] · first[i·stride + j]`, in order of `i`.
+    unsafe fn rows_scaled_wide<T: [Copy]>(row: &[f32], first: *const f32, stride: isize, sums: &mut [T]) => rows_scaled_plain
+}
+
+#[inline(always)]
+unsafe fn rows_scaled_plain<T: Copy>(
+    row: &[f32],
+    first: *const f32,
+    stride: isize,
+    sums: &mut [T],
+) {
+    // T is f32 (the macro wants a type parameter).
+    // SAFETY: T is f32 at every call.
+    let sums: &mut [f32] =
+        unsafe { std::slice::from_raw_parts_mut(sums.as_mut_ptr().cast(), sums.len()) };
+    for (i, &x) in row.iter().enumerate() {
+        // SAFETY: row i's chunk is inside the matrix (the caller's).
+        let chunk =
+            unsafe { std::slice::from_raw_parts(first.offset(i as isize * stride), sums.len()) };
+        for (s, &w) in sums.iter_mut().zip(chunk) {
+            *s += x * w;
+        }
+    }
+}
+
+/// Lanes of a dot product's partial sums.
+const DOT_LANES: usize = 32;
+
+crate::wide::widest_vectors! {
+    /// `sums[j] = Σ_i a[i]·first[j·stride + i]` (contiguous columns), each
+    /// in [`DOT_LANES`] partial sums.
+    unsafe fn dots_wide<T: [Copy]>(a: &[f32], first: *const f32, stride: isize, sums: &mut [T]) => dots_plain
+}
+
+#[inline(always)]
+unsafe fn dots_plain<T: Copy>(a: &[f32], first: *const f32, stride: isize, sums: &mut [T]) {
+    // SAFETY: T is f32 at every call.
+    let sums: &mut [f32] =
+        unsafe { std::slice::from_raw_parts_mut(sums.as_mut_ptr().cast(), sums.len()) };
+    for (j, s) in sums.iter_mut().enumerate() {
+        // SAFETY: column j's elements are inside the matrix (the caller's).
+        let b = unsafe { std::slice::from_raw_parts(first.offset(j as isize * stride), a.len()) };
+        let mut lanes = [0f32; DOT_LANES];
+        let (ca, cb) = (a.chunks_exact(DOT_LANES), b.chunks_exact(DOT_LANES));
+        let (ta, tb) = (ca.remainder(), cb.remainder());
+        for (x, y) in ca.zip(cb) {
+            for l in 0..DOT_LANES {
+                lanes[l] += x[l] * y[l];
+            }
+        }
+        let mut total: f32 = lanes.iter().sum();
+        for (x, y) in ta.iter().zip(tb) {
+            total += x * y;
+        }
+        *s = total;
     }
 }
 

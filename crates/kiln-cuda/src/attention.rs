@@ -46,8 +46,8 @@ const MAX_TILE: usize = 32;
 
 /// Whether the CUDA backend runs this instruction as one fused kernel: a
 /// `scaled_dot_product_attention` in f32 or f64 on query, key and value of
-/// rank ≥ 2, with a bool or same-dtype mask, whose head dims fit a tile in
-/// shared memory. Decomposition keeps these for this backend; the others
+/// rank ≥ 2, with a bool or same-dtype mask, whose head dims are not empty
+/// and fit a tile in shared memory. Decomposition keeps these for this backend; the others
 /// expand to matmul and softmax kernels.
 pub fn fused(func: &Func, inst: &Inst) -> bool {
     if !matches!(inst.op, Op::ScaledDotProductAttention { .. }) || inst.results.len() != 1 {
@@ -79,6 +79,11 @@ pub fn fused(func: &Func, inst: &Inst) -> bool {
 /// whose shared arrays fit.
 fn tile(e: i64, ev: i64, size: usize) -> Option<usize> {
     let (e, ev) = (usize::try_from(e).ok()?, usize::try_from(ev).ok()?);
+    if e == 0 || ev == 0 {
+        // Empty heads: C has no arrays of zero elements (the expansion
+        // computes these).
+        return None;
+    }
     let mut b = MAX_TILE;
     while b >= 1 {
         if shared_elements(b, e, ev).checked_mul(size)? <= SHARED_BYTES {

@@ -9,7 +9,8 @@
 //! `--generate N` continues the ids greedily for N tokens with a key/value
 //! cache of static length (`kiln::nn::Generator`: two compiled programs,
 //! the prompt's and the one-token step's; the positions must fit
-//! `n_positions`).
+//! `n_positions`), and prints the one-token steps' median time (per-token
+//! decode; `benches/gpt2_decode.py` runs it beside transformers).
 //!
 //! `--kir PATH` writes the traced program: its arguments are `input_ids`
 //! and the weights by name, so `kiln run gpt2.kir --inputs
@@ -34,8 +35,8 @@ use std::path::{Path, PathBuf};
 
 use kiln::nn::{
     Activation, CausalLm, CompiledModel, Embedding, Generator, LayerNorm, Linear, Module, Param,
-    StaticKvCache, TracedModel, VarBuilder, VarStore, attend_static, config_beside, merge_heads,
-    split_heads,
+    StaticKvCache, TracedModel, VarBuilder, VarStore, argmax_last, attend_static, config_beside,
+    merge_heads, split_heads,
 };
 use kiln::{AttentionOptions, DType, Device, Error, ErrorKind, Result, Tensor, TensorSpec};
 
@@ -429,13 +430,34 @@ fn main() -> Result<()> {
         let dtype = vs.dtype().unwrap_or(DType::F32);
         let max_len = len + generate as i64;
         let mut generator = Generator::new(&model, &vs, dtype, max_len)?;
+        // Greedy decoding as `Generator::generate` does it, each one-token
+        // step timed (the first compiles the step's program).
         let start = std::time::Instant::now();
-        let generated = generator.generate(&ids, generate)?;
+        let mut next = argmax_last(&generator.feed(&ids)?);
+        let mut generated = vec![next];
+        let mut steps = Vec::new();
+        while generated.len() < generate {
+            let t = std::time::Instant::now();
+            next = argmax_last(&generator.feed(&[next])?);
+            steps.push(t.elapsed().as_secs_f64() * 1e3);
+            generated.push(next);
+        }
         println!(
             "greedy continuation {generated:?} ({:.1} ms; a static cache of {max_len} positions, {} programs compiled)",
             start.elapsed().as_secs_f64() * 1e3,
             generator.programs()
         );
+        if steps.len() > 1 {
+            let mut warm = steps[1..].to_vec();
+            warm.sort_by(f64::total_cmp);
+            println!(
+                "one-token steps: median {:.2} ms, min {:.2} ms over {} steps (after the first, {:.1} ms, which compiled the step)",
+                warm[warm.len() / 2],
+                warm[0],
+                warm.len(),
+                steps[0]
+            );
+        }
     }
     Ok(())
 }
