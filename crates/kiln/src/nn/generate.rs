@@ -174,14 +174,23 @@ impl<'a, M: CausalLm> Generator<'a, M> {
 /// The position of the largest value in the last row of `logits` (its
 /// last dim: the vocabulary), the first of equals.
 pub fn argmax_last(logits: &HostTensor) -> i64 {
-    let vocab = logits.shape().last().copied().unwrap_or(1).max(1) as usize;
-    let values: Vec<f64> = logits.values().into_iter().map(|v| v.f64()).collect();
-    let last = &values[values.len().saturating_sub(vocab)..];
-    let mut best = 0;
-    for (i, v) in last.iter().enumerate() {
-        if *v > last[best] {
-            best = i;
+    let shape = logits.shape();
+    if shape.contains(&0) {
+        return 0;
+    }
+    // Read in place (a decode step's whole vocabulary, every step: no
+    // copy of the logits).
+    let mut index: Vec<i64> = shape.iter().map(|&n| n - 1).collect();
+    let Some(last) = index.len().checked_sub(1) else {
+        return 0;
+    };
+    let (mut best, mut top) = (0, f64::NEG_INFINITY);
+    for i in 0..shape[last] {
+        index[last] = i;
+        let v = logits.get(&index).f64();
+        if i == 0 || v > top {
+            (best, top) = (i, v);
         }
     }
-    best as i64
+    best
 }
