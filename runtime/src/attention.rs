@@ -83,12 +83,14 @@ pub unsafe fn attention(op: &Op, dtype: DType, x: &Operands, out: Operand) -> Re
         return Ok(false);
     };
     let e = x.query.geometry.shape.last().copied().unwrap_or(1);
+    // Queries per batch item and head (the output's rows).
+    let l = out.geometry.shape.iter().rev().nth(1).copied().unwrap_or(1) as usize;
     let scale = scale.map_or(1.0 / (e as f64).sqrt(), |F64(s)| s);
     // SAFETY: forwarded.
     unsafe {
         match dtype {
-            DType::F32 => run::<f32>(scale, *is_causal, x, out, Products::for_element::<f32>()),
-            DType::F64 => run::<f64>(scale, *is_causal, x, out, Products::for_element::<f64>()),
+            DType::F32 => run::<f32>(scale, *is_causal, x, out, Products::for_queries::<f32>(l)),
+            DType::F64 => run::<f64>(scale, *is_causal, x, out, Products::for_queries::<f64>(l)),
             _ => return Ok(false),
         }
     }
@@ -230,7 +232,21 @@ enum Products {
     Avx512,
 }
 
+/// Below this many queries (a decode step's one), a tile's products go
+/// through `gemm`, which computes only the rows there are: the
+/// register-blocked kernels compute all [`QUERY_ROWS`].
+const FEW_QUERIES: usize = 8;
+
 impl Products {
+    /// The products for `l` queries per batch item and head.
+    fn for_queries<T: Real>(l: usize) -> Products {
+        if l < FEW_QUERIES {
+            Products::Gemm
+        } else {
+            Products::for_element::<T>()
+        }
+    }
+
     fn for_element<T: Real>() -> Products {
         #[cfg(target_arch = "x86_64")]
         if T::IS_F32 && std::arch::is_x86_feature_detected!("avx512f") {
