@@ -24,8 +24,9 @@
 //! interpreter's own algorithm.
 //!
 //! Semantics follow the reference: a query that the masks leave no key
-//! attends to nothing (zeros, as PyTorch's `_safe_softmax`); NaN scores
-//! make their query's row NaN. Results differ from the reference by
+//! attends to nothing (zeros, as PyTorch's `_safe_softmax`); without masks,
+//! scores all −inf give NaN (softmax's 0/0); NaN scores make their query's
+//! row NaN. Results differ from the reference by
 //! summation order and by when the division happens, which the
 //! differential tests' tolerance for sums covers.
 
@@ -613,6 +614,8 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
         Shared(out.ptr as *mut T),
     );
     let scale = T::from_f64(scale);
+    // Where the reference's `_safe_softmax` applies (see the expansion).
+    let nothing_is_zero = causal || x.mask.is_some() || s == 0;
     let blocks = l.div_ceil(QUERY_ROWS);
     let tasks = o.offsets.len() * blocks;
     (0..tasks).into_par_iter().for_each_init(
@@ -724,8 +727,11 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
             for c in 0..ev {
                 for ii in 0..rows {
                     let total = sum[ii];
-                    // A query no key reached (l = 0) attends to nothing.
-                    let y = if total == T::ZERO {
+                    // A query the masks leave no key (l = 0) attends to
+                    // nothing, as does any query without keys; unmasked
+                    // scores all −inf are softmax's 0/0 (NaN), as the
+                    // reference's.
+                    let y = if total == T::ZERO && nothing_is_zero {
                         T::ZERO
                     } else {
                         acc[c * QUERY_ROWS + ii] / total

@@ -27,8 +27,8 @@ use crate::spatial::Operand;
 use crate::wide::widest_vectors;
 
 /// Whether the host runs this instruction as one native step: a
-/// `cross_entropy` of f32 logits `[N, C]` (N, C ≥ 1) against integer
-/// class indices `[N]`, without weights or label smoothing. Decomposition
+/// `cross_entropy` of f32 logits `[N, C]` (N, C ≥ 1) against i64 (or
+/// i32) class indices `[N]`, without weights or label smoothing. Decomposition
 /// keeps these for the CPU backend.
 pub fn fused(func: &Func, inst: &Inst) -> bool {
     let Op::CrossEntropy {
@@ -49,7 +49,7 @@ pub fn fused(func: &Func, inst: &Inst) -> bool {
         && func.ty(inst.result()).dtype == DType::F32
         && xt.rank() == 2
         && xt.shape.iter().all(|&n| n >= 1)
-        && tt.dtype.is_integral()
+        && matches!(tt.dtype, DType::I64 | DType::I32)
         && tt.shape == xt.shape[..1]
 }
 

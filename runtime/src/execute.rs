@@ -588,7 +588,8 @@ unsafe fn native_step(
         let (Some(index), Some(index_view)) = (operand(*i), view(*i)) else {
             return Ok(false);
         };
-        if values_view.dtype != outputs[0].dtype {
+        let same = |v: Option<&TensorView>| v.is_some_and(|v| v.dtype == outputs[0].dtype);
+        if !same(Some(values_view)) || !same(view(0)) {
             return Ok(false);
         }
         let out = crate::spatial::Operand {

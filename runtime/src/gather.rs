@@ -336,6 +336,9 @@ pub unsafe fn index_put(
     if d >= rank || index.geometry.rank() != 1 || values.geometry.rank() > rank {
         return Ok(false);
     }
+    if !matches!(index_dtype, DType::I64 | DType::I32) {
+        return Ok(false);
+    }
     let n = index.geometry.shape[0];
     let size = x.geometry.shape[d];
     let mut positions = Vec::with_capacity(n as usize);

@@ -30,7 +30,7 @@ use crate::strided::Shared;
 /// interpreter does; the result does not depend on it).
 const FEW: usize = 64;
 
-/// Lines handed to a thread at a time (at least).
+/// Lines handed to a thread at a time (at least, where there are as many).
 const LINES_PER_TASK: usize = 16;
 
 /// Whether `op` has a native step here for these dtypes: the input's, the

@@ -1,5 +1,6 @@
 //! What the host's native steps (`crate::spatial`, `crate::attention`,
-//! `crate::gather`) and the run loop's writes share: a pointer that may
+//! `crate::gather`, `crate::lines`, `crate::cross_entropy`) and the run
+//! loop's writes share: a pointer that may
 //! cross rayon's threads, and walks over strided geometries that keep one
 //! element offset per operand with an odometer (an element costs an
 //! addition, a run along the last dim none). The walks are `#[inline]`:

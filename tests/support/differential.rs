@@ -112,6 +112,22 @@ fn sum_scale(module: &Module, m: f64) -> f64 {
     scale
 }
 
+/// The module after the module passes of the backend named `backend`
+/// (CUDA's keep other composites than the CPU's, so their orders differ).
+fn optimized_for(module: &Module, backend: &str) -> Result<Module, String> {
+    let kind = if backend.starts_with("cuda") {
+        BackendKind::Cuda
+    } else {
+        BackendKind::Cranelift
+    };
+    let mut lowered = module.clone();
+    Compiler::new(kind)
+        .pipeline()
+        .run(&mut lowered)
+        .map_err(|e| e.to_string())?;
+    Ok(lowered)
+}
+
 /// Whose math functions a backend computes with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Math {
@@ -282,11 +298,7 @@ pub fn differ_with(
         (Err(e), Err(g))
             if e.kind() == kiln::ErrorKind::Runtime && g.kind() == kiln::ErrorKind::Runtime =>
         {
-            let mut lowered = module.clone();
-            Compiler::new(BackendKind::Cranelift)
-                .pipeline()
-                .run(&mut lowered)
-                .map_err(|e| e.to_string())?;
+            let lowered = optimized_for(module, backend)?;
             match interp::run(&lowered, &inputs) {
                 Err(r) if r.message() == g.message() => Ok(()),
                 other => Err(format!(
@@ -301,11 +313,7 @@ pub fn differ_with(
         // Kiln's laziness allows. The reference is then the interpreter on
         // the optimized program.
         (Err(e), Ok(_)) if e.kind() == kiln::ErrorKind::Runtime => {
-            let mut lowered = module.clone();
-            Compiler::new(BackendKind::Cranelift)
-                .pipeline()
-                .run(&mut lowered)
-                .map_err(|e| e.to_string())?;
+            let lowered = optimized_for(module, backend)?;
             match interp::run(&lowered, &inputs) {
                 Ok(_) => differ_with(&lowered, backend, math, runner),
                 Err(_) => Err(format!("interpreter {e:?}, {backend} ran without it")),

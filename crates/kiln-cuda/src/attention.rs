@@ -21,7 +21,8 @@
 //! memory (and no larger than L needs), and attention whose head dims
 //! leave no tile size is expanded instead. Semantics follow the reference and the CPU's fused step
 //! (`kiln_runtime::attention`): a query the masks leave no key gives zeros
-//! (PyTorch's `_safe_softmax`), NaN scores make their query's row NaN, and
+//! (PyTorch's `_safe_softmax`; without masks, scores all −inf give NaN as
+//! softmax's 0/0), NaN scores make their query's row NaN, and
 //! f32's e^x is kiln-math's algorithm (`kiln_exp_f32`). Results differ from
 //! the reference by summation order and by when the division happens.
 
@@ -240,11 +241,13 @@ fn source(
     let b = tile(e, ev, dtype.itemsize())?.min((l.max(1) as usize).next_power_of_two()) as i64;
     let items: i64 = batch.iter().product();
     let tiles = (l + b - 1) / b;
-    let blocks = if ev == 0 {
-        0
-    } else {
-        items.checked_mul(tiles)?
-    };
+    // (Empty heads never get here: `tile` refuses them.)
+    let blocks = items.checked_mul(tiles)?;
+    if blocks > i64::from(i32::MAX) {
+        // Past CUDA's grid limit: the host runs the step (as any step
+        // without a kernel here).
+        return None;
+    }
     let shape = LaunchShape {
         blocks: u32::try_from(blocks).ok()?,
         threads: THREADS,
@@ -482,10 +485,20 @@ fn source(
         "  for (int x = tid; x < rows * {ev}; x += {THREADS}) {{"
     ));
     line(format!("    const int i = x / {ev}, c = x % {ev};"));
-    line(format!(
-        "    out[o_at + (q0 + i) * {}LL + c * {}LL] = row_sum[i] == ({t})0 ? ({t})0 : os[i][c] / row_sum[i];",
-        o.rows, o.cols
-    ));
+    // A query the masks leave no key (or any, without keys) attends to
+    // nothing (PyTorch's `_safe_softmax`); unmasked scores all −inf are
+    // softmax's 0/0 (NaN), as the reference's.
+    if causal || x.mask.is_some() || s == 0 {
+        line(format!(
+            "    out[o_at + (q0 + i) * {}LL + c * {}LL] = row_sum[i] == ({t})0 ? ({t})0 : os[i][c] / row_sum[i];",
+            o.rows, o.cols
+        ));
+    } else {
+        line(format!(
+            "    out[o_at + (q0 + i) * {}LL + c * {}LL] = os[i][c] / row_sum[i];",
+            o.rows, o.cols
+        ));
+    }
     line("  }".into());
     line("}".into());
     Some((c, shape))
