@@ -495,10 +495,10 @@ pub fn native_composite(func: &kiln_ir::Func, inst: &kiln_ir::Inst) -> bool {
 /// # Safety
 /// The views must have been checked against their buffers, of which
 /// `host` holds the storages.
-unsafe fn native_step(
+unsafe fn native_step<'v>(
     func: &kiln_ir::Func,
-    views: &[TensorView],
-    outputs: &[TensorView],
+    views: &'v [TensorView],
+    outputs: &'v [TensorView],
     host: &HostCopies,
 ) -> Result<bool> {
     let [inst] = &func.insts[..] else {
@@ -513,13 +513,13 @@ unsafe fn native_step(
         let v = inst.operands.get(i)?.value()?;
         Some(&views[func.params.iter().position(|p| *p == v)?])
     };
-    let operand = |i: usize| -> Option<crate::spatial::Operand<'_>> {
-        let view = view(i)?;
-        Some(crate::spatial::Operand {
-            ptr: host.ptr(view.buffer),
-            geometry: &view.geometry,
-        })
+    let on_host = |view: &'v TensorView| crate::spatial::Operand {
+        ptr: host.ptr(view.buffer),
+        geometry: &view.geometry,
     };
+    let operand = |i: usize| view(i).map(on_host);
+    // The first result (each op here has its own buffer for it).
+    let out = || on_host(&outputs[0]);
     if crate::attention::fused(func, inst) {
         let (Some(query), Some(key), Some(value)) = (operand(0), operand(1), operand(2)) else {
             return Ok(false);
@@ -530,10 +530,7 @@ unsafe fn native_step(
             value,
             mask: operand(3).zip(view(3).map(|m| m.dtype)),
         };
-        let out = crate::spatial::Operand {
-            ptr: host.ptr(outputs[0].buffer),
-            geometry: &outputs[0].geometry,
-        };
+        let out = out();
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe { crate::attention::attention(&inst.op, outputs[0].dtype, &operands, out) };
     }
@@ -541,10 +538,7 @@ unsafe fn native_step(
         let (Some(x), Some(t), Some(t_view)) = (operand(0), operand(1), view(1)) else {
             return Ok(false);
         };
-        let out = crate::spatial::Operand {
-            ptr: host.ptr(outputs[0].buffer),
-            geometry: &outputs[0].geometry,
-        };
+        let out = out();
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe { crate::cross_entropy::cross_entropy(&inst.op, x, (t, t_view.dtype), out) };
     }
@@ -557,10 +551,7 @@ unsafe fn native_step(
         else {
             return Ok(false);
         };
-        let out = crate::spatial::Operand {
-            ptr: host.ptr(outputs[0].buffer),
-            geometry: &outputs[0].geometry,
-        };
+        let out = out();
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe {
             crate::gather::gather_scatter(
@@ -592,10 +583,7 @@ unsafe fn native_step(
         if !same(Some(values_view)) || !same(view(0)) {
             return Ok(false);
         }
-        let out = crate::spatial::Operand {
-            ptr: host.ptr(outputs[0].buffer),
-            geometry: &outputs[0].geometry,
-        };
+        let out = out();
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe {
             crate::gather::index_put(
@@ -612,10 +600,7 @@ unsafe fn native_step(
         let (Some(weight), Some(indices), Some(index)) = (operand(0), operand(1), view(1)) else {
             return Ok(false);
         };
-        let out = crate::spatial::Operand {
-            ptr: host.ptr(outputs[0].buffer),
-            geometry: &outputs[0].geometry,
-        };
+        let out = out();
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe {
             crate::gather::embedding(outputs[0].dtype, weight, (indices, index.dtype), out)
@@ -628,18 +613,8 @@ unsafe fn native_step(
         let (Some(x), Some(input)) = (operand(0), view(0)) else {
             return Ok(false);
         };
-        let outs: Vec<(crate::spatial::Operand, kiln_ir::DType)> = outputs
-            .iter()
-            .map(|v| {
-                (
-                    crate::spatial::Operand {
-                        ptr: host.ptr(v.buffer),
-                        geometry: &v.geometry,
-                    },
-                    v.dtype,
-                )
-            })
-            .collect();
+        let outs: Vec<(crate::spatial::Operand, kiln_ir::DType)> =
+            outputs.iter().map(|v| (on_host(v), v.dtype)).collect();
         // SAFETY: forwarded; the plan gives each result its own buffer.
         return unsafe { crate::lines::run(&inst.op, input.dtype, x, &outs) };
     }
@@ -649,13 +624,7 @@ unsafe fn native_step(
     let Some(x) = operand(0) else {
         return Ok(false);
     };
-    let views: Vec<crate::spatial::Operand> = outputs
-        .iter()
-        .map(|v| crate::spatial::Operand {
-            ptr: host.ptr(v.buffer),
-            geometry: &v.geometry,
-        })
-        .collect();
+    let views: Vec<crate::spatial::Operand> = outputs.iter().map(on_host).collect();
     let dtype = outputs[0].dtype;
     let conv = match spatial {
         kiln_ir::spatial::Spatial::Conv(conv) => conv,

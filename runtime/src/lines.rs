@@ -189,11 +189,19 @@ fn for_each_line<const N: usize>(
 
 /// The element types scanned here, with PyTorch's CPU accumulator.
 trait Scanned: Copy + Send + Sync + 'static {
-    type Acc: Copy;
+    type Acc: Copy + std::ops::Add<Output = Self::Acc> + std::ops::Mul<Output = Self::Acc>;
     fn widen(self) -> Self::Acc;
     fn narrow(acc: Self::Acc) -> Self;
-    fn add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
-    fn mul(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The accumulator's sum (floats: IEEE; integers wrap, overriding).
+    #[inline]
+    fn add(a: Self::Acc, b: Self::Acc) -> Self::Acc {
+        a + b
+    }
+    /// The accumulator's product (as [`Scanned::add`]).
+    #[inline]
+    fn mul(a: Self::Acc, b: Self::Acc) -> Self::Acc {
+        a * b
+    }
 }
 
 impl Scanned for f32 {
@@ -206,14 +214,6 @@ impl Scanned for f32 {
     fn narrow(acc: f64) -> f32 {
         acc as f32
     }
-    #[inline]
-    fn add(a: f64, b: f64) -> f64 {
-        a + b
-    }
-    #[inline]
-    fn mul(a: f64, b: f64) -> f64 {
-        a * b
-    }
 }
 
 impl Scanned for f64 {
@@ -225,14 +225,6 @@ impl Scanned for f64 {
     #[inline]
     fn narrow(acc: f64) -> f64 {
         acc
-    }
-    #[inline]
-    fn add(a: f64, b: f64) -> f64 {
-        a + b
-    }
-    #[inline]
-    fn mul(a: f64, b: f64) -> f64 {
-        a * b
     }
 }
 
