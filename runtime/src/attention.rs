@@ -26,7 +26,9 @@
 //! Semantics follow the reference: a query that the masks leave no key
 //! attends to nothing (zeros, as PyTorch's `_safe_softmax`); without masks,
 //! scores all −inf give NaN (softmax's 0/0); NaN scores make their query's
-//! row NaN. Results differ from the reference by
+//! row NaN; a value that is not finite makes its column NaN for every query
+//! that gives its key weight 0, hidden or masked (the reference's `P · V`
+//! multiplies it by 0). Results differ from the reference by
 //! summation order and by when the division happens, which the
 //! differential tests' tolerance for sums covers.
 
@@ -113,17 +115,20 @@ trait Real:
     const ZERO: Self;
     const ONE: Self;
     const NEG_INFINITY: Self;
+    const NAN: Self;
     /// Whether this is f32 (which has register-blocked kernels).
     const IS_F32: bool;
     fn from_f64(x: f64) -> Self;
     fn exp(self) -> Self;
     fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool;
 }
 
 impl Real for f32 {
     const ZERO: f32 = 0.0;
     const ONE: f32 = 1.0;
     const NEG_INFINITY: f32 = f32::NEG_INFINITY;
+    const NAN: f32 = f32::NAN;
     const IS_F32: bool = true;
     fn from_f64(x: f64) -> f32 {
         x as f32
@@ -136,12 +141,17 @@ impl Real for f32 {
     fn is_nan(self) -> bool {
         f32::is_nan(self)
     }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
 }
 
 impl Real for f64 {
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
     const NEG_INFINITY: f64 = f64::NEG_INFINITY;
+    const NAN: f64 = f64::NAN;
     const IS_F32: bool = false;
     fn from_f64(x: f64) -> f64 {
         x
@@ -153,6 +163,10 @@ impl Real for f64 {
     #[inline(always)]
     fn is_nan(self) -> bool {
         f64::is_nan(self)
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
     }
 }
 
@@ -616,6 +630,18 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
     let scale = T::from_f64(scale);
     // Where the reference's `_safe_softmax` applies (see the expansion).
     let nothing_is_zero = causal || x.mask.is_some() || s == 0;
+    // Keys a query's weights leave out are still in the reference's
+    // `P · V`, with weight 0: a value there that is not finite makes the
+    // query's result NaN in that column (0 · ±inf, 0 · NaN). The loop
+    // below skips such keys (key blocks above the causal diagonal, every
+    // key of a query the masks leave none), so it needs to know where the
+    // values that are not finite are.
+    let bad_from = if causal || x.mask.is_some() {
+        // SAFETY: the value's views are inside its buffer.
+        unsafe { nonfinite_values(vp, &v, s, ev) }
+    } else {
+        Vec::new()
+    };
     let blocks = l.div_ceil(QUERY_ROWS);
     let tasks = o.offsets.len() * blocks;
     (0..tasks).into_par_iter().for_each_init(
@@ -725,14 +751,19 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
             }
             let ob = o.offsets[b] + i0 as isize * o.rows;
             for c in 0..ev {
+                // One past the last key whose value is not finite.
+                let bad = bad_from.get(b * ev + c).copied().unwrap_or(0);
                 for ii in 0..rows {
                     let total = sum[ii];
                     // A query the masks leave no key (l = 0) attends to
                     // nothing, as does any query without keys; unmasked
                     // scores all −inf are softmax's 0/0 (NaN), as the
-                    // reference's.
+                    // reference's. Values not finite at keys the loop
+                    // skipped make NaN (see `bad_from`).
                     let y = if total == T::ZERO && nothing_is_zero {
-                        T::ZERO
+                        if bad > 0 { T::NAN } else { T::ZERO }
+                    } else if bad > keys {
+                        T::NAN
                     } else {
                         acc[c * QUERY_ROWS + ii] / total
                     };
@@ -746,6 +777,31 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
             }
         },
     );
+}
+
+/// For each batch item `b` and value column `c`, at `b * ev + c`: one
+/// past the last of the `s` keys whose value in column `c` is not finite,
+/// 0 when all are finite.
+///
+/// # Safety
+/// `v`'s matrices, `s` × `ev`, must be inside the buffer at `vp`.
+unsafe fn nonfinite_values<T: Real>(vp: Shared<T>, v: &Matrices, s: usize, ev: usize) -> Vec<usize> {
+    v.offsets
+        .par_iter()
+        .flat_map_iter(|&at| {
+            let mut bad = vec![0; ev];
+            for j in 0..s {
+                for (c, bad) in bad.iter_mut().enumerate() {
+                    // SAFETY: (j, c) is inside the value's view.
+                    let x = unsafe { *vp.ptr().offset(at + j as isize * v.rows + c as isize * v.cols) };
+                    if !x.is_finite() {
+                        *bad = j + 1;
+                    }
+                }
+            }
+            bad
+        })
+        .collect()
 }
 
 /// One step of the online softmax over a tile of `rows` queries × `cols`
@@ -856,11 +912,14 @@ mod tests {
             let top = scores.iter().copied().fold(f64::NEG_INFINITY, |m, x| {
                 if x > m || x.is_nan() { x } else { m }
             });
-            if top == f64::NEG_INFINITY {
-                continue;
-            }
-            let p: Vec<f64> = scores.iter().map(|x| (x - top).exp()).collect();
-            let total: f64 = p.iter().sum();
+            // A query with no key weighs every value by 0 (`_safe_softmax`).
+            let (p, total): (Vec<f64>, f64) = if top == f64::NEG_INFINITY {
+                (vec![0.0; s], 1.0)
+            } else {
+                let p: Vec<f64> = scores.iter().map(|x| (x - top).exp()).collect();
+                let total = p.iter().sum();
+                (p, total)
+            };
             for c in 0..ev {
                 out[i * ev + c] = (0..s).map(|j| p[j] * v[j * ev + c]).sum::<f64>() / total;
             }
@@ -913,7 +972,8 @@ mod tests {
     }
 
     /// Blocks of queries and keys with ragged ends, causal and not, a bool
-    /// mask hiding whole rows, against the definition: f64, and f32 through
+    /// mask hiding whole rows, finite values and values with ±inf and NaN,
+    /// against the definition: f64, and f32 through
     /// both ways of computing the products.
     #[test]
     fn tiles_agree_with_the_definition() {
@@ -921,7 +981,7 @@ mod tests {
         if Products::for_element::<f32>() != Products::Gemm {
             ways.push((DType::F32, Products::for_element::<f32>()));
         }
-        for &(l, s, e, ev, causal) in &[
+        for &(l, s, e, ev, causal, poisoned) in &[
             (1, 1, 1, 1, false),
             (70, 300, 16, 5, false),
             (130, 130, 8, 8, true),
@@ -929,8 +989,19 @@ mod tests {
             (64, 600, 64, 64, true),
             (5, 0, 4, 3, false),
             (3, 4, 0, 2, false),
-        ] {
-            let (q, k, v) = (values(l * e, 1), values(s * e, 2), values(s * ev, 3));
+        ]
+        .iter()
+        .flat_map(|&case| [(case, false), (case, true)])
+        .map(|((l, s, e, ev, causal), poisoned)| (l, s, e, ev, causal, poisoned))
+        .collect::<Vec<_>>()
+        {
+            let (q, k, mut v) = (values(l * e, 1), values(s * e, 2), values(s * ev, 3));
+            if poisoned && s > 1 && ev > 1 {
+                // Values not finite at a late key (above the causal
+                // diagonal for most queries) and at a middle one.
+                v[(s - 1) * ev] = f64::INFINITY;
+                v[(s / 2) * ev + ev - 1] = f64::NAN;
+            }
             let hidden = |i: usize, j: usize| i % 7 == 3 || (i + j) % 5 == 0;
             let want = naive(&q, &k, &v, (l, s, e, ev), causal, &hidden);
             let mut mask: Vec<u8> = (0..l * s)
@@ -952,8 +1023,8 @@ mod tests {
                 let tol = if dtype == DType::F64 { 1e-12 } else { 2e-6 };
                 for (i, (a, b)) in got.iter().zip(&want).enumerate() {
                     assert!(
-                        (a - b).abs() <= tol || (a.is_nan() && b.is_nan()),
-                        "{l}x{s}x{e} causal {causal} {dtype:?} {products:?}: [{i}] {a} vs {b}"
+                        a == b || (a - b).abs() <= tol || (a.is_nan() && b.is_nan()),
+                        "{l}x{s}x{e} causal {causal} poisoned {poisoned} {dtype:?} {products:?}: [{i}] {a} vs {b}"
                     );
                 }
             }

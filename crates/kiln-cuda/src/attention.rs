@@ -22,7 +22,9 @@
 //! leave no tile size is expanded instead. Semantics follow the reference and the CPU's fused step
 //! (`kiln_runtime::attention`): a query the masks leave no key gives zeros
 //! (PyTorch's `_safe_softmax`; without masks, scores all −inf give NaN as
-//! softmax's 0/0), NaN scores make their query's row NaN, and
+//! softmax's 0/0), NaN scores make their query's row NaN, a value that
+//! is not finite makes its column NaN for every query that gives its key
+//! weight 0 (the reference's `P · V` multiplies it by 0), and
 //! f32's e^x is kiln-math's algorithm (`kiln_exp_f32`). Results differ from
 //! the reference by summation order and by when the division happens.
 
@@ -312,6 +314,19 @@ fn source(
     line(format!(
         "  __shared__ {t} row_max[{b}], row_sum[{b}], rescale[{b}];"
     ));
+    // Keys a query's weights leave out are still in the reference's
+    // `P · V`, with weight 0: a value there that is not finite makes the
+    // query's result NaN in that column (0 · ±inf, 0 · NaN). The loop
+    // skips such keys (tiles above the causal diagonal, every key of a
+    // query the masks leave none), so it needs to know, per value column,
+    // whether any value is not finite (`bad_any`) and whether one is at a
+    // key past the tile's last (`bad_tail`).
+    let hides = causal || x.mask.is_some();
+    if hides {
+        line(format!(
+            "  __shared__ unsigned char bad_any[{ev}], bad_tail[{ev}];"
+        ));
+    }
     line("  const int tid = threadIdx.x;".into());
     line(format!(
         "  const long long q0 = (long long)(blockIdx.x % {tiles}) * {b};"
@@ -480,15 +495,35 @@ fn source(
     line("      os[i][c] = acc;".into());
     line("    }".into());
     line("  }".into());
+    if hides {
+        line(format!("  for (int c = tid; c < {ev}; c += {THREADS}) {{"));
+        line("    unsigned char any = 0, tail = 0;".into());
+        line(format!("    for (long long j = 0; j < {s}; j++) {{"));
+        line(format!(
+            "      if (!isfinite(v[v_at + j * {}LL + c * {}LL])) {{ any = 1; if (j >= keys) tail = 1; }}",
+            v.rows, v.cols
+        ));
+        line("    }".into());
+        line("    bad_any[c] = any; bad_tail[c] = tail;".into());
+        line("  }".into());
+    }
     line("  __syncthreads();".into());
     line(format!(
         "  for (int x = tid; x < rows * {ev}; x += {THREADS}) {{"
     ));
     line(format!("    const int i = x / {ev}, c = x % {ev};"));
     // A query the masks leave no key (or any, without keys) attends to
-    // nothing (PyTorch's `_safe_softmax`); unmasked scores all −inf are
-    // softmax's 0/0 (NaN), as the reference's.
-    if causal || x.mask.is_some() || s == 0 {
+    // nothing (PyTorch's `_safe_softmax`), NaN where a value is not finite
+    // (see `bad_any`); unmasked scores all −inf are softmax's 0/0 (NaN), as
+    // the reference's.
+    let nan = literal(f64::NAN, dtype);
+    if hides {
+        line(format!(
+            "    out[o_at + (q0 + i) * {}LL + c * {}LL] = row_sum[i] == ({t})0 ? (bad_any[c] ? {nan} : ({t})0) \
+             : bad_tail[c] ? {nan} : os[i][c] / row_sum[i];",
+            o.rows, o.cols
+        ));
+    } else if s == 0 {
         line(format!(
             "    out[o_at + (q0 + i) * {}LL + c * {}LL] = row_sum[i] == ({t})0 ? ({t})0 : os[i][c] / row_sum[i];",
             o.rows, o.cols
