@@ -614,3 +614,55 @@ fn tiled_transposes_match_the_interpreter() {
     assert_eq!(clif.len(), 2);
     differ(&module, BackendKind::Cranelift).unwrap();
 }
+
+/// A key/value cache that `index_put` updates and the program returns is
+/// written in place when the caller gives it up (`run_donated`: the result
+/// is the input's storage, and nothing is copied), and into a new buffer
+/// when the caller keeps a handle to it, which then still holds the old
+/// values. A cache another op also reads is never written in place.
+#[test]
+fn a_given_up_cache_is_updated_in_place() {
+    use kiln_runtime::Tensor;
+    let program = |text: &str| {
+        let module = kiln::parse_module("cache.kir", text, kiln::DefaultDType::F32).unwrap();
+        Compiler::new(BackendKind::Cranelift).compile(&module).unwrap()
+    };
+    let updated = program(
+        "func @main(%c: tensor<2x8x4xf32>, %p: tensor<1xi64>, %v: tensor<2x1x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x4xf32>) {
+  %u = index_put %c, [none, %p], %v
+  %s = sum %u {dims = [1]}
+  return %u, %s
+}",
+    );
+    let read_twice = program(
+        "func @main(%c: tensor<2x8x4xf32>, %p: tensor<1xi64>, %v: tensor<2x1x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x4xf32>) {
+  %u = index_put %c, [none, %p], %v
+  %s = sum %c {dims = [1]}
+  return %u, %s
+}",
+    );
+    let cache = || Tensor::from_vec((0..64).map(|i| i as f32).collect(), &[2, 8, 4]).unwrap();
+    let position = Tensor::from_vec(vec![-3i64], &[1]).unwrap();
+    let values = Tensor::from_vec(vec![-1.0f32; 8], &[2, 1, 4]).unwrap();
+    let inputs = |c: Tensor| vec![c, position.clone(), values.clone()];
+    for p in [&updated, &read_twice] {
+        let expected = p.run(&inputs(cache())).unwrap();
+        // Given up: the result is the cache's own memory.
+        let given = cache();
+        let at = given.storage().as_ptr();
+        let got = p.run_donated(inputs(given)).unwrap();
+        for (g, e) in got.iter().zip(&expected) {
+            assert_eq!(g.to_vec::<f32>().unwrap(), e.to_vec::<f32>().unwrap());
+        }
+        assert_eq!(got[0].get(&[1, 5, 2]).f64(), -1.0);
+        assert_eq!(got[0].storage().as_ptr() == at, std::ptr::eq(p, &updated));
+        // Kept: the caller's cache is unchanged.
+        let kept = cache();
+        let got = p.run_donated(inputs(kept.clone())).unwrap();
+        assert_ne!(got[0].storage().as_ptr(), kept.storage().as_ptr());
+        assert_eq!(kept.to_vec::<f32>().unwrap(), cache().to_vec::<f32>().unwrap());
+        assert_eq!(got[0].to_vec::<f32>().unwrap(), expected[0].to_vec::<f32>().unwrap());
+    }
+    let plan = updated.listings().unwrap()[0].text.clone();
+    assert!(plan.contains("in input 0's storage if donated"), "{plan}");
+}

@@ -40,6 +40,14 @@ pub trait Executable: Send + Sync {
     /// is laid out as its parameter declares). Results come in return order.
     fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>>;
 
+    /// Runs as [`Executable::run`], taking the inputs: a backend may write
+    /// a result in the storage of an input no one else shares (a key/value
+    /// cache updated by `index_put`, see `kiln_passes::plan::donate`)
+    /// instead of a new buffer. By default, `run`.
+    fn run_donated(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        self.run(&inputs)
+    }
+
     /// The backend's own code, for `kiln dump --after all`: made when
     /// asked (programs keep no text), so it can fail as compiling can.
     fn listings(&self) -> Result<Vec<Listing>> {

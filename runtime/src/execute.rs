@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use kiln_ir::graph::Func;
 use kiln_ir::infer::InferCtx;
 use kiln_ir::{DefaultDType, Device, Error, ErrorKind, Module, Op, Result};
+use kiln_passes::plan::donate::{Donation, donations};
 use kiln_passes::plan::{Access, BufferId, BufferRole, Kernel, KernelPlan, Step, TensorView};
 
 use crate::backend::bind_inputs;
@@ -83,6 +84,15 @@ pub trait Launcher {
         0
     }
 
+    /// For a result the plan may write in an input's storage
+    /// ([`kiln_passes::plan::donate`]): the buffer made of `tensor`, an
+    /// input its caller gave up, if it can be written in place and holds
+    /// `bytes` in the parameter's layout; `None` (the default) gives the
+    /// result a buffer of its own.
+    fn donated(&self, _tensor: &Tensor, _bytes: usize) -> Option<Self::Buffer> {
+        None
+    }
+
     /// The buffer of an input (by default a copy of its bytes).
     fn input(&self, tensor: &Tensor) -> Result<Self::Buffer> {
         self.upload(tensor.storage().bytes())
@@ -126,17 +136,21 @@ pub struct CheckedPlan {
     pub plan: KernelPlan,
     islands: Vec<Option<Module>>,
     default_dtype: DefaultDType,
+    /// The results that may be written in a given-up input's storage.
+    donations: Vec<Donation>,
 }
 
 impl CheckedPlan {
     /// Checks every access and view of `plan` against its buffers.
     pub fn new(func: Func, plan: KernelPlan, default_dtype: DefaultDType) -> Result<CheckedPlan> {
         let islands = check_plan(&plan, default_dtype)?;
+        let donations = donations(&plan);
         Ok(CheckedPlan {
             func,
             plan,
             islands,
             default_dtype,
+            donations,
         })
     }
 }
@@ -245,8 +259,60 @@ pub fn execute<L: Launcher>(
     checked: &CheckedPlan,
     inputs: &[Tensor],
 ) -> Result<Vec<Tensor>> {
-    // One run and no timed ones.
-    time_steps(launcher, checked, inputs, 0).map(|(_, results)| results)
+    let inputs = bind_inputs(&checked.func, inputs)?;
+    run_once(launcher, checked, &inputs, Vec::new())
+}
+
+/// Runs a checked plan as [`execute`] does, taking the inputs: a result the
+/// plan may write in an input's storage (a key/value cache that
+/// `index_put` updates) is written there in place when that storage is
+/// the caller's alone to give (no other tensor shares it) and the launcher
+/// can write it ([`Launcher::donated`]); otherwise it gets a buffer of its
+/// own, as with [`execute`].
+pub fn execute_donated<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    inputs: Vec<Tensor>,
+) -> Result<Vec<Tensor>> {
+    let bound = bind_inputs(&checked.func, &inputs)?;
+    // The bound inputs share the caller's storage (unless binding laid one
+    // out anew): dropping the caller's handles leaves them unique.
+    drop(inputs);
+    let donated = checked
+        .donations
+        .iter()
+        .filter_map(|d| {
+            let bytes = checked.plan.buffers[d.output.index()].bytes;
+            launcher
+                .donated(&bound[d.param], bytes)
+                .map(|buffer| (d.output, buffer))
+        })
+        .collect();
+    run_once(launcher, checked, &bound, donated)
+}
+
+/// One run on bound inputs, with the buffers given for some results.
+fn run_once<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    inputs: &[Tensor],
+    donated: Vec<(BufferId, L::Buffer)>,
+) -> Result<Vec<Tensor>> {
+    let mut memory = Memory::new(launcher, &checked.plan, inputs, donated)?;
+    let status = launcher.zeroed(4)?;
+    run_steps(launcher, checked, &mut memory, &status, None)?;
+    launcher.synchronize()?;
+    check_status(launcher, &status)?;
+    results(launcher, checked, &memory)
+}
+
+/// Fails as the interpreter does if a kernel set the status word (integer
+/// division by zero).
+fn check_status<L: Launcher>(launcher: &L, status: &L::Buffer) -> Result<()> {
+    if launcher.download(status)?.iter().any(|&b| b != 0) {
+        return Err(Error::new(ErrorKind::Runtime, "ZeroDivisionError"));
+    }
+    Ok(())
 }
 
 /// Times `runs` runs of a checked plan with its inputs already in the
@@ -260,7 +326,7 @@ pub fn time_steps<L: Launcher>(
     runs: usize,
 ) -> Result<(Vec<Duration>, Vec<Tensor>)> {
     let inputs = bind_inputs(&checked.func, inputs)?;
-    let mut memory = Memory::new(launcher, &checked.plan, &inputs)?;
+    let mut memory = Memory::new(launcher, &checked.plan, &inputs, Vec::new())?;
     let status = launcher.zeroed(4)?;
     let outcome = (|| {
         run_steps(launcher, checked, &mut memory, &status, None)?;
@@ -272,9 +338,7 @@ pub fn time_steps<L: Launcher>(
             launcher.synchronize()?;
             times.push(start.elapsed());
         }
-        if launcher.download(&status)?.iter().any(|&b| b != 0) {
-            return Err(Error::new(ErrorKind::Runtime, "ZeroDivisionError"));
-        }
+        check_status(launcher, &status)?;
         Ok(times)
     })();
     outcome.and_then(|times| Ok((times, results(launcher, checked, &memory)?)))
@@ -291,7 +355,7 @@ pub fn profile_steps<L: Launcher>(
     runs: usize,
 ) -> Result<Vec<(String, Duration)>> {
     let inputs = bind_inputs(&checked.func, inputs)?;
-    let mut memory = Memory::new(launcher, &checked.plan, &inputs)?;
+    let mut memory = Memory::new(launcher, &checked.plan, &inputs, Vec::new())?;
     let status = launcher.zeroed(4)?;
     run_steps(launcher, checked, &mut memory, &status, None)?;
     launcher.synchronize()?;
@@ -666,14 +730,22 @@ impl<B> Memory<B> {
         launcher: &L,
         plan: &KernelPlan,
         inputs: &[Tensor],
+        mut donated: Vec<(BufferId, B)>,
     ) -> Result<Memory<B>> {
         let slots = launcher.slots(&plan.slots)?;
         let mut own = Vec::with_capacity(plan.buffers.len());
         let mut slot_of = Vec::with_capacity(plan.buffers.len());
-        for b in &plan.buffers {
+        for (i, b) in plan.buffers.iter().enumerate() {
+            let given = donated
+                .iter()
+                .position(|(id, _)| id.index() == i)
+                .map(|at| donated.swap_remove(at).1);
             let (memory, slot) = match b.role {
                 BufferRole::Input(i) => (Some(launcher.input(&inputs[i])?), None),
-                BufferRole::Output => (Some(launcher.output(b.bytes)?), None),
+                BufferRole::Output => match given {
+                    Some(buffer) => (Some(buffer), None),
+                    None => (Some(launcher.output(b.bytes)?), None),
+                },
                 BufferRole::Temp { slot } => (None, Some(slot)),
             };
             own.push(memory);

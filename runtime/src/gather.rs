@@ -323,7 +323,8 @@ unsafe fn copy_runs(from: &Geometry, src: *const u8, to: &Geometry, dst: *mut u8
 /// position given twice keeps the last. Moves bytes: any dtype.
 ///
 /// # Safety
-/// As [`gather_scatter`]; `values` of `out`'s dtype.
+/// As [`gather_scatter`], except that `out` may be `x` itself (the same
+/// memory and geometry: a donated input); `values` of `out`'s dtype.
 pub unsafe fn index_put(
     x: Operand,
     d: usize,
@@ -371,7 +372,11 @@ pub unsafe fn index_put(
     // inside `out` (its position was checked) and inside `values` (j < n
     // along dim d, broadcast elsewhere).
     unsafe {
-        copy_all(x, out, item);
+        // A donated input is the result's own memory (same geometry, see
+        // `kiln_passes::plan::donate`): only the written slices change.
+        if x.ptr != out.ptr || x.geometry != out.geometry {
+            copy_all(x, out, item);
+        }
         for (j, p) in positions.into_iter().enumerate() {
             let to = Geometry::new(
                 slice.clone(),

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use std::time::Duration;
 
-use crate::execute::{CheckedPlan, Launcher, execute, profile_steps};
+use crate::execute::{CheckedPlan, Launcher, execute, execute_donated, profile_steps};
 use crate::matmul::{MatrixArg, matmul};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
@@ -104,8 +104,18 @@ impl Launcher for HostLauncher {
         Ok(true)
     }
 
+    fn donated(&self, tensor: &Tensor, bytes: usize) -> Option<Storage> {
+        // The caller gave the tensor up and nothing else shares its
+        // storage, which holds exactly the parameter's dense layout: the
+        // result's step may write it.
+        let (storage, g) = (tensor.storage(), tensor.geometry());
+        (storage.is_unique() && storage.len() == bytes && g.offset == 0 && g.is_contiguous())
+            .then(|| storage.clone())
+    }
+
     fn input(&self, tensor: &Tensor) -> Result<Storage> {
-        // Kernels only read inputs.
+        // Kernels only read inputs (a donated input is written only by the
+        // step that reads it, see `kiln_passes::plan::donate`).
         Ok(tensor.storage().clone())
     }
 
@@ -207,6 +217,13 @@ impl HostExecutor {
     /// Runs the plan on inputs in parameter order.
     pub fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         execute(&self.launcher, &self.checked, inputs)
+    }
+
+    /// Runs the plan, taking the inputs: results the plan may write in an
+    /// input's storage are written there when no one else shares it
+    /// ([`execute_donated`]).
+    pub fn run_donated(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        execute_donated(&self.launcher, &self.checked, inputs)
     }
 
     /// Each step's median time over `runs` runs ([`profile_steps`]).

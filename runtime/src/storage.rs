@@ -421,6 +421,12 @@ impl Storage {
         self.0.bytes()
     }
 
+    /// Whether this handle is the storage's only one (no clone, no tensor
+    /// elsewhere shares it): its holder may hand it over to be written.
+    pub fn is_unique(&self) -> bool {
+        Arc::strong_count(&self.0) == 1 && Arc::weak_count(&self.0) == 0
+    }
+
     /// Mutable bytes, when this storage is not shared.
     pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
         Arc::get_mut(&mut self.0).map(Buffer::bytes_mut)

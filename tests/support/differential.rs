@@ -6,6 +6,7 @@ use kiln::{BackendKind, Compiler, DType, Module, Op, Traits};
 use kiln_passes::PassManager;
 use kiln_passes::dce::DcePass;
 use kiln_runtime::Tensor;
+use kiln_runtime::storage::Storage;
 use kiln_runtime::compare::{Tolerance, check_close, largest_magnitude};
 use kiln_runtime::interp;
 
@@ -43,9 +44,37 @@ pub fn sums(module: &Module) -> bool {
 /// How a program runs on the side compared with the interpreter.
 pub type Runner<'r> = &'r dyn Fn(&Module, &[Tensor]) -> kiln::Result<Vec<Tensor>>;
 
-/// A backend, through the compiler.
+/// A backend, through the compiler. Each program also runs with its
+/// inputs given up (`run_donated`, on copies no one else shares), which
+/// must give the very same results: donation changes only where results
+/// are written.
 fn compiled(backend: BackendKind) -> impl Fn(&Module, &[Tensor]) -> kiln::Result<Vec<Tensor>> {
-    move |module, inputs| Compiler::new(backend).compile(module)?.run(inputs)
+    move |module, inputs| {
+        let program = Compiler::new(backend).compile(module)?;
+        let results = program.run(inputs)?;
+        let copies = inputs.iter().map(own_copy).collect::<kiln::Result<Vec<_>>>()?;
+        let donated = program.run_donated(copies)?;
+        let same = |x: &Tensor, y: &Tensor| {
+            x.shape() == y.shape() && x.strides() == y.strides() && x.to_bytes() == y.to_bytes()
+        };
+        if results.len() != donated.len() || !results.iter().zip(&donated).all(|(x, y)| same(x, y)) {
+            return Err(kiln::Error::new(
+                kiln::ErrorKind::Backend,
+                "run_donated's results differ from run's",
+            ));
+        }
+        Ok(results)
+    }
+}
+
+/// A copy of `t` in storage of its own.
+pub fn own_copy(t: &Tensor) -> kiln::Result<Tensor> {
+    let mut storage = Storage::for_overwrite(t.storage().len())?;
+    storage
+        .bytes_mut()
+        .expect("a new storage is not shared")
+        .copy_from_slice(t.storage().bytes());
+    Tensor::from_storage(storage, t.geometry().clone(), t.dtype(), t.device())
 }
 
 /// Every runnable program of `tests/programs/` on `backend` against the

@@ -98,6 +98,10 @@ impl Executable for Program {
         self.executor.run(inputs)
     }
 
+    fn run_donated(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        self.executor.run_donated(inputs)
+    }
+
     fn listings(&self) -> Result<Vec<Listing>> {
         let plan = self.executor.plan();
         let kernels: Vec<_> = plan.kernels().collect();

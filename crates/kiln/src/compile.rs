@@ -258,6 +258,16 @@ impl Compiled {
         self.executable.run(inputs)
     }
 
+    /// Runs as [`Compiled::run`], taking the inputs (JAX's buffer
+    /// donation): where the program returns an input updated by
+    /// `index_put` (a key/value cache) and no other tensor shares that
+    /// input's storage, the CPU backend writes the result in place, into
+    /// the input's memory, instead of copying it whole. The results are
+    /// the same as `run`'s.
+    pub fn run_donated(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        self.executable.run_donated(inputs)
+    }
+
     /// For a backend whose memory is not the host's (CUDA): the times of
     /// `runs` runs with the inputs already on the device and the results
     /// left there, without the copies [`Compiled::run`] makes. `None` for

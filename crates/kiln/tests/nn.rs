@@ -798,6 +798,18 @@ fn gpt2_greedy_generation_matches_transformers_generate() {
     let mut generator = kiln::nn::Generator::new(&model, &vs, DType::F32, 32).unwrap();
     assert_eq!(generator.generate(&prompt, 24).unwrap(), expected);
     assert_eq!(generator.programs(), 2);
+    // A one-token step may write every layer's caches in place (the
+    // generator gives them up to it).
+    let step = kiln::nn::CausalLm::trace_step(&model, &vs, 1, 32, DType::F32)
+        .unwrap()
+        .compile(kiln::Device::CPU)
+        .unwrap();
+    let plan = step.compiled().listings().unwrap()[0].text.clone();
+    assert_eq!(
+        plan.matches("if donated").count(),
+        2 * config.n_layer as usize,
+        "{plan}"
+    );
 }
 
 /// BERT written with `kiln::nn` (the example) against transformers'

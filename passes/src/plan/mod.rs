@@ -10,6 +10,10 @@
 //! | narrow | [`narrow`] | computes i64 work whose values fit in i32 in i32 |
 //! | slots | [`slots`] | lets temps whose lives do not overlap share memory |
 //!
+//! [`donate`] finds the results that may be written into an input's
+//! storage when the caller gives the input up (a key/value cache updated in
+//! place).
+//!
 //! A plan is a list of [`Step`]s over [`Buffer`]s. A [`Kernel`] is one loop
 //! nest over an iteration space: its leading `outer_rank` dims are
 //! independent (backends split them across threads), the rest are folded by
@@ -31,6 +35,7 @@ use kiln_ir::view::{Geometry, format_shape};
 use kiln_ir::{ArgReduceOp, BinaryOp, DType, Device, Module, ReduceOp, Result, Scalar, UnaryOp};
 
 pub mod build;
+pub mod donate;
 pub mod narrow;
 pub mod normalize;
 pub mod reuse;
@@ -632,10 +637,14 @@ impl fmt::Display for KernelPlan {
             temps,
             self.slots.len()
         )?;
+        let donations = donate::donations(self);
         for (i, b) in self.buffers.iter().enumerate() {
             let role = match b.role {
                 BufferRole::Input(n) => format!("input {n}"),
-                BufferRole::Output => "output".to_string(),
+                BufferRole::Output => match donations.iter().find(|d| d.output.index() == i) {
+                    Some(d) => format!("output (in input {}'s storage if donated)", d.param),
+                    None => "output".to_string(),
+                },
                 BufferRole::Temp { slot } => format!("temp in slot {slot}"),
             };
             writeln!(f, "  buf{i}: {role}, {} bytes ({})", b.bytes, b.dtype)?;

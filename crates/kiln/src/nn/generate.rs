@@ -145,7 +145,8 @@ impl<'a, M: CausalLm> Generator<'a, M> {
             HostTensor::from_vec(vec![self.len], &[])?,
         ];
         inputs.append(&mut self.cache);
-        let mut outputs = step.run(&inputs)?.into_iter();
+        // The caches are given up: each step updates them in place.
+        let mut outputs = step.run_donated(inputs)?.into_iter();
         let logits = outputs
             .next()
             .ok_or_else(|| Error::new(ErrorKind::Backend, "the step returned no logits"))?;

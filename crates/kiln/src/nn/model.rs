@@ -122,6 +122,15 @@ impl CompiledModel {
             .run(&bind(self.inputs, &self.weights, inputs)?)
     }
 
+    /// Runs as [`CompiledModel::run`], taking the inputs: results that
+    /// update an input (a key/value cache) may be written into its storage
+    /// ([`Compiled::run_donated`]). The weights are never written.
+    pub fn run_donated(&self, inputs: Vec<HostTensor>) -> Result<Vec<HostTensor>> {
+        let bound = bind(self.inputs, &self.weights, &inputs)?;
+        drop(inputs);
+        self.compiled.run_donated(bound)
+    }
+
     /// The compiled program (its inputs: the caller's, then the weights).
     pub fn compiled(&self) -> &Compiled {
         &self.compiled
