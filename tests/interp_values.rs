@@ -178,6 +178,7 @@ fn sums(op: &str) -> bool {
                 | "matmul"
                 | "linear"
                 | "scaled_dot_product_attention"
+                | "multi_head_attention_forward"
                 | "softmax"
                 | "log_softmax"
                 | "layer_norm"

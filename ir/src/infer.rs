@@ -2660,8 +2660,15 @@ pub fn by_expansion(op: &Op, args: &[Arg<'_>], ctx: &InferCtx) -> Result<Inferre
     let mut e = crate::ops::expand::Emitter::new(&mut b);
     let results =
         crate::ops::expand::expand(&mut e, op, &operands)?.ok_or_else(|| wrong_rule(op.name()))?;
-    let ty = b.ty(results[0]);
-    Ok(single(ty.shape.clone(), ty.dtype, vec![None; args.len()]))
+    let types: Vec<TensorType> = results
+        .iter()
+        .map(|r| TensorType::new(b.ty(*r).shape.clone(), b.ty(*r).dtype))
+        .collect();
+    let first = types.first().ok_or_else(|| wrong_rule(op.name()))?;
+    let mut inferred = single(first.shape.clone(), first.dtype, vec![None; args.len()]);
+    // Every result's type (ops of several results: multi_head_attention_forward).
+    inferred.results = types;
+    Ok(inferred)
 }
 
 /// The reflection and replication pads: the input's dtype, the padded

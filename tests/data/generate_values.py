@@ -927,6 +927,119 @@ def gen_attention():
         record("scaled_dot_product_attention", {"enable_gqa": True}, [q4, k2, v2], lambda: sdpa(q4, k2, v2, enable_gqa=True))
 
 
+MHA_SLOTS = ["query", "key", "value", "in_proj_weight", "in_proj_bias", "bias_k", "bias_v",
+             "out_proj_weight", "out_proj_bias", "key_padding_mask", "attn_mask", "q_proj_weight",
+             "k_proj_weight", "v_proj_weight", "static_k", "static_v"]
+MHA_ATTRS = ["embed_dim_to_check", "num_heads", "add_zero_attn", "dropout_p", "training",
+             "need_weights", "use_separate_proj_weight", "average_attn_weights", "is_causal"]
+
+
+def record_mha(call, expect_error=False):
+    """F.multi_head_attention_forward with the arguments `call` (by name):
+    operands in the schema's slots, attributes by name; results without
+    the None of need_weights=False. PyTorch's refusals (AssertionError
+    included) are recorded with their message when `expect_error`."""
+    operands = [call.get(n) for n in MHA_SLOTS]
+    attrs = {n: call[n] for n in MHA_ATTRS if n in call}
+    try:
+        out = F.multi_head_attention_forward(**call)
+    except (AssertionError, RuntimeError) as e:
+        if expect_error:
+            CASES.append({
+                "op": "multi_head_attention_forward",
+                "attrs": attrs,
+                "operands": [tensor_spec(o) if o is not None else {"none": True} for o in operands],
+                "error": str(e).split("\n")[0],
+            })
+        return
+    if expect_error:
+        raise SystemExit(f"multi_head_attention_forward accepted {attrs}")
+    record("multi_head_attention_forward", attrs, operands,
+           lambda: tuple(t for t in out if t is not None))
+
+
+def gen_mha():
+    """F.multi_head_attention_forward in inference: PyTorch's OpInfo
+    samples (separate projections, bias_k/bias_v, 2-D and 3-D float masks),
+    then packed projections, bool and float masks, key padding, causal,
+    need_weights both ways, unbatched, add_zero_attn, static keys, and the
+    function's refusals."""
+    names = ["query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight",
+             "in_proj_bias", "bias_k", "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight",
+             "out_proj_bias"]
+    for _, dt, s in op_db_samples({"nn.functional.multi_head_attention_forward"},
+                                  [torch.float32, torch.float64]):
+        call = dict(zip(names, [s.input, *s.args]))
+        call.update(s.kwargs)
+        if call.get("training", True) and call["dropout_p"] > 0:
+            continue
+        for need in (True, False):
+            record_mha({**call, "need_weights": need})
+    for dt in (torch.float32, torch.float64):
+        g = torch.Generator().manual_seed(11)
+        rnd = lambda *s: (torch.rand(*s, generator=g, dtype=torch.float64) * 2 - 1).to(dt)
+        L, S, N, E, H = 3, 5, 2, 8, 2
+        base = {
+            "query": rnd(L, N, E), "key": rnd(S, N, E), "value": rnd(S, N, E),
+            "embed_dim_to_check": E, "num_heads": H, "in_proj_weight": rnd(3 * E, E),
+            "in_proj_bias": rnd(3 * E), "bias_k": None, "bias_v": None, "add_zero_attn": False,
+            "dropout_p": 0.0, "out_proj_weight": rnd(E, E), "out_proj_bias": rnd(E),
+            "training": False,
+        }
+        bool_mask = torch.rand(L, S, generator=g) > 0.7
+        bool_mask[:, 0] = False
+        kpm = torch.zeros(N, S, dtype=torch.bool)
+        kpm[1, 3:] = True
+        causal = torch.triu(torch.full((L, S), -math.inf, dtype=dt), diagonal=1)
+        variants = [
+            {},
+            {"attn_mask": bool_mask},
+            {"attn_mask": rnd(N * H, L, S)},
+            {"key_padding_mask": kpm},
+            {"key_padding_mask": kpm.to(dt) * -1e4, "attn_mask": rnd(L, S)},
+            {"attn_mask": bool_mask, "key_padding_mask": kpm, "average_attn_weights": False},
+            {"attn_mask": causal, "is_causal": True},
+            {"attn_mask": causal, "is_causal": True, "key_padding_mask": kpm},
+            {"add_zero_attn": True, "key_padding_mask": kpm},
+            {"bias_k": rnd(1, 1, E), "bias_v": rnd(1, 1, E), "attn_mask": bool_mask,
+             "key_padding_mask": kpm, "add_zero_attn": True},
+            {"static_k": rnd(N * H, 4, E // H), "static_v": rnd(N * H, 4, E // H)},
+            {"in_proj_bias": None, "out_proj_bias": None},
+            {"dropout_p": 0.5},
+        ]
+        for extra in variants:
+            for need in (True, False):
+                record_mha({**base, **extra, "need_weights": need})
+        # Self-attention (the packed projection's one product) and unbatched.
+        x = rnd(L, N, E)
+        for need in (True, False):
+            record_mha({**base, "query": x, "key": x, "value": x, "need_weights": need})
+            u = rnd(L, E)
+            record_mha({**base, "query": u, "key": rnd(S, E), "value": rnd(S, E),
+                        "key_padding_mask": kpm[1], "attn_mask": rnd(H, L, S), "need_weights": need})
+        # The function's refusals.
+        for extra in [
+            {"embed_dim_to_check": E + 1},
+            {"num_heads": 3},
+            {"value": rnd(S + 1, N, E)},
+            {"in_proj_weight": None},
+            {"attn_mask": rnd(L, S + 1)},
+            {"attn_mask": rnd(N * H + 1, L, S)},
+            {"attn_mask": rnd(1, 1, L, S)},
+            {"key_padding_mask": torch.zeros(N, S + 1, dtype=torch.bool)},
+            {"key_padding_mask": torch.zeros(N, S, dtype=torch.int64)},
+            {"is_causal": True},
+            {"bias_k": rnd(1, 1, E)},
+            {"bias_k": rnd(1, 1, E), "bias_v": rnd(1, 1, E), "static_k": rnd(N * H, 4, E // H)},
+            {"static_k": rnd(N * H + 1, 4, E // H)},
+            {"key": rnd(S, E), "value": rnd(S, E)},
+            {"use_separate_proj_weight": True, "q_proj_weight": rnd(E, E), "k_proj_weight": rnd(E, E),
+             "v_proj_weight": rnd(E, E + 1)},
+            {"use_separate_proj_weight": True, "q_proj_weight": rnd(E, E)},
+        ]:
+            record_mha({**base, **extra}, expect_error=True)
+
+
 def gen_movement():
     for dt in (torch.float32, torch.int64, torch.bool, torch.float16, torch.complex64, torch.float8_e4m3fn):
         x = make(dt, [2, 3, 4], special=False)
@@ -3770,6 +3883,7 @@ def main():
     gen_several_results()
     gen_indexing()
     gen_attention()
+    gen_mha()
     gen_movement()
     gen_matmul()
     gen_creation()

@@ -32,6 +32,7 @@ pub mod def;
 mod define;
 pub mod derived;
 pub mod expand;
+pub mod mha;
 pub mod padding;
 pub mod prims;
 pub mod table;

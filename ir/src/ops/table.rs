@@ -25,6 +25,7 @@ use super::def::{
 };
 use super::define::{define_kind, define_ops};
 use super::expand;
+use super::mha;
 use super::prims::{
     BinaryDef, BinaryKernel, ReduceDef, Refusal, RefuseWhen, ResultDType, ScalarOperands, UnaryDef,
 };
@@ -1542,6 +1543,32 @@ define_ops! {
         => Rules::new(infer::scaled_dot_product_attention, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("_scaled_dot_product_flash_attention_for_cpu", S::FLOATS))
             .expand(expand::scaled_dot_product_attention);
+    /// `F.multi_head_attention_forward` (`nn.MultiheadAttention`'s
+    /// computation, sequence-first) in inference, as PyTorch's function
+    /// computes it (`kiln_ir::ops::mha`): the output `[L, N, E]` and, with
+    /// `need_weights`, the attention weights (`[N, L, S]` averaged over the
+    /// heads, or `[N, H, L, S]`); unbatched `[L, E]` queries drop `N`.
+    /// Without `need_weights` the attention is one
+    /// `scaled_dot_product_attention`. Dropout in training is refused.
+    MultiHeadAttentionForward "multi_head_attention_forward" {
+        embed_dim_to_check: i64,
+        num_heads: i64,
+        add_zero_attn: bool = false,
+        dropout_p: F64 = F64(0.0),
+        training: bool = true,
+        need_weights: bool = true,
+        use_separate_proj_weight: bool = false,
+        average_attn_weights: bool = true,
+        is_causal: bool = false,
+    } (
+        query: Tensor, key: Tensor, value: Tensor, in_proj_weight: Optional, in_proj_bias: Optional,
+        bias_k: Optional, bias_v: Optional, out_proj_weight: Tensor, out_proj_bias: Optional,
+        key_padding_mask: Optional, attn_mask: Optional, q_proj_weight: Optional,
+        k_proj_weight: Optional, v_proj_weight: Optional, static_k: Optional, static_v: Optional
+    )
+        => Rules::new(infer::by_expansion, LayoutRule::Contiguous, Cost::Kernel)
+            .results(Results::Variable)
+            .expand(mha::multi_head_attention_forward);
     /// `torch.nn.functional.linear`: `input @ weightᵀ + bias`.
     Linear "linear" (input: Tensor, weight: Tensor, bias: Optional)
         => Rules::new(infer::linear, LayoutRule::Contiguous, Cost::Kernel)
