@@ -143,7 +143,7 @@ fn random_programs_reach_attention_and_indexing() {
     use proptest::test_runner::TestRunner;
     let strategy = recipe_strategy(DTypes::Computable, 3, 10);
     let mut runner = TestRunner::deterministic();
-    let (mut attention, mut indexing) = (0, 0);
+    let (mut attention, mut indexing, mut mha) = (0, 0, 0);
     for _ in 0..400 {
         let recipe = strategy.new_tree(&mut runner).unwrap().current();
         let module = recipe.build();
@@ -161,6 +161,7 @@ fn random_programs_reach_attention_and_indexing() {
                 | Op::IndexSelect { .. }
                 | Op::Take
                 | Op::Embedding { .. } => indexing += 1,
+                Op::MultiHeadAttentionForward { .. } => mha += 1,
                 _ => {}
             }
         }
@@ -172,6 +173,10 @@ fn random_programs_reach_attention_and_indexing() {
     assert!(
         indexing >= 20,
         "only {indexing} indexing ops in 400 random programs"
+    );
+    assert!(
+        mha >= 3,
+        "only {mha} multi_head_attention_forward ops in 400 random programs"
     );
 }
 

@@ -297,6 +297,15 @@ impl Module {
     }
 }
 
+/// A point in a function's building to roll back to
+/// ([`FuncBuilder::checkpoint`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Checkpoint {
+    insts: usize,
+    values: usize,
+    next_name: usize,
+}
+
 /// Builds a function one typed instruction at a time.
 pub struct FuncBuilder {
     func: Func,
@@ -360,6 +369,27 @@ impl FuncBuilder {
                 return name;
             }
         }
+    }
+
+    /// Where the function stands now, to [`FuncBuilder::rollback`] to.
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            insts: self.func.insts.len(),
+            values: self.func.values.len(),
+            next_name: self.next_name,
+        }
+    }
+
+    /// Removes the instructions and values added since `mark` (which
+    /// nothing before it can use) and gives their names back, as if they
+    /// had never been added: an expansion tries an op whole and takes it
+    /// back when a backend will not keep it.
+    pub fn rollback(&mut self, mark: Checkpoint) {
+        self.func.insts.truncate(mark.insts);
+        for v in self.func.values.drain(mark.values.min(self.func.values.len())..) {
+            self.names.remove(&v.name);
+        }
+        self.next_name = mark.next_name;
     }
 
     fn claim_name(&mut self, name: Option<&str>) -> Result<String> {

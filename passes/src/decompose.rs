@@ -17,29 +17,23 @@ use crate::manager::{Pass, PassCx};
 use crate::rewrite::{Rewriter, restore_layouts};
 
 /// Which composite instructions a backend runs whole (not decomposed).
-pub type Keep = fn(&Func, &Inst) -> bool;
-
-/// Keeps nothing: every composite is decomposed.
-pub fn keep_nothing(_: &Func, _: &Inst) -> bool {
-    false
-}
+pub type Keep = kiln_ir::ops::expand::KeepWhole;
 
 /// Lowers composite ops.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct DecomposePass {
-    keep: Keep,
-}
-
-impl Default for DecomposePass {
-    fn default() -> Self {
-        DecomposePass::keeping(keep_nothing)
-    }
+    keep: Option<Keep>,
 }
 
 impl DecomposePass {
-    /// Decomposes every composite except those `keep` selects.
-    pub fn keeping(keep: Keep) -> DecomposePass {
+    /// Decomposes every composite except those `keep` selects (with
+    /// `None`, every one).
+    pub fn keeping(keep: Option<Keep>) -> DecomposePass {
         DecomposePass { keep }
+    }
+
+    fn keeps(&self, func: &Func, inst: &Inst) -> bool {
+        self.keep.is_some_and(|keep| keep(func, inst))
     }
 }
 
@@ -52,7 +46,7 @@ impl Pass for DecomposePass {
         if !func
             .insts
             .iter()
-            .any(|i| i.op.is_composite() && !(self.keep)(func, i))
+            .any(|i| i.op.is_composite() && !self.keeps(func, i))
         {
             return Ok(());
         }
@@ -60,12 +54,18 @@ impl Pass for DecomposePass {
         // Each expansion's values, with the strides its composite's had.
         let mut wanted: Vec<(String, Vec<i64>)> = Vec::new();
         for inst in &func.insts {
-            if (self.keep)(func, inst) {
+            if self.keeps(func, inst) {
                 rw.copy(inst)?;
                 continue;
             }
             let operands = rw.operands(inst);
-            let expanded = expand(&mut Emitter::new(&mut rw.b), &inst.op, &operands)?;
+            // Composites the expansion emits are kept whole as well where
+            // the backend keeps them.
+            let mut emitter = match self.keep {
+                Some(keep) => Emitter::keeping(&mut rw.b, keep),
+                None => Emitter::new(&mut rw.b),
+            };
+            let expanded = expand(&mut emitter, &inst.op, &operands)?;
             let Some(mut vs) = expanded else {
                 rw.copy(inst)?;
                 continue;

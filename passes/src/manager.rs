@@ -93,7 +93,7 @@ impl PassManager {
 
     /// The standard pipeline with these optimizer settings.
     pub fn standard_with(optimize: crate::optimize::OptimizeConfig) -> PassManager {
-        PassManager::standard_for(optimize, crate::decompose::keep_nothing)
+        PassManager::standard_for(optimize, None)
     }
 
     /// The standard pipeline with these optimizer settings, for a backend
@@ -101,7 +101,7 @@ impl PassManager {
     /// them).
     pub fn standard_for(
         optimize: crate::optimize::OptimizeConfig,
-        keep: crate::decompose::Keep,
+        keep: Option<crate::decompose::Keep>,
     ) -> PassManager {
         PassManager::new()
             .with(crate::promote::PromotePass)

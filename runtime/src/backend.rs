@@ -26,8 +26,8 @@ pub trait Backend: Send + Sync {
 
     /// The composite instructions this backend runs whole, as one step of
     /// its own (decomposition leaves them); by default none.
-    fn keeps(&self) -> kiln_passes::decompose::Keep {
-        kiln_passes::decompose::keep_nothing
+    fn keeps(&self) -> Option<kiln_passes::decompose::Keep> {
+        None
     }
 
     /// Compiles the entry function of a laid-out module.

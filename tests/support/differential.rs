@@ -24,6 +24,7 @@ pub fn sums(module: &Module) -> bool {
                 Op::Matmul
                     | Op::Linear
                     | Op::ScaledDotProductAttention { .. }
+                    | Op::MultiHeadAttentionForward { .. }
                     | Op::Softmax { .. }
                     | Op::LogSoftmax { .. }
                     | Op::LayerNorm { .. }

@@ -284,6 +284,12 @@ impl Recipe {
                 }
                 continue;
             }
+            if step.family == ATTENTION && seed.next(2) == 0 {
+                if let Some(vs) = multi_head_attention(&mut b, x, y, &mut seed, &keep) {
+                    pool.extend(vs);
+                    continue;
+                }
+            }
             let candidates = candidates(step.family, x, y, &shape, rank, &mut seed, b.ty(x).dtype);
             for (op, operands) in candidates {
                 if !keep(&op) {
@@ -306,6 +312,109 @@ impl Recipe {
 
 /// The family of [`indexing`] steps (the last one).
 const INDEXING: u8 = 40;
+
+/// The family of attention steps (half of them
+/// [`multi_head_attention`] where it fits).
+const ATTENTION: u8 = 39;
+
+/// `multi_head_attention_forward` of `x` (`[L, N, E]` or `[L, E]`, float)
+/// attending to itself or to `y` (of `x`'s shape), with weights made from
+/// the op's own shapes (`sin` of positions, so they vary), one or two
+/// heads, and, at random, `y` as a float mask where it fits, a zero key,
+/// bias keys, `need_weights` and head-averaged weights. `None` when
+/// nothing type-checks.
+fn multi_head_attention(
+    b: &mut FuncBuilder,
+    x: ValueId,
+    y: ValueId,
+    s: &mut Seed,
+    keep: &impl Fn(&Op) -> bool,
+) -> Option<Vec<ValueId>> {
+    let v = Operand::Value;
+    let ty = b.ty(x).clone();
+    let rank = ty.shape.len();
+    if !matches!(ty.dtype, DType::F32 | DType::F64) || !matches!(rank, 2 | 3) {
+        return None;
+    }
+    let e = ty.shape[rank - 1];
+    let heads = if e % 2 == 0 && s.next(2) == 0 { 2 } else { 1 };
+    let push = |b: &mut FuncBuilder, op: Op, operands: Vec<Operand>| {
+        keep(&op).then(|| b.push(op, operands, None).ok()).flatten()
+    };
+    let mut phase = 0.0;
+    let mut weight = |b: &mut FuncBuilder, shape: Vec<i64>| -> Option<ValueId> {
+        phase += 0.61;
+        let n: i64 = shape.iter().product();
+        let positions = push(
+            b,
+            Op::Arange {
+                start: Scalar::Int(0),
+                end: Scalar::Int(n),
+                step: Scalar::Int(1),
+                dtype: Some(ty.dtype),
+                device: None,
+            },
+            vec![],
+        )?;
+        let turned = push(
+            b,
+            Op::Binary { op: BinaryOp::Mul },
+            vec![v(positions), Operand::Scalar(Scalar::Float(0.37))],
+        )?;
+        let shifted = push(
+            b,
+            Op::Binary { op: BinaryOp::Add },
+            vec![v(turned), Operand::Scalar(Scalar::Float(phase))],
+        )?;
+        let w = push(b, Op::Unary { op: UnaryOp::Sin }, vec![v(shifted)])?;
+        push(b, Op::Reshape { shape }, vec![v(w)])
+    };
+    let in_w = weight(b, vec![3 * e, e])?;
+    let in_b = weight(b, vec![3 * e])?;
+    let out_w = weight(b, vec![e, e])?;
+    let out_b = weight(b, vec![e])?;
+    let (bias_k, bias_v) = if s.next(4) == 0 {
+        (v(weight(b, vec![1, 1, e])?), v(weight(b, vec![1, 1, e])?))
+    } else {
+        (Operand::None, Operand::None)
+    };
+    let kv = if b.ty(y) == &ty && s.next(2) == 0 { y } else { x };
+    let l = ty.shape[0];
+    // y as an additive mask where it is [L, S] (self-attention: S = L).
+    let mask = if b.ty(y).shape == [l, l] && b.ty(y).dtype == ty.dtype && kv == x {
+        v(y)
+    } else {
+        Operand::None
+    };
+    let op = Op::MultiHeadAttentionForward {
+        embed_dim_to_check: e,
+        num_heads: heads,
+        add_zero_attn: s.next(4) == 0,
+        dropout_p: F64(0.0),
+        training: false,
+        need_weights: s.next(2) == 0,
+        use_separate_proj_weight: false,
+        average_attn_weights: s.next(2) == 0,
+        is_causal: false,
+    };
+    let operands = vec![
+        v(x),
+        v(kv),
+        v(kv),
+        v(in_w),
+        v(in_b),
+        bias_k,
+        bias_v,
+        v(out_w),
+        v(out_b),
+        Operand::None,
+        mask,
+    ];
+    if !keep(&op) {
+        return None;
+    }
+    b.push_multi(op, operands, None).ok()
+}
 
 /// A gather, scatter or lookup of `x` at an index made from `x` itself, so
 /// that its shape fits: `|x|·3.7` (or `x`) as i64, then, three times in
@@ -712,7 +821,7 @@ fn candidates(
             attention(x, y, s),
         ]
         .concat(),
-        39 => attention(x, y, s),
+        ATTENTION => attention(x, y, s),
         // Along one dim: values and positions, the two extremes, scans.
         35 => {
             let d = dim(s);

@@ -169,8 +169,8 @@ impl Backend for Cranelift {
     /// Attention in f32 and f64 and cross_entropy of f32 logits run as
     /// one native host step each (`kiln_runtime::attention`,
     /// `kiln_runtime::cross_entropy`) rather than as their expansions.
-    fn keeps(&self) -> kiln_passes::decompose::Keep {
-        kiln_runtime::execute::native_composite
+    fn keeps(&self) -> Option<kiln_passes::decompose::Keep> {
+        Some(kiln_runtime::execute::native_composite)
     }
 
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {

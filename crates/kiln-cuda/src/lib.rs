@@ -222,8 +222,8 @@ impl Backend for Cuda {
 
     /// Attention in f32 and f64 runs as one generated kernel
     /// ([`attention`]) rather than as its expansion.
-    fn keeps(&self) -> kiln_passes::decompose::Keep {
-        attention::fused
+    fn keeps(&self) -> Option<kiln_passes::decompose::Keep> {
+        Some(attention::fused)
     }
 
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {

@@ -61,6 +61,123 @@ impl AttentionOptions {
     }
 }
 
+/// The weights, masks and options of
+/// [`Tensor::multi_head_attention_forward`]: `F.multi_head_attention_forward`'s
+/// arguments past query, key and value, as `nn.MultiheadAttention` passes
+/// them (a packed input projection `[3E, E]` and an output projection
+/// `[E, E]`), with the rest set by methods. Inference: no dropout.
+#[derive(Clone, Debug)]
+pub struct MultiHeadAttentionArgs<'a> {
+    embed_dim: i64,
+    num_heads: i64,
+    in_proj_weight: Option<&'a Tensor>,
+    in_proj_bias: Option<&'a Tensor>,
+    bias_kv: Option<(&'a Tensor, &'a Tensor)>,
+    out_proj_weight: &'a Tensor,
+    out_proj_bias: Option<&'a Tensor>,
+    key_padding_mask: Option<&'a Tensor>,
+    attn_mask: Option<&'a Tensor>,
+    separate: Option<[&'a Tensor; 3]>,
+    static_kv: Option<(&'a Tensor, &'a Tensor)>,
+    add_zero_attn: bool,
+    need_weights: bool,
+    average_attn_weights: bool,
+    is_causal: bool,
+}
+
+impl<'a> MultiHeadAttentionArgs<'a> {
+    /// `embed_dim` (checked against the query's last dim) split in
+    /// `num_heads` heads, the packed input projection (`in_proj_weight`,
+    /// `[3E, E]`) and the output projection's weight (`[E, E]`); PyTorch's
+    /// defaults otherwise (`need_weights` and head-averaged weights).
+    pub fn new(
+        embed_dim: i64,
+        num_heads: i64,
+        in_proj_weight: &'a Tensor,
+        out_proj_weight: &'a Tensor,
+    ) -> Self {
+        MultiHeadAttentionArgs {
+            embed_dim,
+            num_heads,
+            in_proj_weight: Some(in_proj_weight),
+            in_proj_bias: None,
+            bias_kv: None,
+            out_proj_weight,
+            out_proj_bias: None,
+            key_padding_mask: None,
+            attn_mask: None,
+            separate: None,
+            static_kv: None,
+            add_zero_attn: false,
+            need_weights: true,
+            average_attn_weights: true,
+            is_causal: false,
+        }
+    }
+
+    /// Separate query, key and value projections (`q_proj_weight`,
+    /// `k_proj_weight`, `v_proj_weight`: `use_separate_proj_weight=True`)
+    /// in place of the packed one.
+    pub fn separate_projections(mut self, q: &'a Tensor, k: &'a Tensor, v: &'a Tensor) -> Self {
+        self.in_proj_weight = None;
+        self.separate = Some([q, k, v]);
+        self
+    }
+
+    /// The input projections' bias (`[3E]`).
+    pub fn in_proj_bias(mut self, bias: &'a Tensor) -> Self {
+        self.in_proj_bias = Some(bias);
+        self
+    }
+
+    /// The output projection's bias (`[E]`).
+    pub fn out_proj_bias(mut self, bias: &'a Tensor) -> Self {
+        self.out_proj_bias = Some(bias);
+        self
+    }
+
+    /// `bias_k` and `bias_v`, appended as one more key and value.
+    pub fn bias_kv(mut self, bias_k: &'a Tensor, bias_v: &'a Tensor) -> Self {
+        self.bias_kv = Some((bias_k, bias_v));
+        self
+    }
+
+    /// `static_k` and `static_v` (`[N·H, S, E/H]`) in place of the
+    /// projected keys and values.
+    pub fn static_kv(mut self, static_k: &'a Tensor, static_v: &'a Tensor) -> Self {
+        self.static_kv = Some((static_k, static_v));
+        self
+    }
+
+    /// `key_padding_mask` (`[N, S]`: bool, True hides a key, or additive).
+    pub fn key_padding_mask(mut self, mask: &'a Tensor) -> Self {
+        self.key_padding_mask = Some(mask);
+        self
+    }
+
+    /// `attn_mask` (`[L, S]` or `[N·H, L, S]`: bool, True hides a key, or
+    /// additive); with `is_causal`, the hint that it is the causal mask.
+    pub fn attn_mask(mut self, mask: &'a Tensor, is_causal: bool) -> Self {
+        self.attn_mask = Some(mask);
+        self.is_causal = is_causal;
+        self
+    }
+
+    /// A zero key and value appended (`add_zero_attn`).
+    pub fn add_zero_attn(mut self) -> Self {
+        self.add_zero_attn = true;
+        self
+    }
+
+    /// Whether the attention weights are returned (`need_weights`), and
+    /// averaged over the heads (`average_attn_weights`).
+    pub fn weights(mut self, need_weights: bool, average_attn_weights: bool) -> Self {
+        self.need_weights = need_weights;
+        self.average_attn_weights = average_attn_weights;
+        self
+    }
+}
+
 /// A lazy tensor: a value of the function being traced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tensor {
@@ -1214,6 +1331,53 @@ impl Tensor {
             vec![t(self), t(key), t(value), Input::from(attn_mask)],
             None,
         )
+    }
+
+    /// `F.multi_head_attention_forward(self, key, value, ...)` in
+    /// inference, sequence-first (`self`: `[L, N, E]`, or `[L, E]`
+    /// unbatched): the output and, when `args` ask for them, the attention
+    /// weights. Without them the attention is one
+    /// `scaled_dot_product_attention`, which the backends fuse.
+    pub fn multi_head_attention_forward(
+        &self,
+        key: &Tensor,
+        value: &Tensor,
+        args: &MultiHeadAttentionArgs<'_>,
+    ) -> (Tensor, Option<Tensor>) {
+        let op = Op::MultiHeadAttentionForward {
+            embed_dim_to_check: args.embed_dim,
+            num_heads: args.num_heads,
+            add_zero_attn: args.add_zero_attn,
+            dropout_p: F64(0.0),
+            training: false,
+            need_weights: args.need_weights,
+            use_separate_proj_weight: args.separate.is_some(),
+            average_attn_weights: args.average_attn_weights,
+            is_causal: args.is_causal,
+        };
+        let [q_proj, k_proj, v_proj] = args.separate.map_or([None; 3], |w| w.map(Some));
+        let operands = vec![
+            t(self),
+            t(key),
+            t(value),
+            Input::from(args.in_proj_weight),
+            Input::from(args.in_proj_bias),
+            Input::from(args.bias_kv.map(|b| b.0)),
+            Input::from(args.bias_kv.map(|b| b.1)),
+            t(args.out_proj_weight),
+            Input::from(args.out_proj_bias),
+            Input::from(args.key_padding_mask),
+            Input::from(args.attn_mask),
+            Input::from(q_proj),
+            Input::from(k_proj),
+            Input::from(v_proj),
+            Input::from(args.static_kv.map(|s| s.0)),
+            Input::from(args.static_kv.map(|s| s.1)),
+        ];
+        let count = if args.need_weights { 2 } else { 1 };
+        let mut results = record_all(op, operands, None, Some(count)).into_iter();
+        let output = results.next().unwrap_or_else(|| Tensor::poisoned(self.trace));
+        (output, results.next())
     }
 
     /// `torch.index_select(x, dim, index)`: the entries at `index` (int32

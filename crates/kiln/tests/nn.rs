@@ -979,3 +979,81 @@ fn mobilenet_example_loads_and_runs() {
         "{err}"
     );
 }
+
+/// `Tensor::multi_head_attention_forward` traces the op with the
+/// arguments as given: the traced program (on Cranelift and the
+/// interpreter) equals the same op written in `.kir` (interpreted), with
+/// the weights averaged over heads, per head, and not asked for.
+#[test]
+fn multi_head_attention_forward_traces_its_arguments() {
+    use kiln::MultiHeadAttentionArgs;
+    let (l, s, n, e, h) = (3i64, 4i64, 2i64, 4i64, 2i64);
+    let wave = |len: i64, phase: f32| -> Vec<f32> {
+        (0..len).map(|i| (i as f32 * 0.37 + phase).sin()).collect()
+    };
+    let mut mask = vec![0u8; (l * s) as usize];
+    mask[1] = 1;
+    let inputs = vec![
+        host(&wave(l * n * e, 0.1), &[l, n, e]),
+        host(&wave(s * n * e, 0.2), &[s, n, e]),
+        host(&wave(3 * e * e, 0.3), &[3 * e, e]),
+        host(&wave(3 * e, 0.4), &[3 * e]),
+        host(&wave(e * e, 0.5), &[e, e]),
+        HostTensor::from_vec(mask.into_iter().map(|m| m == 1).collect::<Vec<bool>>(), &[l, s])
+            .unwrap(),
+    ];
+    let specs = [
+        TensorSpec::new([l, n, e], DType::F32).name("q"),
+        TensorSpec::new([s, n, e], DType::F32).name("kv"),
+        TensorSpec::new([3 * e, e], DType::F32).name("w"),
+        TensorSpec::new([3 * e], DType::F32).name("b"),
+        TensorSpec::new([e, e], DType::F32).name("ow"),
+        TensorSpec::new([l, s], DType::Bool).name("m"),
+    ];
+    for (need, average, attrs) in [
+        (true, true, ""),
+        (true, false, ", average_attn_weights = false"),
+        (false, true, ", need_weights = false"),
+    ] {
+        let traced = kiln::trace(&specs, |x| {
+            let args = MultiHeadAttentionArgs::new(e, h, &x[2], &x[4])
+                .in_proj_bias(&x[3])
+                .attn_mask(&x[5], false)
+                .weights(need, average);
+            let (o, w) = x[0].multi_head_attention_forward(&x[1], &x[1], &args);
+            assert_eq!(w.is_some(), need);
+            let mut out = vec![o];
+            out.extend(w);
+            out
+        })
+        .unwrap();
+        let weights_ty = match (need, average) {
+            (true, true) => format!(", tensor<{n}x{l}x{s}xf32>"),
+            (true, false) => format!(", tensor<{n}x{h}x{l}x{s}xf32>"),
+            _ => String::new(),
+        };
+        let results = if need { "%o, %a" } else { "%o" };
+        let text = format!(
+            "func @main(%q: tensor<{l}x{n}x{e}xf32>, %kv: tensor<{s}x{n}x{e}xf32>, %w: tensor<{}x{e}xf32>, %b: tensor<{}xf32>, %ow: tensor<{e}x{e}xf32>, %m: tensor<{l}x{s}xbool>) -> (tensor<{l}x{n}x{e}xf32>{weights_ty}) {{
+  {results} = multi_head_attention_forward %q, %kv, %kv, %w, %b, none, none, %ow, none, none, %m {{embed_dim_to_check = {e}, num_heads = {h}, training = false{attrs}}}
+  return {results}
+}}",
+            3 * e,
+            3 * e
+        );
+        let module = kiln::parse_module("mha.kir", &text, kiln::DefaultDType::F32).unwrap();
+        let expected = kiln::runtime::interp::run(&module, &inputs).unwrap();
+        assert_eq!(expected.len(), if need { 2 } else { 1 });
+        let compiled = Compiler::new(BackendKind::Cranelift)
+            .compile(traced.module())
+            .unwrap()
+            .run(&inputs)
+            .unwrap();
+        for got in [compiled, traced.interpret(&inputs).unwrap()] {
+            for (g, x) in got.iter().zip(&expected) {
+                assert_eq!(g.shape(), x.shape());
+                assert_close(&values(g), &values(x), 1e-6);
+            }
+        }
+    }
+}

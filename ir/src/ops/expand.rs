@@ -12,7 +12,7 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::{FuncBuilder, Operand, ValueId};
+use crate::graph::{Func, FuncBuilder, Inst, Operand, ValueId};
 use crate::layout::MemoryFormat;
 use crate::scalar::{F64, Scalar};
 use crate::types::TensorType;
@@ -24,12 +24,27 @@ use super::{BinaryOp, GeluApproximate, LossReduction, Op, ReduceOp, UnaryOp};
 /// are emitted (an expansion may use other composites).
 pub struct Emitter<'b> {
     b: &'b mut FuncBuilder,
+    keep: Option<KeepWhole>,
 }
 
+/// Which composite instructions a backend runs whole rather than by
+/// their expansion (its fused steps: attention on the CPU and in CUDA).
+pub type KeepWhole = fn(&Func, &Inst) -> bool;
+
 impl<'b> Emitter<'b> {
-    /// An emitter appending to `b`.
+    /// An emitter appending to `b`, expanding every composite.
     pub fn new(b: &'b mut FuncBuilder) -> Emitter<'b> {
-        Emitter { b }
+        Emitter { b, keep: None }
+    }
+
+    /// An emitter that leaves whole the composites `keep` selects, where
+    /// an expansion emits them (`multi_head_attention_forward`'s
+    /// `scaled_dot_product_attention`), and expands the others.
+    pub fn keeping(b: &'b mut FuncBuilder, keep: KeepWhole) -> Emitter<'b> {
+        Emitter {
+            b,
+            keep: Some(keep),
+        }
     }
 
     /// The type of a value built so far.
@@ -45,6 +60,17 @@ impl<'b> Emitter<'b> {
 
     /// Appends `op` (expanded, if composite) and returns its results.
     pub fn push_all(&mut self, op: Op, operands: Vec<Operand>) -> Result<Vec<ValueId>> {
+        if let Some(keep) = self.keep.filter(|_| op.is_composite()) {
+            // Whole, if the backend keeps it; else taken back and expanded.
+            let mark = self.b.checkpoint();
+            if let Ok(vs) = self.b.push_multi(op.clone(), operands.clone(), None) {
+                let func = self.b.func();
+                if func.insts.last().is_some_and(|i| keep(func, i)) {
+                    return Ok(vs);
+                }
+            }
+            self.b.rollback(mark);
+        }
         match expand(self, &op, &operands)? {
             Some(vs) => Ok(vs),
             None => self.b.push_multi(op, operands, None),
