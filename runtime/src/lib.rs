@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod attention;
+mod avx512;
 pub mod backend;
 pub mod cache;
 pub mod compare;

@@ -169,7 +169,9 @@ fn with_sign_of<B: Builder>(b: &mut B, magnitude: B::F, sign: B::F) -> B::F {
     b.from_bits(r)
 }
 
-/// e^x.
+/// e^x. Always inlined (with its helpers), so that a caller compiled for
+/// wider vectors (the runtime's AVX-512 builder) compiles it for them too.
+#[inline(always)]
 pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
     // Clamp above (a NaN input is selected back at the end). Below
     // EXP_LO the result is 0: those lanes compute e^0 and are replaced,
@@ -193,6 +195,7 @@ pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
 
 /// x = n·ln 2 + r with |r| ≤ ln 2 / 2: the integer n (as an f32) and
 /// e^r − 1, as r + r²·P(r) (Cephes' `expf` polynomial).
+#[inline(always)]
 fn exp_reduced<B: Builder>(b: &mut B, x: B::F) -> (B::F, B::F) {
     let log2e = b.f32(std::f32::consts::LOG2_E);
     let t = b.mul(x, log2e);
@@ -213,6 +216,7 @@ fn exp_reduced<B: Builder>(b: &mut B, x: B::F) -> (B::F, B::F) {
 
 /// `p`·2^n for an integral n in [−150, 128], in two halves, so that a
 /// subnormal result rounds once.
+#[inline(always)]
 fn scale_by_pow2<B: Builder>(b: &mut B, mut p: B::F, n: B::F) -> B::F {
     let ni = b.to_i32(n);
     let n1 = b.sar(ni, 1);

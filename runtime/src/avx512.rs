@@ -1,0 +1,219 @@
+//! kiln-math's f32 functions on 16 lanes of AVX-512: a [`Builder`] whose
+//! every operation is one AVX-512 instruction (or a few, where an
+//! operation's edge cases need them), so that a native step's `exp` is
+//! the interpreter's algorithm, bit for bit, 16 elements at a time.
+//! (Written as plain loops, LLVM compiles the algorithm to 8-lane vectors
+//! with spills, even for AVX-512 targets.)
+//!
+//! Everything here runs only inside functions compiled for AVX-512F
+//! (`#[target_feature(enable = "avx512f")]`), on CPUs that have it; the
+//! builder's methods are `#[inline(always)]` so that they, and the
+//! intrinsics in them, inline into such a function.
+
+#![cfg(target_arch = "x86_64")]
+
+use std::arch::x86_64::*;
+
+use kiln_math::{Builder, Function};
+
+/// The [`Builder`] of 16-lane AVX-512 vectors: f32 in `__m512`, i32 in
+/// `__m512i`, masks in `__mmask16`. Only usable on CPUs with AVX-512F,
+/// from code compiled for it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx512;
+
+// SAFETY (all methods): the intrinsics need AVX-512F, which this builder's
+// users check before calling into code compiled for it (module doc).
+impl Builder for Avx512 {
+    type F = __m512;
+    type I = __m512i;
+    type M = __mmask16;
+
+    #[inline(always)]
+    fn f32(&mut self, v: f32) -> __m512 {
+        unsafe { _mm512_set1_ps(v) }
+    }
+    #[inline(always)]
+    fn i32(&mut self, v: i32) -> __m512i {
+        unsafe { _mm512_set1_epi32(v) }
+    }
+    #[inline(always)]
+    fn add(&mut self, a: __m512, b: __m512) -> __m512 {
+        unsafe { _mm512_add_ps(a, b) }
+    }
+    #[inline(always)]
+    fn sub(&mut self, a: __m512, b: __m512) -> __m512 {
+        unsafe { _mm512_sub_ps(a, b) }
+    }
+    #[inline(always)]
+    fn mul(&mut self, a: __m512, b: __m512) -> __m512 {
+        unsafe { _mm512_mul_ps(a, b) }
+    }
+    #[inline(always)]
+    fn div(&mut self, a: __m512, b: __m512) -> __m512 {
+        unsafe { _mm512_div_ps(a, b) }
+    }
+    #[inline(always)]
+    fn sqrt(&mut self, a: __m512) -> __m512 {
+        unsafe { _mm512_sqrt_ps(a) }
+    }
+    #[inline(always)]
+    fn fma(&mut self, a: __m512, b: __m512, c: __m512) -> __m512 {
+        unsafe { _mm512_fmadd_ps(a, b, c) }
+    }
+    #[inline(always)]
+    fn neg(&mut self, a: __m512) -> __m512 {
+        // Flips the sign bit, as f32's negation (NaNs included).
+        unsafe { _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(i32::MIN))) }
+    }
+    #[inline(always)]
+    fn abs(&mut self, a: __m512) -> __m512 {
+        unsafe { _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(i32::MAX))) }
+    }
+    #[inline(always)]
+    fn round(&mut self, a: __m512) -> __m512 {
+        // Ties to even, as `round_ties_even`.
+        unsafe { _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(a) }
+    }
+    #[inline(always)]
+    fn lt(&mut self, a: __m512, b: __m512) -> __mmask16 {
+        unsafe { _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b) }
+    }
+    #[inline(always)]
+    fn gt(&mut self, a: __m512, b: __m512) -> __mmask16 {
+        unsafe { _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b) }
+    }
+    #[inline(always)]
+    fn is_nan(&mut self, a: __m512) -> __mmask16 {
+        unsafe { _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a) }
+    }
+    #[inline(always)]
+    fn select(&mut self, m: __mmask16, a: __m512, b: __m512) -> __m512 {
+        // The blend takes its second operand where the mask is set.
+        unsafe { _mm512_mask_blend_ps(m, b, a) }
+    }
+    #[inline(always)]
+    fn nonzero(&mut self, a: __m512i) -> __mmask16 {
+        unsafe { _mm512_test_epi32_mask(a, a) }
+    }
+    #[inline(always)]
+    fn to_i32(&mut self, a: __m512) -> __m512i {
+        // `a as i32`: truncation, saturating, NaN to 0 (the instruction
+        // gives i32::MIN for all three cases it cannot represent).
+        unsafe {
+            let t = _mm512_cvttps_epi32(a);
+            let high = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, _mm512_set1_ps(2_147_483_648.0));
+            let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a);
+            let t = _mm512_mask_mov_epi32(t, high, _mm512_set1_epi32(i32::MAX));
+            _mm512_mask_mov_epi32(t, nan, _mm512_setzero_si512())
+        }
+    }
+    #[inline(always)]
+    fn to_f32(&mut self, a: __m512i) -> __m512 {
+        unsafe { _mm512_cvtepi32_ps(a) }
+    }
+    #[inline(always)]
+    fn iadd(&mut self, a: __m512i, b: __m512i) -> __m512i {
+        unsafe { _mm512_add_epi32(a, b) }
+    }
+    #[inline(always)]
+    fn isub(&mut self, a: __m512i, b: __m512i) -> __m512i {
+        unsafe { _mm512_sub_epi32(a, b) }
+    }
+    #[inline(always)]
+    fn iand(&mut self, a: __m512i, b: __m512i) -> __m512i {
+        unsafe { _mm512_and_si512(a, b) }
+    }
+    #[inline(always)]
+    fn ior(&mut self, a: __m512i, b: __m512i) -> __m512i {
+        unsafe { _mm512_or_si512(a, b) }
+    }
+    #[inline(always)]
+    fn ixor(&mut self, a: __m512i, b: __m512i) -> __m512i {
+        unsafe { _mm512_xor_si512(a, b) }
+    }
+    #[inline(always)]
+    fn shl(&mut self, a: __m512i, n: u32) -> __m512i {
+        // `wrapping_shl`: the count modulo 32.
+        unsafe { _mm512_sllv_epi32(a, _mm512_set1_epi32((n & 31) as i32)) }
+    }
+    #[inline(always)]
+    fn sar(&mut self, a: __m512i, n: u32) -> __m512i {
+        unsafe { _mm512_srav_epi32(a, _mm512_set1_epi32((n & 31) as i32)) }
+    }
+    #[inline(always)]
+    fn bits(&mut self, a: __m512) -> __m512i {
+        unsafe { _mm512_castps_si512(a) }
+    }
+    #[inline(always)]
+    fn from_bits(&mut self, a: __m512i) -> __m512 {
+        unsafe { _mm512_castsi512_ps(a) }
+    }
+    #[inline(always)]
+    fn exact(&mut self, f: Function, x: __m512, when: __mmask16, fast: __m512) -> __m512 {
+        if when == 0 {
+            return fast;
+        }
+        // The rare lanes the fast path does not cover, one at a time.
+        let (mut xs, mut ys) = ([0f32; 16], [0f32; 16]);
+        unsafe {
+            _mm512_storeu_ps(xs.as_mut_ptr(), x);
+            _mm512_storeu_ps(ys.as_mut_ptr(), fast);
+        }
+        for (lane, (y, x)) in ys.iter_mut().zip(xs).enumerate() {
+            if when & (1 << lane) != 0 {
+                *y = kiln_math::exact(f, x);
+            }
+        }
+        unsafe { _mm512_loadu_ps(ys.as_ptr()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn apply(f: Function, xs: &[f32; 16]) -> [f32; 16] {
+        let mut out = [0f32; 16];
+        unsafe {
+            let y = f.build(&mut Avx512, _mm512_loadu_ps(xs.as_ptr()));
+            _mm512_storeu_ps(out.as_mut_ptr(), y);
+        }
+        out
+    }
+
+    /// Every function of kiln-math gives the scalar builder's bits (on
+    /// CPUs with AVX-512F; elsewhere there is nothing to run): inputs
+    /// over every exponent, both signs, zeros, infinities, NaN.
+    #[test]
+    fn lanes_agree_with_the_scalar_algorithm() {
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            return;
+        }
+        let mut inputs: Vec<f32> = vec![0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, -1e-40];
+        let mut state = 0x1234_5678u32;
+        while inputs.len() < 16 * 4096 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            inputs.push(f32::from_bits(state));
+            // And values where the functions live (|x| < 100).
+            inputs.push((state as f32 / u32::MAX as f32 - 0.5) * 200.0);
+        }
+        for f in Function::ALL {
+            for chunk in inputs.chunks_exact(16) {
+                let xs: [f32; 16] = chunk.try_into().unwrap();
+                // SAFETY: the CPU has AVX-512F.
+                let got = unsafe { apply(f, &xs) };
+                for (x, y) in xs.iter().zip(got) {
+                    let want = kiln_math::eval(f, *x);
+                    assert!(
+                        y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()),
+                        "{f:?}({x:e}) = {y:e} on 16 lanes, {want:e} by the scalar builder"
+                    );
+                }
+            }
+        }
+    }
+}
