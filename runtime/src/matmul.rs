@@ -292,20 +292,11 @@ impl Row {
 
 crate::wide::widest_vectors! {
     /// `sums[j] += Σ_i row[i] · first[i·stride + j]`, in order of `i`.
-    unsafe fn rows_scaled_wide<T: [Copy]>(row: &[f32], first: *const f32, stride: isize, sums: &mut [T]) => rows_scaled_plain
+    unsafe fn rows_scaled_wide(row: &[f32], first: *const f32, stride: isize, sums: &mut [f32]) => rows_scaled_plain
 }
 
 #[inline(always)]
-unsafe fn rows_scaled_plain<T: Copy>(
-    row: &[f32],
-    first: *const f32,
-    stride: isize,
-    sums: &mut [T],
-) {
-    // T is f32 (the macro wants a type parameter).
-    // SAFETY: T is f32 at every call.
-    let sums: &mut [f32] =
-        unsafe { std::slice::from_raw_parts_mut(sums.as_mut_ptr().cast(), sums.len()) };
+unsafe fn rows_scaled_plain(row: &[f32], first: *const f32, stride: isize, sums: &mut [f32]) {
     for (i, &x) in row.iter().enumerate() {
         // SAFETY: row i's chunk is inside the matrix (the caller's).
         let chunk =
@@ -322,14 +313,11 @@ const DOT_LANES: usize = 32;
 crate::wide::widest_vectors! {
     /// `sums[j] = Σ_i a[i]·first[j·stride + i]` (contiguous columns), each
     /// in [`DOT_LANES`] partial sums.
-    unsafe fn dots_wide<T: [Copy]>(a: &[f32], first: *const f32, stride: isize, sums: &mut [T]) => dots_plain
+    unsafe fn dots_wide(a: &[f32], first: *const f32, stride: isize, sums: &mut [f32]) => dots_plain
 }
 
 #[inline(always)]
-unsafe fn dots_plain<T: Copy>(a: &[f32], first: *const f32, stride: isize, sums: &mut [T]) {
-    // SAFETY: T is f32 at every call.
-    let sums: &mut [f32] =
-        unsafe { std::slice::from_raw_parts_mut(sums.as_mut_ptr().cast(), sums.len()) };
+unsafe fn dots_plain(a: &[f32], first: *const f32, stride: isize, sums: &mut [f32]) {
     for (j, s) in sums.iter_mut().enumerate() {
         // SAFETY: column j's elements are inside the matrix (the caller's).
         let b = unsafe { std::slice::from_raw_parts(first.offset(j as isize * stride), a.len()) };
