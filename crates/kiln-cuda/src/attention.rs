@@ -377,16 +377,23 @@ fn source(
     line(format!(
         "  const int rows = (int)({l} - q0 < {b} ? {l} - q0 : {b});"
     ));
-    line(format!(
-        "  for (int x = tid; x < {}; x += {THREADS}) {{",
-        b * e
-    ));
-    line(format!("    const int i = x / {e}, d = x % {e};"));
-    line(format!(
-        "    qs[i][d] = i < rows ? q[q_at + (q0 + i) * {}LL + d * {}LL] : ({t})0;",
-        q.rows, q.cols
-    ));
-    line("  }".into());
+    // A tile of `b` rows × `width` of an operand into shared memory, zeros
+    // past its `count` valid rows: the queries once, each key and value
+    // tile in the loop.
+    let load = |line: &mut dyn FnMut(String), indent: &str, tile: &str, src: (&str, &str), width: i64, (first, count): (&str, &str), m: &Matrix| {
+        let (array, at) = src;
+        line(format!(
+            "{indent}for (int x = tid; x < {}; x += {THREADS}) {{",
+            b * width
+        ));
+        line(format!("{indent}  const int j = x / {width}, d = x % {width};"));
+        line(format!(
+            "{indent}  {tile}[j][d] = j < {count} ? {array}[{at} + ({first} + j) * {}LL + d * {}LL] : ({t})0;",
+            m.rows, m.cols
+        ));
+        line(format!("{indent}}}"));
+    };
+    load(&mut line, "  ", "qs", ("q", "q_at"), e, ("q0", "rows"), &q);
     line(format!(
         "  for (int x = tid; x < {}; x += {THREADS}) os[x / {ev}][x % {ev}] = ({t})0;",
         b * ev
@@ -407,26 +414,8 @@ fn source(
         "    const int cols = (int)(keys - k0 < {b} ? keys - k0 : {b});"
     ));
     line("    __syncthreads();".into());
-    line(format!(
-        "    for (int x = tid; x < {}; x += {THREADS}) {{",
-        b * e
-    ));
-    line(format!("      const int j = x / {e}, d = x % {e};"));
-    line(format!(
-        "      ks[j][d] = j < cols ? k[k_at + (k0 + j) * {}LL + d * {}LL] : ({t})0;",
-        k.rows, k.cols
-    ));
-    line("    }".into());
-    line(format!(
-        "    for (int x = tid; x < {}; x += {THREADS}) {{",
-        b * ev
-    ));
-    line(format!("      const int j = x / {ev}, c = x % {ev};"));
-    line(format!(
-        "      vs[j][c] = j < cols ? v[v_at + (k0 + j) * {}LL + c * {}LL] : ({t})0;",
-        v.rows, v.cols
-    ));
-    line("    }".into());
+    load(&mut line, "    ", "ks", ("k", "k_at"), e, ("k0", "cols"), &k);
+    load(&mut line, "    ", "vs", ("v", "v_at"), ev, ("k0", "cols"), &v);
     line("    __syncthreads();".into());
     line(format!(
         "    for (int x = tid; x < {}; x += {THREADS}) {{",
