@@ -28,7 +28,7 @@ use crate::strided::Shared;
 
 /// Up to this many of a line, topk keeps its best in one pass (as the
 /// interpreter does; the result does not depend on it).
-const FEW: usize = 64;
+pub(crate) const FEW: usize = 64;
 
 /// Lines handed to a thread at a time (at least, where there are as many).
 const LINES_PER_TASK: usize = 16;
@@ -340,15 +340,22 @@ impl Ordered for f32 {
     }
 }
 
+/// The order `sort` and `topk` put floats in (PyTorch's): NaN above
+/// everything (NaNs equal), `-0.0 == 0.0`. The interpreter's order too.
+#[inline]
+pub(crate) fn float_order(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
 impl Ordered for f64 {
     #[inline]
     fn order(self, other: f64) -> Ordering {
-        match (self.is_nan(), other.is_nan()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            _ => self.partial_cmp(&other).unwrap_or(Ordering::Equal),
-        }
+        float_order(self, other)
     }
 
     #[inline]

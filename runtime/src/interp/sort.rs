@@ -17,21 +17,16 @@ use crate::tensor::{Indices, Tensor};
 /// The order `sort` and `topk` use: NaN above everything, `-0.0 == 0.0`.
 fn order(a: Elem, b: Elem) -> Ordering {
     match (a, b) {
-        (Elem::F(x), Elem::F(y)) => match (x.is_nan(), y.is_nan()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            _ => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
-        },
+        (Elem::F(x), Elem::F(y)) => crate::lines::float_order(x, y),
         (Elem::I(x), Elem::I(y)) => x.cmp(&y),
         (Elem::B(x), Elem::B(y)) => x.cmp(&y),
         _ => Ordering::Equal,
     }
 }
 
-/// Up to this many of a row, topk keeps its best in one pass instead of
-/// selecting them.
-const FEW: usize = 64;
+// Up to `FEW` of a row, topk keeps its best in one pass instead of
+// selecting them (as the native steps do; the result does not depend on it).
+use crate::lines::FEW;
 
 /// Sorts each row of `x` along `dim` and keeps its first `keep` positions:
 /// the values and their positions, laid out as `layouts` say.
