@@ -630,7 +630,9 @@ fn a_given_up_cache_is_updated_in_place() {
     use kiln_runtime::Tensor;
     let program = |text: &str| {
         let module = kiln::parse_module("cache.kir", text, kiln::DefaultDType::F32).unwrap();
-        Compiler::new(BackendKind::Cranelift).compile(&module).unwrap()
+        Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
+            .unwrap()
     };
     let updated = program(
         "func @main(%c: tensor<2x8x4xf32>, %p: tensor<1xi64>, %v: tensor<2x1x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x4xf32>) {
@@ -665,8 +667,14 @@ fn a_given_up_cache_is_updated_in_place() {
         let kept = cache();
         let got = p.run_donated(inputs(kept.clone())).unwrap();
         assert_ne!(got[0].storage().as_ptr(), kept.storage().as_ptr());
-        assert_eq!(kept.to_vec::<f32>().unwrap(), cache().to_vec::<f32>().unwrap());
-        assert_eq!(got[0].to_vec::<f32>().unwrap(), expected[0].to_vec::<f32>().unwrap());
+        assert_eq!(
+            kept.to_vec::<f32>().unwrap(),
+            cache().to_vec::<f32>().unwrap()
+        );
+        assert_eq!(
+            got[0].to_vec::<f32>().unwrap(),
+            expected[0].to_vec::<f32>().unwrap()
+        );
     }
     let plan = updated.listings().unwrap()[0].text.clone();
     assert!(plan.contains("in input 0's storage if donated"), "{plan}");

@@ -303,6 +303,7 @@ impl Module {
 pub struct Checkpoint {
     insts: usize,
     values: usize,
+    params: usize,
     next_name: usize,
 }
 
@@ -376,17 +377,23 @@ impl FuncBuilder {
         Checkpoint {
             insts: self.func.insts.len(),
             values: self.func.values.len(),
+            params: self.func.params.len(),
             next_name: self.next_name,
         }
     }
 
-    /// Removes the instructions and values added since `mark` (which
-    /// nothing before it can use) and gives their names back, as if they
-    /// had never been added: an expansion tries an op whole and takes it
-    /// back when a backend will not keep it.
+    /// Removes the instructions, parameters and values added since `mark`
+    /// (which nothing before it can use) and gives their names back, as if
+    /// they had never been added: an expansion tries an op whole and takes
+    /// it back when a backend will not keep it.
     pub fn rollback(&mut self, mark: Checkpoint) {
         self.func.insts.truncate(mark.insts);
-        for v in self.func.values.drain(mark.values.min(self.func.values.len())..) {
+        self.func.params.truncate(mark.params);
+        for v in self
+            .func
+            .values
+            .drain(mark.values.min(self.func.values.len())..)
+        {
             self.names.remove(&v.name);
         }
         self.next_name = mark.next_name;

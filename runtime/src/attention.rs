@@ -120,7 +120,6 @@ trait Real:
     const IS_F32: bool;
     fn from_f64(x: f64) -> Self;
     fn exp(self) -> Self;
-    fn is_nan(self) -> bool;
     fn is_finite(self) -> bool;
 }
 
@@ -136,10 +135,6 @@ impl Real for f32 {
     #[inline(always)]
     fn exp(self) -> f32 {
         kiln_math::algorithms::exp(&mut kiln_math::scalar::Scalar, self)
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        f32::is_nan(self)
     }
     #[inline(always)]
     fn is_finite(self) -> bool {
@@ -159,10 +154,6 @@ impl Real for f64 {
     #[inline(always)]
     fn exp(self) -> f64 {
         f64::exp(self)
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        f64::is_nan(self)
     }
     #[inline(always)]
     fn is_finite(self) -> bool {
@@ -785,7 +776,12 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
 ///
 /// # Safety
 /// `v`'s matrices, `s` × `ev`, must be inside the buffer at `vp`.
-unsafe fn nonfinite_values<T: Real>(vp: Shared<T>, v: &Matrices, s: usize, ev: usize) -> Vec<usize> {
+unsafe fn nonfinite_values<T: Real>(
+    vp: Shared<T>,
+    v: &Matrices,
+    s: usize,
+    ev: usize,
+) -> Vec<usize> {
     v.offsets
         .par_iter()
         .flat_map_iter(|&at| {
@@ -793,7 +789,10 @@ unsafe fn nonfinite_values<T: Real>(vp: Shared<T>, v: &Matrices, s: usize, ev: u
             for j in 0..s {
                 for (c, bad) in bad.iter_mut().enumerate() {
                     // SAFETY: (j, c) is inside the value's view.
-                    let x = unsafe { *vp.ptr().offset(at + j as isize * v.rows + c as isize * v.cols) };
+                    let x = unsafe {
+                        *vp.ptr()
+                            .offset(at + j as isize * v.rows + c as isize * v.cols)
+                    };
                     if !x.is_finite() {
                         *bad = j + 1;
                     }
@@ -850,9 +849,9 @@ unsafe fn online_softmax_plain<T: Real>(
     for col in tile.chunks_exact(QUERY_ROWS).take(cols) {
         for i in 0..QUERY_ROWS {
             let x = col[i];
-            // NaN-propagating, as the reference's amax (a select, not a
-            // conditional store, so that the maxima stay in registers).
-            top[i] = if x > top[i] || x.is_nan() { x } else { top[i] };
+            // A select, not a conditional store, so that the maxima stay
+            // in registers.
+            top[i] = crate::lines::nan_max(top[i], x);
         }
     }
     // Where every score so far is −inf, subtract 0: the exponentials are

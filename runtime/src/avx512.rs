@@ -17,13 +17,25 @@ use std::arch::x86_64::*;
 use kiln_math::{Builder, Function};
 
 /// The [`Builder`] of 16-lane AVX-512 vectors: f32 in `__m512`, i32 in
-/// `__m512i`, masks in `__mmask16`. Only usable on CPUs with AVX-512F,
-/// from code compiled for it.
+/// `__m512i`, masks in `__mmask16`. Made only by [`Avx512::new`], whose
+/// caller vouches for the CPU: its methods are safe to call only there.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Avx512;
+pub(crate) struct Avx512(());
 
-// SAFETY (all methods): the intrinsics need AVX-512F, which this builder's
-// users check before calling into code compiled for it (module doc).
+impl Avx512 {
+    /// The builder.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F, and the builder must be used from code
+    /// compiled for it (`#[target_feature(enable = "avx512f")]`).
+    #[inline(always)]
+    pub(crate) unsafe fn new() -> Avx512 {
+        Avx512(())
+    }
+}
+
+// SAFETY (all methods): the intrinsics need AVX-512F, which whoever made
+// the builder vouched for (`Avx512::new`).
 impl Builder for Avx512 {
     type F = __m512;
     type I = __m512i;
@@ -64,11 +76,21 @@ impl Builder for Avx512 {
     #[inline(always)]
     fn neg(&mut self, a: __m512) -> __m512 {
         // Flips the sign bit, as f32's negation (NaNs included).
-        unsafe { _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(i32::MIN))) }
+        unsafe {
+            _mm512_castsi512_ps(_mm512_xor_si512(
+                _mm512_castps_si512(a),
+                _mm512_set1_epi32(i32::MIN),
+            ))
+        }
     }
     #[inline(always)]
     fn abs(&mut self, a: __m512) -> __m512 {
-        unsafe { _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(i32::MAX))) }
+        unsafe {
+            _mm512_castsi512_ps(_mm512_and_si512(
+                _mm512_castps_si512(a),
+                _mm512_set1_epi32(i32::MAX),
+            ))
+        }
     }
     #[inline(always)]
     fn round(&mut self, a: __m512) -> __m512 {
@@ -172,12 +194,27 @@ impl Builder for Avx512 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kiln_math::Function2;
 
     #[target_feature(enable = "avx512f")]
     unsafe fn apply(f: Function, xs: &[f32; 16]) -> [f32; 16] {
         let mut out = [0f32; 16];
         unsafe {
-            let y = f.build(&mut Avx512, _mm512_loadu_ps(xs.as_ptr()));
+            let y = f.build(&mut Avx512::new(), _mm512_loadu_ps(xs.as_ptr()));
+            _mm512_storeu_ps(out.as_mut_ptr(), y);
+        }
+        out
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn apply2(f: Function2, a: &[f32; 16], c: &[f32; 16]) -> [f32; 16] {
+        let mut out = [0f32; 16];
+        unsafe {
+            let y = f.build(
+                &mut Avx512::new(),
+                _mm512_loadu_ps(a.as_ptr()),
+                _mm512_loadu_ps(c.as_ptr()),
+            );
             _mm512_storeu_ps(out.as_mut_ptr(), y);
         }
         out
@@ -191,7 +228,15 @@ mod tests {
         if !std::arch::is_x86_feature_detected!("avx512f") {
             return;
         }
-        let mut inputs: Vec<f32> = vec![0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, -1e-40];
+        let mut inputs: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            1e-40,
+            -1e-40,
+        ];
         let mut state = 0x1234_5678u32;
         while inputs.len() < 16 * 4096 {
             state ^= state << 13;
@@ -200,6 +245,20 @@ mod tests {
             inputs.push(f32::from_bits(state));
             // And values where the functions live (|x| < 100).
             inputs.push((state as f32 / u32::MAX as f32 - 0.5) * 200.0);
+        }
+        for f in Function2::ALL {
+            for (a, c) in inputs.chunks_exact(16).zip(inputs.chunks_exact(16).rev()) {
+                let (a, c): ([f32; 16], [f32; 16]) = (a.try_into().unwrap(), c.try_into().unwrap());
+                // SAFETY: the CPU has AVX-512F.
+                let got = unsafe { apply2(f, &a, &c) };
+                for ((x, y), z) in a.iter().zip(&c).zip(got) {
+                    let want = kiln_math::eval2(f, *x, *y);
+                    assert!(
+                        z.to_bits() == want.to_bits() || (z.is_nan() && want.is_nan()),
+                        "{f:?}({x:e}, {y:e}) = {z:e} on 16 lanes, {want:e} by the scalar builder"
+                    );
+                }
+            }
         }
         for f in Function::ALL {
             for chunk in inputs.chunks_exact(16) {

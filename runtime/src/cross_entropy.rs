@@ -170,9 +170,10 @@ fn max_and_sum(row: &[f32]) -> (f32, f32) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn max_and_sum_avx512(row: &[f32]) -> (f32, f64) {
-    use std::arch::x86_64::*;
     use kiln_math::Builder;
-    let b = &mut crate::avx512::Avx512;
+    use std::arch::x86_64::*;
+    // SAFETY: this function runs only where the CPU has AVX-512F.
+    let b = &mut unsafe { crate::avx512::Avx512::new() };
     let n = row.len();
     let p = row.as_ptr();
     let ninf = _mm512_set1_ps(f32::NEG_INFINITY);
@@ -209,14 +210,16 @@ unsafe fn max_and_sum_avx512(row: &[f32]) -> (f32, f64) {
     unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), top) };
     let m = lanes
         .iter()
-        .fold(f32::NEG_INFINITY, |m, &x| if x > m || x.is_nan() { x } else { m });
+        .fold(f32::NEG_INFINITY, |m, &x| crate::lines::nan_max(m, x));
     let mv = b.f32(m);
     let mut sums = [_mm512_setzero_pd(); 4];
     let mut add = |sums: &mut [__m512d; 4], k: usize, x: __m512| {
         let shifted = b.sub(x, mv);
         let e = kiln_math::algorithms::exp(b, shifted);
         let lo = _mm512_cvtps_pd(_mm512_castps512_ps256(e));
-        let hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(e))));
+        let hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(
+            _mm512_castps_pd(e),
+        )));
         sums[k] = _mm512_add_pd(sums[k], lo);
         sums[k + 1] = _mm512_add_pd(sums[k + 1], hi);
     };
@@ -236,7 +239,10 @@ unsafe fn max_and_sum_avx512(row: &[f32]) -> (f32, f64) {
     if i < n {
         add(&mut sums, 2, load_tail(i));
     }
-    let total = _mm512_add_pd(_mm512_add_pd(sums[0], sums[1]), _mm512_add_pd(sums[2], sums[3]));
+    let total = _mm512_add_pd(
+        _mm512_add_pd(sums[0], sums[1]),
+        _mm512_add_pd(sums[2], sums[3]),
+    );
     (m, _mm512_reduce_add_pd(total))
 }
 
@@ -250,8 +256,7 @@ widest_vectors! {
 
 #[inline(always)]
 unsafe fn max_and_sum_plain(row: &[f32], stats: &mut [f64; 2]) {
-    // NaN-propagating, as the reference's amax (a select, not a branch).
-    let top_of = |top: f32, x: f32| if x > top || x.is_nan() { x } else { top };
+    let top_of = crate::lines::nan_max::<f32>;
     let mut tops = [f32::NEG_INFINITY; LANES];
     let chunks = row.chunks_exact(LANES);
     let tail = chunks.remainder();
@@ -298,7 +303,12 @@ mod tests {
             (state as f32 / u32::MAX as f32) * 20.0 - 10.0
         };
         for len in 1..100 {
-            for special in [None, Some(f32::INFINITY), Some(f32::NEG_INFINITY), Some(f32::NAN)] {
+            for special in [
+                None,
+                Some(f32::INFINITY),
+                Some(f32::NEG_INFINITY),
+                Some(f32::NAN),
+            ] {
                 let mut row: Vec<f32> = (0..len).map(|_| next()).collect();
                 if let Some(x) = special {
                     row[len / 2] = x;
@@ -311,8 +321,16 @@ mod tests {
                 let same = |a: f32, b: f32, tol: f32| {
                     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * b.abs()
                 };
-                assert!(same(m, want.0, 0.0), "len {len} {special:?}: max {m} vs {}", want.0);
-                assert!(same(s, want.1, 1e-6), "len {len} {special:?}: sum {s} vs {}", want.1);
+                assert!(
+                    same(m, want.0, 0.0),
+                    "len {len} {special:?}: max {m} vs {}",
+                    want.0
+                );
+                assert!(
+                    same(s, want.1, 1e-6),
+                    "len {len} {special:?}: sum {s} vs {}",
+                    want.1
+                );
             }
         }
     }

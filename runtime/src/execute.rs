@@ -648,7 +648,9 @@ unsafe fn native_step<'v>(
             return Ok(false);
         }
         let out = out();
-        // SAFETY: forwarded; the plan gives the result its own buffer.
+        // SAFETY: forwarded; the result has its own buffer, or is the input
+        // itself (a donation: the same memory and geometry, which no other
+        // operand reads, see `kiln_passes::plan::donate`).
         return unsafe {
             crate::gather::index_put(
                 x,

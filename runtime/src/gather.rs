@@ -391,8 +391,12 @@ pub unsafe fn index_put(
     unsafe {
         // A donated input is the result's own memory (same geometry, see
         // `kiln_passes::plan::donate`): only the written slices change.
-        if x.ptr != out.ptr || x.geometry != out.geometry {
+        if x.ptr != out.ptr {
             copy_all(x, out, item);
+        } else if x.geometry != out.geometry {
+            // Not a donation's (the rule gives the same geometry): the
+            // interpreter computes the result apart, then writes it.
+            return Ok(false);
         }
         for (j, p) in positions.into_iter().enumerate() {
             let to = Geometry::new(

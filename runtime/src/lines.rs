@@ -340,6 +340,17 @@ impl Ordered for f32 {
     }
 }
 
+/// One step of the reference's `amax`: `x` where it is larger or NaN (NaN
+/// propagates), else `top`; a select, not a branch, so that loops of it
+/// vectorize. (The native steps' row maxima: attention, cross_entropy.)
+#[inline(always)]
+pub(crate) fn nan_max<T: PartialOrd + Copy>(top: T, x: T) -> T {
+    // `x != x`: NaN, for any float type.
+    #[allow(clippy::eq_op)]
+    let nan = x != x;
+    if x > top || nan { x } else { top }
+}
+
 /// The order `sort` and `topk` put floats in (PyTorch's): NaN above
 /// everything (NaNs equal), `-0.0 == 0.0`. The interpreter's order too.
 #[inline]

@@ -9,55 +9,22 @@
 /// the CPU has them, chosen at run time: the build targets baseline x86-64,
 /// and these loops vectorize to the widest registers they are compiled for.
 macro_rules! widest_vectors {
-    // Without a type parameter: the same, for loops over one element type.
-    ($(#[$meta:meta])* unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $plain:ident) => {
+    // With or without a type parameter `T` (and its bounds in brackets).
+    ($(#[$meta:meta])* unsafe fn $name:ident $(<T: [$($bound:tt)*]>)? ($($arg:ident: $ty:ty),* $(,)?) => $plain:ident) => {
         $(#[$meta])*
         #[allow(clippy::too_many_arguments, unused_unsafe)]
-        unsafe fn $name($($arg: $ty),*) {
+        unsafe fn $name $(<T: $($bound)*>)? ($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,fma")]
                 #[allow(clippy::too_many_arguments, unused_unsafe)]
-                unsafe fn avx512($($arg: $ty),*) {
+                unsafe fn avx512 $(<T: $($bound)*>)? ($($arg: $ty),*) {
                     // SAFETY: forwarded.
                     unsafe { $plain($($arg),*) }
                 }
                 #[target_feature(enable = "avx2,fma")]
                 #[allow(clippy::too_many_arguments, unused_unsafe)]
-                unsafe fn avx2($($arg: $ty),*) {
-                    // SAFETY: forwarded.
-                    unsafe { $plain($($arg),*) }
-                }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: the CPU has AVX-512F; the rest is forwarded.
-                    return unsafe { avx512($($arg),*) };
-                }
-                if std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("fma")
-                {
-                    // SAFETY: the CPU has AVX2 and FMA; the rest is forwarded.
-                    return unsafe { avx2($($arg),*) };
-                }
-            }
-            // SAFETY: forwarded.
-            unsafe { $plain($($arg),*) }
-        }
-    };
-    ($(#[$meta:meta])* unsafe fn $name:ident<T: [$($bound:tt)*]>($($arg:ident: $ty:ty),* $(,)?) => $plain:ident) => {
-        $(#[$meta])*
-        #[allow(clippy::too_many_arguments, unused_unsafe)]
-        unsafe fn $name<T: $($bound)*>($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,fma")]
-                #[allow(clippy::too_many_arguments, unused_unsafe)]
-                unsafe fn avx512<T: $($bound)*>($($arg: $ty),*) {
-                    // SAFETY: forwarded.
-                    unsafe { $plain($($arg),*) }
-                }
-                #[target_feature(enable = "avx2,fma")]
-                #[allow(clippy::too_many_arguments, unused_unsafe)]
-                unsafe fn avx2<T: $($bound)*>($($arg: $ty),*) {
+                unsafe fn avx2 $(<T: $($bound)*>)? ($($arg: $ty),*) {
                     // SAFETY: forwarded.
                     unsafe { $plain($($arg),*) }
                 }

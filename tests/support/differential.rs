@@ -6,9 +6,9 @@ use kiln::{BackendKind, Compiler, DType, Module, Op, Traits};
 use kiln_passes::PassManager;
 use kiln_passes::dce::DcePass;
 use kiln_runtime::Tensor;
-use kiln_runtime::storage::Storage;
 use kiln_runtime::compare::{Tolerance, check_close, largest_magnitude};
 use kiln_runtime::interp;
+use kiln_runtime::storage::Storage;
 
 use crate::{inputs_for, load, programs, runnable};
 
@@ -53,12 +53,16 @@ fn compiled(backend: BackendKind) -> impl Fn(&Module, &[Tensor]) -> kiln::Result
     move |module, inputs| {
         let program = Compiler::new(backend).compile(module)?;
         let results = program.run(inputs)?;
-        let copies = inputs.iter().map(own_copy).collect::<kiln::Result<Vec<_>>>()?;
+        let copies = inputs
+            .iter()
+            .map(own_copy)
+            .collect::<kiln::Result<Vec<_>>>()?;
         let donated = program.run_donated(copies)?;
         let same = |x: &Tensor, y: &Tensor| {
             x.shape() == y.shape() && x.strides() == y.strides() && x.to_bytes() == y.to_bytes()
         };
-        if results.len() != donated.len() || !results.iter().zip(&donated).all(|(x, y)| same(x, y)) {
+        if results.len() != donated.len() || !results.iter().zip(&donated).all(|(x, y)| same(x, y))
+        {
             return Err(kiln::Error::new(
                 kiln::ErrorKind::Backend,
                 "run_donated's results differ from run's",

@@ -378,7 +378,11 @@ fn multi_head_attention(
     } else {
         (Operand::None, Operand::None)
     };
-    let kv = if b.ty(y) == &ty && s.next(2) == 0 { y } else { x };
+    let kv = if b.ty(y) == &ty && s.next(2) == 0 {
+        y
+    } else {
+        x
+    };
     let l = ty.shape[0];
     // y as an additive mask where it is [L, S] (self-attention: S = L).
     let mask = if b.ty(y).shape == [l, l] && b.ty(y).dtype == ty.dtype && kv == x {

@@ -380,13 +380,21 @@ fn source(
     // A tile of `b` rows × `width` of an operand into shared memory, zeros
     // past its `count` valid rows: the queries once, each key and value
     // tile in the loop.
-    let load = |line: &mut dyn FnMut(String), indent: &str, tile: &str, src: (&str, &str), width: i64, (first, count): (&str, &str), m: &Matrix| {
+    let load = |line: &mut dyn FnMut(String),
+                indent: &str,
+                tile: &str,
+                src: (&str, &str),
+                width: i64,
+                (first, count): (&str, &str),
+                m: &Matrix| {
         let (array, at) = src;
         line(format!(
             "{indent}for (int x = tid; x < {}; x += {THREADS}) {{",
             b * width
         ));
-        line(format!("{indent}  const int j = x / {width}, d = x % {width};"));
+        line(format!(
+            "{indent}  const int j = x / {width}, d = x % {width};"
+        ));
         line(format!(
             "{indent}  {tile}[j][d] = j < {count} ? {array}[{at} + ({first} + j) * {}LL + d * {}LL] : ({t})0;",
             m.rows, m.cols
@@ -414,8 +422,24 @@ fn source(
         "    const int cols = (int)(keys - k0 < {b} ? keys - k0 : {b});"
     ));
     line("    __syncthreads();".into());
-    load(&mut line, "    ", "ks", ("k", "k_at"), e, ("k0", "cols"), &k);
-    load(&mut line, "    ", "vs", ("v", "v_at"), ev, ("k0", "cols"), &v);
+    load(
+        &mut line,
+        "    ",
+        "ks",
+        ("k", "k_at"),
+        e,
+        ("k0", "cols"),
+        &k,
+    );
+    load(
+        &mut line,
+        "    ",
+        "vs",
+        ("v", "v_at"),
+        ev,
+        ("k0", "cols"),
+        &v,
+    );
     line("    __syncthreads();".into());
     line(format!(
         "    for (int x = tid; x < {}; x += {THREADS}) {{",

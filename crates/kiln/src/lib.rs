@@ -52,11 +52,11 @@ pub use defaults::{
     with_default_dtype,
 };
 pub use tensor::{
-    AttentionOptions, ConvOptions, Interpolate, InterpolateMode, MultiHeadAttentionArgs, PoolOptions, Tensor,
-    TripletMargin, arange, broadcast_tensors, bucketize, cat, column_stack, complex, dstack,
-    einsum, empty, empty_strided, eye, full, hstack, linalg_multi_dot, linspace, logspace,
-    meshgrid, normal, normal_scalars, ones, polar, rand, randint, randn, searchsorted, stack,
-    tril_indices, triu_indices, vstack, where_, zeros,
+    AttentionOptions, ConvOptions, Interpolate, InterpolateMode, MultiHeadAttentionArgs,
+    PoolOptions, Tensor, TripletMargin, arange, broadcast_tensors, bucketize, cat, column_stack,
+    complex, dstack, einsum, empty, empty_strided, eye, full, hstack, linalg_multi_dot, linspace,
+    logspace, meshgrid, normal, normal_scalars, ones, polar, rand, randint, randn, searchsorted,
+    stack, tril_indices, triu_indices, vstack, where_, zeros,
 };
 pub use trace::{
     Input, IntoOutputs, TensorOrScalar, TensorSpec, Traced, apply, apply_named, trace,

@@ -1376,7 +1376,9 @@ impl Tensor {
         ];
         let count = if args.need_weights { 2 } else { 1 };
         let mut results = record_all(op, operands, None, Some(count)).into_iter();
-        let output = results.next().unwrap_or_else(|| Tensor::poisoned(self.trace));
+        let output = results
+            .next()
+            .unwrap_or_else(|| Tensor::poisoned(self.trace));
         (output, results.next())
     }
 

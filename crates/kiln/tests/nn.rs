@@ -999,8 +999,11 @@ fn multi_head_attention_forward_traces_its_arguments() {
         host(&wave(3 * e * e, 0.3), &[3 * e, e]),
         host(&wave(3 * e, 0.4), &[3 * e]),
         host(&wave(e * e, 0.5), &[e, e]),
-        HostTensor::from_vec(mask.into_iter().map(|m| m == 1).collect::<Vec<bool>>(), &[l, s])
-            .unwrap(),
+        HostTensor::from_vec(
+            mask.into_iter().map(|m| m == 1).collect::<Vec<bool>>(),
+            &[l, s],
+        )
+        .unwrap(),
     ];
     let specs = [
         TensorSpec::new([l, n, e], DType::F32).name("q"),

@@ -51,8 +51,7 @@ fn shape_error(message: String) -> Error {
 
 /// `torch.Size([3, 2])`, as Python prints a tensor's shape.
 fn size(shape: &[i64]) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("torch.Size([{}])", dims.join(", "))
+    format!("torch.Size({})", crate::view::format_shape(shape))
 }
 
 /// `(3, 5)` or `(3,)`, as Python prints a tuple of ints.
@@ -110,7 +109,8 @@ impl Ops<'_, '_> {
     }
 
     fn cat(&mut self, xs: Vec<ValueId>, dim: i64) -> Result<ValueId> {
-        self.e.push(Op::Cat { dim }, xs.into_iter().map(v).collect())
+        self.e
+            .push(Op::Cat { dim }, xs.into_iter().map(v).collect())
     }
 
     /// `F.pad(x, (0, 1))`: one more zero at the end of the last dim.
@@ -126,8 +126,7 @@ impl Ops<'_, '_> {
 
     /// `x.chunk(3)` along dim 0.
     fn thirds(&mut self, x: ValueId) -> Result<Vec<ValueId>> {
-        self.e
-            .push_all(Op::Chunk { chunks: 3, dim: 0 }, vec![v(x)])
+        self.e.push_all(Op::Chunk { chunks: 3, dim: 0 }, vec![v(x)])
     }
 
     /// `_canonical_mask`: a bool mask as an additive one in `dtype` (−inf
@@ -180,9 +179,12 @@ pub fn multi_head_attention_forward(
         Some(Operand::Value(x)) => Some(*x),
         _ => None,
     };
-    let (Some(query), Some(key), Some(val), Some(out_proj_weight)) =
-        (value(QUERY), value(KEY), value(VALUE), value(OUT_PROJ_WEIGHT))
-    else {
+    let (Some(query), Some(key), Some(val), Some(out_proj_weight)) = (
+        value(QUERY),
+        value(KEY),
+        value(VALUE),
+        value(OUT_PROJ_WEIGHT),
+    ) else {
         return Ok(None);
     };
     let heads = *num_heads;
@@ -265,7 +267,9 @@ pub fn multi_head_attention_forward(
     if !dtype.is_floating_point() {
         return Err(Error::new(
             ErrorKind::DType,
-            format!("multi_head_attention_forward computes in floating point, but query is {dtype}"),
+            format!(
+                "multi_head_attention_forward computes in floating point, but query is {dtype}"
+            ),
         ));
     }
     if let Some(m) = kpm {
@@ -324,7 +328,30 @@ pub fn multi_head_attention_forward(
         )));
     }
 
-    // The input projections.
+    // The input projections (the weights' presence checked first, as
+    // PyTorch does).
+    let missing = |message: String| Error::new(ErrorKind::Arity, message);
+    let packed = match value(IN_PROJ_WEIGHT) {
+        None if !*use_separate_proj_weight => {
+            return Err(missing(
+                "use_separate_proj_weight is False but in_proj_weight is None".into(),
+            ));
+        }
+        w => w,
+    };
+    if *use_separate_proj_weight {
+        for (i, name) in [
+            (Q_PROJ_WEIGHT, "q_proj_weight"),
+            (K_PROJ_WEIGHT, "k_proj_weight"),
+            (V_PROJ_WEIGHT, "v_proj_weight"),
+        ] {
+            if value(i).is_none() {
+                return Err(missing(format!(
+                    "use_separate_proj_weight is True but {name} is None"
+                )));
+            }
+        }
+    }
     let in_bias = match value(IN_PROJ_BIAS) {
         Some(b) => {
             let [bq, bk, bv] = x.thirds(b)?[..] else {
@@ -337,12 +364,7 @@ pub fn multi_head_attention_forward(
         }
         None => [None; 3],
     };
-    let (q, mut k, mut vv) = if !*use_separate_proj_weight {
-        let Some(w) = value(IN_PROJ_WEIGHT) else {
-            return Err(shape_error(
-                "use_separate_proj_weight is False but in_proj_weight is None".into(),
-            ));
-        };
+    let (q, mut k, mut vv) = if let (false, Some(w)) = (*use_separate_proj_weight, packed) {
         let [wq, wk, wv] = x.thirds(w)?[..] else {
             return Err(shape_error(format!(
                 "in_proj_weight of shape {} does not chunk into three",
@@ -355,27 +377,20 @@ pub fn multi_head_attention_forward(
             x.linear(val, wv, in_bias[2])?,
         )
     } else {
-        let mut weights = [None; 3];
-        for (slot, (i, name)) in [
-            (Q_PROJ_WEIGHT, "q_proj_weight"),
-            (K_PROJ_WEIGHT, "k_proj_weight"),
-            (V_PROJ_WEIGHT, "v_proj_weight"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            weights[slot] = Some(value(i).ok_or_else(|| {
-                shape_error(format!(
-                    "use_separate_proj_weight is True but {name} is None"
-                ))
-            })?);
-        }
-        let [Some(wq), Some(wk), Some(wv)] = weights else {
+        let (Some(wq), Some(wk), Some(wv)) = (
+            value(Q_PROJ_WEIGHT),
+            value(K_PROJ_WEIGHT),
+            value(V_PROJ_WEIGHT),
+        ) else {
             return Ok(None);
         };
         // _in_projection's checks.
         let (eq, ek, ev) = (embed_dim, k_shape[2], v_shape[2]);
-        for (w, want, name) in [(wq, [eq, eq], "query"), (wk, [eq, ek], "key"), (wv, [eq, ev], "value")] {
+        for (w, want, name) in [
+            (wq, [eq, eq], "query"),
+            (wk, [eq, ek], "key"),
+            (wv, [eq, ev], "value"),
+        ] {
             if x.shape(w) != want {
                 return Err(shape_error(format!(
                     "expecting {name} weights shape of {}, but got {}",
@@ -443,7 +458,12 @@ pub fn multi_head_attention_forward(
                 return Err(shape_error("bias cannot be added to static value.".into()));
             }
             let repeats = vec![1, bsz, 1];
-            let bk = x.op(Op::Repeat { repeats: repeats.clone() }, vec![v(bk)])?;
+            let bk = x.op(
+                Op::Repeat {
+                    repeats: repeats.clone(),
+                },
+                vec![v(bk)],
+            )?;
             let bv = x.op(Op::Repeat { repeats }, vec![v(bv)])?;
             k = x.cat(vec![k, bk], 0)?;
             vv = x.cat(vec![vv, bv], 0)?;
@@ -467,31 +487,32 @@ pub fn multi_head_attention_forward(
     let bh = bsz * heads;
     let q = x.reshape(q, vec![tgt_len, bh, head_dim])?;
     let q = x.transpose(q, 0, 1)?;
-    let split_heads = |x: &mut Ops, t: ValueId, given: Option<ValueId>, name: &str| -> Result<ValueId> {
-        match given {
-            None => {
-                let len = x.shape(t)[0];
-                let t = x.reshape(t, vec![len, bh, head_dim])?;
-                x.transpose(t, 0, 1)
-            }
-            Some(s) => {
-                let shape = x.shape(s);
-                if shape.first() != Some(&bh) {
-                    return Err(shape_error(format!(
-                        "expecting {name}.size(0) of {bh}, but got {}",
-                        shape.first().copied().unwrap_or(0)
-                    )));
+    let split_heads =
+        |x: &mut Ops, t: ValueId, given: Option<ValueId>, name: &str| -> Result<ValueId> {
+            match given {
+                None => {
+                    let len = x.shape(t)[0];
+                    let t = x.reshape(t, vec![len, bh, head_dim])?;
+                    x.transpose(t, 0, 1)
                 }
-                if shape.get(2) != Some(&head_dim) {
-                    return Err(shape_error(format!(
-                        "expecting {name}.size(2) of {head_dim}, but got {}",
-                        shape.get(2).copied().unwrap_or(0)
-                    )));
+                Some(s) => {
+                    let shape = x.shape(s);
+                    if shape.first() != Some(&bh) {
+                        return Err(shape_error(format!(
+                            "expecting {name}.size(0) of {bh}, but got {}",
+                            shape.first().copied().unwrap_or(0)
+                        )));
+                    }
+                    if shape.get(2) != Some(&head_dim) {
+                        return Err(shape_error(format!(
+                            "expecting {name}.size(2) of {head_dim}, but got {}",
+                            shape.get(2).copied().unwrap_or(0)
+                        )));
+                    }
+                    Ok(s)
                 }
-                Ok(s)
             }
-        }
-    };
+        };
     k = split_heads(&mut x, k, static_k, "static_k")?;
     vv = split_heads(&mut x, vv, static_v, "static_v")?;
     if *add_zero_attn {
@@ -559,7 +580,8 @@ pub fn multi_head_attention_forward(
     };
     if *need_weights {
         let scale = (1.0 / head_dim as f64).sqrt();
-        let q_scaled = x.e.binary(BinaryOp::Mul, q, Operand::Scalar(Scalar::Float(scale)))?;
+        let q_scaled =
+            x.e.binary(BinaryOp::Mul, q, Operand::Scalar(Scalar::Float(scale)))?;
         let kt = x.transpose(k, -2, -1)?;
         let scores = match attn_mask {
             Some(m) => x.op(
@@ -571,7 +593,13 @@ pub fn multi_head_attention_forward(
             )?,
             None => x.op(Op::Bmm, vec![v(q_scaled), v(kt)])?,
         };
-        let weights = x.op(Op::Softmax { dim: -1, dtype: None }, vec![v(scores)])?;
+        let weights = x.op(
+            Op::Softmax {
+                dim: -1,
+                dtype: None,
+            },
+            vec![v(scores)],
+        )?;
         let o = x.op(Op::Bmm, vec![v(weights), v(vv)])?;
         let o = x.transpose(o, 0, 1)?;
         let o = x.reshape(o, vec![tgt_len * bsz, embed_dim])?;

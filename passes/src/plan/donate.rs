@@ -16,7 +16,9 @@
 //!   are the same memory; the interpreter computes the whole result before
 //!   writing it);
 //! - the input's buffer appears in the whole plan exactly once: as that
-//!   op's operand 0 (no other step reads it, it is not returned as is);
+//!   op's operand 0 (no other step reads it, it is not returned as is),
+//!   and the op reads it through no other operand (`x[i] = x` reads its
+//!   values from the memory it writes);
 //! - the result's buffer is not mentioned by any earlier step (nothing
 //!   writes it before the step reads the input);
 //! - the two views have the same dtype and geometry and each covers its
@@ -62,12 +64,19 @@ pub fn donations(plan: &KernelPlan) -> Vec<Donation> {
         if !writes_in_place(&inst.op) || func.returns != inst.results {
             continue;
         }
+        let Some(first) = inst.operands.first().and_then(|o| o.value()) else {
+            continue;
+        };
+        // The plan makes one parameter per value: the same value as another
+        // operand is the same buffer, read while it is written.
+        if inst.operands[1..].iter().any(|o| o.value() == Some(first)) {
+            continue;
+        }
         let (Some(result), Some(operand)) = (
             outputs.first(),
-            inst.operands
-                .first()
-                .and_then(|o| o.value())
-                .and_then(|v| func.params.iter().position(|p| *p == v))
+            func.params
+                .iter()
+                .position(|p| *p == first)
                 .and_then(|p| inputs.get(p)),
         ) else {
             continue;

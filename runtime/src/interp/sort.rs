@@ -12,6 +12,9 @@ use kiln_ir::view::wrap_dim;
 use kiln_ir::{Op, Result, TensorType};
 
 use crate::convert::Elem;
+// Up to `FEW` of a row, topk keeps its best in one pass instead of
+// selecting them (as the native steps do; the result does not depend on it).
+use crate::lines::FEW;
 use crate::tensor::{Indices, Tensor};
 
 /// The order `sort` and `topk` use: NaN above everything, `-0.0 == 0.0`.
@@ -23,10 +26,6 @@ fn order(a: Elem, b: Elem) -> Ordering {
         _ => Ordering::Equal,
     }
 }
-
-// Up to `FEW` of a row, topk keeps its best in one pass instead of
-// selecting them (as the native steps do; the result does not depend on it).
-use crate::lines::FEW;
 
 /// Sorts each row of `x` along `dim` and keeps its first `keep` positions:
 /// the values and their positions, laid out as `layouts` say.
