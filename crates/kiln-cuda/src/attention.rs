@@ -319,8 +319,9 @@ fn source(
     // query's result NaN in that column (0 · ±inf, 0 · NaN). The loop
     // skips such keys (tiles above the causal diagonal, every key of a
     // query the masks leave none), so it needs to know, per value column,
-    // whether any value is not finite (`bad_any`) and whether one is at a
-    // key past the tile's last (`bad_tail`).
+    // whether any value is not finite (`bad_any`: read only for a query
+    // without keys) and whether one is at a key past the tile's last
+    // (`bad_tail`).
     let hides = causal || x.mask.is_some();
     if hides {
         line(format!(
@@ -509,9 +510,16 @@ fn source(
     line("    }".into());
     line("  }".into());
     if hides {
+        // Only the keys some query of the tile skipped: all of them if a
+        // query has none (its row of weights is all 0), else those past
+        // the tile's last (causal). `row_sum` is final here (written
+        // before the last barrier of the loop).
+        line("  bool empty = false;".into());
+        line("  for (int i = 0; i < rows; i++) empty |= row_sum[i] == 0;".into());
+        line("  const long long skipped = empty ? 0 : keys;".into());
         line(format!("  for (int c = tid; c < {ev}; c += {THREADS}) {{"));
         line("    unsigned char any = 0, tail = 0;".into());
-        line(format!("    for (long long j = 0; j < {s}; j++) {{"));
+        line(format!("    for (long long j = skipped; j < {s}; j++) {{"));
         line(format!(
             "      if (!isfinite(v[v_at + j * {}LL + c * {}LL])) {{ any = 1; if (j >= keys) tail = 1; }}",
             v.rows, v.cols
