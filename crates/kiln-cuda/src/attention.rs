@@ -145,18 +145,8 @@ struct Views<'a> {
 }
 
 fn kernel(index: usize, step: &Step) -> Option<AttentionKernel> {
-    let Step::Interpret {
-        func,
-        inputs,
-        outputs,
-    } = step
-    else {
-        return None;
-    };
-    let [inst] = &func.insts[..] else {
-        return None;
-    };
-    if !fused(func, inst) || func.returns != inst.results || outputs.len() != 1 {
+    let (func, inst, inputs, outputs) = step.lone_inst()?;
+    if !fused(func, inst) || outputs.len() != 1 {
         return None;
     }
     let Op::ScaledDotProductAttention {

@@ -192,66 +192,47 @@ pub fn multi_head_attention_forward(
     let rank = |x: &Ops, t: ValueId| x.e.ty(t).rank();
     let (mut kpm, mut attn_mask) = (value(KEY_PADDING_MASK), value(ATTN_MASK));
 
-    // _mha_shape_check.
-    let batched = match rank(&x, query) {
-        3 => {
-            let (rk, rv) = (rank(&x, key), rank(&x, val));
-            if rk != 3 || rv != 3 {
-                return Err(shape_error(format!(
-                    "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found {rk}-D and {rv}-D tensors respectively"
-                )));
-            }
-            if let Some(m) = kpm.filter(|m| rank(&x, *m) != 2) {
-                return Err(shape_error(format!(
-                    "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but found {}-D tensor instead",
-                    rank(&x, m)
-                )));
-            }
-            if let Some(m) = attn_mask.filter(|m| !matches!(rank(&x, *m), 2 | 3)) {
-                return Err(shape_error(format!(
-                    "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found {}-D tensor instead",
-                    rank(&x, m)
-                )));
-            }
-            true
-        }
-        2 => {
-            let (rk, rv) = (rank(&x, key), rank(&x, val));
-            if rk != 2 || rv != 2 {
-                return Err(shape_error(format!(
-                    "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found {rk}-D and {rv}-D tensors respectively"
-                )));
-            }
-            if let Some(m) = kpm.filter(|m| rank(&x, *m) != 1) {
-                return Err(shape_error(format!(
-                    "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but found {}-D tensor instead",
-                    rank(&x, m)
-                )));
-            }
-            if let Some(m) = attn_mask {
-                let r = rank(&x, m);
-                if !matches!(r, 2 | 3) {
-                    return Err(shape_error(format!(
-                        "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found {r}-D tensor instead"
-                    )));
-                }
-                let want = [heads, x.shape(query)[0], x.shape(key)[0]];
-                if r == 3 && x.shape(m) != want {
-                    return Err(shape_error(format!(
-                        "Expected `attn_mask` shape to be {} but got {}",
-                        tuple(&want),
-                        size(&x.shape(m))
-                    )));
-                }
-            }
-            false
-        }
+    // _mha_shape_check: the same checks for a batched (3-D) and an
+    // unbatched (2-D) query, in PyTorch's words for each.
+    let (batched, label) = match rank(&x, query) {
+        3 => (true, "batched (3-D)"),
+        2 => (false, "unbatched (2-D)"),
         r => {
             return Err(shape_error(format!(
                 "query should be unbatched 2D or batched 3D tensor but received {r}-D query tensor"
             )));
         }
     };
+    let want = rank(&x, query);
+    let (rk, rv) = (rank(&x, key), rank(&x, val));
+    if rk != want || rv != want {
+        return Err(shape_error(format!(
+            "For {label} `query`, expected `key` and `value` to be {want}-D but found {rk}-D and {rv}-D tensors respectively"
+        )));
+    }
+    if let Some(m) = kpm.filter(|m| rank(&x, *m) != want - 1) {
+        return Err(shape_error(format!(
+            "For {label} `query`, expected `key_padding_mask` to be `None` or {}-D but found {}-D tensor instead",
+            want - 1,
+            rank(&x, m)
+        )));
+    }
+    if let Some(m) = attn_mask {
+        let r = rank(&x, m);
+        if !matches!(r, 2 | 3) {
+            return Err(shape_error(format!(
+                "For {label} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found {r}-D tensor instead"
+            )));
+        }
+        let per_head = [heads, x.shape(query)[0], x.shape(key)[0]];
+        if !batched && r == 3 && x.shape(m) != per_head {
+            return Err(shape_error(format!(
+                "Expected `attn_mask` shape to be {} but got {}",
+                tuple(&per_head),
+                size(&x.shape(m))
+            )));
+        }
+    }
     let (mut query, mut key, mut val) = (query, key, val);
     if !batched {
         query = x.unsqueeze(query, 1)?;

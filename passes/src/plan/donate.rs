@@ -50,18 +50,10 @@ pub fn writes_in_place(op: &Op) -> bool {
 pub fn donations(plan: &KernelPlan) -> Vec<Donation> {
     let mut found: Vec<Donation> = Vec::new();
     for (index, step) in plan.steps.iter().enumerate() {
-        let Step::Interpret {
-            func,
-            inputs,
-            outputs,
-        } = step
-        else {
+        let Some((func, inst, inputs, outputs)) = step.lone_inst() else {
             continue;
         };
-        let [inst] = &func.insts[..] else {
-            continue;
-        };
-        if !writes_in_place(&inst.op) || func.returns != inst.results {
+        if !writes_in_place(&inst.op) {
             continue;
         }
         let Some(first) = inst.operands.first().and_then(|o| o.value()) else {

@@ -603,6 +603,28 @@ pub enum Step {
     },
 }
 
+impl Step {
+    /// A host step of one instruction that returns its results (what a
+    /// backend may run as one native step): the function, the instruction,
+    /// and the step's input and output views.
+    pub fn lone_inst(
+        &self,
+    ) -> Option<(&Func, &kiln_ir::graph::Inst, &[TensorView], &[TensorView])> {
+        let Step::Interpret {
+            func,
+            inputs,
+            outputs,
+        } = self
+        else {
+            return None;
+        };
+        let [inst] = &func.insts[..] else {
+            return None;
+        };
+        (func.returns == inst.results).then_some((func, inst, &inputs[..], &outputs[..]))
+    }
+}
+
 /// A compiled program's plan: buffers, steps, and where the results are.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelPlan {
