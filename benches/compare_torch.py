@@ -36,6 +36,12 @@ kiln_export, which ONNX Runtime and OpenVINO also run:
 
     python3 benches/compare_torch.py --only gpt2_124m,gpt2_124m_b8 --rounds 3 --markdown
 
+and BERT-base (8×128 tokens, an attention mask padding half the rows) and
+a Llama-style 8-layer, 512-wide decoder with grouped-query attention (1×128
+tokens, logits):
+
+    python3 benches/compare_torch.py --only bert_base_b8,llama_8l --rounds 2 --markdown
+
 The op workloads (issues 16 and 20): an embedding lookup, causal attention
 over 1024 and 4096 tokens, linear + bias + gelu, cross_entropy over GPT-2's
 vocabulary, scatter_add of 16M values into 64K bins, cumsum, topk(8) and
@@ -59,14 +65,14 @@ NAMES = [
     "matmul_1024", "matmul_4096", "channels_last", "transposed_add",
     "mlp", "gpt2_block", "llama_block",
     "conv3x3", "conv3x3_cl", "depthwise3x3", "max_pool2d", "bilinear_x2",
-    "resnet18_b1", "resnet18_b8", "gpt2_124m", "gpt2_124m_b8",
+    "resnet18_b1", "resnet18_b8", "gpt2_124m", "gpt2_124m_b8", "bert_base_b8", "llama_8l",
     "embedding", "sdpa_causal_1024", "sdpa_causal_4096", "linear_gelu", "cross_entropy",
     "scatter_add", "cumsum_rows", "topk8", "std_rows", "activation_chain"]
 # Workloads that ONNX Runtime and OpenVINO also run.
 BLOCKS = ("mlp", "gpt2_block", "llama_block")
 # torchvision models (random weights, eval mode), exported with kiln_export
 # into the run's temporary folder; ONNX Runtime and OpenVINO run them too.
-MODELS = ("resnet18_b1", "resnet18_b8", "gpt2_124m", "gpt2_124m_b8")
+MODELS = ("resnet18_b1", "resnet18_b8", "gpt2_124m", "gpt2_124m_b8", "bert_base_b8", "llama_8l")
 # Workloads whose inputs must be valid (indices in range): Kiln runs on the
 # same input values as PyTorch, from a safetensors file.
 SAME_INPUTS = ("embedding", "cross_entropy", "scatter_add")
@@ -188,7 +194,7 @@ def model_workloads(torch):
     """Whole models from transformers at full size, random weights, eval
     mode (program None: exported with kiln_export when run): GPT-2 small
     (124M parameters, 12 layers) on 1×128 and 8×128 tokens, logits for
-    every token."""
+    every token; BERT-base on 8×128; a Llama-style 8-layer decoder."""
     try:
         import transformers
     except ImportError:
@@ -206,12 +212,54 @@ def model_workloads(torch):
 
     tokens = 128
     params = sum(p.numel() for p in model.parameters())
-    return {
+    out = {
         f"gpt2_124m{suffix}": (
             None, lambda batch=batch: (torch.randint(0, cfg.vocab_size, (batch, tokens)),), Logits().eval(),
             4 * (params + batch * tokens * cfg.vocab_size), 2 * batch * tokens * params)
         for batch, suffix in ((1, ""), (8, "_b8"))
     }
+
+    # BERT-base (110M parameters, 12 layers, 768 wide) on 8×128 tokens with
+    # an attention mask that pads the last 32 tokens of half the rows.
+    bert = transformers.BertModel(transformers.BertConfig()).eval()
+
+    class Hidden(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = bert
+
+        def forward(self, input_ids, attention_mask):
+            return self.model(input_ids, attention_mask=attention_mask).last_hidden_state
+
+    def bert_inputs(batch=8):
+        mask = torch.ones(batch, tokens, dtype=torch.int64)
+        mask[::2, tokens - 32:] = 0
+        return torch.randint(0, bert.config.vocab_size, (batch, tokens)), mask
+
+    bert_params = sum(p.numel() for p in bert.parameters())
+    out["bert_base_b8"] = (None, bert_inputs, Hidden().eval(), 4 * (bert_params + 8 * tokens * 768),
+                           2 * 8 * tokens * bert_params)
+
+    # A Llama-style decoder: 8 layers, 512 wide, grouped-query attention (8
+    # query heads, 4 key/value heads), SiLU-gated MLP 1376 wide, a
+    # 32,000-token vocabulary; logits for 1×128 tokens.
+    lcfg = transformers.LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=8,
+                                    num_attention_heads=8, num_key_value_heads=4, vocab_size=32000,
+                                    max_position_embeddings=2048)
+    llama = transformers.LlamaForCausalLM(lcfg).eval()
+
+    class LlamaLogits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = llama
+
+        def forward(self, input_ids):
+            return self.model(input_ids, use_cache=False).logits
+
+    llama_params = sum(p.numel() for p in llama.parameters())
+    out["llama_8l"] = (None, lambda: (torch.randint(0, lcfg.vocab_size, (1, tokens)),), LlamaLogits().eval(),
+                       4 * (llama_params + tokens * lcfg.vocab_size), 2 * tokens * llama_params)
+    return out
 
 
 def op_workloads(torch):

@@ -298,26 +298,37 @@ fn replay() {
     );
 }
 
+/// What the CPU backend runs for each test program: its kernel plan, after
+/// the constants it computed once when it compiled (if any).
 #[test]
 fn kernel_plan_snapshots() {
     for (name, path) in programs() {
-        let mut module = load(&path);
+        let module = load(&path);
         if !runnable(&module) {
             continue;
         }
-        Compiler::new(BackendKind::Cranelift)
-            .pipeline()
-            .run(&mut module)
+        let compiled = Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let plan = kiln_cranelift::Cranelift::default()
-            .plan(&module)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let fuse: Vec<_> = compiled
+            .listings()
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .into_iter()
+            .filter(|l| l.stage == "fuse")
+            .collect();
+        let text = match &fuse[..] {
+            [plan] => plan.text.clone(),
+            listings => listings
+                .iter()
+                .map(|l| format!("// {}\n{}", l.title, l.text))
+                .collect(),
+        };
         insta::with_settings!({
             snapshot_path => kiln_tests::tests_dir().join("../snapshots"),
             prepend_module_to_snapshot => false,
             omit_expression => true,
         }, {
-            insta::assert_snapshot!(format!("fuse__{name}"), plan.to_string());
+            insta::assert_snapshot!(format!("fuse__{name}"), text);
         });
     }
 }
@@ -585,7 +596,7 @@ fn split_reductions_match_the_interpreter() {
         .listings()
         .unwrap()
         .into_iter()
-        .find(|l| l.stage == "fuse")
+        .find(|l| l.title.starts_with("kernel plan"))
         .unwrap()
         .text;
     assert!(plan.contains("space [2, 64] reducing [8192]"), "{plan}");
@@ -676,6 +687,63 @@ fn a_given_up_cache_is_updated_in_place() {
             expected[0].to_vec::<f32>().unwrap()
         );
     }
-    let plan = updated.listings().unwrap()[0].text.clone();
+    let plan = updated
+        .listings()
+        .unwrap()
+        .into_iter()
+        .find(|l| l.title.starts_with("kernel plan"))
+        .unwrap()
+        .text;
     assert!(plan.contains("in input 0's storage if donated"), "{plan}");
+}
+
+/// Tables that depend on no input (rotary embeddings' cos and sin) are
+/// computed once, when the program compiles: no kernel computes them on a
+/// run, `kiln dump` shows them, the program still takes its own inputs
+/// (and says so when given others), and runs give the interpreter's values.
+#[test]
+fn constant_tables_are_computed_once() {
+    use kiln_runtime::Tensor;
+    let module = load(&kiln_tests::tests_dir().join("programs/rotary_tables.kir"));
+    let compiled = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap();
+    let listings = compiled.listings().unwrap();
+    let constants = &listings[0];
+    assert!(
+        constants.title.starts_with("constants of @main"),
+        "{}",
+        constants.title
+    );
+    assert!(
+        constants.text.contains("cos") && constants.text.contains("sin"),
+        "{}",
+        constants.text
+    );
+    let plan = &listings
+        .iter()
+        .find(|l| l.title.starts_with("kernel plan"))
+        .unwrap()
+        .text;
+    assert!(!plan.contains("cos") && !plan.contains("pow"), "{plan}");
+    let q = Tensor::from_vec(
+        (0..96).map(|i| (i as f32 * 0.37).sin()).collect(),
+        &[2, 6, 8],
+    )
+    .unwrap();
+    let expected = interp::run(&module, std::slice::from_ref(&q)).unwrap();
+    for _ in 0..2 {
+        let got = compiled.run(std::slice::from_ref(&q)).unwrap();
+        assert_eq!(
+            got[0].to_vec::<f32>().unwrap(),
+            expected[0].to_vec::<f32>().unwrap()
+        );
+        let given = compiled.run_donated(vec![q.clone()]).unwrap();
+        assert_eq!(
+            given[0].to_vec::<f32>().unwrap(),
+            expected[0].to_vec::<f32>().unwrap()
+        );
+    }
+    let err = compiled.run(&[q.clone(), q]).unwrap_err();
+    assert_eq!(err.to_string(), "@main takes 1 inputs, 2 were given");
 }

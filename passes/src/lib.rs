@@ -9,11 +9,13 @@
 //! | [`decompose`] | composite ops lowered to primitives, in PyTorch's dtypes |
 //! | [`optimize`] | equality saturation with egg: rules, cost model, extraction, explanations |
 //! | [`cse`], [`dce`] | common subexpressions and dead code |
+//! | [`hoist`] | constant subgraphs split out, for a backend to compute once |
 //! | [`rewrite`] | the rebuild helper passes share |
 
 pub mod cse;
 pub mod dce;
 pub mod decompose;
+pub mod hoist;
 pub mod layout;
 pub mod manager;
 pub mod optimize;

@@ -86,6 +86,8 @@ pub trait Executable: Send + Sync {
 pub enum ListingLanguage {
     /// Kiln's kernel plan.
     Plan,
+    /// Kiln IR (`.kir`), e.g. the constant function computed once.
+    Kir,
     /// Cranelift IR.
     Clif,
     /// Machine instructions.

@@ -31,6 +31,7 @@ mod avx512;
 pub mod backend;
 pub mod cache;
 pub mod compare;
+pub mod constants;
 pub mod convert;
 pub mod cross_entropy;
 pub mod execute;

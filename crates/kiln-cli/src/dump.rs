@@ -74,6 +74,7 @@ pub fn dump(
                 out.push_str(&format!("// {}\n", listing.title));
                 let source = match listing.language {
                     ListingLanguage::CudaC => Some(Source::C),
+                    ListingLanguage::Kir => Some(Source::Kir),
                     ListingLanguage::Plan
                     | ListingLanguage::Clif
                     | ListingLanguage::Machine

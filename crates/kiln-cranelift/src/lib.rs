@@ -33,6 +33,9 @@ pub struct Cranelift {
     /// Reuse kernels compiled before (on by default; off to measure cold
     /// compiles).
     pub reuse_kernels: bool,
+    /// Compute constant subgraphs once, when the program compiles (on by
+    /// default; off runs them on every call, as kernels).
+    pub hoist_constants: bool,
 }
 
 impl Default for Cranelift {
@@ -40,6 +43,7 @@ impl Default for Cranelift {
         Cranelift {
             vectorize: true,
             reuse_kernels: true,
+            hoist_constants: true,
         }
     }
 }
@@ -173,7 +177,20 @@ impl Backend for Cranelift {
         Some(kiln_runtime::execute::native_composite)
     }
 
+    /// Constant subgraphs are computed once, when the program compiles
+    /// ([`kiln_runtime::constants`]).
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>> {
+        if self.hoist_constants {
+            kiln_runtime::constants::compile_hoisting(module, |m| self.compile_plan(m))
+        } else {
+            self.compile_plan(module)
+        }
+    }
+}
+
+impl Cranelift {
+    /// Plans, JIT-compiles and wraps a module as it is.
+    fn compile_plan(&self, module: &Module) -> Result<Box<dyn Executable>> {
         let plan = self.plan(module)?;
         let kernels: Vec<_> = plan.kernels().collect();
         let compiled = jit::compile(&kernels, self.vectorize, self.reuse_kernels)?;

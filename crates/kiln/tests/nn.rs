@@ -804,7 +804,14 @@ fn gpt2_greedy_generation_matches_transformers_generate() {
         .unwrap()
         .compile(kiln::Device::CPU)
         .unwrap();
-    let plan = step.compiled().listings().unwrap()[0].text.clone();
+    let plan = step
+        .compiled()
+        .listings()
+        .unwrap()
+        .into_iter()
+        .find(|l| l.title.starts_with("kernel plan"))
+        .unwrap()
+        .text;
     assert_eq!(
         plan.matches("if donated").count(),
         2 * config.n_layer as usize,
