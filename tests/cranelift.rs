@@ -747,3 +747,61 @@ fn constant_tables_are_computed_once() {
     let err = compiled.run(&[q.clone(), q]).unwrap_err();
     assert_eq!(err.to_string(), "@main takes 1 inputs, 2 were given");
 }
+
+/// erf computes its |x| ≥ 1 branch only for vectors with a lane there (a
+/// branch around it): over a sweep where 4-lane vectors are all below 1,
+/// all above, and mixed, with NaN, ±inf and ±0, the compiled kernel gives
+/// the interpreter's bits (kiln-math's algorithm) in every lane, as does
+/// the exact GELU built on it.
+#[test]
+fn erf_with_its_rare_branch_skipped_keeps_every_bit() {
+    use kiln_runtime::Tensor;
+    let mut xs: Vec<f32> = (0..8192)
+        .map(|i| {
+            let t = i as f32 / 8192.0;
+            match (i / 4) % 3 {
+                0 => t * 1.9 - 0.95,         // a vector below 1
+                1 => (t * 12.0 - 6.0) * 1.3, // mostly at or above 1
+                _ => t * 7.0 - 3.5,          // mixed
+            }
+        })
+        .collect();
+    xs.extend([
+        f32::NAN,
+        0.5,
+        -0.0,
+        0.0,
+        f32::INFINITY,
+        0.25,
+        -f32::INFINITY,
+        1.0,
+        0.999_999_94,
+        -1.0,
+    ]);
+    let n = xs.len();
+    let text = format!(
+        "func @main(%x: tensor<{n}xf32>) -> (tensor<{n}xf32>, tensor<{n}xf32>) {{
+  %e = erf %x
+  %g = gelu %x
+  return %e, %g
+}}"
+    );
+    let module = kiln::parse_module("erf.kir", &text, kiln::DefaultDType::F32).unwrap();
+    let x = Tensor::from_vec(xs, &[n as i64]).unwrap();
+    let got = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap()
+        .run(std::slice::from_ref(&x))
+        .unwrap();
+    let expected = interp::run(&module, &[x]).unwrap();
+    for (g, e) in got.iter().zip(&expected) {
+        let bits = |t: &Tensor| -> Vec<u32> {
+            t.to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect()
+        };
+        assert_eq!(bits(g), bits(e));
+    }
+}

@@ -172,6 +172,19 @@ impl Builder for Avx512 {
         unsafe { _mm512_castsi512_ps(a) }
     }
     #[inline(always)]
+    fn unless_rare(
+        &mut self,
+        usual: __mmask16,
+        common: __m512,
+        rare: impl FnOnce(&mut Self) -> __m512,
+    ) -> __m512 {
+        if usual == u16::MAX {
+            return common;
+        }
+        let r = rare(self);
+        self.select(usual, common, r)
+    }
+    #[inline(always)]
     fn exact(&mut self, f: Function, x: __m512, when: __mmask16, fast: __m512) -> __m512 {
         if when == 0 {
             return fast;

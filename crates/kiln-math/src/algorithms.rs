@@ -385,24 +385,27 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let z = b.mul(x, x);
     let p = horner(b, z, &ERF_SMALL);
     let small = b.mul(x, p);
-    // 1 ≤ |x| < 4: 1 − e^{−x²}·Q(1/|x|), with x² = hi + lo exactly.
     let one = b.f32(1.0);
-    let u = b.div(one, a);
-    let center = b.f32(ERFC_CENTER);
-    let t = b.sub(u, center);
-    let q = horner(b, t, &ERFC_SCALED);
-    let hi = b.mul(a, a);
-    let minus_hi = b.neg(hi);
-    let lo = b.fma(a, a, minus_hi);
-    let e = exp(b, minus_hi);
-    // e^{−hi−lo} = e^{−hi}·(1 − lo), lo being below an ulp of hi.
-    let minus_e = b.neg(e);
-    let e = b.fma(minus_e, lo, e);
-    let eq = b.mul(e, q);
-    let mid = b.sub(one, eq);
-    let mid = with_sign_of(b, mid, x);
     let is_small = b.lt(a, one);
-    let r = b.select(is_small, small, mid);
+    // 1 ≤ |x| < 4: 1 − e^{−x²}·Q(1/|x|), with x² = hi + lo exactly. Rare
+    // where erf is used most (GELU's x/√2 of activations near zero), so
+    // computed only where some lane needs it.
+    let r = b.unless_rare(is_small, small, |b| {
+        let u = b.div(one, a);
+        let center = b.f32(ERFC_CENTER);
+        let t = b.sub(u, center);
+        let q = horner(b, t, &ERFC_SCALED);
+        let hi = b.mul(a, a);
+        let minus_hi = b.neg(hi);
+        let lo = b.fma(a, a, minus_hi);
+        let e = exp(b, minus_hi);
+        // e^{−hi−lo} = e^{−hi}·(1 − lo), lo being below an ulp of hi.
+        let minus_e = b.neg(e);
+        let e = b.fma(minus_e, lo, e);
+        let eq = b.mul(e, q);
+        let mid = b.sub(one, eq);
+        with_sign_of(b, mid, x)
+    });
     let limit = b.f32(ERF_ONE);
     let saturated = b.gt(a, limit);
     let unit = with_sign_of(b, one, x);

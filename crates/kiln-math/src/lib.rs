@@ -238,4 +238,21 @@ pub trait Builder {
     /// Where `when` holds, `f` by [`exact`] (the f64 function, rounded
     /// once: for arguments the fast path does not cover); elsewhere `fast`.
     fn exact(&mut self, f: Function, x: Self::F, when: Self::M, fast: Self::F) -> Self::F;
+    /// Where `usual` holds, `common`; elsewhere `rare(self)`: a branch of
+    /// a function that few arguments take (erf's for |x| ≥ 1). A builder
+    /// of several lanes may compute `rare` only when some lane needs it,
+    /// with a branch around it; by default both are computed and one
+    /// selected. The result is the same either way.
+    fn unless_rare(
+        &mut self,
+        usual: Self::M,
+        common: Self::F,
+        rare: impl FnOnce(&mut Self) -> Self::F,
+    ) -> Self::F
+    where
+        Self: Sized,
+    {
+        let r = rare(self);
+        self.select(usual, common, r)
+    }
 }

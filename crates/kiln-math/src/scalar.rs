@@ -137,6 +137,15 @@ impl Builder for Scalar {
     fn exact(&mut self, f: Function, x: f32, when: bool, fast: f32) -> f32 {
         if when { exact(f, x) } else { fast }
     }
+    #[inline]
+    fn unless_rare(
+        &mut self,
+        usual: bool,
+        common: f32,
+        rare: impl FnOnce(&mut Self) -> f32,
+    ) -> f32 {
+        if usual { common } else { rare(self) }
+    }
 }
 
 /// `f(x)` by this crate's algorithm.

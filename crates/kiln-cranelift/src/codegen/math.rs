@@ -326,6 +326,28 @@ impl Builder for Lanes<'_, '_, '_, '_> {
     fn from_bits(&mut self, a: Val) -> Val {
         self.e.bits(a, F)
     }
+    fn unless_rare(&mut self, usual: Val, common: Val, rare: impl FnOnce(&mut Self) -> Val) -> Val {
+        // A branch around the rare code, taken when some lane needs it.
+        let b = &mut *self.e.b;
+        let slow = b.create_block();
+        let join = b.create_block();
+        let ty = F.ty(self.e.w);
+        b.append_block_param(join, ty);
+        let all = match self.e.w {
+            Width::Scalar => usual.part(0),
+            Width::Vector => b.ins().vall_true(usual.part(0)),
+        };
+        b.ins().brif(all, join, &[common.part(0).into()], slow, &[]);
+        b.switch_to_block(slow);
+        b.seal_block(slow);
+        let r = rare(self);
+        let v = self.select(usual, common, r).part(0);
+        let b = &mut *self.e.b;
+        b.ins().jump(join, &[v.into()]);
+        b.switch_to_block(join);
+        b.seal_block(join);
+        Val::one(b.block_params(join)[0])
+    }
     fn exact(&mut self, f: Function, x: Val, when: Val, fast: Val) -> Val {
         // A branch around the calls, which the fast path almost always
         // makes unnecessary.
