@@ -704,20 +704,45 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
                 }
                 if let Some((mp, m, boolean)) = &mask {
                     let base = m.offsets[b] + i0 as isize * m.rows + j0 as isize * m.cols;
-                    for jj in 0..cols {
-                        let col = &mut scores[jj * QUERY_ROWS..jj * QUERY_ROWS + rows];
-                        let at = base + jj as isize * m.cols;
-                        for (ii, score) in col.iter_mut().enumerate() {
-                            let at = at + ii as isize * m.rows;
-                            // SAFETY: (i0 + ii, j0 + jj) is inside the
-                            // mask's broadcast view.
-                            unsafe {
-                                if *boolean {
-                                    if *mp.ptr().offset(at) == 0 {
-                                        *score = T::NEG_INFINITY;
+                    if *boolean && m.cols == 1 {
+                        // A bool mask with its keys contiguous (a padding
+                        // mask): each query's bytes read in order, and a
+                        // row that hides nothing (most) skipped by memchr.
+                        for ii in 0..rows {
+                            // SAFETY: the cols keys of query i0 + ii from
+                            // j0 on are inside the mask's view, one byte
+                            // each.
+                            let keys = unsafe {
+                                std::slice::from_raw_parts(
+                                    mp.ptr().offset(base + ii as isize * m.rows) as *const u8,
+                                    cols,
+                                )
+                            };
+                            if !keys.contains(&0) {
+                                continue;
+                            }
+                            for (jj, &key) in keys.iter().enumerate() {
+                                if key == 0 {
+                                    scores[jj * QUERY_ROWS + ii] = T::NEG_INFINITY;
+                                }
+                            }
+                        }
+                    } else {
+                        for jj in 0..cols {
+                            let col = &mut scores[jj * QUERY_ROWS..jj * QUERY_ROWS + rows];
+                            let at = base + jj as isize * m.cols;
+                            for (ii, score) in col.iter_mut().enumerate() {
+                                let at = at + ii as isize * m.rows;
+                                // SAFETY: (i0 + ii, j0 + jj) is inside the
+                                // mask's broadcast view.
+                                unsafe {
+                                    if *boolean {
+                                        if *mp.ptr().offset(at) == 0 {
+                                            *score = T::NEG_INFINITY;
+                                        }
+                                    } else {
+                                        *score = *score + *(mp.ptr() as *const T).offset(at);
                                     }
-                                } else {
-                                    *score = *score + *(mp.ptr() as *const T).offset(at);
                                 }
                             }
                         }
