@@ -746,6 +746,37 @@ fn constant_tables_are_computed_once() {
     }
     let err = compiled.run(&[q.clone(), q]).unwrap_err();
     assert_eq!(err.to_string(), "@main takes 1 inputs, 2 were given");
+
+    // The entry function is @main wherever it is in the module.
+    let text = "func @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = neg %x
+  return %0
+}
+
+func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %p = arange {end = 4, dtype = f32}
+  %c = cos %p
+  %y = add %x, %c
+  return %y
+}";
+    let module = kiln::parse_module("two.kir", text, kiln::DefaultDType::F32).unwrap();
+    let x = Tensor::from_vec(vec![0.5f32, -1.0, 2.0, 0.0], &[4]).unwrap();
+    let compiled = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap();
+    assert!(
+        compiled.listings().unwrap()[0]
+            .title
+            .starts_with("constants of @main")
+    );
+    assert_eq!(
+        compiled.run(std::slice::from_ref(&x)).unwrap()[0]
+            .to_vec::<f32>()
+            .unwrap(),
+        interp::run(&module, &[x]).unwrap()[0]
+            .to_vec::<f32>()
+            .unwrap()
+    );
 }
 
 /// erf computes its |x| ≥ 1 branch only for vectors with a lane there (a

@@ -30,7 +30,7 @@ use crate::tensor::Tensor;
 /// module as it is.
 pub fn compile_hoisting(
     module: &Module,
-    compile: impl Fn(&Module) -> Result<Box<dyn Executable>> + Sync,
+    compile: impl Fn(&Module) -> Result<Box<dyn Executable>>,
 ) -> Result<Box<dyn Executable>> {
     let func = module.entry()?;
     let ctx = module.ctx();
@@ -43,7 +43,7 @@ pub fn compile_hoisting(
     let inputs = func.params.len();
     let constants_text = split.constants.to_string();
     let mut main = module.clone();
-    main.funcs[0] = split.main.clone();
+    *main.entry_mut()? = split.main.clone();
     // The interpreter evaluates the constants while the backend compiles
     // the rest (on another thread: each takes milliseconds).
     let (values, inner) = std::thread::scope(|scope| {
