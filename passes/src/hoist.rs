@@ -159,7 +159,7 @@ pub fn split_constants(func: &Func, ctx: &InferCtx, limits: Limits) -> Result<Op
     }
 
     // The constant function: the kept roots' subgraphs, in order.
-    let mut b = FuncBuilder::new(format!("{}.constants", func.name), ctx.clone());
+    let mut b = FuncBuilder::new(format!("{}.constants", func.name), *ctx);
     b.reserve_names(func.values.iter().map(|v| v.name.as_str()));
     let mut map: Vec<Option<ValueId>> = vec![None; n];
     for (i, inst) in func.insts.iter().enumerate() {
@@ -217,7 +217,7 @@ pub fn split_constants(func: &Func, ctx: &InferCtx, limits: Limits) -> Result<Op
             }
         }
     }
-    let mut rw = Rewriter::new(func, ctx.clone())?;
+    let mut rw = Rewriter::new(func, *ctx)?;
     for &root in &kept_roots {
         let p =
             rw.b.param(Some(func.name_of(root)), func.ty(root).clone())?;
@@ -239,11 +239,11 @@ fn cone_of(func: &Func, root: ValueId) -> Vec<usize> {
     let mut seen = vec![false; func.insts.len()];
     let mut stack = vec![root];
     while let Some(v) = stack.pop() {
-        if let kiln_ir::graph::ValueDef::Inst { inst, .. } = func.value(v).def {
-            if !seen[inst] {
-                seen[inst] = true;
-                stack.extend(func.insts[inst].value_operands());
-            }
+        if let kiln_ir::graph::ValueDef::Inst { inst, .. } = func.value(v).def
+            && !seen[inst]
+        {
+            seen[inst] = true;
+            stack.extend(func.insts[inst].value_operands());
         }
     }
     (0..seen.len()).filter(|&i| seen[i]).collect()
