@@ -203,7 +203,9 @@ def model_workloads(torch):
     model = transformers.GPT2LMHeadModel(cfg).eval()
 
     class Logits(torch.nn.Module):
-        def __init__(self):
+        """A causal language model's logits for every token."""
+
+        def __init__(self, model):
             super().__init__()
             self.model = model
 
@@ -214,7 +216,7 @@ def model_workloads(torch):
     params = sum(p.numel() for p in model.parameters())
     out = {
         f"gpt2_124m{suffix}": (
-            None, lambda batch=batch: (torch.randint(0, cfg.vocab_size, (batch, tokens)),), Logits().eval(),
+            None, lambda batch=batch: (torch.randint(0, cfg.vocab_size, (batch, tokens)),), Logits(model).eval(),
             4 * (params + batch * tokens * cfg.vocab_size), 2 * batch * tokens * params)
         for batch, suffix in ((1, ""), (8, "_b8"))
     }
@@ -248,16 +250,8 @@ def model_workloads(torch):
                                     max_position_embeddings=2048)
     llama = transformers.LlamaForCausalLM(lcfg).eval()
 
-    class LlamaLogits(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = llama
-
-        def forward(self, input_ids):
-            return self.model(input_ids, use_cache=False).logits
-
     llama_params = sum(p.numel() for p in llama.parameters())
-    out["llama_8l"] = (None, lambda: (torch.randint(0, lcfg.vocab_size, (1, tokens)),), LlamaLogits().eval(),
+    out["llama_8l"] = (None, lambda: (torch.randint(0, lcfg.vocab_size, (1, tokens)),), Logits(llama).eval(),
                        4 * (llama_params + tokens * lcfg.vocab_size), 2 * tokens * llama_params)
     return out
 

@@ -592,13 +592,7 @@ fn split_reductions_match_the_interpreter() {
     let compiled = Compiler::new(BackendKind::Cranelift)
         .compile(&module)
         .unwrap();
-    let plan = compiled
-        .listings()
-        .unwrap()
-        .into_iter()
-        .find(|l| l.title.starts_with("kernel plan"))
-        .unwrap()
-        .text;
+    let plan = compiled.kernel_plan().unwrap().unwrap();
     assert!(plan.contains("space [2, 64] reducing [8192]"), "{plan}");
     differ(&module, BackendKind::Cranelift).unwrap();
 }
@@ -687,13 +681,7 @@ fn a_given_up_cache_is_updated_in_place() {
             expected[0].to_vec::<f32>().unwrap()
         );
     }
-    let plan = updated
-        .listings()
-        .unwrap()
-        .into_iter()
-        .find(|l| l.title.starts_with("kernel plan"))
-        .unwrap()
-        .text;
+    let plan = updated.kernel_plan().unwrap().unwrap();
     assert!(plan.contains("in input 0's storage if donated"), "{plan}");
 }
 
@@ -720,11 +708,7 @@ fn constant_tables_are_computed_once() {
         "{}",
         constants.text
     );
-    let plan = &listings
-        .iter()
-        .find(|l| l.title.starts_with("kernel plan"))
-        .unwrap()
-        .text;
+    let plan = compiled.kernel_plan().unwrap().unwrap();
     assert!(!plan.contains("cos") && !plan.contains("pow"), "{plan}");
     let q = Tensor::from_vec(
         (0..96).map(|i| (i as f32 * 0.37).sin()).collect(),

@@ -26,11 +26,13 @@
 //! so a subgraph that draws from one may be kept too; nothing in Kiln has
 //! side effects.
 
-use kiln_ir::Result;
-use kiln_ir::graph::{Func, FuncBuilder, NewInst, Operand, ValueId};
+use kiln_ir::graph::{Func, ValueId};
 use kiln_ir::infer::InferCtx;
 use kiln_ir::ops::Cost;
+use kiln_ir::{Result, Stage};
 
+use crate::dce::DcePass;
+use crate::manager::{Pass, PassCx};
 use crate::rewrite::Rewriter;
 
 /// How much a split may keep.
@@ -116,13 +118,8 @@ pub fn split_constants(func: &Func, ctx: &InferCtx, limits: Limits) -> Result<Op
     roots.sort();
 
     // Each root's subgraph, and whether it is worth keeping.
-    let numel = |v: ValueId| -> usize {
-        func.ty(v)
-            .shape
-            .iter()
-            .map(|&d| d.max(0) as usize)
-            .fold(1usize, |a, d| a.saturating_mul(d))
-    };
+    // (Sizes of verified types: their products do not overflow.)
+    let numel = |v: ValueId| func.ty(v).numel().max(0) as usize;
     let mut kept = vec![false; n];
     let mut moved = vec![false; func.insts.len()];
     let (mut bytes, mut elements) = (0usize, 0usize);
@@ -159,76 +156,38 @@ pub fn split_constants(func: &Func, ctx: &InferCtx, limits: Limits) -> Result<Op
     }
 
     // The constant function: the kept roots' subgraphs, in order.
-    let mut b = FuncBuilder::new(format!("{}.constants", func.name), *ctx);
-    b.reserve_names(func.values.iter().map(|v| v.name.as_str()));
-    let mut map: Vec<Option<ValueId>> = vec![None; n];
+    let mut rw = Rewriter::without_params(func, *ctx);
     for (i, inst) in func.insts.iter().enumerate() {
-        if !moved[i] {
-            continue;
-        }
-        let operands = inst
-            .operands
-            .iter()
-            .map(|o| match o {
-                // A moved instruction's operands are constant: moved too.
-                Operand::Value(v) => Operand::Value(map[v.index()].expect("a cone is closed")),
-                other => *other,
-            })
-            .collect();
-        let names = inst
-            .results
-            .iter()
-            .map(|r| func.name_of(*r).to_string())
-            .collect();
-        let results = b.push_full(
-            NewInst::new(inst.op.clone(), operands)
-                .out_dtype(inst.out_dtype)
-                .names(names)
-                .location(inst.location.clone()),
-        )?;
-        for (r, v) in inst.results.iter().zip(results) {
-            map[r.index()] = Some(v);
+        if moved[i] {
+            rw.copy(inst)?;
         }
     }
-    let returns = kept_roots
-        .iter()
-        .map(|r| map[r.index()].expect("a kept root was moved"))
-        .collect();
-    let mut constants = b.finish(returns, None)?;
+    let returns = kept_roots.iter().map(|r| rw.get(*r)).collect();
+    let mut constants = rw.b.finish(returns, None)?;
+    constants.name = format!("{}.constants", func.name);
     crate::layout::lay_out(&mut constants, ctx)?;
 
-    // The main function: what the returns need, with the kept roots as
-    // parameters. A value of a moved subgraph that something else reads
-    // too (and is not kept) is computed here as well.
-    let mut live = vec![false; n];
-    for v in &func.returns {
-        live[v.index()] = true;
-    }
-    let mut copied = vec![false; func.insts.len()];
-    for (i, inst) in func.insts.iter().enumerate().rev() {
-        if inst
-            .results
-            .iter()
-            .any(|r| live[r.index()] && !kept[r.index()])
-        {
-            copied[i] = true;
-            for v in inst.value_operands() {
-                live[v.index()] = true;
-            }
-        }
-    }
+    // The main function: the kept roots as parameters, every instruction
+    // that computes something else (a value of a moved subgraph that
+    // something else reads too is computed here as well), then without
+    // what no longer has a use.
     let mut rw = Rewriter::new(func, *ctx)?;
     for &root in &kept_roots {
         let p =
             rw.b.param(Some(func.name_of(root)), func.ty(root).clone())?;
         rw.set(root, p);
     }
-    for (i, inst) in func.insts.iter().enumerate() {
-        if copied[i] {
+    for inst in &func.insts {
+        if !inst.results.iter().all(|r| kept[r.index()]) {
             rw.copy(inst)?;
         }
     }
     let mut main = rw.finish()?;
+    let cx = PassCx {
+        ctx: *ctx,
+        stage: Stage::LaidOut,
+    };
+    DcePass.run_func(&mut main, &cx)?;
     crate::layout::lay_out(&mut main, ctx)?;
     Ok(Some(Split { constants, main }))
 }

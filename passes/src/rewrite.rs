@@ -18,16 +18,28 @@ pub struct Rewriter<'a> {
 impl<'a> Rewriter<'a> {
     /// Starts a rebuild of `old` with its parameters.
     pub fn new(old: &'a Func, ctx: InferCtx) -> Result<Rewriter<'a>> {
+        let mut rw = Rewriter::without_params(old, ctx);
+        for &p in &old.params {
+            let new = rw.b.param(Some(old.name_of(p)), old.ty(p).clone())?;
+            rw.set(p, new);
+        }
+        Ok(rw)
+    }
+
+    /// Starts a function built from instructions of `old` that read none
+    /// of its parameters (it has none of its own until the caller adds
+    /// them).
+    pub fn without_params(old: &'a Func, ctx: InferCtx) -> Rewriter<'a> {
         let mut b = FuncBuilder::new(old.name.clone(), ctx);
         b.reserve_names(old.values.iter().map(|v| v.name.as_str()));
         if let Some(loc) = &old.location {
             b.set_location(loc.clone());
         }
-        let mut map = vec![None; old.values.len()];
-        for &p in &old.params {
-            map[p.index()] = Some(b.param(Some(old.name_of(p)), old.ty(p).clone())?);
+        Rewriter {
+            old,
+            b,
+            map: vec![None; old.values.len()],
         }
-        Ok(Rewriter { old, b, map })
     }
 
     /// The new value standing for an old one.

@@ -704,49 +704,21 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
                 }
                 if let Some((mp, m, boolean)) = &mask {
                     let base = m.offsets[b] + i0 as isize * m.rows + j0 as isize * m.cols;
-                    if *boolean && m.cols == 1 {
-                        // A bool mask with its keys contiguous (a padding
-                        // mask): each query's bytes read in order, and a
-                        // row that hides nothing (most) skipped by memchr.
-                        for ii in 0..rows {
-                            // SAFETY: the cols keys of query i0 + ii from
-                            // j0 on are inside the mask's view, one byte
-                            // each.
-                            let keys = unsafe {
-                                std::slice::from_raw_parts(
-                                    mp.ptr().offset(base + ii as isize * m.rows) as *const u8,
-                                    cols,
-                                )
-                            };
-                            if !keys.contains(&0) {
-                                continue;
-                            }
-                            for (jj, &key) in keys.iter().enumerate() {
-                                if key == 0 {
-                                    scores[jj * QUERY_ROWS + ii] = T::NEG_INFINITY;
-                                }
-                            }
-                        }
-                    } else {
-                        for jj in 0..cols {
-                            let col = &mut scores[jj * QUERY_ROWS..jj * QUERY_ROWS + rows];
-                            let at = base + jj as isize * m.cols;
-                            for (ii, score) in col.iter_mut().enumerate() {
-                                let at = at + ii as isize * m.rows;
-                                // SAFETY: (i0 + ii, j0 + jj) is inside the
-                                // mask's broadcast view.
-                                unsafe {
-                                    if *boolean {
-                                        if *mp.ptr().offset(at) == 0 {
-                                            *score = T::NEG_INFINITY;
-                                        }
-                                    } else {
-                                        *score = *score + *(mp.ptr() as *const T).offset(at);
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    // SAFETY: the tile's rows × cols are inside the mask's
+                    // broadcast view.
+                    unsafe {
+                        apply_mask(
+                            scores,
+                            Block {
+                                ptr: mp.ptr(),
+                                rows: m.rows,
+                                cols: m.cols,
+                            },
+                            base,
+                            *boolean,
+                            (rows, cols),
+                        )
+                    };
                 }
                 // SAFETY: the slices are the scratch's.
                 unsafe { online_softmax(scores, rows, cols, max, sum, acc) };
@@ -826,6 +798,59 @@ unsafe fn nonfinite_values<T: Real>(
             bad
         })
         .collect()
+}
+
+/// Applies `attn_mask` to a tile of scores of `rows` queries × `cols` keys
+/// (column-major, column stride [`QUERY_ROWS`]): a bool mask hides (−inf)
+/// the scores where it is false; a float mask (of the scores' dtype) is
+/// added. A bool mask with its keys contiguous (a padding mask) is read
+/// query by query, in order, and a query it hides nothing of (most) is
+/// skipped by memchr.
+///
+/// # Safety
+/// From `base` (in elements: bytes for a bool mask, `T` otherwise), `mask`
+/// must address rows × cols elements at its strides.
+unsafe fn apply_mask<T: Real>(
+    scores: &mut [T],
+    mask: Block<u8>,
+    base: isize,
+    boolean: bool,
+    (rows, cols): (usize, usize),
+) {
+    if boolean && mask.cols == 1 {
+        for ii in 0..rows {
+            // SAFETY: query ii's cols keys, one byte each, per the contract.
+            let keys = unsafe {
+                std::slice::from_raw_parts(mask.ptr.offset(base + ii as isize * mask.rows), cols)
+            };
+            if !keys.contains(&0) {
+                continue;
+            }
+            for (jj, &key) in keys.iter().enumerate() {
+                if key == 0 {
+                    scores[jj * QUERY_ROWS + ii] = T::NEG_INFINITY;
+                }
+            }
+        }
+        return;
+    }
+    for jj in 0..cols {
+        let col = &mut scores[jj * QUERY_ROWS..jj * QUERY_ROWS + rows];
+        let at = base + jj as isize * mask.cols;
+        for (ii, score) in col.iter_mut().enumerate() {
+            let at = at + ii as isize * mask.rows;
+            // SAFETY: (ii, jj) is inside the mask, per the contract.
+            unsafe {
+                if boolean {
+                    if *mask.ptr.offset(at) == 0 {
+                        *score = T::NEG_INFINITY;
+                    }
+                } else {
+                    *score = *score + *(mask.ptr as *const T).offset(at);
+                }
+            }
+        }
+    }
 }
 
 /// One step of the online softmax over a tile of `rows` queries × `cols`

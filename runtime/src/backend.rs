@@ -176,20 +176,21 @@ pub fn check_all_runnable(func: &Func) -> Result<()> {
 /// Checks inputs against a function's parameters (count, shape, dtype) and
 /// lays each out as its parameter declares.
 pub fn bind_inputs(func: &Func, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
-    if inputs.len() != func.params.len() {
-        return Err(Error::new(
-            ErrorKind::Input,
-            format!(
-                "@{} takes {} inputs, {} were given",
-                func.name,
-                func.params.len(),
-                inputs.len()
-            ),
-        ));
-    }
+    check_input_count(&func.name, func.params.len(), inputs.len())?;
     (0..inputs.len())
         .map(|i| bind_input(func, i, &inputs[i]))
         .collect()
+}
+
+/// Checks that `@name`, of `params` parameters, was given as many inputs.
+pub fn check_input_count(name: &str, params: usize, given: usize) -> Result<()> {
+    if given != params {
+        return Err(Error::new(
+            ErrorKind::Input,
+            format!("@{name} takes {params} inputs, {given} were given"),
+        ));
+    }
+    Ok(())
 }
 
 /// Checks input `index` against its parameter (shape, dtype, a device

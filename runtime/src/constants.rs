@@ -15,13 +15,12 @@
 //! never takes (`Storage::is_unique`), and kept tensors are never results
 //! (the split leaves returned values to the main function).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use kiln_ir::{Error, ErrorKind, Module, Result, Stage};
+use kiln_ir::{Module, Result, Stage};
 use kiln_passes::hoist::{Limits, split_constants};
 
-use crate::backend::{Executable, Listing, ListingLanguage, bind_input};
+use crate::backend::{Executable, Listing, ListingLanguage, bind_input, check_input_count};
 use crate::tensor::Tensor;
 
 /// Compiles `module` with `compile`, its constant subgraphs split out and
@@ -43,7 +42,7 @@ pub fn compile_hoisting(
     let inputs = func.params.len();
     let constants_text = split.constants.to_string();
     let mut main = module.clone();
-    *main.entry_mut()? = split.main.clone();
+    *main.entry_mut()? = split.main;
     // The interpreter evaluates the constants while the backend compiles
     // the rest (on another thread: each takes milliseconds).
     let (values, inner) = std::thread::scope(|scope| {
@@ -52,16 +51,18 @@ pub fn compile_hoisting(
         (values.join(), inner)
     });
     let Ok(Ok(values)) = values else {
+        // (The main part's compile is wasted: a rare path.)
         return compile(module);
     };
     let inner = inner?;
+    let main = main.entry()?;
     let constants = values
         .iter()
         .enumerate()
-        .map(|(k, t)| bind_input(&split.main, inputs + k, t))
+        .map(|(k, t)| bind_input(main, inputs + k, t))
         .collect::<Result<Vec<_>>>()?;
     Ok(Box::new(WithConstants {
-        inner: Arc::from(inner),
+        inner,
         name: func.name.clone(),
         inputs,
         constants,
@@ -71,7 +72,7 @@ pub fn compile_hoisting(
 
 /// A compiled program and the constants it takes after its inputs.
 struct WithConstants {
-    inner: Arc<dyn Executable>,
+    inner: Box<dyn Executable>,
     /// The function's name and parameter count, for the caller's errors.
     name: String,
     inputs: usize,
@@ -90,17 +91,7 @@ impl WithConstants {
     }
 
     fn checked<'a>(&self, inputs: &'a [Tensor]) -> Result<&'a [Tensor]> {
-        if inputs.len() != self.inputs {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "@{} takes {} inputs, {} were given",
-                    self.name,
-                    self.inputs,
-                    inputs.len()
-                ),
-            ));
-        }
+        check_input_count(&self.name, self.inputs, inputs.len())?;
         Ok(inputs)
     }
 }

@@ -97,7 +97,39 @@ fn nt_through_column_major(m: usize, n: usize, k: usize, mb: &Matrices, mo: &Mat
 /// inner dim the copy costs more than it saves ([1024, 768] @ [768,
 /// 3072]ᵀ: 22.7 ms directly, 24.0 with it).
 fn nt_through_row_major_copy(m: usize, n: usize, k: usize, mb: &Matrices) -> bool {
-    mb.row_stride == 1 && mb.col_stride == k as i64 && m > 256 && k > n
+    mb.batch_shape.is_empty() && mb.row_stride == 1 && mb.col_stride == k as i64 && m > 256 && k > n
+}
+
+/// A row-major copy of `b`, a dense column-major k×n matrix, with its
+/// geometry; `None` for an element size the copy does not move.
+///
+/// # Safety
+/// `b` must address the k·n elements its matrix view describes.
+unsafe fn row_major_copy(
+    b: &MatrixArg,
+    mb: &Matrices,
+    k: usize,
+    n: usize,
+) -> Result<Option<(Buffer, Geometry)>> {
+    let size = b.dtype.itemsize();
+    if !matches!(size, 2 | 4 | 8 | 16) {
+        return Ok(None);
+    }
+    let copy = Buffer::for_overwrite(k * n * size)?;
+    // SAFETY: the matrix starts at its offset and holds k·n elements of
+    // this size; the copy holds as many.
+    unsafe {
+        let src = b.ptr.add(mb.offset as usize * size);
+        let dst = copy.as_ptr() as *mut u8;
+        match size {
+            2 => transpose_into(src as *const u16, dst as *mut u16, k, n, n),
+            4 => transpose_into(src as *const u32, dst as *mut u32, k, n, n),
+            8 => transpose_into(src as *const u64, dst as *mut u64, k, n, n),
+            // (Pairs of u64: a complex128 needs only 8-byte alignment.)
+            _ => transpose_into(src as *const [u64; 2], dst as *mut [u64; 2], k, n, n),
+        }
+    }
+    Ok(Some((copy, Geometry::contiguous(&[k as i64, n as i64]))))
 }
 
 /// Copies a column-major m×n matrix (`src[i + j·m]`) into rows of `dst`
@@ -210,6 +242,25 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
     let batch = broadcast_shapes(&ma.batch_shape, &mb.batch_shape)?;
     let (m, k, n) = (ma.rows as usize, ma.cols as usize, mb.cols as usize);
     let work = m * n * k;
+    // A transposed right operand that gemm packs slowly goes to it as a
+    // row-major copy, made once (see `nt_through_row_major_copy`).
+    let copy = if b.geometry.rank() == 2 && nt_through_row_major_copy(m, n, k, &mb) {
+        // SAFETY: as for `matmul`.
+        unsafe { row_major_copy(&b, &mb, k, n)? }
+    } else {
+        None
+    };
+    let (b, mb) = match &copy {
+        Some((buffer, geometry)) => (
+            MatrixArg {
+                ptr: buffer.as_ptr() as *mut u8,
+                dtype: b.dtype,
+                geometry,
+            },
+            matrices(geometry, false),
+        ),
+        None => (b, mb),
+    };
     // A 0-dim batch has one (empty) index.
     let indices: Vec<Vec<i64>> = Indices::new(&batch).collect();
     let product = Product {
@@ -476,20 +527,6 @@ impl Product<'_> {
                 } else {
                     (po, mo.col_stride as isize, mo.row_stride as isize)
                 };
-                let mut wtemp = None;
-                // Or, for many rows and a long inner dim, in a row-major
-                // copy (see `nt_through_row_major_copy`).
-                let (pb, b_cs, b_rs) = if temp.is_none() && nt_through_row_major_copy(m, n, k, mb) {
-                    let t = Buffer::for_overwrite(k * n * size as usize)?;
-                    let ptr = t.as_ptr() as *mut $t;
-                    // SAFETY: `b` is a dense column-major k×n matrix; the
-                    // copy holds k·n elements.
-                    unsafe { transpose_into(pb, ptr, k, n, n) };
-                    wtemp = Some(t);
-                    (ptr as *const $t, 1isize, n as isize)
-                } else {
-                    (pb, mb.col_stride as isize, mb.row_stride as isize)
-                };
                 // SAFETY: the caller guarantees the buffers; offsets and
                 // strides come from the operands' geometries; the temp
                 // holds m·n elements.
@@ -506,8 +543,8 @@ impl Product<'_> {
                         ma.col_stride as isize,
                         ma.row_stride as isize,
                         pb,
-                        b_cs,
-                        b_rs,
+                        mb.col_stride as isize,
+                        mb.row_stride as isize,
                         <$t>::default(),
                         one::<$t>(),
                         false,
@@ -520,7 +557,6 @@ impl Product<'_> {
                     }
                 }
                 drop(temp);
-                drop(wtemp);
             }};
         }
         match dtype {

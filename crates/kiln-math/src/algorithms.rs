@@ -380,6 +380,17 @@ pub fn tanh<B: Builder>(b: &mut B, x: B::F) -> B::F {
     with_sign_of(b, r, x)
 }
 
+/// e^{−v²} with v² = hi + lo exactly: e^{−hi}·(1 − lo), lo being below
+/// an ulp of hi (at v = ±inf, lo is NaN).
+fn exp_minus_square<B: Builder>(b: &mut B, v: B::F) -> B::F {
+    let hi = b.mul(v, v);
+    let minus_hi = b.neg(hi);
+    let lo = b.fma(v, v, minus_hi);
+    let e = exp(b, minus_hi);
+    let minus_e = b.neg(e);
+    b.fma(minus_e, lo, e)
+}
+
 /// The error function.
 pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let a = b.abs(x);
@@ -397,13 +408,7 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
         let center = b.f32(ERFC_CENTER);
         let t = b.sub(u, center);
         let q = horner(b, t, &ERFC_SCALED);
-        let hi = b.mul(a, a);
-        let minus_hi = b.neg(hi);
-        let lo = b.fma(a, a, minus_hi);
-        let e = exp(b, minus_hi);
-        // e^{−hi−lo} = e^{−hi}·(1 − lo), lo being below an ulp of hi.
-        let minus_e = b.neg(e);
-        let e = b.fma(minus_e, lo, e);
+        let e = exp_minus_square(b, a);
         let eq = b.mul(e, q);
         let mid = b.sub(one, eq);
         with_sign_of(b, mid, x)
@@ -438,13 +443,7 @@ pub fn erfc<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let q = b.select(is_far, mid, far);
     let is_near = b.lt(x, one);
     let q = b.select(is_near, near, q);
-    // e^{−x²} = e^{−hi}·(1 − lo), x² = hi + lo exactly.
-    let hi = b.mul(x, x);
-    let minus_hi = b.neg(hi);
-    let lo = b.fma(x, x, minus_hi);
-    let e = exp(b, minus_hi);
-    let minus_e = b.neg(e);
-    let e = b.fma(minus_e, lo, e);
+    let e = exp_minus_square(b, x);
     let r = b.mul(e, q);
     let limit = b.f32(ERFC_ONE_MINUS);
     let is_small = b.lt(x, limit);

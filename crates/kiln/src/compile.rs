@@ -307,6 +307,16 @@ impl Compiled {
         self.executable.listings()
     }
 
+    /// The kernel plan the backend runs (`kiln dump --after fuse`'s plan),
+    /// made when asked; `None` for the interpreter, which has no plan.
+    pub fn kernel_plan(&self) -> Result<Option<String>> {
+        Ok(self
+            .listings()?
+            .into_iter()
+            .find(|l| l.language == kiln_runtime::ListingLanguage::Plan)
+            .map(|l| l.text))
+    }
+
     /// Bytes of generated code this program keeps alive.
     pub fn code_bytes(&self) -> usize {
         self.executable.code_bytes()

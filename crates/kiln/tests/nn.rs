@@ -804,14 +804,7 @@ fn gpt2_greedy_generation_matches_transformers_generate() {
         .unwrap()
         .compile(kiln::Device::CPU)
         .unwrap();
-    let plan = step
-        .compiled()
-        .listings()
-        .unwrap()
-        .into_iter()
-        .find(|l| l.title.starts_with("kernel plan"))
-        .unwrap()
-        .text;
+    let plan = step.compiled().kernel_plan().unwrap().unwrap();
     assert_eq!(
         plan.matches("if donated").count(),
         2 * config.n_layer as usize,

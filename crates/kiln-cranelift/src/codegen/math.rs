@@ -328,63 +328,74 @@ impl Builder for Lanes<'_, '_, '_, '_> {
     }
     fn unless_rare(&mut self, usual: Val, common: Val, rare: impl FnOnce(&mut Self) -> Val) -> Val {
         // A branch around the rare code, taken when some lane needs it.
-        let b = &mut *self.e.b;
-        let slow = b.create_block();
-        let join = b.create_block();
-        let ty = F.ty(self.e.w);
-        b.append_block_param(join, ty);
-        let all = match self.e.w {
-            Width::Scalar => usual.part(0),
-            Width::Vector => b.ins().vall_true(usual.part(0)),
-        };
-        b.ins().brif(all, join, &[common.part(0).into()], slow, &[]);
-        b.switch_to_block(slow);
-        b.seal_block(slow);
-        let r = rare(self);
-        let v = self.select(usual, common, r).part(0);
-        let b = &mut *self.e.b;
-        b.ins().jump(join, &[v.into()]);
-        b.switch_to_block(join);
-        b.seal_block(join);
-        Val::one(b.block_params(join)[0])
+        let all = self.lanes_true(usual, true);
+        self.branch_around(all, false, common, |s| {
+            let r = rare(s);
+            s.select(usual, common, r).part(0)
+        })
     }
     fn exact(&mut self, f: Function, x: Val, when: Val, fast: Val) -> Val {
         // A branch around the calls, which the fast path almost always
         // makes unnecessary.
-        let b = &mut *self.e.b;
-        let slow = b.create_block();
-        let join = b.create_block();
-        let ty = F.ty(self.e.w);
-        b.append_block_param(join, ty);
-        let any = match self.e.w {
-            Width::Scalar => when.part(0),
-            Width::Vector => b.ins().vany_true(when.part(0)),
-        };
-        b.ins().brif(any, slow, &[], join, &[fast.part(0).into()]);
-        b.switch_to_block(slow);
-        b.seal_block(slow);
-        let exact = match self.e.w {
+        let any = self.lanes_true(when, false);
+        self.branch_around(any, true, fast, |s| match s.e.w {
             Width::Scalar => {
-                self.ctx
+                s.ctx
                     .calls
-                    .call(self.e.b, self.ctx.call_conv, Helper::Exact(f), &[x.part(0)])
+                    .call(s.e.b, s.ctx.call_conv, Helper::Exact(f), &[x.part(0)])
             }
             Width::Vector => {
                 let mut v = fast.part(0);
                 for lane in 0..4u8 {
-                    let xi = self.e.b.ins().extractlane(x.part(0), lane);
-                    let r =
-                        self.ctx
-                            .calls
-                            .call(self.e.b, self.ctx.call_conv, Helper::Exact(f), &[xi]);
-                    v = self.e.b.ins().insertlane(v, r, lane);
+                    let xi = s.e.b.ins().extractlane(x.part(0), lane);
+                    let r = s
+                        .ctx
+                        .calls
+                        .call(s.e.b, s.ctx.call_conv, Helper::Exact(f), &[xi]);
+                    v = s.e.b.ins().insertlane(v, r, lane);
                 }
                 // Lanes the fast path covers keep its value.
-                self.e.select(when, Val::one(v), fast, F).part(0)
+                s.e.select(when, Val::one(v), fast, F).part(0)
             }
-        };
+        })
+    }
+}
+
+impl Lanes<'_, '_, '_, '_> {
+    /// Whether every lane of a mask holds (`all`), or some lane does, as
+    /// one truth value to branch on.
+    fn lanes_true(&mut self, m: Val, all: bool) -> Value {
+        match (self.e.w, all) {
+            (Width::Scalar, _) => m.part(0),
+            (Width::Vector, true) => self.e.b.ins().vall_true(m.part(0)),
+            (Width::Vector, false) => self.e.b.ins().vany_true(m.part(0)),
+        }
+    }
+
+    /// `slow(self)` where `cond` is `slow_if`, else `fast`: the slow code
+    /// in a block of its own that only that branch runs.
+    fn branch_around(
+        &mut self,
+        cond: Value,
+        slow_if: bool,
+        fast: Val,
+        slow: impl FnOnce(&mut Self) -> Value,
+    ) -> Val {
         let b = &mut *self.e.b;
-        b.ins().jump(join, &[exact.into()]);
+        let slow_block = b.create_block();
+        let join = b.create_block();
+        b.append_block_param(join, F.ty(self.e.w));
+        let fast_args = [fast.part(0).into()];
+        if slow_if {
+            b.ins().brif(cond, slow_block, &[], join, &fast_args);
+        } else {
+            b.ins().brif(cond, join, &fast_args, slow_block, &[]);
+        }
+        b.switch_to_block(slow_block);
+        b.seal_block(slow_block);
+        let v = slow(self);
+        let b = &mut *self.e.b;
+        b.ins().jump(join, &[v.into()]);
         b.switch_to_block(join);
         b.seal_block(join);
         Val::one(b.block_params(join)[0])
