@@ -34,6 +34,7 @@ pub mod compare;
 pub mod constants;
 pub mod convert;
 pub mod cross_entropy;
+mod depthwise;
 pub mod execute;
 pub mod fold;
 pub mod gather;

@@ -31,21 +31,25 @@ pub struct Operand<'a> {
 }
 
 /// The element types convolved here.
-trait Element:
+pub(crate) trait Element:
     Copy + Default + Send + Sync + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + 'static
 {
     const ONE: Self;
     const NEG_INFINITY: Self;
+    /// Whether this is f32 (which has hand-written AVX-512 kernels).
+    const IS_F32: bool;
 }
 
 impl Element for f32 {
     const ONE: f32 = 1.0;
     const NEG_INFINITY: f32 = f32::NEG_INFINITY;
+    const IS_F32: bool = true;
 }
 
 impl Element for f64 {
     const ONE: f64 = 1.0;
     const NEG_INFINITY: f64 = f64::NEG_INFINITY;
+    const IS_F32: bool = false;
 }
 
 /// Runs `convolution` when this file has a kernel for it (f32 or f64, not
@@ -84,17 +88,17 @@ fn flattens(g: &Geometry, from: usize) -> bool {
 }
 
 /// The geometry of a convolution, in elements.
-struct Shape {
-    batch: i64,
-    groups: i64,
-    in_per_group: i64,
-    out_per_group: i64,
-    in_size: Vec<i64>,
-    out_size: Vec<i64>,
+pub(crate) struct Shape {
+    pub(crate) batch: i64,
+    pub(crate) groups: i64,
+    pub(crate) in_per_group: i64,
+    pub(crate) out_per_group: i64,
+    pub(crate) in_size: Vec<i64>,
+    pub(crate) out_size: Vec<i64>,
     /// Output positions per plane.
-    positions: i64,
+    pub(crate) positions: i64,
     /// Kernel taps, as multi-indices into the kernel.
-    taps: Vec<Vec<i64>>,
+    pub(crate) taps: Vec<Vec<i64>>,
 }
 
 unsafe fn run<T: Element>(
@@ -132,7 +136,7 @@ unsafe fn run<T: Element>(
     if shape.in_per_group == 1 && shape.out_per_group == 1 {
         // SAFETY: forwarded.
         unsafe {
-            depthwise(
+            crate::depthwise::depthwise(
                 conv,
                 &shape,
                 xp,
@@ -265,7 +269,7 @@ fn weights<T: Element>(s: &Shape, w: Shared<T>, wg: &Geometry, prefer: Order) ->
 }
 
 /// The flat output position `p` as a multi-index.
-fn unflatten(mut p: i64, size: &[i64], index: &mut [i64]) {
+pub(crate) fn unflatten(mut p: i64, size: &[i64], index: &mut [i64]) {
     for d in (0..size.len()).rev() {
         index[d] = p % size[d];
         p /= size[d];
@@ -617,26 +621,9 @@ fn gather_planar<T: Element>(
     }
 }
 
-/// `acc += src · w`, in the widest vectors the CPU has.
-fn axpy<T: Element>(acc: &mut [T], src: &[T], w: T) {
-    // SAFETY: axpy_wide reads and writes its slices only.
-    unsafe { axpy_wide(acc, src, w) }
-}
-
-widest_vectors! {
-    unsafe fn axpy_wide<T: [Element]>(acc: &mut [T], src: &[T], w: T) => axpy_plain
-}
-
-#[inline(always)]
-fn axpy_plain<T: Element>(acc: &mut [T], src: &[T], w: T) {
-    for (a, v) in acc.iter_mut().zip(src) {
-        *a = *a + *v * w;
-    }
-}
-
 /// The outputs `o` (of `n`) whose tap `i` reads `o·s − pad + i·d` inside
 /// `[0, size)`: the range `[lo, hi)`.
-fn outputs_of(i: i64, d: i64, s: i64, pad: i64, size: i64, n: i64) -> (i64, i64) {
+pub(crate) fn outputs_of(i: i64, d: i64, s: i64, pad: i64, size: i64, n: i64) -> (i64, i64) {
     let shift = i * d - pad;
     let lo = if shift < 0 { (-shift + s - 1) / s } else { 0 };
     let hi = if size - 1 - shift < 0 {
@@ -645,200 +632,6 @@ fn outputs_of(i: i64, d: i64, s: i64, pad: i64, size: i64, n: i64) -> (i64, i64)
         (size - 1 - shift) / s + 1
     };
     (lo.min(n), hi.clamp(lo.min(n), n))
-}
-
-/// A depthwise convolution: each output channel sums its own input
-/// channel's taps; channels run on rayon's threads. In 2-D, an output row
-/// at a time: each tap adds its weight times a row of the input into the
-/// row's accumulators (a loop the compiler vectorizes).
-#[allow(clippy::too_many_arguments)]
-unsafe fn depthwise<T: Element>(
-    conv: &Conv,
-    s: &Shape,
-    x: Shared<T>,
-    xg: &Geometry,
-    w: Shared<T>,
-    wg: &Geometry,
-    bias: Option<&[T]>,
-    out: Shared<T>,
-    og: &Geometry,
-) {
-    let dims = conv.dims;
-    let planes: Vec<(i64, i64)> = (0..s.batch)
-        .flat_map(|b| (0..s.groups).map(move |c| (b, c)))
-        .collect();
-    // Lower ranks as 2-D with a height of 1; 3-D keeps the general loop.
-    let (in_size, out_size, kernel, stride, padding, dilation, xs, os, ws) = match dims {
-        1 => (
-            vec![1, s.in_size[0]],
-            vec![1, s.out_size[0]],
-            vec![1, wg.shape[2]],
-            vec![1, conv.stride[0]],
-            vec![0, conv.padding[0]],
-            vec![1, conv.dilation[0]],
-            vec![0, xg.strides[2]],
-            vec![0, og.strides[2]],
-            vec![0, wg.strides[2]],
-        ),
-        2 => (
-            s.in_size.clone(),
-            s.out_size.clone(),
-            wg.shape[2..].to_vec(),
-            conv.stride.clone(),
-            conv.padding.clone(),
-            conv.dilation.clone(),
-            xg.strides[2..].to_vec(),
-            og.strides[2..].to_vec(),
-            wg.strides[2..].to_vec(),
-        ),
-        _ => {
-            // SAFETY: forwarded.
-            unsafe { depthwise_any(conv, s, x, xg, w, wg, bias, out, og) };
-            return;
-        }
-    };
-    let ow_n = out_size[1] as usize;
-    planes.par_iter().for_each(|&(b, c)| {
-        let x0 = b * xg.strides[0] + c * xg.strides[1];
-        let o0 = b * og.strides[0] + c * og.strides[1];
-        let w0 = c * wg.strides[0];
-        let start = bias.map_or(T::default(), |bias| bias[c as usize]);
-        let mut acc = vec![start; ow_n];
-        let ranges: Vec<(i64, i64)> = (0..kernel[1])
-            .map(|i| {
-                outputs_of(
-                    i,
-                    dilation[1],
-                    stride[1],
-                    padding[1],
-                    in_size[1],
-                    out_size[1],
-                )
-            })
-            .collect();
-        let weights: Vec<T> = (0..kernel[0] * kernel[1])
-            // SAFETY: inside the weight's buffer.
-            .map(|t| unsafe {
-                *w.ptr()
-                    .offset((w0 + (t / kernel[1]) * ws[0] + (t % kernel[1]) * ws[1]) as isize)
-            })
-            .collect();
-        for oh in 0..out_size[0] {
-            acc.fill(start);
-            for j in 0..kernel[0] {
-                let ih = oh * stride[0] - padding[0] + j * dilation[0];
-                if ih < 0 || ih >= in_size[0] {
-                    continue;
-                }
-                for i in 0..kernel[1] {
-                    let wv = weights[(j * kernel[1] + i) as usize];
-                    let (lo, hi) = ranges[i as usize];
-                    let row = x0 + ih * xs[0] + (i * dilation[1] - padding[1]) * xs[1];
-                    let step = stride[1] * xs[1];
-                    let acc = &mut acc[lo as usize..hi as usize];
-                    if step == 1 {
-                        // SAFETY: the taps of outputs lo..hi, inside the input row.
-                        let src = unsafe {
-                            std::slice::from_raw_parts(
-                                x.ptr().offset((row + lo) as isize),
-                                acc.len(),
-                            )
-                        };
-                        axpy(acc, src, wv);
-                    } else {
-                        for (k, a) in acc.iter_mut().enumerate() {
-                            // SAFETY: the tap is inside the input row.
-                            let v =
-                                unsafe { *x.ptr().offset((row + (lo + k as i64) * step) as isize) };
-                            *a = *a + v * wv;
-                        }
-                    }
-                }
-            }
-            let row = o0 + oh * os[0];
-            if os[1] == 1 {
-                // SAFETY: the output row, inside this plane of the output.
-                let dst =
-                    unsafe { std::slice::from_raw_parts_mut(out.ptr().offset(row as isize), ow_n) };
-                dst.copy_from_slice(&acc);
-            } else {
-                for (ow, v) in acc.iter().enumerate() {
-                    // SAFETY: inside this plane of the output.
-                    unsafe { *out.ptr().offset((row + ow as i64 * os[1]) as isize) = *v };
-                }
-            }
-        }
-    });
-}
-
-/// A depthwise convolution of any rank, tap by tap.
-#[allow(clippy::too_many_arguments)]
-unsafe fn depthwise_any<T: Element>(
-    conv: &Conv,
-    s: &Shape,
-    x: Shared<T>,
-    xg: &Geometry,
-    w: Shared<T>,
-    wg: &Geometry,
-    bias: Option<&[T]>,
-    out: Shared<T>,
-    og: &Geometry,
-) {
-    let dims = conv.dims;
-    // Per tap: its weight offset and its input displacement per dim.
-    let taps: Vec<(i64, Vec<i64>)> = s
-        .taps
-        .iter()
-        .map(|tap| {
-            let w_off: i64 = tap.iter().zip(&wg.strides[2..]).map(|(i, st)| i * st).sum();
-            (
-                w_off,
-                (0..dims).map(|d| tap[d] * conv.dilation[d]).collect(),
-            )
-        })
-        .collect();
-    let planes: Vec<(i64, i64)> = (0..s.batch)
-        .flat_map(|b| (0..s.groups).map(move |c| (b, c)))
-        .collect();
-    planes.par_iter().for_each(|&(b, c)| {
-        let weights: Vec<T> = taps
-            .iter()
-            // SAFETY: inside the weight's buffer.
-            .map(|(off, _)| unsafe { *w.ptr().offset((c * wg.strides[0] + off) as isize) })
-            .collect();
-        let x_base = b * xg.strides[0] + c * xg.strides[1];
-        let o_base = b * og.strides[0] + c * og.strides[1];
-        let start = bias.map_or(T::default(), |bias| bias[c as usize]);
-        let mut index = vec![0i64; dims];
-        for p in 0..s.positions {
-            unflatten(p, &s.out_size, &mut index);
-            let mut acc = start;
-            for ((_, shift), wv) in taps.iter().zip(&weights) {
-                let mut off = x_base;
-                let mut inside = true;
-                for d in 0..dims {
-                    let i = index[d] * conv.stride[d] - conv.padding[d] + shift[d];
-                    if i < 0 || i >= s.in_size[d] {
-                        inside = false;
-                        break;
-                    }
-                    off += i * xg.strides[d + 2];
-                }
-                if inside {
-                    // SAFETY: inside the input's buffer.
-                    acc = acc + unsafe { *x.ptr().offset(off as isize) } * *wv;
-                }
-            }
-            let o_off: i64 = o_base
-                + index
-                    .iter()
-                    .zip(&og.strides[2..])
-                    .map(|(i, st)| i * st)
-                    .sum::<i64>();
-            // SAFETY: inside the output's buffer; each plane is one task's.
-            unsafe { *out.ptr().offset(o_off as isize) = acc };
-        }
-    });
 }
 
 /// Runs a pool, an adaptive pool or a resampling when this file has a
@@ -1203,17 +996,6 @@ unsafe fn pool2d_plain<T: Element + Into<f64> + FromF64 + PartialOrd>(
     let (dh, dw) = (pool.dilation[0], pool.dilation[1]);
     let (ih_n, iw_n) = (in_size[0], in_size[1]);
     let ow_n = out_size[1] as usize;
-    // The outputs `ow` whose tap `i` (offset `i·d − pad`) lands inside `[0, size)`.
-    let outputs_of = |i: i64, d: i64, s: i64, pad: i64, size: i64, n: i64| {
-        let shift = i * d - pad;
-        let lo = if shift < 0 { (-shift + s - 1) / s } else { 0 };
-        let hi = if size - 1 - shift < 0 {
-            0
-        } else {
-            (size - 1 - shift) / s + 1
-        };
-        (lo.min(n), hi.clamp(lo.min(n), n))
-    };
     let mut best = vec![T::NEG_INFINITY; ow_n];
     let mut at = vec![-1i64; ow_n];
     let mut sum = vec![0f64; ow_n];
@@ -1323,7 +1105,7 @@ struct Columns {
 
 widest_vectors! {
     /// `acc[ow] += wh · Σ_k weight[k][ow] · row[src[k][ow]]`, compiled again
-    /// for AVX2 and AVX-512 and chosen at run time (see `axpy`).
+    /// for AVX2 and AVX-512 and chosen at run time (see `crate::wide`).
     ///
     /// # Safety
     /// Every source offset must be inside the row.
