@@ -512,10 +512,13 @@ fn gather<T: Element>(
     }
 }
 
-/// Where each output position `p0..p0 + rows` reads its input under
-/// tap `tap` (offset from `x_base`), or −1 in the padding; the position
-/// advances as an odometer over the output's spatial dims.
-fn tap_offsets(
+/// The runs of output positions `p0..p0 + rows` under tap `tap`, a row
+/// of the output (its last dim) at a time: `(first position of the tile,
+/// length, first input offset from x_base or −1 for padding, step)`. Along
+/// a row, the positions whose tap is inside the input read evenly spaced
+/// inputs (consecutive for stride 1), those in the padding nothing.
+#[allow(clippy::too_many_arguments)]
+fn tap_runs(
     conv: &Conv,
     s: &Shape,
     xg: &Geometry,
@@ -523,30 +526,48 @@ fn tap_offsets(
     tap: &[i64],
     p0: i64,
     rows: i64,
-    offsets: &mut Vec<i64>,
+    runs: &mut Vec<(usize, usize, i64, i64)>,
 ) {
-    let dims = conv.dims;
-    let mut index = vec![0i64; dims];
-    unflatten(p0, &s.out_size, &mut index);
-    offsets.clear();
-    for _ in 0..rows {
-        let mut off = x_base;
-        for d in 0..dims {
+    runs.clear();
+    let last = conv.dims - 1;
+    let width = s.out_size[last];
+    let (stride, pad, dil) = (conv.stride[last], conv.padding[last], conv.dilation[last]);
+    let x_step = xg.strides[last + 2];
+    let (lo, hi) = outputs_of(tap[last], dil, stride, pad, s.in_size[last], width);
+    let mut push = |r: i64, len: i64, start: i64, step: i64| match runs.last_mut() {
+        // Padding runs merge across rows.
+        Some((at, n, -1, _)) if start < 0 && *at + *n == r as usize => *n += len as usize,
+        _ => runs.push((r as usize, len as usize, start, step)),
+    };
+    let mut index = vec![0i64; conv.dims];
+    let (mut p, end) = (p0, p0 + rows);
+    while p < end {
+        unflatten(p, &s.out_size, &mut index);
+        let w0 = index[last];
+        let w1 = (w0 + end - p).min(width);
+        let r = p - p0;
+        // The input row under the tap, if inside the input.
+        let base = (0..last).try_fold(x_base, |base, d| {
             let i = index[d] * conv.stride[d] - conv.padding[d] + tap[d] * conv.dilation[d];
-            if i < 0 || i >= s.in_size[d] {
-                off = -1;
-                break;
+            (i >= 0 && i < s.in_size[d]).then_some(base + i * xg.strides[d + 2])
+        });
+        match base {
+            None => push(r, w1 - w0, -1, 1),
+            Some(base) => {
+                let (a, b) = (lo.clamp(w0, w1), hi.clamp(w0, w1));
+                if a > w0 {
+                    push(r, a - w0, -1, 1);
+                }
+                if b > a {
+                    let first = base + (a * stride - pad + tap[last] * dil) * x_step;
+                    push(r + a - w0, b - a, first, stride * x_step);
+                }
+                if w1 > b {
+                    push(r + b - w0, w1 - b, -1, 1);
+                }
             }
-            off += i * xg.strides[d + 2];
         }
-        offsets.push(off);
-        for d in (0..dims).rev() {
-            index[d] += 1;
-            if index[d] < s.out_size[d] {
-                break;
-            }
-            index[d] = 0;
-        }
+        p += w1 - w0;
     }
 }
 
@@ -567,32 +588,11 @@ fn gather_planar<T: Element>(
 ) {
     let cg = s.in_per_group as usize;
     let taps = s.taps.len();
-    let rows = rows as usize;
     let c_stride = xg.strides[1];
-    let mut offsets = Vec::with_capacity(rows);
-    // Runs of positions whose inputs are evenly spaced (a row of the
-    // output under one tap: consecutive for stride 1, every other for
-    // stride 2), copied as strided slices: (first position, length, first
-    // offset or −1 for padding, step).
-    let mut runs: Vec<(usize, usize, i64, i64)> = Vec::new();
+    let mut runs = Vec::new();
     for (t, tap) in s.taps.iter().enumerate() {
-        tap_offsets(conv, s, xg, x_base, tap, p0, rows as i64, &mut offsets);
-        runs.clear();
-        for (r, &off) in offsets.iter().enumerate() {
-            match runs.last_mut() {
-                Some((_, len, start, _)) if off < 0 && *start < 0 => *len += 1,
-                Some((_, len, start, step)) if off >= 0 && *start >= 0 && *len == 1 => {
-                    *step = off - *start;
-                    *len += 1;
-                }
-                Some((_, len, start, step))
-                    if off >= 0 && *start >= 0 && off == *start + *len as i64 * *step =>
-                {
-                    *len += 1
-                }
-                _ => runs.push((r, 1, off, 1)),
-            }
-        }
+        tap_runs(conv, s, xg, x_base, tap, p0, rows, &mut runs);
+        let rows = rows as usize;
         for c in 0..cg {
             let kk = order.k(t, c, taps, cg);
             let column = &mut col[kk * rows..(kk + 1) * rows];
