@@ -542,16 +542,20 @@ fn run_step<L: Launcher>(
 
 /// The composites a CPU backend keeps whole from decomposition, because
 /// [`native_step`] runs them as one step: attention
-/// ([`crate::attention::fused`]) and cross_entropy
-/// ([`crate::cross_entropy::fused`]).
+/// ([`crate::attention::fused`]), cross_entropy
+/// ([`crate::cross_entropy::fused`]), var and std over the last dim
+/// ([`crate::moments::fused`]).
 pub fn native_composite(func: &kiln_ir::Func, inst: &kiln_ir::Inst) -> bool {
-    crate::attention::fused(func, inst) || crate::cross_entropy::fused(func, inst)
+    crate::attention::fused(func, inst)
+        || crate::cross_entropy::fused(func, inst)
+        || crate::moments::fused(func, inst)
 }
 
 /// Runs a host step that is one op with a native kernel (a convolution, a
 /// pool or a resampling in f32 or f64: `crate::spatial`; attention in f32
 /// or f64: `crate::attention`; cross_entropy of f32 logits:
-/// `crate::cross_entropy`; gather, scatter and `index_put`: `crate::gather`; scans,
+/// `crate::cross_entropy`; var and std of f32 rows: `crate::moments`;
+/// gather, scatter and `index_put`: `crate::gather`; scans,
 /// topk and sort: `crate::lines`) on the step's
 /// buffers directly; `false`
 /// when it has none, and the interpreter runs the step.
@@ -605,6 +609,13 @@ unsafe fn native_step<'v>(
         let out = out();
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe { crate::cross_entropy::cross_entropy(&inst.op, x, (t, t_view.dtype), out) };
+    }
+    if crate::moments::fused(func, inst) {
+        let Some(x) = operand(0) else {
+            return Ok(false);
+        };
+        // SAFETY: forwarded; the plan gives the result its own buffer.
+        return unsafe { crate::moments::moments(&inst.op, x, out()) };
     }
     if matches!(
         inst.op,

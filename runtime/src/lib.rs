@@ -43,6 +43,7 @@ pub mod interp;
 pub mod io;
 pub mod lines;
 pub mod matmul;
+pub mod moments;
 pub mod philox;
 pub mod pool;
 pub mod print;

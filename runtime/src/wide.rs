@@ -10,21 +10,22 @@
 /// and these loops vectorize to the widest registers they are compiled for.
 macro_rules! widest_vectors {
     // With or without a type parameter `T` (and its bounds in brackets).
-    ($(#[$meta:meta])* unsafe fn $name:ident $(<T: [$($bound:tt)*]>)? ($($arg:ident: $ty:ty),* $(,)?) => $plain:ident) => {
+    // With or without a result type.
+    ($(#[$meta:meta])* unsafe fn $name:ident $(<T: [$($bound:tt)*]>)? ($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $plain:ident) => {
         $(#[$meta])*
         #[allow(clippy::too_many_arguments, unused_unsafe)]
-        unsafe fn $name $(<T: $($bound)*>)? ($($arg: $ty),*) {
+        unsafe fn $name $(<T: $($bound)*>)? ($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,fma")]
                 #[allow(clippy::too_many_arguments, unused_unsafe)]
-                unsafe fn avx512 $(<T: $($bound)*>)? ($($arg: $ty),*) {
+                unsafe fn avx512 $(<T: $($bound)*>)? ($($arg: $ty),*) $(-> $ret)? {
                     // SAFETY: forwarded.
                     unsafe { $plain($($arg),*) }
                 }
                 #[target_feature(enable = "avx2,fma")]
                 #[allow(clippy::too_many_arguments, unused_unsafe)]
-                unsafe fn avx2 $(<T: $($bound)*>)? ($($arg: $ty),*) {
+                unsafe fn avx2 $(<T: $($bound)*>)? ($($arg: $ty),*) $(-> $ret)? {
                     // SAFETY: forwarded.
                     unsafe { $plain($($arg),*) }
                 }

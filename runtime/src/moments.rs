@@ -1,0 +1,227 @@
+//! `var` and `std` of f32 over the last dim as one native host step of
+//! compiled CPU plans. Decomposed, they are a fused kernel of two phases
+//! (the mean, then the squared deviations) whose f32 → f64 widenings run
+//! in 4-lane Cranelift vectors; here each row's two passes run on 16 lanes
+//! of AVX-512 (8 f64 lanes for the sums), else in the widest vectors LLVM
+//! makes of plain loops. The decomposition stays the definition (the
+//! interpreter runs it; other forms of the ops still lower to it).
+//!
+//! The arithmetic is the decomposition's: `mean = f32(Σ x) / n` (the sum
+//! in f64, rounded once), `d = x − mean` and `d·d` in f32, `ss = f32(Σ
+//! d·d)` (in f64, rounded once), `var = ss / max(n − correction, 0)` in
+//! f32 (inf or NaN for a zero divisor), `std = sqrt(var)`. Results differ
+//! from the decomposition's only by summation order.
+
+use kiln_ir::graph::{Func, Inst};
+use kiln_ir::{DType, Op, Result};
+use rayon::prelude::*;
+
+use crate::spatial::Operand;
+use crate::strided::Shared;
+use crate::wide::widest_vectors;
+
+/// Whether the host runs this instruction as one native step: `var` or
+/// `std` of an f32 tensor (every dim ≥ 1) over its last dim only, with
+/// one f32 result. Decomposition keeps these for the CPU backend.
+pub fn fused(func: &Func, inst: &Inst) -> bool {
+    let dims = match &inst.op {
+        Op::Var { dims, .. } | Op::Std { dims, .. } => dims,
+        _ => return false,
+    };
+    let Some(x) = inst.operands.first().and_then(|o| o.value()) else {
+        return false;
+    };
+    let xt = func.ty(x);
+    let rank = xt.rank() as i64;
+    let last_only = match dims.as_deref() {
+        Some([d]) => rank >= 1 && (*d == rank - 1 || *d == -1),
+        None => rank == 1,
+        _ => false,
+    };
+    last_only
+        && inst.results.len() == 1
+        && inst.operands.len() == 1
+        && xt.dtype == DType::F32
+        && func.ty(inst.result()).dtype == DType::F32
+        && xt.shape.iter().all(|&n| n >= 1)
+}
+
+/// Runs `op` (a [`fused`] var or std) from `x` into `out`; `false` when
+/// this file has no kernel for it.
+///
+/// # Safety
+/// Each pointer must address a buffer holding every element its geometry
+/// describes; `out` must not overlap `x`.
+pub unsafe fn moments(op: &Op, x: Operand, out: Operand) -> Result<bool> {
+    let (correction, root) = match op {
+        Op::Var { correction, .. } => (correction, false),
+        Op::Std { correction, .. } => (correction, true),
+        _ => return Ok(false),
+    };
+    let (xg, og) = (x.geometry, out.geometry);
+    let Some(last) = xg.rank().checked_sub(1) else {
+        return Ok(false);
+    };
+    let n = xg.shape[last] as usize;
+    let step = xg.strides[last];
+    let outer = &xg.shape[..last];
+    // The output's strides over the outer dims (keepdim's last 1 aside).
+    let out_strides = &og.strides[..last.min(og.rank())];
+    let divisor = (n as f64 - correction.to_f64()).max(0.0) as f32;
+    let rows: i64 = outer.iter().product();
+    let (xp, op_) = (Shared(x.ptr.cast::<f32>()), Shared(out.ptr.cast::<f32>()));
+    (0..rows)
+        .into_par_iter()
+        .for_each_init(Vec::new, |copy: &mut Vec<f32>, r| {
+            // The row's multi-index over the outer dims, as offsets.
+            let (mut x_at, mut o_at, mut rest) = (xg.offset, og.offset, r);
+            for d in (0..last).rev() {
+                let i = rest % outer[d];
+                rest /= outer[d];
+                x_at += i * xg.strides[d];
+                o_at += i * out_strides.get(d).copied().unwrap_or(0);
+            }
+            // SAFETY: the row's n elements are inside x's buffer (the
+            // caller's contract).
+            let row: &[f32] = unsafe {
+                let first = xp.ptr().offset(x_at as isize);
+                if step == 1 {
+                    std::slice::from_raw_parts(first, n)
+                } else {
+                    copy.clear();
+                    copy.extend((0..n).map(|j| *first.offset(j as isize * step as isize)));
+                    copy
+                }
+            };
+            let var = squared_deviations(row) / divisor;
+            let value = if root { var.sqrt() } else { var };
+            // SAFETY: the row's result is inside out's buffer.
+            unsafe { *op_.ptr().offset(o_at as isize) = value };
+        });
+    Ok(true)
+}
+
+/// `f32(Σ (x − mean)²)` with `mean = f32(Σ x) / n` (see the module doc).
+fn squared_deviations(row: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F.
+        return unsafe { squared_deviations_avx512(row) };
+    }
+    // SAFETY: plain slice arithmetic.
+    let sum = unsafe { sum_wide(row) };
+    let mean = sum as f32 / row.len() as f32;
+    // SAFETY: as above.
+    (unsafe { deviations_wide(row, mean) }) as f32
+}
+
+widest_vectors! {
+    /// `Σ x` in f64.
+    unsafe fn sum_wide(row: &[f32]) -> f64 => sum_plain
+}
+
+widest_vectors! {
+    /// `Σ (x − mean)²`, each square in f32, summed in f64.
+    unsafe fn deviations_wide(row: &[f32], mean: f32) -> f64 => deviations_plain
+}
+
+#[inline(always)]
+fn sum_plain(row: &[f32]) -> f64 {
+    // Eight partial sums, so that the loop vectorizes.
+    let mut acc = [0f64; 8];
+    let mut chunks = row.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, x) in acc.iter_mut().zip(c) {
+            *a += f64::from(*x);
+        }
+    }
+    acc.iter().sum::<f64>()
+        + chunks
+            .remainder()
+            .iter()
+            .map(|x| f64::from(*x))
+            .sum::<f64>()
+}
+
+#[inline(always)]
+fn deviations_plain(row: &[f32], mean: f32) -> f64 {
+    let square = |x: f32| {
+        let d = x - mean;
+        f64::from(d * d)
+    };
+    let mut acc = [0f64; 8];
+    let mut chunks = row.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, x) in acc.iter_mut().zip(c) {
+            *a += square(*x);
+        }
+    }
+    acc.iter().sum::<f64>() + chunks.remainder().iter().map(|x| square(*x)).sum::<f64>()
+}
+
+/// [`squared_deviations`] on 16 f32 lanes, each half widened to 8 f64
+/// lanes and summed in four registers; the row's last partial vector is
+/// loaded under a mask (zeros past its end, whose squares are masked off).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn squared_deviations_avx512(row: &[f32]) -> f32 {
+    use std::arch::x86_64::*;
+    let n = row.len();
+    let p = row.as_ptr();
+    let widen = |v: __m512| -> (__m512d, __m512d) {
+        (
+            _mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(
+                _mm512_castps_pd(v),
+            ))),
+        )
+    };
+    let tail = n % 16;
+    let body = n - tail;
+    let mask: __mmask16 = ((1u32 << tail) - 1) as u16;
+    // Pass 1: the sum.
+    let mut acc = [_mm512_setzero_pd(); 4];
+    let mut i = 0;
+    while i < body {
+        // SAFETY: 16 elements from i are inside the row.
+        let (lo, hi) = widen(unsafe { _mm512_loadu_ps(p.add(i)) });
+        let k = (i / 16) % 2 * 2;
+        acc[k] = _mm512_add_pd(acc[k], lo);
+        acc[k + 1] = _mm512_add_pd(acc[k + 1], hi);
+        i += 16;
+    }
+    if tail > 0 {
+        // SAFETY: only the lanes before the row's end are read.
+        let (lo, hi) = widen(unsafe { _mm512_maskz_loadu_ps(mask, p.add(body)) });
+        acc[0] = _mm512_add_pd(acc[0], lo);
+        acc[1] = _mm512_add_pd(acc[1], hi);
+    }
+    let total = |acc: [__m512d; 4]| {
+        _mm512_reduce_add_pd(_mm512_add_pd(
+            _mm512_add_pd(acc[0], acc[1]),
+            _mm512_add_pd(acc[2], acc[3]),
+        ))
+    };
+    let mean = total(acc) as f32 / n as f32;
+    let m = _mm512_set1_ps(mean);
+    // Pass 2: the squared deviations (the row is in cache).
+    let mut acc = [_mm512_setzero_pd(); 4];
+    let mut i = 0;
+    while i < body {
+        // SAFETY: as above.
+        let d = _mm512_sub_ps(unsafe { _mm512_loadu_ps(p.add(i)) }, m);
+        let (lo, hi) = widen(_mm512_mul_ps(d, d));
+        let k = (i / 16) % 2 * 2;
+        acc[k] = _mm512_add_pd(acc[k], lo);
+        acc[k + 1] = _mm512_add_pd(acc[k + 1], hi);
+        i += 16;
+    }
+    if tail > 0 {
+        // SAFETY: as above.
+        let d = _mm512_sub_ps(unsafe { _mm512_maskz_loadu_ps(mask, p.add(body)) }, m);
+        let (lo, hi) = widen(_mm512_maskz_mul_ps(mask, d, d));
+        acc[0] = _mm512_add_pd(acc[0], lo);
+        acc[1] = _mm512_add_pd(acc[1], hi);
+    }
+    total(acc) as f32
+}
