@@ -44,6 +44,7 @@ pub mod io;
 pub mod lines;
 pub mod matmul;
 pub mod moments;
+mod panel;
 pub mod philox;
 pub mod pool;
 pub mod print;
@@ -53,6 +54,7 @@ pub mod storage;
 mod strided;
 pub mod tensor;
 mod wide;
+mod winograd;
 
 pub use backend::{Backend, Executable, Interpreter, Listing, ListingLanguage};
 pub use tensor::{Element, Tensor};

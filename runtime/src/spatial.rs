@@ -11,7 +11,9 @@
 //! 1×1 convolution with stride 1 and no padding reads the input as the
 //! matrix itself; a depthwise convolution (one input and one output
 //! channel per group), where a product would have one column, runs as
-//! its own loop over the taps.
+//! its own loop over the taps (`crate::depthwise`); 3×3 convolutions with
+//! stride 1 in f32 by Winograd's algorithm where the CPU has AVX-512
+//! (`crate::winograd`).
 
 use kiln_ir::spatial::{Conv, Pool, Spatial, Window, adaptive_window, conv_output_shape};
 use kiln_ir::view::Geometry;
@@ -133,6 +135,28 @@ unsafe fn run<T: Element>(
             .map(|i| unsafe { *bp.ptr().offset((i * b.geometry.strides[0]) as isize) })
             .collect()
     });
+    #[cfg(target_arch = "x86_64")]
+    if T::IS_F32 && crate::winograd::applies(conv, &shape, wg) {
+        let cast = |p: Shared<T>| p.ptr().cast::<f32>();
+        // SAFETY: T is f32; forwarded.
+        unsafe {
+            let bias = bias_values
+                .as_deref()
+                .map(|b| std::slice::from_raw_parts(b.as_ptr().cast::<f32>(), b.len()));
+            crate::winograd::run(
+                conv,
+                &shape,
+                cast(xp),
+                xg,
+                cast(base(&w)),
+                wg,
+                bias,
+                cast(op),
+                og,
+            )
+        };
+        return;
+    }
     if shape.in_per_group == 1 && shape.out_per_group == 1 {
         // SAFETY: forwarded.
         unsafe {

@@ -1,0 +1,181 @@
+//! f32 matrix products on AVX-512 for Winograd's convolutions
+//! (`crate::winograd`): `C[j][i] (+)= Σ_k A[k][i] · B[j][k]`, where A's rows
+//! are contiguous in `i` (the transformed input, `[channel][tile]`) and B is
+//! read in place, one element broadcast at a time (the transformed
+//! weights, `[out channel][channel]` at a stride).
+//!
+//! Blocks of 64 `i` × 6 `j` results live in 24 registers (the shape of the
+//! gemm crate's microkernel, and as fast: one 512-bit multiply-add a
+//! cycle); unlike the gemm crate, neither operand is packed again, since
+//! the transform already wrote A as panels. `k` runs in blocks of [`KC`],
+//! so that a block of A (64 KiB) stays in L2 while every `j` block reads it.
+
+#![cfg(target_arch = "x86_64")]
+
+use std::arch::x86_64::*;
+
+/// `A[k][i]` at `ptr + k·k_stride + i`.
+#[derive(Clone, Copy)]
+pub(crate) struct Panel {
+    pub(crate) ptr: *const f32,
+    pub(crate) k_stride: isize,
+}
+
+/// `B[j][k]` at `ptr + j·j_stride + k·k_stride`.
+#[derive(Clone, Copy)]
+pub(crate) struct Rows {
+    pub(crate) ptr: *const f32,
+    pub(crate) j_stride: isize,
+    pub(crate) k_stride: isize,
+}
+
+/// `C[j][i]` at `ptr + j·j_stride + i`.
+#[derive(Clone, Copy)]
+pub(crate) struct Out {
+    pub(crate) ptr: *mut f32,
+    pub(crate) j_stride: isize,
+}
+
+/// The `k` block.
+const KC: usize = 256;
+/// Results per block: 64 `i` (four registers) by [`WIDE`] `j`.
+const TALL: usize = 64;
+const WIDE: usize = 6;
+
+/// Whether the CPU has the instructions [`product`] needs.
+pub(crate) fn available() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+}
+
+/// `C (+)= A·Bᵀ` over `m` values of `i`, `n` of `j` and `k` of `k`: added to
+/// C's values when `accumulate`, else written over them.
+///
+/// # Safety
+/// The CPU has AVX-512F ([`available`]); A, B and C address every element
+/// of their `(k, m)`, `(n, k)` and `(n, m)` ranges at their strides; C
+/// overlaps neither.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn product(
+    a: Panel,
+    b: Rows,
+    c: Out,
+    (m, n, k): (usize, usize, usize),
+    accumulate: bool,
+) {
+    if k == 0 {
+        if !accumulate {
+            for j in 0..n {
+                // SAFETY: row j of C.
+                unsafe { std::ptr::write_bytes(c.ptr.offset(j as isize * c.j_stride), 0, m) };
+            }
+        }
+        return;
+    }
+    let mut k0 = 0;
+    while k0 < k {
+        let kc = KC.min(k - k0);
+        let add = accumulate || k0 > 0;
+        let mut i0 = 0;
+        while i0 < m {
+            let rows = (m - i0).min(TALL);
+            // SAFETY (each block): inside the ranges the caller vouches for.
+            unsafe {
+                match rows.div_ceil(16) {
+                    4 => blocks::<4>(a, b, c, (i0, rows), n, (k0, kc), add),
+                    3 => blocks::<3>(a, b, c, (i0, rows), n, (k0, kc), add),
+                    2 => blocks::<2>(a, b, c, (i0, rows), n, (k0, kc), add),
+                    _ => blocks::<1>(a, b, c, (i0, rows), n, (k0, kc), add),
+                }
+            }
+            i0 += TALL;
+        }
+        k0 += kc;
+    }
+}
+
+/// Every `j` block of rows `i0..i0 + rows` (in `R` registers).
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn blocks<const R: usize>(
+    a: Panel,
+    b: Rows,
+    c: Out,
+    (i0, rows): (usize, usize),
+    n: usize,
+    ks: (usize, usize),
+    add: bool,
+) {
+    // The lanes of each register inside the rows.
+    let masks: [__mmask16; R] = std::array::from_fn(|r| {
+        let live = rows.saturating_sub(16 * r).min(16);
+        ((1u32 << live) - 1) as __mmask16
+    });
+    let mut j = 0;
+    // SAFETY (each block): forwarded.
+    unsafe {
+        while j + WIDE <= n {
+            block::<R, WIDE>(a, b, c, i0, j, ks, &masks, add);
+            j += WIDE;
+        }
+        match n - j {
+            1 => block::<R, 1>(a, b, c, i0, j, ks, &masks, add),
+            2 => block::<R, 2>(a, b, c, i0, j, ks, &masks, add),
+            3 => block::<R, 3>(a, b, c, i0, j, ks, &masks, add),
+            4 => block::<R, 4>(a, b, c, i0, j, ks, &masks, add),
+            5 => block::<R, 5>(a, b, c, i0, j, ks, &masks, add),
+            _ => {}
+        }
+    }
+}
+
+/// The `16R × U` results at `(i0, j0)` over `k0..k0 + kc`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn block<const R: usize, const U: usize>(
+    a: Panel,
+    b: Rows,
+    c: Out,
+    i0: usize,
+    j0: usize,
+    (k0, kc): (usize, usize),
+    masks: &[__mmask16; R],
+    add: bool,
+) {
+    // SAFETY: the masked lanes are inside the ranges `product` is given.
+    unsafe {
+        let at = |u: usize, r: usize| {
+            c.ptr
+                .offset((j0 + u) as isize * c.j_stride + (i0 + 16 * r) as isize)
+        };
+        let mut acc = [[_mm512_setzero_ps(); R]; U];
+        if add {
+            for (u, acc) in acc.iter_mut().enumerate() {
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    *acc = _mm512_maskz_loadu_ps(masks[r], at(u, r));
+                }
+            }
+        }
+        let mut ap = a.ptr.offset(k0 as isize * a.k_stride + i0 as isize);
+        let mut bp = b
+            .ptr
+            .offset(j0 as isize * b.j_stride + k0 as isize * b.k_stride);
+        for _ in 0..kc {
+            let av: [__m512; R] =
+                std::array::from_fn(|r| _mm512_maskz_loadu_ps(masks[r], ap.add(16 * r)));
+            for (u, acc) in acc.iter_mut().enumerate() {
+                let bv = _mm512_set1_ps(*bp.offset(u as isize * b.j_stride));
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    *acc = _mm512_fmadd_ps(av[r], bv, *acc);
+                }
+            }
+            ap = ap.offset(a.k_stride);
+            bp = bp.offset(b.k_stride);
+        }
+        for (u, acc) in acc.iter().enumerate() {
+            for (r, acc) in acc.iter().enumerate() {
+                _mm512_mask_storeu_ps(at(u, r), masks[r], *acc);
+            }
+        }
+    }
+}

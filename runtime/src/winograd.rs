@@ -1,0 +1,455 @@
+//! 3×3 convolutions with stride 1 in f32 by Winograd's minimal filtering
+//! F(2×2, 3×3) (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+//! Networks", 2016): each 2×2 block of outputs (a tile) comes from a 4×4
+//! patch of the input, and in the transformed domain the 9 multiply-adds
+//! per output and input channel become 4, as 16 matrix products over the
+//! channels (one per point of the 4×4 transform), on [`crate::panel`]'s
+//! kernel. ResNet's 3×3 layers are most of its time; ONNX Runtime and
+//! OpenVINO (oneDNN) run them this way on CPUs too.
+//!
+//! With `d` a 4×4 input patch, `g` a 3×3 kernel and `m` the products' 4×4
+//! result, the tile is `Aᵀ m A` where `m = Σ_c (G g Gᵀ) ⊙ (Bᵀ d B)` and
+//!
+//! ```text
+//!      | 1  0 -1  0 |        | 1    0    0  |
+//! Bᵀ = | 0  1  1  0 |    G = | 1/2  1/2  1/2 |    Aᵀ = | 1  1  1  0 |
+//!      | 0 -1  1  0 |        | 1/2 -1/2  1/2 |         | 0  1 -1 -1 |
+//!      | 0  1  0 -1 |        | 0    0    1  |
+//! ```
+//!
+//! The transforms are exact but for the halves in `G` (exact in binary)
+//! and the reassociated sums, so results differ from the direct sum by a
+//! few roundings, as oneDNN's Winograd convolutions do.
+//!
+//! Each task takes a few rows of tiles of one image: it copies each input
+//! channel's rows under them into a zero-padded plane split into even and
+//! odd columns (so that every transform is a contiguous vector operation
+//! over the tiles of a row), transforms them into 16 panels `[channel][tile]`,
+//! runs the 16 products against the weights transformed once per call
+//! (`[point][out channel][channel]`), and transforms the results back into
+//! the output with the bias.
+
+#![cfg(target_arch = "x86_64")]
+
+use kiln_ir::spatial::Conv;
+use kiln_ir::view::Geometry;
+use rayon::prelude::*;
+
+use crate::panel::{Out, Panel, Rows, product};
+use crate::spatial::Shape;
+use crate::strided::Shared;
+
+/// Tiles per image below which the direct convolution is faster (the
+/// products' panels would be too narrow for their 64-row blocks).
+const MIN_TILES: i64 = 64;
+
+/// The transformed panels a task holds at most (bytes), to stay in L2.
+const TASK_BYTES: i64 = 192 << 10;
+
+/// Whether this file runs the convolution: f32 on a CPU with AVX-512,
+/// 2-D, one group, a 3×3 kernel with stride and dilation 1, at least 16
+/// channels in and out and [`MIN_TILES`] tiles per image.
+pub(crate) fn applies(conv: &Conv, s: &Shape, wg: &Geometry) -> bool {
+    conv.dims == 2
+        && s.groups == 1
+        && wg.shape[2..] == [3, 3]
+        && conv.stride == [1, 1]
+        && conv.dilation == [1, 1]
+        && s.in_per_group >= 16
+        && s.out_per_group >= 16
+        && tiles(s).0 * tiles(s).1 >= MIN_TILES
+        && crate::panel::available()
+}
+
+/// Rows and columns of 2×2 tiles over the output.
+fn tiles(s: &Shape) -> (i64, i64) {
+    ((s.out_size[0] + 1) / 2, (s.out_size[1] + 1) / 2)
+}
+
+/// Runs the convolution ([`applies`]) from `x` and `w` (f32, any strides)
+/// into `out` with the optional bias.
+///
+/// # Safety
+/// As for `crate::spatial::convolution`; [`applies`] holds.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn run(
+    conv: &Conv,
+    s: &Shape,
+    x: *const f32,
+    xg: &Geometry,
+    w: *const f32,
+    wg: &Geometry,
+    bias: Option<&[f32]>,
+    out: *mut f32,
+    og: &Geometry,
+) {
+    let (c_n, o_n) = (s.in_per_group, s.out_per_group);
+    let (th_n, tw_n) = tiles(s);
+    // SAFETY: the weights' elements, as their geometry says.
+    let u = unsafe { weights(w, wg, c_n, o_n) };
+    // Tasks: (image, first tile row, tile rows), the panels within
+    // TASK_BYTES, at least as many tasks as threads where rows allow.
+    let per_row = 16 * c_n.max(o_n) * tw_n * 4;
+    let threads = rayon::current_num_threads() as i64;
+    let rows = (TASK_BYTES / per_row.max(1))
+        .clamp(1, th_n)
+        .min(((th_n * s.batch + threads - 1) / threads / s.batch).max(1));
+    let tasks: Vec<(i64, i64, i64)> = (0..s.batch)
+        .flat_map(|b| {
+            (0..th_n)
+                .step_by(rows as usize)
+                .map(move |t| (b, t, rows.min(th_n - t)))
+        })
+        .collect();
+    let (x, out) = (Shared(x as *mut f32), Shared(out));
+    let job = Job {
+        conv,
+        s,
+        xg,
+        og,
+        u: &u,
+        bias,
+    };
+    tasks.par_iter().for_each(|&(b, t0, tr)| {
+        SCRATCH.with_borrow_mut(|scratch| {
+            // SAFETY: forwarded; each task writes its own tiles' outputs.
+            unsafe { job.task(scratch, x, out, b, t0, tr) };
+        })
+    });
+}
+
+/// `U = G g Gᵀ` for every (output, input) channel pair, stored as
+/// `[o][point][c]` (so that point `p`'s matrix is rows `o` at a stride of
+/// 16·C): output channels on rayon's threads, each kernel's 9 taps first
+/// copied into rows over the channels, so that the transform's loops run
+/// along them.
+///
+/// # Safety
+/// `w` addresses the `[O, C, 3, 3]` weights at `wg`'s strides.
+unsafe fn weights(w: *const f32, wg: &Geometry, c_n: i64, o_n: i64) -> Vec<f32> {
+    let (oc, cc) = (o_n as usize, c_n as usize);
+    let mut u = vec![0f32; 16 * oc * cc];
+    let ws = &wg.strides;
+    let w = Shared(w as *mut f32);
+    u.par_chunks_mut(16 * cc).enumerate().for_each_init(
+        || vec![0f32; 9 * cc],
+        |g, (o, u)| {
+            for (t, row) in g.chunks_exact_mut(cc).enumerate() {
+                let (i, j) = (t as i64 / 3, t as i64 % 3);
+                let base = o as i64 * ws[0] + i * ws[2] + j * ws[3];
+                for (c, v) in row.iter_mut().enumerate() {
+                    // SAFETY: tap (i, j) of kernel (o, c) is inside the weights.
+                    *v = unsafe { *w.ptr().offset((base + c as i64 * ws[1]) as isize) };
+                }
+            }
+            // SAFETY: forwarded (plain slice arithmetic).
+            unsafe { transform_weights(g, u, cc) };
+        },
+    );
+    u
+}
+
+crate::wide::widest_vectors! {
+    /// One output channel's `G g Gᵀ` from its taps' rows `g[t][c]` into
+    /// `u[point][c]`.
+    unsafe fn transform_weights(g: &[f32], u: &mut [f32], cc: usize) => transform_weights_plain
+}
+
+#[inline(always)]
+fn transform_weights_plain(g: &[f32], u: &mut [f32], cc: usize) {
+    let tap = |t: usize| &g[t * cc..(t + 1) * cc];
+    for c in 0..cc {
+        let g: [f32; 9] = std::array::from_fn(|t| tap(t)[c]);
+        let mut t = [[0f32; 3]; 4];
+        for j in 0..3 {
+            let (g0, g1, g2) = (g[j], g[3 + j], g[6 + j]);
+            t[0][j] = g0;
+            t[1][j] = 0.5 * (g0 + g1 + g2);
+            t[2][j] = 0.5 * (g0 - g1 + g2);
+            t[3][j] = g2;
+        }
+        for (i, t) in t.iter().enumerate() {
+            let row = [
+                t[0],
+                0.5 * (t[0] + t[1] + t[2]),
+                0.5 * (t[0] - t[1] + t[2]),
+                t[2],
+            ];
+            for (j, v) in row.iter().enumerate() {
+                u[(i * 4 + j) * cc + c] = *v;
+            }
+        }
+    }
+}
+
+/// What every task reads.
+struct Job<'a> {
+    conv: &'a Conv,
+    s: &'a Shape,
+    xg: &'a Geometry,
+    og: &'a Geometry,
+    u: &'a [f32],
+    bias: Option<&'a [f32]>,
+}
+
+thread_local! {
+    /// Each thread's task buffers, kept across tasks and convolutions (at
+    /// most about 2·TASK_BYTES, grown once rather than zeroed per task).
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// A task's buffers.
+#[derive(Default)]
+struct Scratch {
+    /// A channel's padded input rows: even columns, then odd ones.
+    plane: Vec<f32>,
+    /// The input transformed: `[point][channel][tile]`.
+    v: Vec<f32>,
+    /// The products: `[point][out channel][tile]`.
+    m: Vec<f32>,
+    /// `Bᵀ d` of a row of tiles, and `Aᵀ m A` with its scratch.
+    t_rows: Vec<f32>,
+    y: Vec<f32>,
+}
+
+impl Job<'_> {
+    /// Tile rows `t0..t0 + tr` of image `b` (compiled for AVX-512, which
+    /// the products need anyway, so that the transforms' loops use it).
+    ///
+    /// # Safety
+    /// As for [`run`].
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn task(
+        &self,
+        sc: &mut Scratch,
+        x: Shared<f32>,
+        out: Shared<f32>,
+        b: i64,
+        t0: i64,
+        tr: i64,
+    ) {
+        let s = self.s;
+        let (c_n, o_n) = (s.in_per_group as usize, s.out_per_group as usize);
+        let (_, tw_n) = tiles(s);
+        let tw = tw_n as usize;
+        let tiles = tr as usize * tw;
+        // The padded rows under the tiles: 2·tr + 2, each of half-widths
+        // tw + 1 (even and odd columns).
+        let half = tw + 1;
+        let prow = 2 * half;
+        let (ph, pw) = (self.conv.padding[0], self.conv.padding[1]);
+        let (h_n, w_n) = (s.in_size[0], s.in_size[1]);
+        let xs = &self.xg.strides;
+        sc.plane.resize((2 * tr as usize + 2) * prow, 0.0);
+        sc.v.resize(16 * c_n * tiles, 0.0);
+        sc.m.resize(16 * o_n * tiles, 0.0);
+        sc.t_rows.resize(8 * half, 0.0);
+        sc.y.resize(12 * tw, 0.0);
+        let mut t_rows = std::mem::take(&mut sc.t_rows);
+        let mut y = std::mem::take(&mut sc.y);
+        for c in 0..c_n {
+            // The input rows 2·t0 − ph .. under the tiles, zero outside.
+            for (r, row) in sc.plane.chunks_exact_mut(prow).enumerate() {
+                let ih = 2 * t0 - ph + r as i64;
+                if ih < 0 || ih >= h_n {
+                    row.fill(0.0);
+                    continue;
+                }
+                let base = b * xs[0] + c as i64 * xs[1] + ih * xs[2];
+                let (even, odd) = row.split_at_mut(half);
+                if xs[3] == 1 && pw == 1 && w_n == 2 * half as i64 - 2 {
+                    // A contiguous row of even width with one column of
+                    // padding (ResNet's): pairs (2k − 1, 2k) split apart.
+                    // SAFETY: the row's w_n elements are inside the input.
+                    let src = unsafe {
+                        std::slice::from_raw_parts(x.ptr().offset(base as isize), w_n as usize)
+                    };
+                    even[0] = 0.0;
+                    odd[half - 1] = 0.0;
+                    for ((pair, e), o) in src
+                        .chunks_exact(2)
+                        .zip(&mut even[1..])
+                        .zip(&mut odd[..half - 1])
+                    {
+                        *o = pair[0];
+                        *e = pair[1];
+                    }
+                    continue;
+                }
+                for (q, side) in [(0, even), (1, odd)] {
+                    // Columns 2k + q − pw inside the input: k in lo..hi.
+                    let lo = ((pw - q + 1).max(0) / 2) as usize;
+                    let last = w_n - 1 + pw - q;
+                    let hi = if last < 0 { 0 } else { (last / 2 + 1) as usize }.clamp(lo, half);
+                    side[..lo].fill(0.0);
+                    side[hi..].fill(0.0);
+                    // SAFETY: column 2·lo + q − pw of row ih of channel c,
+                    // inside the input.
+                    let src = unsafe {
+                        x.ptr()
+                            .offset((base + (2 * lo as i64 + q - pw) * xs[3]) as isize)
+                    };
+                    let step = 2 * xs[3] as isize;
+                    for (k, dst) in side[lo..hi].iter_mut().enumerate() {
+                        // SAFETY: columns up to 2·hi − 2 + q − pw < w_n.
+                        *dst = unsafe { *src.offset(k as isize * step) };
+                    }
+                }
+            }
+            for t in 0..tr as usize {
+                let rows: [&[f32]; 4] =
+                    std::array::from_fn(|r| &sc.plane[(2 * t + r) * prow..(2 * t + r + 1) * prow]);
+                let at = |point: usize| (point * c_n + c) * tiles + t * tw;
+                input_tiles(rows, tw, &mut t_rows, |point| {
+                    let at = at(point);
+                    // SAFETY: the panel of `point` holds this row of tiles;
+                    // the 16 points' rows are disjoint.
+                    unsafe { std::slice::from_raw_parts_mut(sc.v.as_mut_ptr().add(at), tw) }
+                });
+            }
+        }
+        for point in 0..16 {
+            // SAFETY: the panels and weights hold these ranges.
+            unsafe {
+                product(
+                    Panel {
+                        ptr: sc.v[point * c_n * tiles..].as_ptr(),
+                        k_stride: tiles as isize,
+                    },
+                    Rows {
+                        ptr: self.u[point * c_n..].as_ptr(),
+                        j_stride: 16 * c_n as isize,
+                        k_stride: 1,
+                    },
+                    Out {
+                        ptr: sc.m[point * o_n * tiles..].as_mut_ptr(),
+                        j_stride: tiles as isize,
+                    },
+                    (tiles, o_n, c_n),
+                    false,
+                )
+            };
+        }
+        let os = &self.og.strides;
+        let (oh_n, ow_n) = (s.out_size[0], s.out_size[1]);
+        for o in 0..o_n {
+            let bias = self.bias.map(|bias| bias[o]);
+            for t in 0..tr as usize {
+                let m = |point: usize| -> &[f32] {
+                    let at = (point * o_n + o) * tiles + t * tw;
+                    &sc.m[at..at + tw]
+                };
+                output_tiles(std::array::from_fn(m), &mut y);
+                if let Some(bias) = bias {
+                    y[..4 * tw].iter_mut().for_each(|v| *v += bias);
+                }
+                // y: [row a][column b] of each tile, a row of tiles each.
+                for a in 0..2 {
+                    let oh = 2 * (t0 + t as i64) + a as i64;
+                    if oh >= oh_n {
+                        continue;
+                    }
+                    let row = b * os[0] + o as i64 * os[1] + oh * os[2];
+                    let (left, right) = (
+                        &y[2 * a * tw..(2 * a + 1) * tw],
+                        &y[(2 * a + 1) * tw..(2 * a + 2) * tw],
+                    );
+                    // SAFETY: the output row of this task's tiles.
+                    let dst = unsafe { out.ptr().offset(row as isize) };
+                    let step = os[3] as isize;
+                    let pairs = (ow_n / 2) as usize;
+                    for k in 0..pairs {
+                        // SAFETY: columns 2k and 2k + 1 < ow_n.
+                        unsafe {
+                            *dst.offset(2 * k as isize * step) = left[k];
+                            *dst.offset((2 * k as isize + 1) * step) = right[k];
+                        }
+                    }
+                    if ow_n % 2 == 1 {
+                        // SAFETY: the last column, of the last tile.
+                        unsafe { *dst.offset(2 * pairs as isize * step) = left[pairs] };
+                    }
+                }
+            }
+        }
+        (sc.t_rows, sc.y) = (t_rows, y);
+    }
+}
+
+/// `Bᵀ d B` for the `tw` tiles along four padded rows (each its even
+/// columns, then its odd ones): the 16 points' rows of tiles into
+/// `panel(point)`. `t` (8 half-rows) holds `Bᵀ d` of the even and odd
+/// columns; every loop runs along the tiles (vectorized).
+#[inline(always)]
+fn input_tiles<'p>(
+    rows: [&[f32]; 4],
+    tw: usize,
+    t: &mut [f32],
+    mut panel: impl FnMut(usize) -> &'p mut [f32],
+) {
+    let half = tw + 1;
+    let (te, to) = t.split_at_mut(4 * half);
+    for (side, t) in [(0, &mut *te), (1, &mut *to)] {
+        let r: [&[f32]; 4] = std::array::from_fn(|i| &rows[i][side * half..(side + 1) * half]);
+        let (t0, rest) = t.split_at_mut(half);
+        let (t1, rest) = rest.split_at_mut(half);
+        let (t2, t3) = rest.split_at_mut(half);
+        for k in 0..half {
+            let (a, b, c, d) = (r[0][k], r[1][k], r[2][k], r[3][k]);
+            t0[k] = a - c;
+            t1[k] = b + c;
+            t2[k] = c - b;
+            t3[k] = b - d;
+        }
+    }
+    let (te, to) = (&*te, &*to);
+    // Columns 2k .. 2k + 3 of tile k: even k, odd k, even k + 1, odd k + 1
+    // (zipped slices: loops without bounds checks, vectorized).
+    let pairs = |f: fn(f32, f32) -> f32, v: &mut [f32], a: &[f32], b: &[f32]| {
+        for ((v, a), b) in v.iter_mut().zip(a).zip(b) {
+            *v = f(*a, *b);
+        }
+    };
+    for i in 0..4 {
+        let e = &te[i * half..(i + 1) * half];
+        let od = &to[i * half..(i + 1) * half];
+        pairs(|a, b| a - b, panel(i * 4), &e[..tw], &e[1..]);
+        pairs(|a, b| a + b, panel(i * 4 + 1), &od[..tw], &e[1..]);
+        pairs(|a, b| a - b, panel(i * 4 + 2), &e[1..], &od[..tw]);
+        pairs(|a, b| a - b, panel(i * 4 + 3), &od[..tw], &od[1..]);
+    }
+}
+
+/// `Aᵀ m A` for a row of tiles from the 16 points' products: `y[(a·2 + b)
+/// · tw + k]` is output (a, b) of tile k. In two stages of few operands
+/// each (loops the compiler vectorizes): `Aᵀ m`'s two rows of four into `y`'s
+/// scratch half, then `· A`.
+#[inline(always)]
+fn output_tiles(m: [&[f32]; 16], y: &mut [f32]) {
+    let tw = m[0].len();
+    let (out, s) = y.split_at_mut(4 * tw);
+    for j in 0..4 {
+        let (s0, s1) = s[2 * j * tw..(2 * j + 2) * tw].split_at_mut(tw);
+        let (a, b, c, d) = (
+            &m[j][..tw],
+            &m[4 + j][..tw],
+            &m[8 + j][..tw],
+            &m[12 + j][..tw],
+        );
+        for k in 0..tw {
+            s0[k] = a[k] + b[k] + c[k];
+            s1[k] = b[k] - c[k] - d[k];
+        }
+    }
+    let row = |j: usize, r: usize| &s[(2 * j + r) * tw..(2 * j + r + 1) * tw];
+    for r in 0..2 {
+        let (p, q, u, v) = (row(0, r), row(1, r), row(2, r), row(3, r));
+        let (left, right) = out[2 * r * tw..(2 * r + 2) * tw].split_at_mut(tw);
+        let (p, q, u, v) = (&p[..tw], &q[..tw], &u[..tw], &v[..tw]);
+        for k in 0..tw {
+            left[k] = p[k] + q[k] + u[k];
+            right[k] = q[k] - u[k] - v[k];
+        }
+    }
+}
