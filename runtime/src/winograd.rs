@@ -256,7 +256,44 @@ impl Job<'_> {
         let (ph, pw) = (self.conv.padding[0], self.conv.padding[1]);
         let (h_n, w_n) = (s.in_size[0], s.in_size[1]);
         let xs = &self.xg.strides;
-        sc.plane.resize((2 * tr as usize + 2) * prow, 0.0);
+        let plane_len = (2 * tr as usize + 2) * prow;
+        // Channels contiguous (channels_last): every channel's plane at
+        // once, each input position's channels read together (a plane at
+        // a time would read an element per cache line).
+        let all_at_once = xs[1] == 1 && c_n > 1;
+        sc.plane.resize(
+            if all_at_once {
+                c_n * plane_len
+            } else {
+                plane_len
+            },
+            0.0,
+        );
+        if all_at_once {
+            sc.plane.fill(0.0);
+            for r in 0..2 * tr as usize + 2 {
+                let ih = 2 * t0 - ph + r as i64;
+                if ih < 0 || ih >= h_n {
+                    continue;
+                }
+                for iw in 0..w_n {
+                    // Column iw + pw of the padded row: even or odd, k.
+                    let col = (iw + pw) as usize;
+                    let (side, k) = (col % 2, col / 2);
+                    if k >= half {
+                        continue;
+                    }
+                    let at = b * xs[0] + ih * xs[2] + iw * xs[3];
+                    // SAFETY: the position's channels, inside the input.
+                    let src =
+                        unsafe { std::slice::from_raw_parts(x.ptr().offset(at as isize), c_n) };
+                    let dst = r * prow + side * half + k;
+                    for (c, v) in src.iter().enumerate() {
+                        sc.plane[c * plane_len + dst] = *v;
+                    }
+                }
+            }
+        }
         sc.v.resize(16 * c_n * tiles, 0.0);
         sc.m.resize(16 * o_n * tiles, 0.0);
         sc.t_rows.resize(8 * half, 0.0);
@@ -264,8 +301,11 @@ impl Job<'_> {
         let mut t_rows = std::mem::take(&mut sc.t_rows);
         let mut y = std::mem::take(&mut sc.y);
         for c in 0..c_n {
-            // The input rows 2·t0 − ph .. under the tiles, zero outside.
-            for (r, row) in sc.plane.chunks_exact_mut(prow).enumerate() {
+            let plane = if all_at_once { c * plane_len } else { 0 };
+            // The input rows 2·t0 − ph .. under the tiles, zero outside
+            // (already there when all at once).
+            let rows_of_c = if all_at_once { 0 } else { plane_len };
+            for (r, row) in sc.plane[..rows_of_c].chunks_exact_mut(prow).enumerate() {
                 let ih = 2 * t0 - ph + r as i64;
                 if ih < 0 || ih >= h_n {
                     row.fill(0.0);
@@ -313,8 +353,9 @@ impl Job<'_> {
                 }
             }
             for t in 0..tr as usize {
-                let rows: [&[f32]; 4] =
-                    std::array::from_fn(|r| &sc.plane[(2 * t + r) * prow..(2 * t + r + 1) * prow]);
+                let rows: [&[f32]; 4] = std::array::from_fn(|r| {
+                    &sc.plane[plane + (2 * t + r) * prow..plane + (2 * t + r + 1) * prow]
+                });
                 let at = |point: usize| (point * c_n + c) * tiles + t * tw;
                 input_tiles(rows, tw, &mut t_rows, |point| {
                     let at = at(point);
