@@ -169,8 +169,10 @@ unsafe fn block<const R: usize, const U: usize>(
                     *acc = _mm512_fmadd_ps(av[r], bv, *acc);
                 }
             }
-            ap = ap.offset(a.k_stride);
-            bp = bp.offset(b.k_stride);
+            // Past the last k these point past the operands: wrapping,
+            // never read.
+            ap = ap.wrapping_offset(a.k_stride);
+            bp = bp.wrapping_offset(b.k_stride);
         }
         for (u, acc) in acc.iter().enumerate() {
             for (r, acc) in acc.iter().enumerate() {

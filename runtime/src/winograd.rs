@@ -51,6 +51,7 @@ const TASK_BYTES: i64 = 192 << 10;
 /// channels in and out and images of enough tiles ([`worth`]).
 pub(crate) fn applies(conv: &Conv, s: &Shape, wg: &Geometry) -> bool {
     conv.dims == 2
+        && s.batch > 0
         && s.groups == 1
         && wg.shape[2..] == [3, 3]
         && conv.stride == [1, 1]
@@ -208,8 +209,13 @@ struct Job<'a> {
 }
 
 thread_local! {
-    /// Each thread's task buffers, kept across tasks and convolutions (at
-    /// most about 2·TASK_BYTES, grown once rather than zeroed per task).
+    /// Each thread's task buffers, kept across tasks and convolutions
+    /// (grown rather than zeroed per task). They grow to the largest task
+    /// a thread has run: about 2·TASK_BYTES for images of many tiles, a
+    /// whole image's panels (16·max(C, O)·tiles floats each for `v` and
+    /// `m`) for small ones, and every channel's planes for channels_last
+    /// inputs: a few MiB per thread for ResNet's 512-channel layers,
+    /// bounded by the largest convolution the process runs.
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
@@ -339,6 +345,9 @@ impl Job<'_> {
                     let hi = if last < 0 { 0 } else { (last / 2 + 1) as usize }.clamp(lo, half);
                     side[..lo].fill(0.0);
                     side[hi..].fill(0.0);
+                    if lo == hi {
+                        continue;
+                    }
                     // SAFETY: column 2·lo + q − pw of row ih of channel c,
                     // inside the input.
                     let src = unsafe {
