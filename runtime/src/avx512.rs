@@ -22,6 +22,17 @@ use kiln_math::{Builder, Function};
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx512(());
 
+/// The first `n` of a register's 16 lanes (all of them for `n` ≥ 16): the
+/// mask of a partial vector at the end of a row.
+#[inline(always)]
+pub(crate) fn first_lanes(n: usize) -> __mmask16 {
+    if n >= 16 {
+        0xffff
+    } else {
+        ((1u32 << n) - 1) as __mmask16
+    }
+}
+
 impl Avx512 {
     /// The builder.
     ///

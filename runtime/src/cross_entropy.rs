@@ -178,7 +178,7 @@ unsafe fn max_and_sum_avx512(row: &[f32]) -> (f32, f64) {
     let p = row.as_ptr();
     let ninf = _mm512_set1_ps(f32::NEG_INFINITY);
     let load_tail = |i: usize| {
-        let mask: __mmask16 = (1u32 << (n - i)).wrapping_sub(1) as u16;
+        let mask = crate::avx512::first_lanes(n - i);
         // SAFETY: only the lanes before the row's end are read.
         unsafe { _mm512_mask_loadu_ps(ninf, mask, p.add(i)) }
     };

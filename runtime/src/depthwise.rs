@@ -70,6 +70,32 @@ impl Window2 {
     fn taps(&self) -> usize {
         (self.kernel[0] * self.kernel[1]) as usize
     }
+
+    /// The outputs along a row whose tap `i` is inside the input row.
+    fn along(&self, i: i64) -> (i64, i64) {
+        let (d, s, p) = (self.dilation[1], self.stride[1], self.padding[1]);
+        outputs_of(i, d, s, p, self.in_size[1], self.out_size[1])
+    }
+
+    /// The outputs along a row all of whose taps are inside the input row
+    /// (`(n, n)` when none is, so that `..lo` and `hi..` cover the row).
+    fn interior(&self) -> (i64, i64) {
+        let n = self.out_size[1];
+        let (lo, hi) = (0..self.kernel[1]).fold((0, n), |(lo, hi), i| {
+            let (l, h) = self.along(i);
+            (lo.max(l), hi.min(h))
+        });
+        if lo < hi { (lo, hi) } else { (n, n) }
+    }
+
+    /// The kernel rows `j` that output row `oh` reads inside the input,
+    /// with the input row `ih` each reads.
+    fn rows_inside(&self, oh: i64) -> impl Iterator<Item = (i64, i64)> + '_ {
+        (0..self.kernel[0]).filter_map(move |j| {
+            let ih = oh * self.stride[0] - self.padding[0] + j * self.dilation[0];
+            (ih >= 0 && ih < self.in_size[0]).then_some((j, ih))
+        })
+    }
 }
 
 /// Runs a depthwise convolution (`in_per_group == out_per_group == 1`).
@@ -114,64 +140,52 @@ pub(crate) unsafe fn depthwise<T: Element>(
             }
             v
         };
-        if window.xs[1] == 1 {
+        // Rows where an input row is contiguous, else channel blocks where
+        // channels are contiguous in input and output.
+        let rows = window.xs[1] == 1;
+        if rows || (xg.strides[1] == 1 && og.strides[1] == 1) {
             let job = Job {
                 window,
                 x,
                 out,
                 x_planes: [xg.strides[0], xg.strides[1]],
                 o_planes: [og.strides[0], og.strides[1]],
-                weights: packed(false),
+                weights: packed(!rows),
                 start,
                 channels,
             };
-            let planes: Vec<(i64, i64)> = (0..s.batch)
-                .flat_map(|b| (0..channels).map(move |c| (b, c)))
+            // Tasks: (image, channel) planes, or (image, output row) lines.
+            let inner = if rows { channels } else { window.out_size[0] };
+            let tasks: Vec<(i64, i64)> = (0..s.batch)
+                .flat_map(|b| (0..inner).map(move |i| (b, i)))
                 .collect();
             #[cfg(target_arch = "x86_64")]
-            if T::IS_F32 && window.stride[1] == 1 && window.os[1] == 1 && avx512::available() {
-                // SAFETY: T is f32 and the CPU has AVX-512F; each task
-                // writes its own plane of the output.
+            if T::IS_F32
+                && (!rows || window.stride[1] == 1 && window.os[1] == 1)
+                && avx512::available()
+            {
+                // SAFETY: T is f32 and the CPU has AVX-512F.
                 let job = unsafe { &*(&job as *const Job<T>).cast::<Job<f32>>() };
-                planes
+                let kernel = if rows {
+                    avx512::plane_by_rows
+                } else {
+                    avx512::line_by_channels
+                };
+                // SAFETY: each task writes its own plane or row of the output.
+                tasks
                     .par_iter()
-                    .for_each(|&(b, c)| unsafe { avx512::plane_by_rows(job, b, c) });
+                    .for_each(|&(b, i)| unsafe { kernel(job, b, i) });
                 return;
             }
-            // SAFETY: each task writes its own plane of the output.
-            planes
-                .par_iter()
-                .for_each(|&(b, c)| unsafe { plane_by_rows(&job, b, c) });
-            return;
-        }
-        if xg.strides[1] == 1 && og.strides[1] == 1 {
-            let job = Job {
-                window,
-                x,
-                out,
-                x_planes: [xg.strides[0], 1],
-                o_planes: [og.strides[0], 1],
-                weights: packed(true),
-                start,
-                channels,
+            let kernel = if rows {
+                plane_by_rows::<T>
+            } else {
+                line_by_channels::<T>
             };
-            let lines: Vec<(i64, i64)> = (0..s.batch)
-                .flat_map(|b| (0..window.out_size[0]).map(move |oh| (b, oh)))
-                .collect();
-            #[cfg(target_arch = "x86_64")]
-            if T::IS_F32 && avx512::available() {
-                // SAFETY: T is f32 and the CPU has AVX-512F; each task
-                // writes its own output row.
-                let job = unsafe { &*(&job as *const Job<T>).cast::<Job<f32>>() };
-                lines
-                    .par_iter()
-                    .for_each(|&(b, oh)| unsafe { avx512::line_by_channels(job, b, oh) });
-                return;
-            }
-            // SAFETY: each task writes its own output row.
-            lines
+            // SAFETY: as above.
+            tasks
                 .par_iter()
-                .for_each(|&(b, oh)| unsafe { line_by_channels(&job, b, oh) });
+                .for_each(|&(b, i)| unsafe { kernel(&job, b, i) });
             return;
         }
     }
@@ -201,7 +215,7 @@ widest_vectors! {
 #[inline(always)]
 unsafe fn plane_by_rows_plain<T: Element>(job: &Job<T>, b: i64, c: i64) {
     let g = &job.window;
-    let (kh, kw) = (g.kernel[0], g.kernel[1] as usize);
+    let kw = g.kernel[1] as usize;
     let ow_n = g.out_size[1] as usize;
     let (sw, dw, pw) = (g.stride[1], g.dilation[1], g.padding[1]);
     let x0 = b * job.x_planes[0] + c * job.x_planes[1];
@@ -209,29 +223,20 @@ unsafe fn plane_by_rows_plain<T: Element>(job: &Job<T>, b: i64, c: i64) {
     let weights = &job.weights[c as usize * g.taps()..(c as usize + 1) * g.taps()];
     let start = job.start[c as usize];
     // Per tap of a kernel row, the outputs it reads inside the input row;
-    // the interior is where every tap does (empty: all at the edges).
+    // the interior is where every tap does.
     let ranges: Vec<(usize, usize)> = (0..kw as i64)
         .map(|i| {
-            let (lo, hi) = outputs_of(i, dw, sw, pw, g.in_size[1], g.out_size[1]);
+            let (lo, hi) = g.along(i);
             (lo as usize, hi as usize)
         })
         .collect();
-    let lo_all = ranges.iter().map(|r| r.0).max().unwrap_or(0);
-    let hi_all = ranges.iter().map(|r| r.1).min().unwrap_or(0);
-    let (lo_all, hi_all) = if lo_all < hi_all {
-        (lo_all, hi_all)
-    } else {
-        (ow_n, ow_n)
-    };
+    let (lo_all, hi_all) = g.interior();
+    let (lo_all, hi_all) = (lo_all as usize, hi_all as usize);
     let mut acc = vec![start; ow_n];
     let x = job.x.ptr() as *const T;
     for oh in 0..g.out_size[0] {
         acc.fill(start);
-        for j in 0..kh {
-            let ih = oh * g.stride[0] - g.padding[0] + j * g.dilation[0];
-            if ih < 0 || ih >= g.in_size[0] {
-                continue;
-            }
+        for (j, ih) in g.rows_inside(oh) {
             let row = x0 + ih * g.xs[0];
             let taps = &weights[j as usize * kw..(j as usize + 1) * kw];
             // The edges, tap by tap.
@@ -331,11 +336,7 @@ unsafe fn line_by_channels_plain<T: Element>(job: &Job<T>, b: i64, oh: i64) {
     for ow in 0..g.out_size[1] {
         // The taps inside the input: their input offset and weight row.
         taps.clear();
-        for j in 0..g.kernel[0] {
-            let ih = oh * g.stride[0] - g.padding[0] + j * g.dilation[0];
-            if ih < 0 || ih >= g.in_size[0] {
-                continue;
-            }
+        for (j, ih) in g.rows_inside(oh) {
             for i in 0..g.kernel[1] {
                 let iw = ow * g.stride[1] - g.padding[1] + i * g.dilation[1];
                 if iw >= 0 && iw < g.in_size[1] {
@@ -386,9 +387,8 @@ mod avx512 {
     /// The lanes `0..16` of a register whose index `first + lane` lies in
     /// `[lo, hi)`.
     fn lanes_in(first: i64, lo: i64, hi: i64) -> __mmask16 {
-        let (a, b) = ((lo - first).clamp(0, LANES), (hi - first).clamp(0, LANES));
-        let below = |n: i64| if n >= LANES { 0xffff } else { (1u32 << n) - 1 };
-        (below(b) & !below(a)) as __mmask16
+        let below = |n: i64| crate::avx512::first_lanes((n - first).clamp(0, LANES) as usize);
+        below(hi) & !below(lo)
     }
 
     /// One channel's plane, in blocks of 64 outputs of a row (a unit
@@ -402,7 +402,7 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn plane_by_rows(job: &Job<f32>, b: i64, c: i64) {
         let g = &job.window;
-        let (kh, kw) = (g.kernel[0], g.kernel[1]);
+        let kw = g.kernel[1];
         let (ow_n, iw_n) = (g.out_size[1], g.in_size[1]);
         let taps = g.taps();
         let weights = &job.weights[c as usize * taps..(c as usize + 1) * taps];
@@ -423,11 +423,7 @@ mod avx512 {
             }
             for oh in 0..g.out_size[0] {
                 let mut acc = [start; VECTORS];
-                for j in 0..kh {
-                    let ih = oh * g.stride[0] - g.padding[0] + j * g.dilation[0];
-                    if ih < 0 || ih >= g.in_size[0] {
-                        continue;
-                    }
+                for (j, ih) in g.rows_inside(oh) {
                     let row = x0 + ih * g.xs[0] + ow0 - g.padding[1];
                     for (i, m) in masks.iter().enumerate() {
                         let w = _mm512_set1_ps(weights[(j * kw) as usize + i]);
@@ -470,25 +466,12 @@ mod avx512 {
         let g = &job.window;
         let (kw, ow_n) = (g.kernel[1], g.out_size[1]);
         // The kernel rows inside the input, with their input row's offset.
-        let rows: Vec<(i64, i64)> = (0..g.kernel[0])
-            .filter_map(|j| {
-                let ih = oh * g.stride[0] - g.padding[0] + j * g.dilation[0];
-                (ih >= 0 && ih < g.in_size[0]).then_some((j, b * job.x_planes[0] + ih * g.xs[0]))
-            })
+        let rows: Vec<(i64, i64)> = g
+            .rows_inside(oh)
+            .map(|(j, ih)| (j, b * job.x_planes[0] + ih * g.xs[0]))
             .collect();
         // The positions whose every tap is inside the row.
-        let (lo, hi) = (0..kw).fold((0, ow_n), |(lo, hi), i| {
-            let (l, h) = super::outputs_of(
-                i,
-                g.dilation[1],
-                g.stride[1],
-                g.padding[1],
-                g.in_size[1],
-                ow_n,
-            );
-            (lo.max(l), hi.min(h))
-        });
-        let (lo, hi) = if lo < hi { (lo, hi) } else { (ow_n, ow_n) };
+        let (lo, hi) = g.interior();
         let line = Line {
             job,
             rows: &rows,

@@ -127,101 +127,94 @@ widest_vectors! {
 
 #[inline(always)]
 fn sum_plain(row: &[f32]) -> f64 {
-    // Eight partial sums, so that the loop vectorizes.
-    let mut acc = [0f64; 8];
-    let mut chunks = row.chunks_exact(8);
-    for c in &mut chunks {
-        for (a, x) in acc.iter_mut().zip(c) {
-            *a += f64::from(*x);
-        }
-    }
-    acc.iter().sum::<f64>()
-        + chunks
-            .remainder()
-            .iter()
-            .map(|x| f64::from(*x))
-            .sum::<f64>()
+    sum_of(row, f64::from)
 }
 
 #[inline(always)]
 fn deviations_plain(row: &[f32], mean: f32) -> f64 {
-    let square = |x: f32| {
+    sum_of(row, |x| {
         let d = x - mean;
         f64::from(d * d)
-    };
+    })
+}
+
+/// `Σ term(x)` in eight partial sums (so that the loop vectorizes).
+#[inline(always)]
+fn sum_of(row: &[f32], term: impl Fn(f32) -> f64) -> f64 {
     let mut acc = [0f64; 8];
     let mut chunks = row.chunks_exact(8);
     for c in &mut chunks {
         for (a, x) in acc.iter_mut().zip(c) {
-            *a += square(*x);
+            *a += term(*x);
         }
     }
-    acc.iter().sum::<f64>() + chunks.remainder().iter().map(|x| square(*x)).sum::<f64>()
+    acc.iter().sum::<f64>() + chunks.remainder().iter().map(|x| term(*x)).sum::<f64>()
 }
 
-/// [`squared_deviations`] on 16 f32 lanes, each half widened to 8 f64
-/// lanes and summed in four registers; the row's last partial vector is
-/// loaded under a mask (zeros past its end, whose squares are masked off).
+/// [`squared_deviations`] on 16 f32 lanes: two passes of [`widened_sum`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn squared_deviations_avx512(row: &[f32]) -> f32 {
     use std::arch::x86_64::*;
-    let n = row.len();
-    let p = row.as_ptr();
-    let widen = |v: __m512| -> (__m512d, __m512d) {
-        (
-            _mm512_cvtps_pd(_mm512_castps512_ps256(v)),
-            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(
-                _mm512_castps_pd(v),
-            ))),
-        )
-    };
-    let tail = n % 16;
-    let body = n - tail;
-    let mask: __mmask16 = ((1u32 << tail) - 1) as u16;
-    // Pass 1: the sum.
-    let mut acc = [_mm512_setzero_pd(); 4];
-    let mut i = 0;
-    while i < body {
-        // SAFETY: 16 elements from i are inside the row.
-        let (lo, hi) = widen(unsafe { _mm512_loadu_ps(p.add(i)) });
-        let k = (i / 16) % 2 * 2;
-        acc[k] = _mm512_add_pd(acc[k], lo);
-        acc[k + 1] = _mm512_add_pd(acc[k + 1], hi);
-        i += 16;
-    }
-    if tail > 0 {
-        // SAFETY: only the lanes before the row's end are read.
-        let (lo, hi) = widen(unsafe { _mm512_maskz_loadu_ps(mask, p.add(body)) });
-        acc[0] = _mm512_add_pd(acc[0], lo);
-        acc[1] = _mm512_add_pd(acc[1], hi);
-    }
-    let total = |acc: [__m512d; 4]| {
+    // SAFETY (both passes): forwarded.
+    let sum = unsafe { widened_sum(row, |x, _| x) };
+    let m = _mm512_set1_ps(sum as f32 / row.len() as f32);
+    // The squared deviations, the lanes past the row's end masked off
+    // (the row is in cache).
+    (unsafe {
+        widened_sum(row, |x, mask| {
+            let d = _mm512_sub_ps(x, m);
+            _mm512_maskz_mul_ps(mask, d, d)
+        })
+    }) as f32
+}
+
+/// `Σ term(x)` over the row in vectors of 16 f32 lanes, each `term`
+/// widened to two halves of 8 f64 lanes and summed in four registers; the
+/// row's last partial vector loaded under a mask (zeros past its end),
+/// which `term` is given with the vector.
+///
+/// # Safety
+/// The CPU has AVX-512F (inlined into a function compiled for it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn widened_sum(
+    row: &[f32],
+    term: impl Fn(std::arch::x86_64::__m512, std::arch::x86_64::__mmask16) -> std::arch::x86_64::__m512,
+) -> f64 {
+    use std::arch::x86_64::*;
+    let (n, p) = (row.len(), row.as_ptr());
+    // SAFETY (every intrinsic): AVX-512F, the caller's.
+    unsafe {
+        let widen = |v: __m512| -> (__m512d, __m512d) {
+            let high = _mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v));
+            (
+                _mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+                _mm512_cvtps_pd(_mm256_castpd_ps(high)),
+            )
+        };
+        let tail = n % 16;
+        let body = n - tail;
+        let mut acc = [_mm512_setzero_pd(); 4];
+        let mut i = 0;
+        while i < body {
+            // 16 elements from i are inside the row.
+            let (lo, hi) = widen(term(_mm512_loadu_ps(p.add(i)), 0xffff));
+            let k = (i / 16) % 2 * 2;
+            acc[k] = _mm512_add_pd(acc[k], lo);
+            acc[k + 1] = _mm512_add_pd(acc[k + 1], hi);
+            i += 16;
+        }
+        if tail > 0 {
+            // Only the lanes before the row's end are read.
+            let mask = crate::avx512::first_lanes(tail);
+            let (lo, hi) = widen(term(_mm512_maskz_loadu_ps(mask, p.add(body)), mask));
+            acc[0] = _mm512_add_pd(acc[0], lo);
+            acc[1] = _mm512_add_pd(acc[1], hi);
+        }
         _mm512_reduce_add_pd(_mm512_add_pd(
             _mm512_add_pd(acc[0], acc[1]),
             _mm512_add_pd(acc[2], acc[3]),
         ))
-    };
-    let mean = total(acc) as f32 / n as f32;
-    let m = _mm512_set1_ps(mean);
-    // Pass 2: the squared deviations (the row is in cache).
-    let mut acc = [_mm512_setzero_pd(); 4];
-    let mut i = 0;
-    while i < body {
-        // SAFETY: as above.
-        let d = _mm512_sub_ps(unsafe { _mm512_loadu_ps(p.add(i)) }, m);
-        let (lo, hi) = widen(_mm512_mul_ps(d, d));
-        let k = (i / 16) % 2 * 2;
-        acc[k] = _mm512_add_pd(acc[k], lo);
-        acc[k + 1] = _mm512_add_pd(acc[k + 1], hi);
-        i += 16;
     }
-    if tail > 0 {
-        // SAFETY: as above.
-        let d = _mm512_sub_ps(unsafe { _mm512_maskz_loadu_ps(mask, p.add(body)) }, m);
-        let (lo, hi) = widen(_mm512_maskz_mul_ps(mask, d, d));
-        acc[0] = _mm512_add_pd(acc[0], lo);
-        acc[1] = _mm512_add_pd(acc[1], hi);
-    }
-    total(acc) as f32
 }

@@ -106,10 +106,8 @@ unsafe fn blocks<const R: usize>(
     add: bool,
 ) {
     // The lanes of each register inside the rows.
-    let masks: [__mmask16; R] = std::array::from_fn(|r| {
-        let live = rows.saturating_sub(16 * r).min(16);
-        ((1u32 << live) - 1) as __mmask16
-    });
+    let masks: [__mmask16; R] =
+        std::array::from_fn(|r| crate::avx512::first_lanes(rows.saturating_sub(16 * r)));
     let mut j = 0;
     // SAFETY (each block): forwarded.
     unsafe {

@@ -252,22 +252,25 @@ impl Job<'_> {
     ) {
         let s = self.s;
         let (c_n, o_n) = (s.in_per_group as usize, s.out_per_group as usize);
-        let (_, tw_n) = tiles(s);
-        let tw = tw_n as usize;
+        let tw = tiles(s).1 as usize;
         let tiles = tr as usize * tw;
         // The padded rows under the tiles: 2·tr + 2, each of half-widths
         // tw + 1 (even and odd columns).
         let half = tw + 1;
         let prow = 2 * half;
-        let (ph, pw) = (self.conv.padding[0], self.conv.padding[1]);
-        let (h_n, w_n) = (s.in_size[0], s.in_size[1]);
-        let xs = &self.xg.strides;
         let plane_len = (2 * tr as usize + 2) * prow;
+        let Scratch {
+            plane,
+            v,
+            m,
+            t_rows,
+            y,
+        } = sc;
         // Channels contiguous (channels_last): every channel's plane at
         // once, each input position's channels read together (a plane at
         // a time would read an element per cache line).
-        let all_at_once = xs[1] == 1 && c_n > 1;
-        sc.plane.resize(
+        let all_at_once = self.xg.strides[1] == 1 && c_n > 1;
+        plane.resize(
             if all_at_once {
                 c_n * plane_len
             } else {
@@ -276,101 +279,30 @@ impl Job<'_> {
             0.0,
         );
         if all_at_once {
-            sc.plane.fill(0.0);
-            for r in 0..2 * tr as usize + 2 {
-                let ih = 2 * t0 - ph + r as i64;
-                if ih < 0 || ih >= h_n {
-                    continue;
-                }
-                for iw in 0..w_n {
-                    // Column iw + pw of the padded row: even or odd, k.
-                    let col = (iw + pw) as usize;
-                    let (side, k) = (col % 2, col / 2);
-                    if k >= half {
-                        continue;
-                    }
-                    let at = b * xs[0] + ih * xs[2] + iw * xs[3];
-                    // SAFETY: the position's channels, inside the input.
-                    let src =
-                        unsafe { std::slice::from_raw_parts(x.ptr().offset(at as isize), c_n) };
-                    let dst = r * prow + side * half + k;
-                    for (c, v) in src.iter().enumerate() {
-                        sc.plane[c * plane_len + dst] = *v;
-                    }
-                }
-            }
+            // SAFETY: forwarded.
+            unsafe { self.copy_channels(plane, plane_len, x, b, t0, half) };
         }
-        sc.v.resize(16 * c_n * tiles, 0.0);
-        sc.m.resize(16 * o_n * tiles, 0.0);
-        sc.t_rows.resize(8 * half, 0.0);
-        sc.y.resize(12 * tw, 0.0);
-        let mut t_rows = std::mem::take(&mut sc.t_rows);
-        let mut y = std::mem::take(&mut sc.y);
+        v.resize(16 * c_n * tiles, 0.0);
+        m.resize(16 * o_n * tiles, 0.0);
+        t_rows.resize(8 * half, 0.0);
+        y.resize(12 * tw, 0.0);
         for c in 0..c_n {
-            let plane = if all_at_once { c * plane_len } else { 0 };
-            // The input rows 2·t0 − ph .. under the tiles, zero outside
-            // (already there when all at once).
-            let rows_of_c = if all_at_once { 0 } else { plane_len };
-            for (r, row) in sc.plane[..rows_of_c].chunks_exact_mut(prow).enumerate() {
-                let ih = 2 * t0 - ph + r as i64;
-                if ih < 0 || ih >= h_n {
-                    row.fill(0.0);
-                    continue;
-                }
-                let base = b * xs[0] + c as i64 * xs[1] + ih * xs[2];
-                let (even, odd) = row.split_at_mut(half);
-                if xs[3] == 1 && pw == 1 && w_n == 2 * half as i64 - 2 {
-                    // A contiguous row of even width with one column of
-                    // padding (ResNet's): pairs (2k − 1, 2k) split apart.
-                    // SAFETY: the row's w_n elements are inside the input.
-                    let src = unsafe {
-                        std::slice::from_raw_parts(x.ptr().offset(base as isize), w_n as usize)
-                    };
-                    even[0] = 0.0;
-                    odd[half - 1] = 0.0;
-                    for ((pair, e), o) in src
-                        .chunks_exact(2)
-                        .zip(&mut even[1..])
-                        .zip(&mut odd[..half - 1])
-                    {
-                        *o = pair[0];
-                        *e = pair[1];
-                    }
-                    continue;
-                }
-                for (q, side) in [(0, even), (1, odd)] {
-                    // Columns 2k + q − pw inside the input: k in lo..hi.
-                    let lo = ((pw - q + 1).max(0) / 2) as usize;
-                    let last = w_n - 1 + pw - q;
-                    let hi = if last < 0 { 0 } else { (last / 2 + 1) as usize }.clamp(lo, half);
-                    side[..lo].fill(0.0);
-                    side[hi..].fill(0.0);
-                    if lo == hi {
-                        continue;
-                    }
-                    // SAFETY: column 2·lo + q − pw of row ih of channel c,
-                    // inside the input.
-                    let src = unsafe {
-                        x.ptr()
-                            .offset((base + (2 * lo as i64 + q - pw) * xs[3]) as isize)
-                    };
-                    let step = 2 * xs[3] as isize;
-                    for (k, dst) in side[lo..hi].iter_mut().enumerate() {
-                        // SAFETY: columns up to 2·hi − 2 + q − pw < w_n.
-                        *dst = unsafe { *src.offset(k as isize * step) };
-                    }
-                }
-            }
+            let plane = if all_at_once {
+                &plane[c * plane_len..(c + 1) * plane_len]
+            } else {
+                // SAFETY: forwarded.
+                unsafe { self.copy_channel(plane, x, b, c, t0, half) };
+                &plane[..]
+            };
             for t in 0..tr as usize {
-                let rows: [&[f32]; 4] = std::array::from_fn(|r| {
-                    &sc.plane[plane + (2 * t + r) * prow..plane + (2 * t + r + 1) * prow]
-                });
+                let rows: [&[f32]; 4] =
+                    std::array::from_fn(|r| &plane[(2 * t + r) * prow..(2 * t + r + 1) * prow]);
                 let at = |point: usize| (point * c_n + c) * tiles + t * tw;
-                input_tiles(rows, tw, &mut t_rows, |point| {
+                input_tiles(rows, tw, t_rows, |point| {
                     let at = at(point);
                     // SAFETY: the panel of `point` holds this row of tiles;
                     // the 16 points' rows are disjoint.
-                    unsafe { std::slice::from_raw_parts_mut(sc.v.as_mut_ptr().add(at), tw) }
+                    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().add(at), tw) }
                 });
             }
         }
@@ -379,7 +311,7 @@ impl Job<'_> {
             unsafe {
                 product(
                     Panel {
-                        ptr: sc.v[point * c_n * tiles..].as_ptr(),
+                        ptr: v[point * c_n * tiles..].as_ptr(),
                         k_stride: tiles as isize,
                     },
                     Rows {
@@ -388,7 +320,7 @@ impl Job<'_> {
                         k_stride: 1,
                     },
                     Out {
-                        ptr: sc.m[point * o_n * tiles..].as_mut_ptr(),
+                        ptr: m[point * o_n * tiles..].as_mut_ptr(),
                         j_stride: tiles as isize,
                     },
                     (tiles, o_n, c_n),
@@ -396,49 +328,173 @@ impl Job<'_> {
                 )
             };
         }
-        let os = &self.og.strides;
-        let (oh_n, ow_n) = (s.out_size[0], s.out_size[1]);
         for o in 0..o_n {
-            let bias = self.bias.map(|bias| bias[o]);
             for t in 0..tr as usize {
-                let m = |point: usize| -> &[f32] {
+                let products = |point: usize| -> &[f32] {
                     let at = (point * o_n + o) * tiles + t * tw;
-                    &sc.m[at..at + tw]
+                    &m[at..at + tw]
                 };
-                output_tiles(std::array::from_fn(m), &mut y);
-                if let Some(bias) = bias {
-                    y[..4 * tw].iter_mut().for_each(|v| *v += bias);
+                output_tiles(std::array::from_fn(products), y);
+                if let Some(bias) = self.bias {
+                    y[..4 * tw].iter_mut().for_each(|v| *v += bias[o]);
                 }
-                // y: [row a][column b] of each tile, a row of tiles each.
-                for a in 0..2 {
-                    let oh = 2 * (t0 + t as i64) + a as i64;
-                    if oh >= oh_n {
-                        continue;
-                    }
-                    let row = b * os[0] + o as i64 * os[1] + oh * os[2];
-                    let (left, right) = (
-                        &y[2 * a * tw..(2 * a + 1) * tw],
-                        &y[(2 * a + 1) * tw..(2 * a + 2) * tw],
-                    );
-                    // SAFETY: the output row of this task's tiles.
-                    let dst = unsafe { out.ptr().offset(row as isize) };
-                    let step = os[3] as isize;
-                    let pairs = (ow_n / 2) as usize;
-                    for k in 0..pairs {
-                        // SAFETY: columns 2k and 2k + 1 < ow_n.
-                        unsafe {
-                            *dst.offset(2 * k as isize * step) = left[k];
-                            *dst.offset((2 * k as isize + 1) * step) = right[k];
-                        }
-                    }
-                    if ow_n % 2 == 1 {
-                        // SAFETY: the last column, of the last tile.
-                        unsafe { *dst.offset(2 * pairs as isize * step) = left[pairs] };
-                    }
+                // SAFETY: forwarded; the row of tiles is this task's.
+                unsafe { self.store_tiles(&y[..4 * tw], out, b, o, t0 + t as i64) };
+            }
+        }
+    }
+
+    /// Every channel's padded rows under tile rows `t0..` of image `b`
+    /// (planes of `plane_len`, zero outside the input), reading each input
+    /// position's channels together (channels contiguous).
+    ///
+    /// # Safety
+    /// As for [`run`].
+    #[inline(always)]
+    unsafe fn copy_channels(
+        &self,
+        planes: &mut [f32],
+        plane_len: usize,
+        x: Shared<f32>,
+        b: i64,
+        t0: i64,
+        half: usize,
+    ) {
+        let (s, xs) = (self.s, &self.xg.strides);
+        let (ph, pw) = (self.conv.padding[0], self.conv.padding[1]);
+        let c_n = s.in_per_group as usize;
+        planes.fill(0.0);
+        for r in 0..plane_len / (2 * half) {
+            let ih = 2 * t0 - ph + r as i64;
+            if ih < 0 || ih >= s.in_size[0] {
+                continue;
+            }
+            for iw in 0..s.in_size[1] {
+                // Column iw + pw of the padded row: even or odd, k.
+                let col = (iw + pw) as usize;
+                let (side, k) = (col % 2, col / 2);
+                if k >= half {
+                    continue;
+                }
+                let at = b * xs[0] + ih * xs[2] + iw * xs[3];
+                // SAFETY: the position's channels, inside the input.
+                let src = unsafe { std::slice::from_raw_parts(x.ptr().offset(at as isize), c_n) };
+                let dst = r * 2 * half + side * half + k;
+                for (c, v) in src.iter().enumerate() {
+                    planes[c * plane_len + dst] = *v;
                 }
             }
         }
-        (sc.t_rows, sc.y) = (t_rows, y);
+    }
+
+    /// Channel `c`'s padded rows under tile rows `t0..` of image `b` into
+    /// `plane` (rows of 2·`half`: even columns, then odd ones; zero outside
+    /// the input).
+    ///
+    /// # Safety
+    /// As for [`run`].
+    #[inline(always)]
+    unsafe fn copy_channel(
+        &self,
+        plane: &mut [f32],
+        x: Shared<f32>,
+        b: i64,
+        c: usize,
+        t0: i64,
+        half: usize,
+    ) {
+        let (s, xs) = (self.s, &self.xg.strides);
+        let (ph, pw) = (self.conv.padding[0], self.conv.padding[1]);
+        let (h_n, w_n) = (s.in_size[0], s.in_size[1]);
+        for (r, row) in plane.chunks_exact_mut(2 * half).enumerate() {
+            let ih = 2 * t0 - ph + r as i64;
+            if ih < 0 || ih >= h_n {
+                row.fill(0.0);
+                continue;
+            }
+            let base = b * xs[0] + c as i64 * xs[1] + ih * xs[2];
+            let (even, odd) = row.split_at_mut(half);
+            if xs[3] == 1 && pw == 1 && w_n == 2 * half as i64 - 2 {
+                // A contiguous row of even width with one column of
+                // padding (ResNet's): pairs (2k − 1, 2k) split apart.
+                // SAFETY: the row's w_n elements are inside the input.
+                let src = unsafe {
+                    std::slice::from_raw_parts(x.ptr().offset(base as isize), w_n as usize)
+                };
+                even[0] = 0.0;
+                odd[half - 1] = 0.0;
+                for ((pair, e), o) in src
+                    .chunks_exact(2)
+                    .zip(&mut even[1..])
+                    .zip(&mut odd[..half - 1])
+                {
+                    *o = pair[0];
+                    *e = pair[1];
+                }
+                continue;
+            }
+            for (q, side) in [(0, even), (1, odd)] {
+                // Columns 2k + q − pw inside the input: k in lo..hi.
+                let lo = ((pw - q + 1).max(0) / 2) as usize;
+                let last = w_n - 1 + pw - q;
+                let hi = if last < 0 { 0 } else { (last / 2 + 1) as usize }.clamp(lo, half);
+                side[..lo].fill(0.0);
+                side[hi..].fill(0.0);
+                if lo == hi {
+                    continue;
+                }
+                // SAFETY: column 2·lo + q − pw of row ih of channel c,
+                // inside the input.
+                let src = unsafe {
+                    x.ptr()
+                        .offset((base + (2 * lo as i64 + q - pw) * xs[3]) as isize)
+                };
+                let step = 2 * xs[3] as isize;
+                for (k, dst) in side[lo..hi].iter_mut().enumerate() {
+                    // SAFETY: columns up to 2·hi − 2 + q − pw < w_n.
+                    *dst = unsafe { *src.offset(k as isize * step) };
+                }
+            }
+        }
+    }
+
+    /// A row of tiles `y` (`[row a][column b][tile]`, from [`output_tiles`])
+    /// into output rows 2·`t`, 2·`t` + 1 of channel `o` of image `b`, the
+    /// half tiles past the output's edge left out.
+    ///
+    /// # Safety
+    /// As for [`run`]; the rows are this task's.
+    #[inline(always)]
+    unsafe fn store_tiles(&self, y: &[f32], out: Shared<f32>, b: i64, o: usize, t: i64) {
+        let os = &self.og.strides;
+        let (oh_n, ow_n) = (self.s.out_size[0], self.s.out_size[1]);
+        let tw = y.len() / 4;
+        for a in 0..2 {
+            let oh = 2 * t + a as i64;
+            if oh >= oh_n {
+                continue;
+            }
+            let row = b * os[0] + o as i64 * os[1] + oh * os[2];
+            let (left, right) = (
+                &y[2 * a * tw..(2 * a + 1) * tw],
+                &y[(2 * a + 1) * tw..(2 * a + 2) * tw],
+            );
+            // SAFETY: the output row of this task's tiles.
+            let dst = unsafe { out.ptr().offset(row as isize) };
+            let step = os[3] as isize;
+            let pairs = (ow_n / 2) as usize;
+            for k in 0..pairs {
+                // SAFETY: columns 2k and 2k + 1 < ow_n.
+                unsafe {
+                    *dst.offset(2 * k as isize * step) = left[k];
+                    *dst.offset((2 * k as isize + 1) * step) = right[k];
+                }
+            }
+            if ow_n % 2 == 1 {
+                // SAFETY: the last column, of the last tile.
+                unsafe { *dst.offset(2 * pairs as isize * step) = left[pairs] };
+            }
+        }
     }
 }
 
