@@ -124,6 +124,17 @@ pub fn split_constants(func: &Func, ctx: &InferCtx, limits: Limits) -> Result<Op
     let mut moved = vec![false; func.insts.len()];
     let (mut bytes, mut elements) = (0usize, 0usize);
     for &root in &roots {
+        // Every result of the root's instruction is kept with it (sort's
+        // values and indices): the instruction leaves the main function
+        // whole, or it would define the kept one again there. So none of
+        // them may be returned.
+        let siblings: Vec<ValueId> = match func.value(root).def {
+            kiln_ir::graph::ValueDef::Inst { inst, .. } => func.insts[inst].results.clone(),
+            _ => vec![root],
+        };
+        if siblings.iter().any(|r| returned[r.index()]) {
+            continue;
+        }
         let cone = cone_of(func, root);
         let worth = cone.iter().any(|&i| {
             let cost = func.insts[i].op.cost();
@@ -137,7 +148,11 @@ pub fn split_constants(func: &Func, ctx: &InferCtx, limits: Limits) -> Result<Op
             .filter(|&&i| !moved[i])
             .flat_map(|&i| func.insts[i].results.iter().map(|&r| numel(r)))
             .fold(0usize, |a, e| a.saturating_add(e));
-        let root_bytes = numel(root).saturating_mul(func.ty(root).dtype.itemsize());
+        let root_bytes = siblings
+            .iter()
+            .filter(|r| !kept[r.index()])
+            .map(|&r| numel(r).saturating_mul(func.ty(r).dtype.itemsize()))
+            .fold(0usize, usize::saturating_add);
         if bytes.saturating_add(root_bytes) > limits.bytes
             || elements.saturating_add(new_elements) > limits.elements
         {
@@ -148,9 +163,14 @@ pub fn split_constants(func: &Func, ctx: &InferCtx, limits: Limits) -> Result<Op
         for i in cone {
             moved[i] = true;
         }
-        kept[root.index()] = true;
+        for &r in &siblings {
+            kept[r.index()] = true;
+        }
     }
-    let kept_roots: Vec<ValueId> = roots.into_iter().filter(|r| kept[r.index()]).collect();
+    let kept_roots: Vec<ValueId> = (0..n as u32)
+        .map(ValueId)
+        .filter(|r| kept[r.index()])
+        .collect();
     if kept_roots.is_empty() {
         return Ok(None);
     }
@@ -302,5 +322,43 @@ mod tests {
         .expect("exp of a constant is kept");
         assert!(constants.contains("exp"), "{constants}");
         assert!(main.contains("arange") && !main.contains("exp"), "{main}");
+    }
+
+    #[test]
+    fn an_instruction_of_several_results_is_kept_whole() {
+        // Only sort's indices are read; the sort leaves the main function
+        // with both of its results (found by the random programs: it was
+        // copied back, defining the kept %i a second time).
+        let (constants, main) = split(
+            "func @main(%x: tensor<8xi64>) -> tensor<8xbool> {
+               %p = arange {end = 8, dtype = f32} : tensor<8xf32>
+               %c = cos %p : tensor<8xf32>
+               %s, %i = sort %c {dim = -1} : (tensor<8xf32>, tensor<8xi64>)
+               %y = eq %x, %i : tensor<8xbool>
+               return %y
+             }",
+        )
+        .expect("a sort of cosines is kept");
+        assert!(constants.contains("sort"), "{constants}");
+        assert!(!main.contains("sort"), "{main}");
+    }
+
+    #[test]
+    fn an_instruction_with_a_returned_result_stays() {
+        let kept = split(
+            "func @main(%x: tensor<8xi64>) -> (tensor<8xf32>, tensor<8xbool>) {
+               %p = arange {end = 8, dtype = f32} : tensor<8xf32>
+               %c = cos %p : tensor<8xf32>
+               %s, %i = sort %c {dim = -1} : (tensor<8xf32>, tensor<8xi64>)
+               %y = eq %x, %i : tensor<8xbool>
+               return %s, %y
+             }",
+        );
+        if let Some((constants, main)) = kept {
+            assert!(
+                main.contains("sort") && !constants.contains("sort"),
+                "{main}"
+            );
+        }
     }
 }
