@@ -544,17 +544,20 @@ fn run_step<L: Launcher>(
 /// [`native_step`] runs them as one step: attention
 /// ([`crate::attention::fused`]), cross_entropy
 /// ([`crate::cross_entropy::fused`]), var and std over the last dim
-/// ([`crate::moments::fused`]).
+/// ([`crate::moments::fused`]), softmax and log_softmax over the last dim
+/// ([`crate::softmax::fused`]).
 pub fn native_composite(func: &kiln_ir::Func, inst: &kiln_ir::Inst) -> bool {
     crate::attention::fused(func, inst)
         || crate::cross_entropy::fused(func, inst)
         || crate::moments::fused(func, inst)
+        || crate::softmax::fused(func, inst)
 }
 
 /// Runs a host step that is one op with a native kernel (a convolution, a
 /// pool or a resampling in f32 or f64: `crate::spatial`; attention in f32
 /// or f64: `crate::attention`; cross_entropy of f32 logits:
 /// `crate::cross_entropy`; var and std of f32 rows: `crate::moments`;
+/// softmax and log_softmax of f32 rows: `crate::softmax`;
 /// gather, scatter and `index_put`: `crate::gather`; scans,
 /// topk and sort: `crate::lines`) on the step's
 /// buffers directly; `false`
@@ -616,6 +619,13 @@ unsafe fn native_step<'v>(
         };
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe { crate::moments::moments(&inst.op, x, out()) };
+    }
+    if crate::softmax::fused(func, inst) {
+        let Some(x) = operand(0) else {
+            return Ok(false);
+        };
+        // SAFETY: forwarded; the plan gives the result its own buffer.
+        return unsafe { crate::softmax::softmax(&inst.op, x, out()) };
     }
     if matches!(
         inst.op,

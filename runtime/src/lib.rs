@@ -49,6 +49,7 @@ pub mod philox;
 pub mod pool;
 pub mod print;
 pub mod random;
+pub mod softmax;
 pub mod spatial;
 pub mod storage;
 mod strided;
