@@ -239,8 +239,10 @@ enum Products {
 }
 
 /// Below this many queries (a decode step's one), a tile's products go
-/// through `gemm`, which computes only the rows there are: the
-/// register-blocked kernels compute all [`QUERY_ROWS`].
+/// through `gemm`, which computes only the rows there are, and its online
+/// softmax runs query by query: the register-blocked kernels and the
+/// vector softmax compute all [`QUERY_ROWS`] (64 exponentials per key for
+/// one query).
 const FEW_QUERIES: usize = 8;
 
 impl Products {
@@ -784,6 +786,19 @@ unsafe fn nonfinite_values<T: Real>(
         .flat_map_iter(|&at| {
             let mut bad = vec![0; ev];
             for j in 0..s {
+                let row = at + j as isize * v.rows;
+                // A row of contiguous values, all finite (almost always),
+                // is passed over in one vectorized read: a decode step
+                // scans the whole cache of every layer here.
+                if v.cols == 1 {
+                    // SAFETY: the row's ev values are inside the value's
+                    // view.
+                    let values = unsafe { std::slice::from_raw_parts(vp.ptr().offset(row), ev) };
+                    // SAFETY: plain slice arithmetic.
+                    if unsafe { all_finite(values) } {
+                        continue;
+                    }
+                }
                 for (c, bad) in bad.iter_mut().enumerate() {
                     // SAFETY: (j, c) is inside the value's view.
                     let x = unsafe {
@@ -798,6 +813,17 @@ unsafe fn nonfinite_values<T: Real>(
             bad
         })
         .collect()
+}
+
+widest_vectors! {
+    /// Whether every value is finite.
+    unsafe fn all_finite<T: [Real]>(values: &[T]) -> bool => all_finite_plain
+}
+
+/// [`all_finite`] without an early exit, so that it vectorizes.
+#[inline(always)]
+fn all_finite_plain<T: Real>(values: &[T]) -> bool {
+    values.iter().fold(true, |all, x| all & x.is_finite())
 }
 
 /// Applies `attn_mask` to a tile of scores of `rows` queries × `cols` keys
@@ -866,8 +892,44 @@ unsafe fn online_softmax<T: Real>(
     sum: &mut [T],
     acc: &mut [T],
 ) {
+    if rows < FEW_QUERIES {
+        few_queries_softmax(tile, rows, cols, max, sum, acc);
+        return;
+    }
     // SAFETY: only slices.
     unsafe { online_softmax_wide(tile, rows, cols, max, sum, acc) }
+}
+
+/// [`online_softmax`] for the first `rows` queries only, one at a time,
+/// in the same order of operations per query (so the same bits).
+fn few_queries_softmax<T: Real>(
+    tile: &mut [T],
+    rows: usize,
+    cols: usize,
+    max: &mut [T],
+    sum: &mut [T],
+    acc: &mut [T],
+) {
+    for i in 0..rows {
+        let mut top = max[i];
+        for col in tile.chunks_exact(QUERY_ROWS).take(cols) {
+            top = crate::lines::nan_max(top, col[i]);
+        }
+        // As the vector form: where every score so far is −inf, subtract 0.
+        let base = if top == T::NEG_INFINITY { T::ZERO } else { top };
+        let scale = (max[i] - base).exp();
+        max[i] = top;
+        let mut total = sum[i] * scale;
+        for col in tile.chunks_exact_mut(QUERY_ROWS).take(cols) {
+            let p = (col[i] - base).exp();
+            col[i] = p;
+            total = total + p;
+        }
+        sum[i] = total;
+        for col in acc.chunks_exact_mut(QUERY_ROWS) {
+            col[i] = col[i] * scale;
+        }
+    }
 }
 
 widest_vectors! {
@@ -936,6 +998,61 @@ unsafe fn online_softmax_plain<T: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The query-by-query online softmax against the vector form: the same
+    /// bits for every query it computes, with −inf, +inf and NaN scores,
+    /// a first tile (maxima −inf) and a later one.
+    #[test]
+    fn few_queries_softmax_matches_the_vector_form() {
+        let mut state = 11u32;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state as f32 / u32::MAX as f32) * 16.0 - 8.0
+        };
+        let cols = 37;
+        let ev = 5;
+        for rows in 1..FEW_QUERIES {
+            for later in [false, true] {
+                let mut tile: Vec<f32> = (0..QUERY_ROWS * cols).map(|_| next()).collect();
+                tile[3] = f32::NEG_INFINITY;
+                tile[QUERY_ROWS + 1] = f32::INFINITY;
+                tile[2 * QUERY_ROWS + 2] = f32::NAN;
+                for col in tile.chunks_exact_mut(QUERY_ROWS) {
+                    col[4] = f32::NEG_INFINITY;
+                }
+                let (max, sum): (Vec<f32>, Vec<f32>) = if later {
+                    (0..QUERY_ROWS).map(|_| (next(), next().abs())).unzip()
+                } else {
+                    (vec![f32::NEG_INFINITY; QUERY_ROWS], vec![0.0; QUERY_ROWS])
+                };
+                let acc: Vec<f32> = (0..QUERY_ROWS * ev).map(|_| next()).collect();
+                let (mut t1, mut m1, mut s1, mut a1) =
+                    (tile.clone(), max.clone(), sum.clone(), acc.clone());
+                let (mut t2, mut m2, mut s2, mut a2) = (tile, max, sum, acc);
+                few_queries_softmax(&mut t1, rows, cols, &mut m1, &mut s1, &mut a1);
+                // SAFETY: only slices.
+                unsafe { online_softmax_plain(&mut t2, rows, cols, &mut m2, &mut s2, &mut a2) };
+                let same =
+                    |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                for i in 0..rows {
+                    assert!(
+                        same(m1[i], m2[i]) && same(s1[i], s2[i]),
+                        "rows {rows} query {i}"
+                    );
+                    for c in 0..cols {
+                        let at = c * QUERY_ROWS + i;
+                        assert!(same(t1[at], t2[at]), "rows {rows} query {i} key {c}");
+                    }
+                    for c in 0..ev {
+                        let at = c * QUERY_ROWS + i;
+                        assert!(same(a1[at], a2[at]), "rows {rows} query {i} column {c}");
+                    }
+                }
+            }
+        }
+    }
 
     /// The reference, by definition, in f64.
     fn naive(
