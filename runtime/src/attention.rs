@@ -893,15 +893,30 @@ unsafe fn online_softmax<T: Real>(
     acc: &mut [T],
 ) {
     if rows < FEW_QUERIES {
-        few_queries_softmax(tile, rows, cols, max, sum, acc);
+        // SAFETY: only slices.
+        unsafe { few_queries_softmax_wide(tile, rows, cols, max, sum, acc) };
         return;
     }
     // SAFETY: only slices.
     unsafe { online_softmax_wide(tile, rows, cols, max, sum, acc) }
 }
 
+widest_vectors! {
+    /// [`few_queries_softmax`], compiled with FMA (kiln-math's `exp` uses
+    /// fused multiply-adds, a library call per element without it).
+    unsafe fn few_queries_softmax_wide<T: [Real]>(
+        tile: &mut [T],
+        rows: usize,
+        cols: usize,
+        max: &mut [T],
+        sum: &mut [T],
+        acc: &mut [T],
+    ) => few_queries_softmax
+}
+
 /// [`online_softmax`] for the first `rows` queries only, one at a time,
 /// in the same order of operations per query (so the same bits).
+#[inline(always)]
 fn few_queries_softmax<T: Real>(
     tile: &mut [T],
     rows: usize,
