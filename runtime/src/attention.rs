@@ -304,6 +304,11 @@ impl Products {
             return;
         }
         let _ = qt;
+        if rows < FEW_QUERIES && q.cols == 1 && k.cols == 1 {
+            // SAFETY: forwarded (rows of q and k contiguous).
+            unsafe { few_scores(q, k, (rows, cols, e), scale, tile) };
+            return;
+        }
         // SAFETY: forwarded; the tile holds rows × cols at column stride
         // QUERY_ROWS.
         unsafe {
@@ -361,6 +366,11 @@ impl Products {
             };
             return;
         }
+        if rows < FEW_QUERIES && v.cols == 1 && ev <= FEW_VALUE_DIMS {
+            // SAFETY: forwarded (rows of v contiguous).
+            unsafe { few_values(tile, v, (rows, cols, ev), acc) };
+            return;
+        }
         // SAFETY: forwarded; the tiles as above.
         unsafe {
             gemm::gemm::<T>(
@@ -385,6 +395,108 @@ impl Products {
                 gemm::Parallelism::None,
             )
         }
+    }
+}
+
+/// Value dims up to which [`few_values`] keeps a query's accumulator row
+/// on the stack.
+const FEW_VALUE_DIMS: usize = 256;
+
+/// Lanes of the partial sums of [`few_scores`]' dot products.
+const DOT_LANES: usize = 16;
+
+/// The scores of fewer than [`FEW_QUERIES`] queries: one dot product per
+/// query and key over their contiguous rows, in [`DOT_LANES`] partial sums
+/// (gemm packs the whole key tile to compute one row of results).
+///
+/// # Safety
+/// `q` and `k` must address `rows` × `e` and `cols` × `e` elements, their
+/// rows contiguous.
+unsafe fn few_scores<T: Real>(
+    q: Block<T>,
+    k: Block<T>,
+    (rows, cols, e): (usize, usize, usize),
+    scale: T,
+    tile: &mut [T],
+) {
+    for i in 0..rows {
+        // SAFETY: query i's e elements are contiguous in q.
+        let qi = unsafe { std::slice::from_raw_parts(q.ptr.offset(i as isize * q.rows), e) };
+        for j in 0..cols {
+            // SAFETY: key j's e elements are contiguous in k.
+            let kj = unsafe { std::slice::from_raw_parts(k.ptr.offset(j as isize * k.rows), e) };
+            // SAFETY: plain slice arithmetic.
+            tile[j * QUERY_ROWS + i] = unsafe { dot_wide(qi, kj) } * scale;
+        }
+    }
+}
+
+widest_vectors! {
+    /// `Σ a[d]·b[d]`.
+    unsafe fn dot_wide<T: [Real]>(a: &[T], b: &[T]) -> T => dot_plain
+}
+
+#[inline(always)]
+fn dot_plain<T: Real>(a: &[T], b: &[T]) -> T {
+    let mut partial = [T::ZERO; DOT_LANES];
+    let (ac, bc) = (a.chunks_exact(DOT_LANES), b.chunks_exact(DOT_LANES));
+    let (at, bt) = (ac.remainder(), bc.remainder());
+    for (x, y) in ac.zip(bc) {
+        for l in 0..DOT_LANES {
+            partial[l] = partial[l] + x[l] * y[l];
+        }
+    }
+    let mut total = T::ZERO;
+    for p in partial {
+        total = total + p;
+    }
+    for (x, y) in at.iter().zip(bt) {
+        total = total + *x * *y;
+    }
+    total
+}
+
+/// `acc[i, c] += Σ_j tile[i, j]·v[j, c]` for fewer than [`FEW_QUERIES`]
+/// queries: each query's accumulator row gathered from the tile's columns,
+/// each key's value row added in with its weight, the row put back.
+///
+/// # Safety
+/// `v` must address `cols` × `ev` elements, its rows contiguous; `ev` ≤
+/// [`FEW_VALUE_DIMS`].
+unsafe fn few_values<T: Real>(
+    tile: &[T],
+    v: Block<T>,
+    (rows, cols, ev): (usize, usize, usize),
+    acc: &mut [T],
+) {
+    let mut row = [T::ZERO; FEW_VALUE_DIMS];
+    let row = &mut row[..ev];
+    for i in 0..rows {
+        for (c, x) in row.iter_mut().enumerate() {
+            *x = acc[c * QUERY_ROWS + i];
+        }
+        for j in 0..cols {
+            let p = tile[j * QUERY_ROWS + i];
+            // SAFETY: key j's ev values are contiguous in v.
+            let vj = unsafe { std::slice::from_raw_parts(v.ptr.offset(j as isize * v.rows), ev) };
+            // SAFETY: plain slice arithmetic.
+            unsafe { add_scaled_wide(row, p, vj) };
+        }
+        for (c, x) in row.iter().enumerate() {
+            acc[c * QUERY_ROWS + i] = *x;
+        }
+    }
+}
+
+widest_vectors! {
+    /// `row += p·v`.
+    unsafe fn add_scaled_wide<T: [Real]>(row: &mut [T], p: T, v: &[T]) => add_scaled_plain
+}
+
+#[inline(always)]
+fn add_scaled_plain<T: Real>(row: &mut [T], p: T, v: &[T]) {
+    for (x, y) in row.iter_mut().zip(v) {
+        *x = *x + p * *y;
     }
 }
 
@@ -1170,6 +1282,9 @@ mod tests {
             (64, 600, 64, 64, true),
             (5, 0, 4, 3, false),
             (3, 4, 0, 2, false),
+            // Decode-like: few queries over many keys (query by query).
+            (1, 300, 64, 64, true),
+            (4, 257, 20, 33, false),
         ]
         .iter()
         .flat_map(|&case| [(case, false), (case, true)])
