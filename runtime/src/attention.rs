@@ -121,6 +121,9 @@ trait Real:
     fn from_f64(x: f64) -> Self;
     fn exp(self) -> Self;
     fn is_finite(self) -> bool;
+    /// `self·a + b`, rounded once (one instruction where FMA is enabled,
+    /// as in [`widest_vectors!`]'s variants).
+    fn mul_add(self, a: Self, b: Self) -> Self;
 }
 
 impl Real for f32 {
@@ -140,6 +143,10 @@ impl Real for f32 {
     fn is_finite(self) -> bool {
         f32::is_finite(self)
     }
+    #[inline(always)]
+    fn mul_add(self, a: f32, b: f32) -> f32 {
+        f32::mul_add(self, a, b)
+    }
 }
 
 impl Real for f64 {
@@ -158,6 +165,10 @@ impl Real for f64 {
     #[inline(always)]
     fn is_finite(self) -> bool {
         f64::is_finite(self)
+    }
+    #[inline(always)]
+    fn mul_add(self, a: f64, b: f64) -> f64 {
+        f64::mul_add(self, a, b)
     }
 }
 
@@ -407,7 +418,8 @@ const DOT_LANES: usize = 16;
 
 /// The scores of fewer than [`FEW_QUERIES`] queries: one dot product per
 /// query and key over their contiguous rows, in [`DOT_LANES`] partial sums
-/// (gemm packs the whole key tile to compute one row of results).
+/// of fused multiply-adds, as gemm's (which packs the whole key tile to
+/// compute one row of results).
 ///
 /// # Safety
 /// `q` and `k` must address `rows` × `e` and `cols` × `e` elements, their
@@ -443,7 +455,7 @@ fn dot_plain<T: Real>(a: &[T], b: &[T]) -> T {
     let (at, bt) = (ac.remainder(), bc.remainder());
     for (x, y) in ac.zip(bc) {
         for l in 0..DOT_LANES {
-            partial[l] = partial[l] + x[l] * y[l];
+            partial[l] = x[l].mul_add(y[l], partial[l]);
         }
     }
     let mut total = T::ZERO;
@@ -451,7 +463,7 @@ fn dot_plain<T: Real>(a: &[T], b: &[T]) -> T {
         total = total + p;
     }
     for (x, y) in at.iter().zip(bt) {
-        total = total + *x * *y;
+        total = x.mul_add(*y, total);
     }
     total
 }
@@ -496,7 +508,7 @@ widest_vectors! {
 #[inline(always)]
 fn add_scaled_plain<T: Real>(row: &mut [T], p: T, v: &[T]) {
     for (x, y) in row.iter_mut().zip(v) {
-        *x = *x + p * *y;
+        *x = p.mul_add(*y, *x);
     }
 }
 
