@@ -37,13 +37,13 @@ proptest! {
     }
 }
 
-/// A program whose layout is PyTorch's error (view_as_complex of a
-/// channels-last input, whose last dim is not contiguous) fails to compile
-/// with the interpreter's words: no pass name in front (found by the
-/// random programs).
+/// A program whose layout is PyTorch's error (view_as_complex of a view
+/// whose first dim has an odd stride) fails to compile with the
+/// interpreter's words: no pass name in front (found by the random
+/// programs).
 #[test]
 fn layout_errors_read_as_the_interpreter() {
-    let text = "func @main(%x: tensor<1x1x1x2xf32, channels_last>) -> tensor<1x1x1xc64> {
+    let text = "func @main(%x: tensor<2x2xf32, strides=[3, 1]>) -> tensor<2xc64> {
   %0 = view_as_complex %x
   return %0
 }
@@ -73,6 +73,37 @@ fn layout_errors_read_as_the_interpreter() {
         Compiler::new(BackendKind::Cranelift)
             .compile(&module)
             .is_err()
+    );
+}
+
+/// PyTorch's view_as_complex checks the strides of dims longer than 1
+/// only (a channels-last `[1, 1, 1, 2]`, strides `[2, 1, 2, 1]`, is
+/// accepted, its size-1 dim's stride halved down to 0), and refuses an odd
+/// storage offset (found by the random programs: Kiln refused the first
+/// and accepted the second).
+#[test]
+fn view_as_complex_checks_what_pytorch_checks() {
+    let accepted = "func @main(%x: tensor<1x1x1x2xf32, channels_last>) -> tensor<1x1x1xc64> {
+  %0 = view_as_complex %x
+  return %0
+}
+";
+    let module = kiln::parse_module("size_one.kir", accepted, kiln::DefaultDType::F32).unwrap();
+    differ(&module, BackendKind::Cranelift).unwrap();
+    let refused = "func @main(%x: tensor<4xf32>) -> tensor<c64> {
+  %s = slice %x {dim = 0, start = 1, end = 3}
+  %c = view_as_complex %s
+  return %c
+}
+";
+    let module = kiln::parse_module("odd_offset.kir", refused, kiln::DefaultDType::F32).unwrap();
+    let got = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .err()
+        .expect("an odd storage offset is refused");
+    assert_eq!(
+        got.message(),
+        "Tensor must have a storage_offset divisible by 2"
     );
 }
 

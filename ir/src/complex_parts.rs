@@ -129,8 +129,9 @@ pub fn infer_pair(op: &Op, args: &[Arg<'_>], _: &InferCtx) -> Result<Inferred> {
 
 /// Where PyTorch's views put the parts: `real`/`imag` of a complex tensor
 /// at twice its strides, `view_as_real` with a last dim of stride 1,
-/// `view_as_complex` at half the strides (which must be even, with a last
-/// dim of stride 1: PyTorch's checks); a real tensor's `real` and `conj`
+/// `view_as_complex` at half the strides (which must be even where the dim
+/// is longer than 1, with a last dim of stride 1 and an even storage
+/// offset: PyTorch's checks); a real tensor's `real` and `conj`
 /// are the tensor itself; `conj_physical` a copy like it; `angle` of a
 /// complex tensor contiguous, of a real one TensorIterator's; `isreal`
 /// TensorIterator's.
@@ -161,10 +162,22 @@ pub fn layout(
                     "Tensor must have a last dimension with stride 1",
                 ));
             }
-            if g.strides[..n - 1].iter().any(|s| s % 2 != 0) {
+            // A dim of size 1 is not checked (PyTorch 2.15 skips it; its
+            // stride halves, rounding down, as PyTorch's does).
+            if g.strides[..n - 1]
+                .iter()
+                .zip(&g.shape)
+                .any(|(s, &size)| size != 1 && s % 2 != 0)
+            {
                 return Err(err(
                     ErrorKind::Layout,
                     "Tensor must have a stride divisible by 2 for all but last dimension",
+                ));
+            }
+            if g.offset % 2 != 0 {
+                return Err(err(
+                    ErrorKind::Layout,
+                    "Tensor must have a storage_offset divisible by 2",
                 ));
             }
             ResultLayout::Fresh(g.strides[..n - 1].iter().map(|s| s / 2).collect())
