@@ -54,20 +54,21 @@ __device__ __forceinline__ unsigned long long kiln_f2u64(double x) {
              : (unsigned long long)kiln_f2i64(x);
 }
 
-// NaN-propagating maximum and minimum; max(-0.0, 0.0) is its first operand.
+// NaN-propagating maximum and minimum (the first NaN operand, sign and all,
+// as the interpreter); max(-0.0, 0.0) is its first operand.
 template <typename T> __device__ __forceinline__ T kiln_max(T a, T b) { return a < b ? b : a; }
 template <typename T> __device__ __forceinline__ T kiln_min(T a, T b) { return b < a ? b : a; }
 __device__ __forceinline__ float kiln_max(float a, float b) {
-  return (a != a || b != b) ? KILN_F32_NAN : (a < b ? b : a);
+  return a != a ? a : b != b ? b : (a < b ? b : a);
 }
 __device__ __forceinline__ double kiln_max(double a, double b) {
-  return (a != a || b != b) ? KILN_F64_NAN : (a < b ? b : a);
+  return a != a ? a : b != b ? b : (a < b ? b : a);
 }
 __device__ __forceinline__ float kiln_min(float a, float b) {
-  return (a != a || b != b) ? KILN_F32_NAN : (b < a ? b : a);
+  return a != a ? a : b != b ? b : (b < a ? b : a);
 }
 __device__ __forceinline__ double kiln_min(double a, double b) {
-  return (a != a || b != b) ? KILN_F64_NAN : (b < a ? b : a);
+  return a != a ? a : b != b ? b : (b < a ? b : a);
 }
 
 // Python's float remainder and floor division.

@@ -61,10 +61,14 @@ pub fn float_div_floor<T: Float>(a: T, b: T) -> T {
     }
 }
 
-/// `std::max`-style: `a` unless `a < b`, NaN from either side propagates.
+/// `std::max`-style: `a` unless `a < b`; a NaN operand propagates (the
+/// first, with its sign: `signbit` sees it, and PyTorch's CPU kernels keep
+/// it, as the Cranelift backend's `a + b` for NaN does).
 fn float_max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
+    if a.is_nan() {
+        a
+    } else if b.is_nan() {
+        b
     } else if a < b {
         b
     } else {
@@ -72,9 +76,12 @@ fn float_max(a: f64, b: f64) -> f64 {
     }
 }
 
+/// As [`float_max`], the smaller.
 fn float_min(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
+    if a.is_nan() {
+        a
+    } else if b.is_nan() {
+        b
     } else if b < a {
         b
     } else {
@@ -760,6 +767,10 @@ mod tests {
         assert_eq!(float_div_floor(1.0f64, 0.0), f64::INFINITY);
         assert_eq!(float_remainder(-3.0f64, 2.0), 1.0);
         assert!(float_max(f64::NAN, 1.0).is_nan());
+        // A NaN operand propagates with its sign (signbit sees it; PyTorch
+        // gives signbit(clamp(remainder(-1.5, 0), max=-0.5)) = True).
+        assert!(float_min(1.0, -f64::NAN).is_sign_negative());
+        assert!(float_max(-f64::NAN, f64::NAN).is_sign_negative());
         assert_eq!(float_max(-0.0, 0.0).to_bits(), (-0.0f64).to_bits());
         assert_eq!(int_pow(2, -1), 0);
         assert_eq!(int_pow(-1, -3), -1);
