@@ -32,7 +32,7 @@ fn before_and_after(module: &Module) -> Result<(Module, Module), String> {
         .until("decompose")
         .map(|p| p.with(DcePass))
         .and_then(|p| p.run(&mut before))
-        .map_err(|e| format!("before: {e}"))?;
+        .map_err(|e| format!("before: {e}\n{module}"))?;
     let mut after = before.clone();
     PassManager::new()
         .with(optimizer(module.default_dtype))
@@ -87,7 +87,7 @@ fn check_unchanged(module: &Module) -> Result<(), String> {
         return match interp::run(&live, &inputs) {
             Err(e) if e.kind() == refused.kind() => Ok(()),
             other => Err(format!(
-                "the passes before the optimizer refuse the program ({refused}), the interpreter gives {:?}",
+                "the passes before the optimizer refuse the program ({refused}), the interpreter gives {:?}\n{module}",
                 other.map(|_| "results")
             )),
         };
@@ -122,7 +122,14 @@ proptest! {
     #[test]
     fn optimization_keeps_types_for_every_dtype(recipe in recipe_strategy(DTypes::All, 3, 12)) {
         let module = recipe.build();
-        let (before, after) = before_and_after(&module).map_err(TestCaseError::fail)?;
+        let (before, after) = match before_and_after(&module) {
+            Ok(pair) => pair,
+            // A program the passes before the optimizer refuse (PyTorch's
+            // layout errors: view_as_complex of a transpose) never reaches
+            // it; the test above checks that the interpreter refuses it too.
+            Err(e) if e.starts_with("before: ") => return Ok(()),
+            Err(e) => return Err(TestCaseError::fail(e)),
+        };
         let types = |m: &Module| {
             let f = m.entry().unwrap();
             f.returns.iter().map(|r| f.ty(*r).clone()).collect::<Vec<_>>()
