@@ -25,9 +25,16 @@ use crate::spatial::Operand;
 use crate::strided::Shared;
 use crate::wide::widest_vectors;
 
+/// Elements below which softmax stays a fused kernel: a host step costs
+/// a few microseconds more than a kernel (and ends fusion with the ops
+/// around it), which a small tensor's exponentials do not earn back (16×64
+/// between two pointwise ops: 3 µs fused, 9 µs as a step).
+const MIN_ELEMENTS: i64 = 1 << 15;
+
 /// Whether the host runs this instruction as one native step: `softmax`
-/// or `log_softmax` of an f32 tensor (every dim ≥ 1) over its last dim,
-/// computed in f32. Decomposition keeps these for the CPU backend.
+/// or `log_softmax` of an f32 tensor (every dim ≥ 1, at least
+/// [`MIN_ELEMENTS`] elements) over its last dim, computed in f32.
+/// Decomposition keeps these for the CPU backend.
 pub fn fused(func: &Func, inst: &Inst) -> bool {
     let (dim, dtype) = match &inst.op {
         Op::Softmax { dim, dtype } | Op::LogSoftmax { dim, dtype } => (*dim, *dtype),
@@ -46,6 +53,7 @@ pub fn fused(func: &Func, inst: &Inst) -> bool {
         && matches!(dtype, None | Some(DType::F32))
         && func.ty(inst.result()).dtype == DType::F32
         && xt.shape.iter().all(|&n| n >= 1)
+        && xt.numel() >= MIN_ELEMENTS
 }
 
 /// Runs `op` (a [`fused`] softmax or log_softmax) from `x` into `out`;
