@@ -249,12 +249,26 @@ enum Products {
     Avx512,
 }
 
-/// Below this many queries (a decode step's one), a tile's products go
-/// through `gemm`, which computes only the rows there are, and its online
-/// softmax runs query by query: the register-blocked kernels and the
-/// vector softmax compute all [`QUERY_ROWS`] (64 exponentials per key for
-/// one query).
+/// Below this many queries (a decode step's one), a tile's products are
+/// dot products and row updates ([`few_scores`], [`few_values`]; `gemm`
+/// where rows are strided or the CPU lacks FMA), and its online softmax
+/// runs query by query: the register-blocked kernels and the vector
+/// softmax compute all [`QUERY_ROWS`] (64 exponentials per key for one
+/// query).
 const FEW_QUERIES: usize = 8;
+
+/// Whether `mul_add` is one instruction in [`widest_vectors!`]'s variants;
+/// without FMA it is a library call per element, and `gemm` is faster.
+fn has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        true
+    }
+}
 
 impl Products {
     /// The products for `l` queries per batch item and head.
@@ -315,7 +329,7 @@ impl Products {
             return;
         }
         let _ = qt;
-        if rows < FEW_QUERIES && q.cols == 1 && k.cols == 1 {
+        if rows < FEW_QUERIES && q.cols == 1 && k.cols == 1 && has_fma() {
             // SAFETY: forwarded (rows of q and k contiguous).
             unsafe { few_scores(q, k, (rows, cols, e), scale, tile) };
             return;
@@ -377,7 +391,7 @@ impl Products {
             };
             return;
         }
-        if rows < FEW_QUERIES && v.cols == 1 && ev <= FEW_VALUE_DIMS {
+        if rows < FEW_QUERIES && v.cols == 1 && ev <= FEW_VALUE_DIMS && has_fma() {
             // SAFETY: forwarded (rows of v contiguous).
             unsafe { few_values(tile, v, (rows, cols, ev), acc) };
             return;
@@ -1294,9 +1308,11 @@ mod tests {
             (64, 600, 64, 64, true),
             (5, 0, 4, 3, false),
             (3, 4, 0, 2, false),
-            // Decode-like: few queries over many keys (query by query).
+            // Decode-like: few queries over many keys (query by query;
+            // more than 256 value dims: gemm).
             (1, 300, 64, 64, true),
             (4, 257, 20, 33, false),
+            (2, 40, 8, 300, false),
         ]
         .iter()
         .flat_map(|&case| [(case, false), (case, true)])

@@ -342,7 +342,8 @@ impl Ordered for f32 {
 
 /// One step of the reference's `amax`: `x` where it is larger or NaN (NaN
 /// propagates), else `top`; a select, not a branch, so that loops of it
-/// vectorize. (The native steps' row maxima: attention, cross_entropy.)
+/// vectorize. (The native steps' row maxima: attention, cross_entropy,
+/// softmax.)
 #[inline(always)]
 pub(crate) fn nan_max<T: PartialOrd + Copy>(top: T, x: T) -> T {
     // `x != x`: NaN, for any float type.

@@ -4,11 +4,12 @@
 //! their sum in one pass from cache (softmax keeps the exponentials in its
 //! output row), then the output. On 16 lanes of AVX-512 with kiln-math's
 //! `exp` ([`crate::avx512`]), else in the widest vectors LLVM makes of
-//! plain loops. Decomposed, softmax is a fused kernel of three phases that
-//! computes every exponential twice (once for the sum, once for the
-//! output) in 4-lane Cranelift vectors; the decomposition stays the
-//! definition (the interpreter runs it), and other forms of the ops (other
-//! dims, other dtypes) still lower to it.
+//! plain loops. Decomposed, softmax is a fused kernel of three phases
+//! with the same passes (the exponentials stored in the output and
+//! reloaded), whose exponentials run in 4-lane Cranelift vectors: the
+//! step's gain is the width. The decomposition stays the definition (the
+//! interpreter runs it), and other forms of the ops (other dims, other
+//! dtypes, small tensors) still lower to it.
 //!
 //! The arithmetic is the decomposition's: `m = amax(row)` (NaN
 //! propagates), `e = exp(x − m)` with kiln-math's f32 `exp`, `s = Σ e`
@@ -106,6 +107,8 @@ pub unsafe fn softmax(op: &Op, x: Operand, out: Operand) -> Result<bool> {
             // SAFETY: the output row's n elements are inside out's buffer,
             // which does not overlap x's.
             let first_out = unsafe { op_.ptr().offset(o_at as isize) };
+            // Plans write softmax contiguous (PyTorch's layout); a strided
+            // output row (another caller) goes through a copy.
             let out_row: &mut [f32] = if o_step == 1 {
                 // SAFETY: as above; rows of one output are disjoint.
                 unsafe { std::slice::from_raw_parts_mut(first_out, n) }

@@ -170,9 +170,10 @@ impl Backend for Cranelift {
         &["fuse", "codegen", "machine"]
     }
 
-    /// Attention in f32 and f64 and cross_entropy of f32 logits run as
-    /// one native host step each (`kiln_runtime::attention`,
-    /// `kiln_runtime::cross_entropy`) rather than as their expansions.
+    /// Attention in f32 and f64, cross_entropy of f32 logits, var/std and
+    /// (large) softmax/log_softmax of f32 rows run as one native host step
+    /// each (`kiln_runtime::execute::native_composite` lists them) rather
+    /// than as their expansions.
     fn keeps(&self) -> Option<kiln_passes::decompose::Keep> {
         Some(kiln_runtime::execute::native_composite)
     }

@@ -63,8 +63,10 @@ pub fn float_div_floor<T: Float>(a: T, b: T) -> T {
 
 /// `std::max`-style: `a` unless `a < b`; a NaN operand propagates (the
 /// first, with its sign: `signbit` sees it, and PyTorch's CPU kernels keep
-/// it, as the Cranelift backend's `a + b` for NaN does).
-fn float_max(a: f64, b: f64) -> f64 {
+/// it, as the Cranelift backend's `a + b` for NaN does). The rule of every
+/// float maximum of the interpreter: `maximum`, `amax`'s fold,
+/// `scatter_reduce`'s amax.
+pub(crate) fn float_max(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         a
     } else if b.is_nan() {
@@ -77,7 +79,7 @@ fn float_max(a: f64, b: f64) -> f64 {
 }
 
 /// As [`float_max`], the smaller.
-fn float_min(a: f64, b: f64) -> f64 {
+pub(crate) fn float_min(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         a
     } else if b.is_nan() {

@@ -136,14 +136,11 @@ fn combine(how: ScatterReduce, a: Elem, b: Elem) -> Elem {
         (ScatterReduce::Sum | ScatterReduce::Mean, _, _) => Elem::F(a.f64() + b.f64()),
         (ScatterReduce::Prod, _, _) => Elem::F(a.f64() * b.f64()),
         // NaN wins, as PyTorch's maximum and minimum.
-        (ScatterReduce::Amax | ScatterReduce::Amin, Elem::F(x), Elem::F(y)) => {
-            if x.is_nan() || y.is_nan() {
-                Elem::F(f64::NAN)
-            } else if matches!(how, ScatterReduce::Amax) {
-                Elem::F(x.max(y))
-            } else {
-                Elem::F(x.min(y))
-            }
+        (ScatterReduce::Amax, Elem::F(x), Elem::F(y)) => {
+            Elem::F(super::elementwise::float_max(x, y))
+        }
+        (ScatterReduce::Amin, Elem::F(x), Elem::F(y)) => {
+            Elem::F(super::elementwise::float_min(x, y))
         }
         (ScatterReduce::Amax, Elem::I(x), Elem::I(y)) => Elem::I(x.max(y)),
         (ScatterReduce::Amin, Elem::I(x), Elem::I(y)) => Elem::I(x.min(y)),

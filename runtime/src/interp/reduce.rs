@@ -30,13 +30,6 @@ fn out_index(index: &[i64], reduced: &[bool], keepdim: bool) -> Vec<i64> {
 /// in f64 (rounded once at the end), integers wrapping in the computation
 /// dtype, NaN propagating through max and min.
 fn fold(f: Fold, acc: Elem, x: Elem, compute: DType) -> Elem {
-    let nan_or = |a: f64, b: f64, pick: fn(f64, f64) -> f64| {
-        if a.is_nan() || b.is_nan() {
-            f64::NAN
-        } else {
-            pick(a, b)
-        }
-    };
     match (f, acc, x) {
         (Fold::Sum, Elem::F(a), Elem::F(b)) => Elem::F(a + b),
         (Fold::Sum, Elem::C(ar, ai), Elem::C(br, bi)) => Elem::C(ar + br, ai + bi),
@@ -46,9 +39,9 @@ fn fold(f: Fold, acc: Elem, x: Elem, compute: DType) -> Elem {
             Elem::C(ar * br - ai * bi, ar * bi + ai * br)
         }
         (Fold::Prod, Elem::I(a), Elem::I(b)) => Elem::I(wrap_int(a.wrapping_mul(b), compute)),
-        (Fold::Max, Elem::F(a), Elem::F(b)) => Elem::F(nan_or(a, b, f64::max)),
+        (Fold::Max, Elem::F(a), Elem::F(b)) => Elem::F(super::elementwise::float_max(a, b)),
         (Fold::Max, Elem::I(a), Elem::I(b)) => Elem::I(a.max(b)),
-        (Fold::Min, Elem::F(a), Elem::F(b)) => Elem::F(nan_or(a, b, f64::min)),
+        (Fold::Min, Elem::F(a), Elem::F(b)) => Elem::F(super::elementwise::float_min(a, b)),
         (Fold::Min, Elem::I(a), Elem::I(b)) => Elem::I(a.min(b)),
         (Fold::Or, a, b) => Elem::B(a.truthy() || b.truthy()),
         (Fold::And, a, b) => Elem::B(a.truthy() && b.truthy()),

@@ -578,7 +578,7 @@ impl<'b> Gen<'_, 'b> {
         let mut tail_start = start;
         if self.vector {
             let copies = if accs.is_empty() {
-                self.pointwise_copies(&needed, &invariant)
+                self.pointwise_copies(&needed, &invariant, d)
             } else {
                 UNROLL
             };
@@ -619,10 +619,17 @@ impl<'b> Gen<'_, 'b> {
     /// chain: 400 -> 175 ms with four). A short body gains nothing (the
     /// window already spans iterations), and each copy costs compile
     /// time, which a small kernel never earns back.
-    fn pointwise_copies(&self, needed: &[NodeId], invariant: &[NodeId]) -> usize {
+    fn pointwise_copies(&self, needed: &[NodeId], invariant: &[NodeId], d: usize) -> usize {
         if self.k.space.iter().product::<i64>() < MANY_ELEMENTS {
             return 1;
         }
+        // The row loop's length (a tile's, in tiled kernels): copies its
+        // rows are too short to run would be compile time for nothing.
+        let row = if self.tiled {
+            TILE.min(self.k.space[d])
+        } else {
+            self.k.space[d]
+        };
         let costly = needed
             .iter()
             .filter(|n| !invariant.contains(n))
@@ -632,11 +639,15 @@ impl<'b> Gen<'_, 'b> {
                 _ => false,
             })
             .count();
-        match costly {
+        let mut copies: usize = match costly {
             0..=2 => 1,
             3..=5 => 2,
             _ => 4,
+        };
+        while copies > 1 && row < LANES * copies as i64 {
+            copies /= 2;
         }
+        copies
     }
 
     /// The vector loop from `start` while `copies` vectors of lanes are
