@@ -14,32 +14,39 @@ use crate::{inputs_for, load, programs, runnable};
 
 /// Whether a program sums (its results may differ in summation order).
 pub fn sums(module: &Module) -> bool {
-    module.funcs.iter().flat_map(|f| &f.insts).any(|i| {
-        // Every reduction (sum, mean, any/all...), convolution, pooling
-        // and resampling, and the composites that sum inside.
-        (i.op.is(Traits::REDUCTION) && !matches!(i.op, Op::ArgReduce { .. }))
-            || kiln::spatial::spatial(&i.op).is_some()
-            || matches!(
-                i.op,
-                Op::Matmul
-                    | Op::Linear
-                    | Op::ScaledDotProductAttention { .. }
-                    | Op::MultiHeadAttentionForward { .. }
-                    | Op::Softmax { .. }
-                    | Op::LogSoftmax { .. }
-                    | Op::LayerNorm { .. }
-                    | Op::Einsum { .. }
-                    | Op::Tensordot { .. }
-                    | Op::Vdot
-                    | Op::Bilinear
-                    | Op::LinalgMultiDot
-                    | Op::Cdist { .. }
-                    | Op::LocalResponseNorm { .. }
-                    | Op::NativeLayerNorm { .. }
-                    | Op::NativeBatchNorm { .. }
-                    | Op::NativeGroupNorm { .. }
-            )
-    })
+    module
+        .funcs
+        .iter()
+        .flat_map(|f| &f.insts)
+        .any(|i| sums_inside(&i.op))
+}
+
+/// Whether an op sums: every reduction (sum, mean, any/all...),
+/// convolution, pooling and resampling, and the composites that sum
+/// inside.
+fn sums_inside(op: &Op) -> bool {
+    (op.is(Traits::REDUCTION) && !matches!(op, Op::ArgReduce { .. }))
+        || kiln::spatial::spatial(op).is_some()
+        || matches!(
+            op,
+            Op::Matmul
+                | Op::Linear
+                | Op::ScaledDotProductAttention { .. }
+                | Op::MultiHeadAttentionForward { .. }
+                | Op::Softmax { .. }
+                | Op::LogSoftmax { .. }
+                | Op::LayerNorm { .. }
+                | Op::Einsum { .. }
+                | Op::Tensordot { .. }
+                | Op::Vdot
+                | Op::Bilinear
+                | Op::LinalgMultiDot
+                | Op::Cdist { .. }
+                | Op::LocalResponseNorm { .. }
+                | Op::NativeLayerNorm { .. }
+                | Op::NativeBatchNorm { .. }
+                | Op::NativeGroupNorm { .. }
+        )
 }
 
 /// How a program runs on the side compared with the interpreter.
@@ -214,14 +221,13 @@ fn unstable_results(module: &Module, math: Math) -> (Vec<bool>, Vec<bool>) {
         let operands: Vec<kiln::ValueId> = inst.value_operands().collect();
         let any_approx = operands.iter().any(|v| approx[v.index()]);
         // Sums whose last bits depend on summation order: reductions
-        // other than max and min, matmul, and the row-wise composites.
+        // other than max and min, and every op `sums_inside` lists
+        // (matmul, attention, the row-wise composites...).
         let sums = match &inst.op {
             Op::Reduce { op, .. } => {
                 !matches!(op, kiln::ReduceOp::Amax | kiln::ReduceOp::Amin) && float(operands[0])
             }
-            Op::ArgReduce { .. } => false,
-            Op::Matmul | Op::Linear | Op::ScaledDotProductAttention { .. } => float(operands[0]),
-            op => op.is(Traits::REDUCTION) && operands.first().is_some_and(|v| float(*v)),
+            op => sums_inside(op) && operands.first().is_some_and(|v| float(*v)),
         };
         let discontinuous = match &inst.op {
             Op::Cast { dtype }
