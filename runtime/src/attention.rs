@@ -247,11 +247,17 @@ enum Products {
     /// queries are transposed once per task and the tile is already
     /// column-major; keys and values are read in place, a broadcast each.
     Avx512,
+    /// Fewer than [`FEW_QUERIES`] queries on a CPU with FMA (a decode
+    /// step): dot products over contiguous query and key rows, and each
+    /// key's value row added into the query's accumulator row
+    /// ([`few_scores`], [`few_values`]); `gemm` packs the whole key or
+    /// value tile to compute a row or two. Strided operands still go to
+    /// `gemm`.
+    Rows,
 }
 
-/// Below this many queries (a decode step's one), a tile's products are
-/// dot products and row updates ([`few_scores`], [`few_values`]; `gemm`
-/// where rows are strided or the CPU lacks FMA), and its online softmax
+/// Below this many queries (a decode step's one), the products are
+/// [`Products::Rows`] (or `gemm` without FMA), and a tile's online softmax
 /// runs query by query: the register-blocked kernels and the vector
 /// softmax compute all [`QUERY_ROWS`] (64 exponentials per key for one
 /// query).
@@ -274,7 +280,11 @@ impl Products {
     /// The products for `l` queries per batch item and head.
     fn for_queries<T: Real>(l: usize) -> Products {
         if l < FEW_QUERIES {
-            Products::Gemm
+            if has_fma() {
+                Products::Rows
+            } else {
+                Products::Gemm
+            }
         } else {
             Products::for_element::<T>()
         }
@@ -329,7 +339,7 @@ impl Products {
             return;
         }
         let _ = qt;
-        if rows < FEW_QUERIES && q.cols == 1 && k.cols == 1 && has_fma() {
+        if self == Products::Rows && q.cols == 1 && k.cols == 1 {
             // SAFETY: forwarded (rows of q and k contiguous).
             unsafe { few_scores(q, k, (rows, cols, e), scale, tile) };
             return;
@@ -391,7 +401,7 @@ impl Products {
             };
             return;
         }
-        if rows < FEW_QUERIES && v.cols == 1 && ev <= FEW_VALUE_DIMS && has_fma() {
+        if self == Products::Rows && v.cols == 1 && ev <= FEW_VALUE_DIMS {
             // SAFETY: forwarded (rows of v contiguous).
             unsafe { few_values(tile, v, (rows, cols, ev), acc) };
             return;
@@ -779,10 +789,10 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
         || Scratch {
             qt: vec![
                 T::ZERO;
-                if products == Products::Gemm {
-                    0
-                } else {
+                if products == Products::Avx512 {
                     QUERY_ROWS * e
+                } else {
+                    0
                 }
             ],
             scores: vec![T::ZERO; QUERY_ROWS * KEY_COLS],
@@ -807,7 +817,7 @@ unsafe fn run<T: Real>(scale: f64, causal: bool, x: &Operands, out: Operand, pro
             sum.fill(T::ZERO);
             acc.fill(T::ZERO);
             let qb = q.offsets[b] + i0 as isize * q.rows;
-            if products != Products::Gemm {
+            if products == Products::Avx512 {
                 // SAFETY: rows × e of the query inside its view.
                 unsafe { transpose_block(qp.ptr().offset(qb), q.rows, q.cols, rows, e, qt) };
             }
@@ -1052,6 +1062,16 @@ widest_vectors! {
     ) => few_queries_softmax
 }
 
+/// A query's new base of exponentials, its tile's maximum `top`, and the
+/// factor `e^(old − base)` that rescales what was summed against the old
+/// maximum. Where every score so far is −inf the base is 0: the
+/// exponentials are then 0, not e^(−inf + inf).
+#[inline(always)]
+fn rebased<T: Real>(old: T, top: T) -> (T, T) {
+    let base = if top == T::NEG_INFINITY { T::ZERO } else { top };
+    (base, (old - base).exp())
+}
+
 /// [`online_softmax`] for the first `rows` queries only, one at a time,
 /// in the same order of operations per query (so the same bits).
 #[inline(always)]
@@ -1068,9 +1088,7 @@ fn few_queries_softmax<T: Real>(
         for col in tile.chunks_exact(QUERY_ROWS).take(cols) {
             top = crate::lines::nan_max(top, col[i]);
         }
-        // As the vector form: where every score so far is −inf, subtract 0.
-        let base = if top == T::NEG_INFINITY { T::ZERO } else { top };
-        let scale = (max[i] - base).exp();
+        let (base, scale) = rebased(max[i], top);
         max[i] = top;
         let mut total = sum[i] * scale;
         for col in tile.chunks_exact_mut(QUERY_ROWS).take(cols) {
@@ -1119,17 +1137,10 @@ unsafe fn online_softmax_plain<T: Real>(
             top[i] = crate::lines::nan_max(top[i], x);
         }
     }
-    // Where every score so far is −inf, subtract 0: the exponentials are
-    // then 0, not e^(−inf + inf).
     let mut base = [T::ZERO; QUERY_ROWS];
     let mut scale = [T::ONE; QUERY_ROWS];
     for i in 0..QUERY_ROWS {
-        base[i] = if top[i] == T::NEG_INFINITY {
-            T::ZERO
-        } else {
-            top[i]
-        };
-        scale[i] = (max[i] - base[i]).exp();
+        (base[i], scale[i]) = rebased(max[i], top[i]);
         max[i] = top[i];
         sum[i] = sum[i] * scale[i];
     }
@@ -1157,13 +1168,8 @@ mod tests {
     /// a first tile (maxima −inf) and a later one.
     #[test]
     fn few_queries_softmax_matches_the_vector_form() {
-        let mut state = 11u32;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state as f32 / u32::MAX as f32) * 16.0 - 8.0
-        };
+        let mut stream = crate::random::Stream::new(11);
+        let mut next = || (stream.unit() * 8.0) as f32;
         let cols = 37;
         let ev = 5;
         for rows in 1..FEW_QUERIES {
@@ -1299,6 +1305,9 @@ mod tests {
         let mut ways = vec![(DType::F64, Products::Gemm), (DType::F32, Products::Gemm)];
         if Products::for_element::<f32>() != Products::Gemm {
             ways.push((DType::F32, Products::for_element::<f32>()));
+        }
+        if has_fma() {
+            ways.extend([(DType::F64, Products::Rows), (DType::F32, Products::Rows)]);
         }
         for &(l, s, e, ev, causal, poisoned) in &[
             (1, 1, 1, 1, false),

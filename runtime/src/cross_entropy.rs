@@ -92,13 +92,7 @@ pub unsafe fn cross_entropy(
             // buffers (the caller's contract).
             let (row, target) = unsafe {
                 let first = logits.ptr().offset((x_offset + i * row_stride) as isize);
-                let row: &[f32] = if col_stride == 1 {
-                    std::slice::from_raw_parts(first, c)
-                } else {
-                    copy.clear();
-                    copy.extend((0..c).map(|j| *first.offset(j as isize * col_stride as isize)));
-                    copy
-                };
+                let row = crate::strided::row(first, c, col_stride, copy);
                 let at = (t_offset + i * t_stride) as isize;
                 let target = if t_dtype == DType::I64 {
                     *targets.ptr().cast::<i64>().offset(at)

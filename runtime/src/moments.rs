@@ -17,7 +17,7 @@ use kiln_ir::{DType, Op, Result};
 use rayon::prelude::*;
 
 use crate::spatial::Operand;
-use crate::strided::Shared;
+use crate::strided::{Shared, row, row_offset};
 use crate::wide::widest_vectors;
 
 /// Whether the host runs this instruction as one native step: `var` or
@@ -73,26 +73,11 @@ pub unsafe fn moments(op: &Op, x: Operand, out: Operand) -> Result<bool> {
     (0..rows)
         .into_par_iter()
         .for_each_init(Vec::new, |copy: &mut Vec<f32>, r| {
-            // The row's multi-index over the outer dims, as offsets.
-            let (mut x_at, mut o_at, mut rest) = (xg.offset, og.offset, r);
-            for d in (0..last).rev() {
-                let i = rest % outer[d];
-                rest /= outer[d];
-                x_at += i * xg.strides[d];
-                o_at += i * out_strides.get(d).copied().unwrap_or(0);
-            }
+            let x_at = row_offset(xg.offset, &xg.strides, outer, r);
+            let o_at = row_offset(og.offset, out_strides, outer, r);
             // SAFETY: the row's n elements are inside x's buffer (the
-            // caller's contract).
-            let row: &[f32] = unsafe {
-                let first = xp.ptr().offset(x_at as isize);
-                if step == 1 {
-                    std::slice::from_raw_parts(first, n)
-                } else {
-                    copy.clear();
-                    copy.extend((0..n).map(|j| *first.offset(j as isize * step as isize)));
-                    copy
-                }
-            };
+            // caller's contract), which nothing writes during the step.
+            let row = unsafe { row(xp.ptr().offset(x_at as isize), n, step, copy) };
             let var = squared_deviations(row) / divisor;
             let value = if root { var.sqrt() } else { var };
             // SAFETY: the row's result is inside out's buffer.

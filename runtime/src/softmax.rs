@@ -23,7 +23,7 @@ use kiln_math::Function;
 use rayon::prelude::*;
 
 use crate::spatial::Operand;
-use crate::strided::Shared;
+use crate::strided::{Shared, row, row_offset};
 use crate::wide::widest_vectors;
 
 /// Elements below which softmax stays a fused kernel: a host step costs
@@ -84,26 +84,11 @@ pub unsafe fn softmax(op: &Op, x: Operand, out: Operand) -> Result<bool> {
     (0..rows).into_par_iter().for_each_init(
         || (Vec::new(), Vec::new()),
         |(x_copy, o_copy): &mut (Vec<f32>, Vec<f32>), r| {
-            // The row's multi-index over the outer dims, as offsets.
-            let (mut x_at, mut o_at, mut rest) = (xg.offset, og.offset, r);
-            for d in (0..last).rev() {
-                let i = rest % outer[d];
-                rest /= outer[d];
-                x_at += i * xg.strides[d];
-                o_at += i * og.strides[d];
-            }
+            let x_at = row_offset(xg.offset, &xg.strides, outer, r);
+            let o_at = row_offset(og.offset, &og.strides, outer, r);
             // SAFETY: the row's n elements are inside x's buffer (the
-            // caller's contract).
-            let row: &[f32] = unsafe {
-                let first = xp.ptr().offset(x_at as isize);
-                if x_step == 1 {
-                    std::slice::from_raw_parts(first, n)
-                } else {
-                    x_copy.clear();
-                    x_copy.extend((0..n).map(|j| *first.offset(j as isize * x_step as isize)));
-                    x_copy
-                }
-            };
+            // caller's contract), which nothing writes during the step.
+            let row = unsafe { row(xp.ptr().offset(x_at as isize), n, x_step, x_copy) };
             // SAFETY: the output row's n elements are inside out's buffer,
             // which does not overlap x's.
             let first_out = unsafe { op_.ptr().offset(o_at as isize) };
@@ -356,13 +341,8 @@ mod tests {
     /// tails) with infinities and NaN.
     #[test]
     fn row_passes_agree() {
-        let mut state = 7u32;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state as f32 / u32::MAX as f32) * 20.0 - 10.0
-        };
+        let mut stream = crate::random::Stream::new(7);
+        let mut next = || (stream.unit() * 10.0) as f32;
         let same = |a: f32, b: f32, tol: f32| {
             (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * b.abs()
         };

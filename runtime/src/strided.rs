@@ -1,5 +1,6 @@
 //! What the host's native steps (`crate::spatial`, `crate::attention`,
-//! `crate::gather`, `crate::lines`, `crate::cross_entropy`) and the run
+//! `crate::gather`, `crate::lines`, `crate::cross_entropy`,
+//! `crate::moments`, `crate::softmax`) and the run
 //! loop's writes share: a pointer that may
 //! cross rayon's threads, and walks over strided geometries that keep one
 //! element offset per operand with an odometer (an element costs an
@@ -94,4 +95,35 @@ pub(crate) fn rows<const N: usize>(
             position[k] = 0;
         }
     }
+}
+
+/// The element offset of row `r` of a geometry whose rows run along its
+/// last dim: `r` as a row-major index over the `outer` dims' sizes, times
+/// their `strides` (a dim past the end of `strides` steps 0: the dropped
+/// dim of a reduction's result), from `offset`. The native row steps'
+/// rows go to rayon's threads one by one, so each finds its own start.
+pub(crate) fn row_offset(offset: i64, strides: &[i64], outer: &[i64], mut r: i64) -> i64 {
+    let mut at = offset;
+    for d in (0..outer.len()).rev() {
+        at += r % outer[d] * strides.get(d).copied().unwrap_or(0);
+        r /= outer[d];
+    }
+    at
+}
+
+/// The `n` elements from `first`, `step` apart: in place where they are
+/// contiguous, else copied into `copy`.
+///
+/// # Safety
+/// The `n` elements must be inside one buffer, and not written while the
+/// slice lives.
+pub(crate) unsafe fn row<T: Copy>(first: *const T, n: usize, step: i64, copy: &mut Vec<T>) -> &[T] {
+    if step == 1 {
+        // SAFETY: the caller's.
+        return unsafe { std::slice::from_raw_parts(first, n) };
+    }
+    copy.clear();
+    // SAFETY: the caller's.
+    copy.extend((0..n).map(|j| unsafe { *first.offset(j as isize * step as isize) }));
+    copy
 }
