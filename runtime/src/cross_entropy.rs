@@ -124,7 +124,10 @@ pub unsafe fn cross_entropy(
             }
         }
         LossReduction::Sum | LossReduction::Mean => {
-            let total: f64 = rows.iter().map(|(l, _)| f64::from(*l)).sum();
+            // From +0, as PyTorch's nll_loss and the decomposition's sum
+            // (Rust's float `sum` starts from -0.0: all-zero losses would
+            // sum to -0.0).
+            let total = rows.iter().fold(0.0, |s, (l, _)| s + f64::from(*l));
             let value = if *reduction == LossReduction::Mean {
                 let count = rows.iter().filter(|(_, counts)| *counts).count();
                 (total as f32) / (count as f32)

@@ -354,10 +354,11 @@ fn adaptive(a: &Adaptive, x: &Tensor, out_shape: &[i64]) -> (Vec<Elem>, Vec<Elem
                 values.push(best);
                 indices.push(Elem::I(i128::from(at)));
             } else {
-                let sum: f64 = offsets
+                // From +0, as PyTorch's pooling sums (Rust's float `sum`
+                // starts from -0.0).
+                let sum = offsets
                     .iter()
-                    .map(|off| xv[base + *off as usize].f64())
-                    .sum();
+                    .fold(0.0, |s, off| s + xv[base + *off as usize].f64());
                 values.push(round_result(Elem::F(sum / offsets.len() as f64), dtype));
             }
         }
