@@ -705,6 +705,65 @@ impl Emit<'_, '_> {
         }
     }
 
+    /// Four vectors of dtype `d` whose lane `k` comes from `addrs[k]`: the
+    /// contiguous vectors there transposed, so result `r` holds element
+    /// `r` of every address (a 4x4 transpose in registers).
+    pub fn load_transposed(&mut self, d: DType, addrs: [Value; 4]) -> [Val; 4] {
+        let raw = addrs.map(|a| self.load_contiguous(d, a));
+        let rows = self.transpose4(stored_class(d), raw);
+        rows.map(|r| self.from_storage(d, r))
+    }
+
+    /// The 4x4 transpose of four vectors of class `c`: lane `k` of result
+    /// `r` is lane `r` of `rows[k]`. Interleaves of 32-bit, then 64-bit
+    /// halves (unpcklps/unpckhps, then unpcklpd/unpckhpd on x64); a 64-bit
+    /// class's rows are two registers, whose halves interleave once.
+    pub fn transpose4(&mut self, c: Class, rows: [Val; 4]) -> [Val; 4] {
+        const LOW_32: [u8; 4] = [0, 4, 1, 5];
+        const HIGH_32: [u8; 4] = [2, 6, 3, 7];
+        const LOW_64: [u8; 4] = [0, 1, 4, 5];
+        const HIGH_64: [u8; 4] = [2, 3, 6, 7];
+        if c.is_wide() {
+            let mut out = rows;
+            for (r, o) in out.iter_mut().enumerate() {
+                let (part, pick) = (r / 2, if r % 2 == 0 { LOW_64 } else { HIGH_64 });
+                let lo = self.pick_32(rows[0].part(part), rows[1].part(part), pick);
+                let hi = self.pick_32(rows[2].part(part), rows[3].part(part), pick);
+                *o = Val::two(lo, hi);
+            }
+            return out;
+        }
+        let [a, b, x, y] = rows.map(|v| v.part(0));
+        let (ab_lo, ab_hi) = (self.pick_32(a, b, LOW_32), self.pick_32(a, b, HIGH_32));
+        let (xy_lo, xy_hi) = (self.pick_32(x, y, LOW_32), self.pick_32(x, y, HIGH_32));
+        [
+            self.pick_32(ab_lo, xy_lo, LOW_64),
+            self.pick_32(ab_lo, xy_lo, HIGH_64),
+            self.pick_32(ab_hi, xy_hi, LOW_64),
+            self.pick_32(ab_hi, xy_hi, HIGH_64),
+        ]
+        .map(Val::one)
+    }
+
+    /// The 32-bit lanes `lanes` of `a` (0-3) and `b` (4-7), in `a`'s type.
+    fn pick_32(&mut self, a: Value, b: Value, lanes: [u8; 4]) -> Value {
+        let ty = self.b.func.dfg.value_type(a);
+        let x = self.b.ins().bitcast(types::I8X16, little(), a);
+        let y = self.b.ins().bitcast(types::I8X16, little(), b);
+        let mut mask = [0u8; 16];
+        for (i, m) in mask.iter_mut().enumerate() {
+            *m = lanes[i / 4] * 4 + (i % 4) as u8;
+        }
+        let imm = self
+            .b
+            .func
+            .dfg
+            .immediates
+            .push(ConstantData::from(&mask[..]));
+        let s = self.b.ins().shuffle(x, y, imm);
+        self.b.ins().bitcast(ty, little(), s)
+    }
+
     fn load_contiguous(&mut self, d: DType, addr: Value) -> Val {
         let f = flags();
         match d.itemsize() {
