@@ -695,7 +695,13 @@ unsafe fn native_step<'v>(
     }
     if matches!(
         inst.op,
-        Op::Cumsum { .. } | Op::Cumprod { .. } | Op::Topk { .. } | Op::Sort { .. }
+        Op::Cumsum { .. }
+            | Op::Cumprod { .. }
+            | Op::Logcumsumexp { .. }
+            | Op::Cummax { .. }
+            | Op::Cummin { .. }
+            | Op::Topk { .. }
+            | Op::Sort { .. }
     ) {
         let (Some(x), Some(input)) = (operand(0), view(0)) else {
             return Ok(false);

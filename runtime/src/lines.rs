@@ -1,5 +1,6 @@
 //! Ops that run along one dim, line by line, as native host steps of
-//! compiled plans: the scans `cumsum` and `cumprod`, and `topk` and `sort`.
+//! compiled plans: the scans `cumsum`, `cumprod`, `logcumsumexp`,
+//! `cummax` and `cummin`, and `topk` and `sort`.
 //! The interpreter (`crate::interp::scan`, `crate::interp::sort`) stays
 //! their definition; these compute the same bits on the plan's buffers,
 //! the lines spread over rayon's threads.
@@ -7,7 +8,11 @@
 //! - Scans of f32, f64 and i64: PyTorch's CPU accumulators (`acc_type<T,
 //!   false>`: f32 sums and products in f64, integers in wrapping i64), the
 //!   first element taken as it is (so −0.0 stays), every output rounded
-//!   once to its dtype.
+//!   once to its dtype. `logcumsumexp` of f32 and f64: the interpreter's
+//!   `log_add_exp` step in f64 (f32's accumulator, as PyTorch's).
+//! - `cummax` and `cummin` of f32, f64, i32 and i64: the value kept as it
+//!   is and its position, by [`takes_over`] (PyTorch's rule, the
+//!   interpreter's too).
 //! - `topk` and `sort` of f32, f64, i32 and i64: the interpreter's total
 //!   order (NaN above everything, −0.0 equal to 0.0, equal values by
 //!   position), so the positions agree too. Up to [`FEW`] of a longer line,
@@ -40,11 +45,24 @@ pub fn native(op: &Op, input: DType, result: DType) -> bool {
         Op::Cumsum { .. } | Op::Cumprod { .. } => {
             input == result && matches!(result, DType::F32 | DType::F64 | DType::I64)
         }
-        Op::Topk { .. } | Op::Sort { .. } => {
+        Op::Logcumsumexp { .. } => input == result && matches!(result, DType::F32 | DType::F64),
+        Op::Topk { .. } | Op::Sort { .. } | Op::Cummax { .. } | Op::Cummin { .. } => {
             input == result && matches!(result, DType::F32 | DType::F64 | DType::I32 | DType::I64)
         }
         _ => false,
     }
+}
+
+/// Whether `x` takes over as the running maximum (`max`) or minimum of
+/// `cummax` or `cummin`: PyTorch's `x >= best || isnan(x)`, so the last
+/// of equal values wins, and a NaN sticks once met (nothing compares above
+/// it) while each later NaN takes its place. The interpreter's rule too.
+#[inline(always)]
+pub(crate) fn takes_over<T: PartialOrd + Copy>(x: T, best: T, max: bool) -> bool {
+    // `x != x`: NaN, for any float type (never, for integers).
+    #[allow(clippy::eq_op)]
+    let nan = x != x;
+    nan || if max { x >= best } else { x <= best }
 }
 
 /// Runs `op` (a scan, topk or sort) from `x` (of dtype `dtype`) into
@@ -64,6 +82,7 @@ pub unsafe fn run(op: &Op, dtype: DType, x: Operand, outs: &[(Operand, DType)]) 
     let shape = &x.geometry.shape;
     let dim = match op {
         Op::Cumsum { dim, .. } | Op::Cumprod { dim, .. } => *dim,
+        Op::Logcumsumexp { dim } | Op::Cummax { dim } | Op::Cummin { dim } => *dim,
         Op::Topk { dim, .. } | Op::Sort { dim, .. } => *dim,
         _ => return Ok(false),
     };
@@ -81,6 +100,38 @@ pub unsafe fn run(op: &Op, dtype: DType, x: Operand, outs: &[(Operand, DType)]) 
                     DType::F32 => scan::<f32>(product, axis, &x, values),
                     DType::F64 => scan::<f64>(product, axis, &x, values),
                     _ => scan::<i64>(product, axis, &x, values),
+                }
+            }
+            Ok(true)
+        }
+        Op::Logcumsumexp { .. } => {
+            let step = |acc, x| crate::interp::log_add_exp(x, acc);
+            // SAFETY: forwarded.
+            unsafe {
+                match dtype {
+                    DType::F32 => scan_with::<f32>(step, axis, &x, values),
+                    _ => scan_with::<f64>(step, axis, &x, values),
+                }
+            }
+            Ok(true)
+        }
+        Op::Cummax { .. } | Op::Cummin { .. } => {
+            let Some((positions, position_dtype)) = outs.get(1) else {
+                return Ok(false);
+            };
+            let wide = match position_dtype {
+                DType::I64 => true,
+                DType::I32 => false,
+                _ => return Ok(false),
+            };
+            let max = matches!(op, Op::Cummax { .. });
+            // SAFETY: forwarded.
+            unsafe {
+                match dtype {
+                    DType::F32 => running_extreme::<f32>(max, axis, &x, values, (positions, wide)),
+                    DType::F64 => running_extreme::<f64>(max, axis, &x, values, (positions, wide)),
+                    DType::I32 => running_extreme::<i32>(max, axis, &x, values, (positions, wide)),
+                    _ => running_extreme::<i64>(max, axis, &x, values, (positions, wide)),
                 }
             }
             Ok(true)
@@ -308,6 +359,59 @@ unsafe fn scan_with<T: Scanned>(
                     for i in 1..n {
                         acc = step(acc, (*src.offset((xo + i * xs) as isize)).widen());
                         *dst.offset((oo + i * os) as isize) = T::narrow(acc);
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// cummax (`max`) or cummin of `x` along `axis`: the running extreme into
+/// `values` and its position into `positions` (i64 where `wide`, else the
+/// plan's narrowed i32).
+///
+/// # Safety
+/// As [`run`]; each line is written by one task.
+unsafe fn running_extreme<T: PartialOrd + Copy + Send + Sync + 'static>(
+    max: bool,
+    axis: usize,
+    x: &Operand,
+    values: &Operand,
+    (positions, wide): (&Operand, bool),
+) {
+    let n = x.geometry.shape[axis];
+    let strides = [x, values, positions].map(|o| o.geometry.strides[axis]);
+    let (src, dst) = (Shared(x.ptr.cast::<T>()), Shared(values.ptr.cast::<T>()));
+    let at = Shared(positions.ptr);
+    for_each_line(
+        &x.geometry.shape,
+        axis,
+        [x.geometry, values.geometry, positions.geometry],
+        |lines| {
+            let (src, dst, at) = (src.ptr(), dst.ptr(), at.ptr());
+            for &[xo, vo, po] in lines {
+                // SAFETY: the lines' elements are inside the buffers (the
+                // caller's contract); this task alone writes these lines.
+                unsafe {
+                    let put = |i: i64, best: T, position: i64| {
+                        *dst.offset((vo + i * strides[1]) as isize) = best;
+                        let p = (po + i * strides[2]) as isize;
+                        if wide {
+                            *at.cast::<i64>().offset(p) = position;
+                        } else {
+                            *at.cast::<i32>().offset(p) = position as i32;
+                        }
+                    };
+                    let mut best = *src.offset(xo as isize);
+                    let mut position = 0;
+                    put(0, best, 0);
+                    for i in 1..n {
+                        let v = *src.offset((xo + i * strides[0]) as isize);
+                        if takes_over(v, best, max) {
+                            best = v;
+                            position = i;
+                        }
+                        put(i, best, position);
                     }
                 }
             }

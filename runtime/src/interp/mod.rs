@@ -35,6 +35,7 @@ use crate::convert::{Elem, convert, load, store};
 use crate::tensor::Tensor;
 
 use reduce::{arg_reduce, matmul, reduce};
+pub(crate) use scan::log_add_exp;
 
 /// Runs the entry function of `module` (`@main`, or the only one).
 pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {

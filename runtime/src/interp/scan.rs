@@ -4,10 +4,11 @@
 //! in f64, f16 and bf16 in f32, complex64 in complex128, integers in
 //! int64) and its rounding of every output to the result dtype.
 //!
-//! These ops have no generated kernel yet: backends run them here, inside
+//! These ops have no generated kernel: backends run them here, inside
 //! their compiled plans (an `interpret` step), except cumsum and cumprod
-//! of f32, f64 and i64, which compiled plans run natively with this
-//! arithmetic (`crate::lines`).
+//! of f32, f64 and i64, logcumsumexp of f32 and f64, and cummax and
+//! cummin of f32, f64, i32 and i64, which compiled plans run natively
+//! with this arithmetic (`crate::lines`).
 
 use kiln_ir::layout::ResultLayout;
 use kiln_ir::view::wrap_dim;
@@ -50,8 +51,9 @@ fn mul(a: Elem, b: Elem) -> Elem {
 }
 
 /// PyTorch's `_log_add_exp_helper(x, acc)`: NaN in the running value
-/// stays; two equal infinities give `x`.
-fn log_add_exp(x: f64, acc: f64) -> f64 {
+/// stays; two equal infinities give `x`. (The native logcumsumexp's step
+/// too, `crate::lines`.)
+pub(crate) fn log_add_exp(x: f64, acc: f64) -> f64 {
     let (lo, hi) = if acc.is_nan() {
         (acc, acc)
     } else {
@@ -64,26 +66,14 @@ fn log_add_exp(x: f64, acc: f64) -> f64 {
     }
 }
 
-/// Whether `x` takes over as the running maximum (`max`) or minimum:
-/// PyTorch's `x >= best || isnan(x)` (so the last of equal values wins,
-/// and NaN sticks once met: nothing compares above it).
+/// Whether `x` takes over as the running maximum (`max`) or minimum
+/// ([`crate::lines::takes_over`], PyTorch's rule).
 fn takes_over(x: Elem, best: Elem, max: bool) -> bool {
+    use crate::lines::takes_over as rule;
     match (x, best) {
-        (Elem::F(x), Elem::F(b)) => x.is_nan() || if max { x >= b } else { x <= b },
-        (Elem::I(x), Elem::I(b)) => {
-            if max {
-                x >= b
-            } else {
-                x <= b
-            }
-        }
-        (Elem::B(x), Elem::B(b)) => {
-            if max {
-                x >= b
-            } else {
-                x <= b
-            }
-        }
+        (Elem::F(x), Elem::F(b)) => rule(x, b, max),
+        (Elem::I(x), Elem::I(b)) => rule(x, b, max),
+        (Elem::B(x), Elem::B(b)) => rule(x, b, max),
         _ => false,
     }
 }
