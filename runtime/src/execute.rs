@@ -702,6 +702,10 @@ unsafe fn native_step<'v>(
             | Op::Cummin { .. }
             | Op::Topk { .. }
             | Op::Sort { .. }
+            | Op::Kthvalue { .. }
+            | Op::Median { .. }
+            | Op::Nanmedian { .. }
+            | Op::Mode { .. }
     ) {
         let (Some(x), Some(input)) = (operand(0), view(0)) else {
             return Ok(false);

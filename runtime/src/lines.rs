@@ -13,6 +13,9 @@
 //! - `cummax` and `cummin` of f32, f64, i32 and i64: the value kept as it
 //!   is and its position, by [`takes_over`] (PyTorch's rule, the
 //!   interpreter's too).
+//! - `kthvalue`, `median` and `nanmedian` (with a dim) and `mode` of f32,
+//!   f64, i32 and i64: [`pick`], the interpreter's definition, on each
+//!   line (a selection; mode sorts).
 //! - `topk` and `sort` of f32, f64, i32 and i64: the interpreter's total
 //!   order (NaN above everything, −0.0 equal to 0.0, equal values by
 //!   position), so the positions agree too. Up to [`FEW`] of a longer line,
@@ -46,7 +49,14 @@ pub fn native(op: &Op, input: DType, result: DType) -> bool {
             input == result && matches!(result, DType::F32 | DType::F64 | DType::I64)
         }
         Op::Logcumsumexp { .. } => input == result && matches!(result, DType::F32 | DType::F64),
-        Op::Topk { .. } | Op::Sort { .. } | Op::Cummax { .. } | Op::Cummin { .. } => {
+        Op::Topk { .. }
+        | Op::Sort { .. }
+        | Op::Cummax { .. }
+        | Op::Cummin { .. }
+        | Op::Kthvalue { .. }
+        | Op::Median { dim: Some(_), .. }
+        | Op::Nanmedian { dim: Some(_), .. }
+        | Op::Mode { .. } => {
             input == result && matches!(result, DType::F32 | DType::F64 | DType::I32 | DType::I64)
         }
         _ => false,
@@ -84,6 +94,8 @@ pub unsafe fn run(op: &Op, dtype: DType, x: Operand, outs: &[(Operand, DType)]) 
         Op::Cumsum { dim, .. } | Op::Cumprod { dim, .. } => *dim,
         Op::Logcumsumexp { dim } | Op::Cummax { dim } | Op::Cummin { dim } => *dim,
         Op::Topk { dim, .. } | Op::Sort { dim, .. } => *dim,
+        Op::Kthvalue { dim, .. } | Op::Mode { dim, .. } => *dim,
+        Op::Median { dim: Some(dim), .. } | Op::Nanmedian { dim: Some(dim), .. } => *dim,
         _ => return Ok(false),
     };
     if shape.is_empty() {
@@ -91,6 +103,11 @@ pub unsafe fn run(op: &Op, dtype: DType, x: Operand, outs: &[(Operand, DType)]) 
         return Ok(false);
     }
     let axis = wrap_dim(dim, shape.len())?;
+    let positions = || match outs.get(1) {
+        Some((p, DType::I64)) => Some((p, true)),
+        Some((p, DType::I32)) => Some((p, false)),
+        _ => None,
+    };
     match op {
         Op::Cumsum { .. } | Op::Cumprod { .. } => {
             let product = matches!(op, Op::Cumprod { .. });
@@ -116,22 +133,35 @@ pub unsafe fn run(op: &Op, dtype: DType, x: Operand, outs: &[(Operand, DType)]) 
             Ok(true)
         }
         Op::Cummax { .. } | Op::Cummin { .. } => {
-            let Some((positions, position_dtype)) = outs.get(1) else {
+            let Some(positions) = positions() else {
                 return Ok(false);
-            };
-            let wide = match position_dtype {
-                DType::I64 => true,
-                DType::I32 => false,
-                _ => return Ok(false),
             };
             let max = matches!(op, Op::Cummax { .. });
             // SAFETY: forwarded.
             unsafe {
                 match dtype {
-                    DType::F32 => running_extreme::<f32>(max, axis, &x, values, (positions, wide)),
-                    DType::F64 => running_extreme::<f64>(max, axis, &x, values, (positions, wide)),
-                    DType::I32 => running_extreme::<i32>(max, axis, &x, values, (positions, wide)),
-                    _ => running_extreme::<i64>(max, axis, &x, values, (positions, wide)),
+                    DType::F32 => running_extreme::<f32>(max, axis, &x, values, positions),
+                    DType::F64 => running_extreme::<f64>(max, axis, &x, values, positions),
+                    DType::I32 => running_extreme::<i32>(max, axis, &x, values, positions),
+                    _ => running_extreme::<i64>(max, axis, &x, values, positions),
+                }
+            }
+            Ok(true)
+        }
+        Op::Kthvalue { .. } | Op::Median { .. } | Op::Nanmedian { .. } | Op::Mode { .. } => {
+            let Some(positions) = positions() else {
+                return Ok(false);
+            };
+            if shape[axis] == 0 {
+                return Ok(false);
+            }
+            // SAFETY: forwarded.
+            unsafe {
+                match dtype {
+                    DType::F32 => picks::<f32>(op, axis, &x, values, positions),
+                    DType::F64 => picks::<f64>(op, axis, &x, values, positions),
+                    DType::I32 => picks::<i32>(op, axis, &x, values, positions),
+                    _ => picks::<i64>(op, axis, &x, values, positions),
                 }
             }
             Ok(true)
@@ -419,10 +449,112 @@ unsafe fn running_extreme<T: PartialOrd + Copy + Send + Sync + 'static>(
     );
 }
 
-/// The element types selected here, in the interpreter's total order.
-trait Ordered: Copy + Send + Sync + 'static {
+/// kthvalue, median, nanmedian or mode of `x` along `axis` (`op`'s dim):
+/// each line's [`pick`] into `values` and its position into `positions`
+/// (i64 where `wide`, else i32), whose dim `axis` is gone unless the op
+/// keeps it.
+///
+/// # Safety
+/// As [`run`]; each line's results are written by one task.
+unsafe fn picks<T: Ordered>(
+    op: &Op,
+    axis: usize,
+    x: &Operand,
+    values: &Operand,
+    (positions, wide): (&Operand, bool),
+) {
+    let n = x.geometry.shape[axis];
+    // The results' geometries over the input's dims: one element per line.
+    let per_line = |g: &Geometry| {
+        let mut g = g.clone();
+        if g.shape.len() < x.geometry.shape.len() {
+            g.shape.insert(axis, 1);
+            g.strides.insert(axis, 0);
+        }
+        g
+    };
+    let (vg, pg) = (per_line(values.geometry), per_line(positions.geometry));
+    let xs = x.geometry.strides[axis];
+    let (src, dst) = (Shared(x.ptr.cast::<T>()), Shared(values.ptr.cast::<T>()));
+    let at = Shared(positions.ptr);
+    for_each_line(&x.geometry.shape, axis, [x.geometry, &vg, &pg], |lines| {
+        let (src, dst, at) = (src.ptr(), dst.ptr(), at.ptr());
+        let mut row = Vec::with_capacity(n as usize);
+        for &[xo, vo, po] in lines {
+            // SAFETY: the lines' elements are inside the buffers (the
+            // caller's contract); this task alone writes these results.
+            unsafe {
+                row.clear();
+                row.extend((0..n).map(|i| (*src.offset((xo + i * xs) as isize), i)));
+                let (v, i) = pick(op, &mut row);
+                *dst.offset(vo as isize) = v;
+                if wide {
+                    *at.cast::<i64>().offset(po as isize) = i;
+                } else {
+                    *at.cast::<i32>().offset(po as isize) = i as i32;
+                }
+            }
+        }
+    });
+}
+
+/// The element and position `kthvalue`, `median`, `nanmedian` or `mode`
+/// picks from one line (its elements with their positions, in order along
+/// the dim; `row` is reordered), as from the line sorted stably with NaN
+/// last, so that among equal values the first position wins (PyTorch
+/// leaves that choice unspecified), except where PyTorch specifies it:
+/// median's first NaN, mode's last position of its value. Selected, not
+/// sorted, but for mode: by value, then position, a total order, so the
+/// selection is the stable sort's element. The interpreter's definition
+/// too. `row` is not empty.
+pub(crate) fn pick<T: Ordered>(op: &Op, row: &mut [(T, i64)]) -> (T, i64) {
+    let by = |a: &(T, i64), b: &(T, i64)| a.0.order(b.0).then(a.1.cmp(&b.1));
+    let nth = |row: &mut [(T, i64)], k: usize| *row.select_nth_unstable_by(k, by).1;
+    let n = row.len();
+    match op {
+        Op::Median { .. } => match row.iter().find(|(v, _)| v.is_nan()) {
+            Some(nan) => *nan,
+            None => nth(row, (n - 1) / 2),
+        },
+        Op::Kthvalue { k, .. } => nth(row, (*k as usize).clamp(1, n) - 1),
+        Op::Nanmedian { .. } => match row.iter().filter(|(v, _)| !v.is_nan()).count() {
+            0 => nth(row, (n - 1) / 2),
+            m => nth(row, (m - 1) / 2),
+        },
+        Op::Mode { .. } => {
+            row.sort_unstable_by(by);
+            // The longest run of equal values, the first (smallest) among
+            // equally long ones; its last element, the value's last
+            // position (positions are in order within a run).
+            let (mut best, mut best_len, mut start) = (0, 0, 0);
+            for i in 0..n {
+                let run_ends = i + 1 == n
+                    || row[i].0.is_nan()
+                    || row[i].0.order(row[i + 1].0) != Ordering::Equal;
+                if run_ends {
+                    if i + 1 - start > best_len {
+                        (best, best_len) = (i, i + 1 - start);
+                    }
+                    start = i + 1;
+                }
+            }
+            row[best]
+        }
+        _ => nth(row, (n - 1) / 2),
+    }
+}
+
+/// The element types selected here, in the interpreter's total order
+/// (which implements it for its own elements too, for [`pick`]).
+pub(crate) trait Ordered: Copy + Send + Sync + 'static {
     /// NaN above everything, −0.0 equal to 0.0.
     fn order(self, other: Self) -> Ordering;
+
+    /// Whether this is NaN.
+    #[inline]
+    fn is_nan(self) -> bool {
+        false
+    }
 
     /// `self.order(other) == Greater`, in fewer instructions.
     #[inline]
@@ -432,6 +564,11 @@ trait Ordered: Copy + Send + Sync + 'static {
 }
 
 impl Ordered for f32 {
+    #[inline]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+
     #[inline]
     fn order(self, other: f32) -> Ordering {
         f64::from(self).order(f64::from(other))
@@ -469,6 +606,11 @@ pub(crate) fn float_order(a: f64, b: f64) -> Ordering {
 }
 
 impl Ordered for f64 {
+    #[inline]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+
     #[inline]
     fn order(self, other: f64) -> Ordering {
         float_order(self, other)

@@ -1,9 +1,9 @@
 //! Sorting ops of the reference interpreter: `sort` and `topk`, row by row
 //! along one dim with a total order in which NaN is the largest value and
 //! equal values keep their order (a stable sort); and the selections
-//! `kthvalue`, `median`, `nanmedian` and `mode` from such sorted rows.
-//! (Compiled plans run sort and topk of f32, f64, i32 and i64 natively in
-//! this order: `crate::lines`.)
+//! `kthvalue`, `median`, `nanmedian` and `mode` from such sorted rows
+//! (defined in `crate::lines`, which compiled plans run natively for f32,
+//! f64, i32 and i64, as sort and topk, in this order).
 
 use std::cmp::Ordering;
 
@@ -126,49 +126,20 @@ pub fn topk(
     sorted_rows(x, dim, largest, Some(k), types, layouts)
 }
 
-/// Whether an element is NaN (never equal to anything, itself included).
-fn is_nan(v: Elem) -> bool {
-    matches!(v, Elem::F(x) if x.is_nan())
+impl crate::lines::Ordered for Elem {
+    fn order(self, other: Elem) -> Ordering {
+        order(self, other)
+    }
+
+    fn is_nan(self) -> bool {
+        matches!(self, Elem::F(x) if x.is_nan())
+    }
 }
 
 /// The element and position `kthvalue`, `median`, `nanmedian` or `mode`
-/// picks from one row (in its order along the dim): from the row sorted
-/// stably with NaN last, so that among equal values the first position
-/// wins (PyTorch leaves that choice unspecified), except where PyTorch
-/// specifies it: median's first NaN, mode's last position of its value.
+/// picks from one row ([`crate::lines::pick`], the definition).
 fn pick(op: &Op, mut row: Vec<(Elem, i64)>) -> (Elem, i64) {
-    if let (Op::Median { .. }, Some(nan)) = (op, row.iter().find(|(v, _)| is_nan(*v))) {
-        return *nan;
-    }
-    row.sort_by(|a, b| order(a.0, b.0));
-    let n = row.len();
-    match op {
-        Op::Kthvalue { k, .. } => row[*k as usize - 1],
-        Op::Nanmedian { .. } => match row.iter().filter(|(v, _)| !is_nan(*v)).count() {
-            0 => row[(n - 1) / 2],
-            m => row[(m - 1) / 2],
-        },
-        Op::Mode { .. } => {
-            // The longest run of equal values, the first (smallest) among
-            // equally long ones; its last element.
-            let (mut best, mut best_len, mut start) = (0, 0, 0);
-            for i in 0..n {
-                let run_ends = i + 1 == n
-                    || is_nan(row[i].0)
-                    || order(row[i].0, row[i + 1].0) != Ordering::Equal;
-                if run_ends {
-                    if i + 1 - start > best_len {
-                        (best, best_len) = (i, i + 1 - start);
-                    }
-                    start = i + 1;
-                }
-            }
-            // The stable sort keeps a run's positions in order: its last
-            // element is the value's last position.
-            row[best]
-        }
-        _ => row[(n - 1) / 2],
-    }
+    crate::lines::pick(op, &mut row)
 }
 
 /// `kthvalue`, `median`, `nanmedian` and `mode`: per row along the dim
