@@ -120,7 +120,7 @@ fn generated_cuda_c_snapshots() {
             let kernels: String = plan
                 .kernels()
                 .map(kiln_cuda::codegen::kernel_source)
-                .chain(kiln_cuda::attention::kernels(&plan).into_iter().map(|a| a.source))
+                .chain(kiln_cuda::steps::kernels(&plan).into_iter().map(|a| a.source))
                 .collect::<Vec<_>>()
                 .join("\n");
             insta::assert_snapshot!(format!("cuda__{name}"), kernels);
@@ -247,13 +247,13 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
         &std::fs::read_to_string(kiln_tests::tests_dir().join("programs/attention.kir"))
             .expect("attention.kir"),
     );
-    assert_eq!(kiln_cuda::attention::kernels(&plan).len(), 2);
+    assert_eq!(kiln_cuda::steps::kernels(&plan).len(), 2);
     assert_eq!(matmuls(&plan), 0);
     // f64 heads of 512 fit tiles of 2 queries and keys in 48 kB of shared
     // memory; of 1600, not one (a query, key, value and accumulator row:
     // 51 kB).
     let (fits, plan) = plan_of(&program(512, "f64"));
-    let kernels = kiln_cuda::attention::kernels(&plan);
+    let kernels = kiln_cuda::steps::kernels(&plan);
     assert_eq!(kernels.len(), 1);
     assert!(
         kernels[0].source.contains("tile(s) of 2 queries"),
@@ -261,12 +261,12 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
         kernels[0].source
     );
     let (wide, plan) = plan_of(&program(1600, "f64"));
-    assert!(kiln_cuda::attention::kernels(&plan).is_empty());
+    assert!(kiln_cuda::steps::kernels(&plan).is_empty());
     assert_eq!(matmuls(&plan), 2);
     // Empty heads (found by the random programs: C has no empty arrays)
     // expand too.
     let (empty, plan) = plan_of(&program(0, "f32"));
-    assert!(kiln_cuda::attention::kernels(&plan).is_empty());
+    assert!(kiln_cuda::steps::kernels(&plan).is_empty());
     if !emulator_here() {
         return;
     }
@@ -278,6 +278,52 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
             &cuda_emulator::run,
         )
         .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Convolutions (grouped, strided, dilated, transposed) and max and
+/// average pools of f32 and f64 are one generated kernel each, written as
+/// the reference's loops in its arithmetic and order: emulated, they give
+/// the interpreter's bits (positions included). An f16 convolution and an
+/// adaptive pool stay on the host.
+#[test]
+fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
+    let text = "func @main(%x: tensor<2x4x9x11xf32, channels_last>, %w: tensor<6x2x3x2xf32>, %b: tensor<6xf32>, %y: tensor<2x4x5x6xf64>, %t: tensor<4x3x2x3xf64>, %h: tensor<1x4x5x5xf16>, %hw: tensor<2x4x3x3xf16>) -> (tensor<2x6x5x9xf32>, tensor<2x3x9x12xf64>, tensor<2x4x5x6xf32>, tensor<2x4x5x6xi64>, tensor<2x4x3x3xf64>, tensor<1x2x3x3xf16>, tensor<2x4x2x2xf32>) {
+  %c = conv2d %x, %w, %b {stride = [2, 1], padding = [1, 0], dilation = [1, 2], groups = 2}
+  %ct = conv_transpose2d %y, %t {stride = 2, padding = 1, output_padding = 1}
+  %m, %mi = max_pool2d_with_indices %x {kernel_size = 3, stride = 2, padding = 1, ceil_mode = true}
+  %a = avg_pool2d %y {kernel_size = 3, stride = 2, padding = 1, count_include_pad = false}
+  %hc = conv2d %h, %hw
+  %ad = adaptive_avg_pool2d %x {output_size = [2, 2]}
+  return %c, %ct, %m, %mi, %a, %hc, %ad
+}
+";
+    let module = kiln::parse_module("spatial_steps", text, kiln::DefaultDType::F32)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut laid_out = module.clone();
+    Compiler::new(BackendKind::Cuda)
+        .pipeline()
+        .run(&mut laid_out)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let plan = Cuda::default()
+        .plan(&laid_out)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let kernels = kiln_cuda::steps::kernels(&plan);
+    assert_eq!(kernels.len(), 4, "{plan}");
+    assert!(
+        kernels
+            .iter()
+            .any(|k| k.source.contains("convolution (transposed)"))
+    );
+    if !emulator_here() {
+        return;
+    }
+    let inputs = kiln_tests::inputs_for(&module);
+    let expected = kiln_runtime::interp::run(&module, &inputs).unwrap_or_else(|e| panic!("{e}"));
+    let got = cuda_emulator::run(&module, &inputs).unwrap_or_else(|e| panic!("{e}"));
+    for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
+        let bits = |t: &kiln_runtime::Tensor| format!("{:?}", t.values());
+        assert_eq!(bits(g), bits(e), "result {i}");
     }
 }
 

@@ -70,7 +70,7 @@ pub struct Emulator {
     _dir: tempfile::TempDir,
     /// Its "device memory" ([`device_pool`] unless given another).
     pool: Arc<Pool<EmulatedMemory>>,
-    /// The launch shapes of the plan's attention steps' kernels, by step.
+    /// The launch shapes of the plan's steps' kernels, by step.
     steps: std::collections::HashMap<usize, kiln_cuda::codegen::LaunchShape>,
 }
 
@@ -78,7 +78,7 @@ pub struct Emulator {
 /// grid and block size.
 type Entry = unsafe extern "C" fn(*const *mut u8, *mut u8, *mut u8, u32, u32);
 
-/// One attention step's entry: argument buffers, grid and block size.
+/// One step's entry: argument buffers, grid and block size.
 type StepEntry = unsafe extern "C" fn(*const *mut u8, u32, u32);
 
 fn failed(what: impl std::fmt::Display) -> Error {
@@ -105,7 +105,7 @@ impl Emulator {
             )
             .expect("writing to a String");
         }
-        let steps = kiln_cuda::attention::kernels(plan);
+        let steps = kiln_cuda::steps::kernels(plan);
         for a in &steps {
             let args: Vec<String> = (0..a.args).map(|i| format!("b[{i}]")).collect();
             write!(
@@ -322,7 +322,7 @@ impl Launcher for Emulator {
         }
         if buffers.iter().any(|b| !b.block().guards_intact(b.len())) {
             return Err(failed(format!(
-                "the attention kernel of step {step} wrote outside its buffers"
+                "the kernel of step {step} wrote outside its buffers"
             )));
         }
         Ok(true)

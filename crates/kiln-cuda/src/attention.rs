@@ -33,9 +33,10 @@ use std::fmt::Write;
 use kiln_ir::graph::{Func, Inst};
 use kiln_ir::view::Geometry;
 use kiln_ir::{DType, F64, Op};
-use kiln_passes::plan::{KernelPlan, Step, TensorView};
+use kiln_passes::plan::{Step, TensorView};
 
 use crate::codegen::LaunchShape;
+use crate::steps::StepKernel;
 
 /// Threads per block.
 const THREADS: u32 = 128;
@@ -105,31 +106,6 @@ fn shared_elements(b: usize, e: usize, ev: usize) -> usize {
     b * e + b * (e + 1) + b * ev + b * (b + 1) + b * ev + 3 * b
 }
 
-/// One attention step of a plan and its generated kernel.
-#[derive(Clone, Debug)]
-pub struct AttentionKernel {
-    /// The step's position in the plan.
-    pub step: usize,
-    /// The kernel's name in the module.
-    pub name: String,
-    /// Its CUDA C.
-    pub source: String,
-    /// Its launch shape (no blocks: nothing to compute).
-    pub shape: LaunchShape,
-    /// How many buffer arguments it takes: one per view of the step, the
-    /// inputs in the step's order, then the result.
-    pub args: usize,
-}
-
-/// The kernels of a plan's attention steps, in plan order.
-pub fn kernels(plan: &KernelPlan) -> Vec<AttentionKernel> {
-    plan.steps
-        .iter()
-        .enumerate()
-        .filter_map(|(i, step)| kernel(i, step))
-        .collect()
-}
-
 /// The operands of one attention step, as views.
 struct Views<'a> {
     q: &'a TensorView,
@@ -144,7 +120,9 @@ struct Views<'a> {
     count: usize,
 }
 
-fn kernel(index: usize, step: &Step) -> Option<AttentionKernel> {
+/// The kernel of plan step `index` when it is an attention step this
+/// backend fuses ([`fused`]).
+pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let (func, inst, inputs, outputs) = step.lone_inst()?;
     if !fused(func, inst) || outputs.len() != 1 {
         return None;
@@ -175,7 +153,7 @@ fn kernel(index: usize, step: &Step) -> Option<AttentionKernel> {
     let e = *views.q.geometry.shape.last()?;
     let scale = scale.map_or(1.0 / (e as f64).sqrt(), |F64(s)| s);
     let (source, shape) = source(&name, &views, dtype, *is_causal, scale)?;
-    Some(AttentionKernel {
+    Some(StepKernel {
         step: index,
         name,
         source,
@@ -205,11 +183,7 @@ fn matrix(g: &Geometry) -> Matrix<'_> {
 
 /// A C literal of `x` in the kernel's type, exactly (by its bits).
 fn literal(x: f64, dtype: DType) -> String {
-    if dtype == DType::F64 {
-        format!("__longlong_as_double(0x{:016x}LL)", x.to_bits())
-    } else {
-        format!("__int_as_float(0x{:08x})", (x as f32).to_bits())
-    }
+    crate::steps::literal(x, dtype == DType::F64)
 }
 
 fn source(

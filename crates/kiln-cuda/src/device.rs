@@ -159,7 +159,8 @@ pub struct Loaded {
     functions: Vec<CudaFunction>,
     /// Each kernel's launch shape, derived once at load.
     shapes: Vec<LaunchShape>,
-    /// The kernels of the plan's attention steps, by step.
+    /// The kernels of the plan's steps that have one ([`crate::steps`]),
+    /// by step.
     steps: std::collections::HashMap<usize, (CudaFunction, LaunchShape)>,
     /// cuBLAS on the same stream, made at the first matmul; `None` where
     /// libcublas is missing (matmuls then run on the host).
@@ -215,7 +216,7 @@ pub fn load(ordinal: usize, ptx: &str, plan: &KernelPlan) -> Result<Loaded> {
         .iter()
         .map(|k| function(&k.name))
         .collect::<Result<Vec<_>>>()?;
-    let steps = crate::attention::kernels(plan)
+    let steps = crate::steps::kernels(plan)
         .into_iter()
         .map(|a| Ok((a.step, (function(&a.name)?, a.shape))))
         .collect::<Result<_>>()?;
@@ -351,7 +352,7 @@ impl Launcher for Loaded {
             block_dim: (shape.threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        let name = format!("attention of step {step}");
+        let name = format!("the kernel of step {step}");
         if let Ok(mut last) = self.last_kernel.lock() {
             *last = Some(name.clone());
         }

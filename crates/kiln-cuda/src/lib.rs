@@ -16,7 +16,9 @@
 //! | module | owns |
 //! |---|---|
 //! | [`codegen`] | kernel → CUDA C: grid-stride pointwise loops, block reductions, op semantics |
+//! | [`steps`] | plan steps that run as one generated kernel each (their launch shapes, arguments) |
 //! | [`attention`] | `scaled_dot_product_attention` steps → fused flash-style CUDA C kernels |
+//! | [`spatial`] | convolution and pooling steps → direct CUDA C kernels |
 //! | [`blas`] | matmul steps as cuBLAS calls (the column-major geometry) |
 //! | [`math`] | kiln-math's f32 functions as device functions |
 //! | [`nvrtc`] | CUDA C → PTX, the module cache |
@@ -28,6 +30,8 @@ pub mod codegen;
 pub mod device;
 pub mod math;
 pub mod nvrtc;
+pub mod spatial;
+pub mod steps;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -188,11 +192,11 @@ impl Cuda {
     }
 
     /// The CUDA C of a plan's kernels (one translation unit): its fused
-    /// kernels, then its attention steps' kernels.
+    /// kernels, then its steps' kernels ([`steps`]).
     pub fn source(plan: &KernelPlan) -> String {
         let kernels: Vec<_> = plan.kernels().collect();
         let mut source = codegen::module_source(&kernels);
-        for a in attention::kernels(plan) {
+        for a in steps::kernels(plan) {
             source.push('\n');
             source += &a.source;
         }

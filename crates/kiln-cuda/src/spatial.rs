@@ -1,0 +1,481 @@
+//! `convolution` (direct and transposed) and `max_pool`/`avg_pool` steps
+//! of f32 and f64 as generated CUDA kernels, so that a CNN's layers stay
+//! on the GPU instead of going to the host and back; other spatial steps
+//! (adaptive pooling, resampling, other dtypes) still run on the host.
+//!
+//! Each kernel is a grid-stride loop with one thread per output element,
+//! the reference interpreter's loops (`kiln_runtime::interp::spatial`)
+//! written out for that element, in the same order and in the same
+//! arithmetic: products summed in double, one input channel's taps at a
+//! time, then the bias, rounded once to the result's dtype. So the
+//! kernels give the interpreter's bits (f32 products are exact in double,
+//! and the sums run in its order); a transposed convolution gathers, for
+//! each output element, the input positions that scatter into it, in the
+//! order the reference scatters them (input positions ascending, so each
+//! kernel dim's taps descending). Shapes, strides and offsets are the
+//! plan's, written in as constants, so any layout (contiguous,
+//! channels_last, views) is read where it lies.
+//!
+//! These are direct kernels, correct and simple; they have not been timed
+//! on a GPU (none was lent to this work): implicit-GEMM tiles in shared
+//! memory, or cuDNN loaded at run time like cuBLAS, are what a measured
+//! version would use.
+
+use std::fmt::Write;
+
+use kiln_ir::DType;
+use kiln_ir::spatial::{Conv, Pool, Spatial, Window, conv_params, pool_params};
+use kiln_ir::view::Geometry;
+use kiln_passes::plan::{Step, TensorView};
+
+use crate::codegen::LaunchShape;
+use crate::steps::{StepKernel, literal};
+
+/// Threads per block.
+const THREADS: u32 = 256;
+
+/// At most this many blocks; the loop strides over the rest.
+const MAX_BLOCKS: i64 = 1 << 16;
+
+/// The kernel of plan step `index` when it is a convolution or a max or
+/// average pool of f32 or f64 values this file generates.
+pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
+    let (func, inst, inputs, outputs) = step.lone_inst()?;
+    let spatial = kiln_ir::spatial::spatial(&inst.op)?;
+    let param = |i: usize| -> Option<usize> {
+        let v = inst.operands.get(i)?.value()?;
+        func.params.iter().position(|p| *p == v)
+    };
+    let x = &inputs[param(0)?];
+    let out = outputs.first()?;
+    if !matches!(out.dtype, DType::F32 | DType::F64) || x.dtype != out.dtype {
+        return None;
+    }
+    let total: i64 = out.geometry.shape.iter().product();
+    let shape = LaunchShape {
+        blocks: u32::try_from(
+            ((total + i64::from(THREADS) - 1) / i64::from(THREADS)).min(MAX_BLOCKS),
+        )
+        .ok()?,
+        threads: THREADS,
+    };
+    let args = inputs.len() + outputs.len();
+    let name = format!("kiln_spatial_s{index}");
+    let source = match spatial {
+        Spatial::Conv(conv) => {
+            let w = &inputs[param(1)?];
+            let bias = match inst.operands.get(2).and_then(|o| o.value()) {
+                Some(_) => Some((param(2)?, &inputs[param(2)?])),
+                None => None,
+            };
+            if w.dtype != out.dtype || bias.is_some_and(|(_, b)| b.dtype != out.dtype) {
+                return None;
+            }
+            let conv = conv_params(
+                &conv,
+                &x.geometry.shape,
+                &w.geometry.shape,
+                bias.map(|(_, b)| &b.geometry.shape[..]),
+            )
+            .ok()?;
+            let views = ConvViews {
+                x: (param(0)?, x),
+                w: (param(1)?, w),
+                bias,
+                out: (inputs.len(), out),
+            };
+            convolution(&name, &conv, &views, args)
+        }
+        Spatial::Pool { pool, indices } => {
+            let pool = pool_params(&pool, inst.op.name(), &x.geometry.shape).ok()?;
+            let positions = if indices {
+                let p = outputs.get(1)?;
+                if !matches!(p.dtype, DType::I64 | DType::I32) {
+                    return None;
+                }
+                Some((inputs.len() + 1, p))
+            } else {
+                None
+            };
+            pooling(
+                &name,
+                &pool,
+                (param(0)?, x),
+                (inputs.len(), out),
+                positions,
+                args,
+            )
+        }
+        _ => return None,
+    };
+    Some(StepKernel {
+        step: index,
+        name,
+        source,
+        shape,
+        args,
+    })
+}
+
+/// A convolution's views and their argument numbers.
+struct ConvViews<'a> {
+    x: (usize, &'a TensorView),
+    w: (usize, &'a TensorView),
+    bias: Option<(usize, &'a TensorView)>,
+    out: (usize, &'a TensorView),
+}
+
+/// The C type of f32 or f64 elements.
+fn ctype(d: DType) -> &'static str {
+    if d == DType::F64 { "double" } else { "float" }
+}
+
+/// The start of a kernel: its signature, and the grid-stride loop over
+/// the output's elements with each dim's index (`i0`, `i1`, ...) taken
+/// apart from the element number `e`.
+fn open(c: &mut String, name: &str, args: usize, comment: &str, out: &Geometry) {
+    let params: Vec<String> = (0..args).map(|i| format!("unsigned char* b{i}")).collect();
+    let total: i64 = out.shape.iter().product();
+    let _ = writeln!(c, "// {comment}");
+    let _ = writeln!(
+        c,
+        "extern \"C\" __global__ void __launch_bounds__({THREADS}) {name}({}) {{",
+        params.join(", ")
+    );
+    let _ = writeln!(
+        c,
+        "  for (long long e = (long long)blockIdx.x * {THREADS} + threadIdx.x; e < {total}LL; e += (long long)gridDim.x * {THREADS}) {{"
+    );
+    let _ = writeln!(c, "    long long r = e;");
+    for d in (0..out.rank()).rev() {
+        if d == 0 {
+            let _ = writeln!(c, "    const long long i0 = r;");
+        } else {
+            // (An empty output never runs the loop: 1 keeps its C free of
+            // divisions by zero.)
+            let n = out.shape[d].max(1);
+            let _ = writeln!(c, "    const long long i{d} = r % {n}LL; r /= {n}LL;");
+        }
+    }
+}
+
+/// `Σ index·stride` over dims `dims` of `g`, with the index of dim `d`
+/// spelled by `index(d)`, plus its offset.
+fn offset(g: &Geometry, dims: std::ops::Range<usize>, index: impl Fn(usize) -> String) -> String {
+    let mut s = format!("{}LL", g.offset);
+    for d in dims {
+        if g.shape[d] != 1 && g.strides[d] != 0 {
+            let _ = write!(s, " + {} * {}LL", index(d), g.strides[d]);
+        }
+    }
+    s
+}
+
+/// The element pointer of argument `arg` of `view`'s dtype.
+fn pointer(arg: usize, view: &TensorView, mutable: bool) -> String {
+    let t = ctype(view.dtype);
+    if mutable {
+        format!("(({t}*)b{arg})")
+    } else {
+        format!("((const {t}*)b{arg})")
+    }
+}
+
+/// `convolution`: for output element `(n, o, q...)`, `Σ_c Σ_k x[n, c,
+/// q·s − p + k·d] · w[o, c, k]` over the input channels of `o`'s group
+/// (each channel's taps summed first, as the reference does), then the
+/// bias. Transposed (weight `[C, O/g, k...]`), the input positions `i`
+/// with `i·s − p + k·d = q` for some tap `k`, each channel's in ascending
+/// order and added one by one, as the reference scatters them.
+fn convolution(name: &str, conv: &Conv, v: &ConvViews, args: usize) -> String {
+    let ((xa, x), (wa, w), (oa, out)) = (v.x, v.w, v.out);
+    let (xg, wg, og) = (&x.geometry, &w.geometry, &out.geometry);
+    let dims = conv.dims;
+    let t = ctype(out.dtype);
+    let groups = conv.groups;
+    let in_per_group = xg.shape[1] / groups;
+    // (At least 1, as `open`'s sizes.)
+    let out_per_group = (og.shape[1] / groups).max(1);
+    let kernel = &wg.shape[2..];
+    let mut c = String::new();
+    let comment = format!(
+        "convolution{}: in {:?}, weight {:?}, out {:?}, stride {:?}, padding {:?}, dilation {:?}, groups {groups}",
+        if conv.transposed { " (transposed)" } else { "" },
+        xg.shape,
+        wg.shape,
+        og.shape,
+        conv.stride,
+        conv.padding,
+        conv.dilation,
+    );
+    open(&mut c, name, args, &comment, og);
+    let _ = writeln!(
+        c,
+        "    const long long g = i1 / {out_per_group}LL, oc = i1 % {out_per_group}LL;"
+    );
+    let _ = writeln!(c, "    double sum = 0.0;");
+    let _ = writeln!(
+        c,
+        "    for (long long ic = 0; ic < {in_per_group}LL; ++ic) {{"
+    );
+    let _ = writeln!(c, "      const long long ch = g * {in_per_group}LL + ic;");
+    // The weight's first two indices: [o, ic] direct, [ch, oc] transposed.
+    let (w0, w1) = if conv.transposed {
+        ("ch", "oc")
+    } else {
+        ("i1", "ic")
+    };
+    let (xp, wp) = (pointer(xa, x, false), pointer(wa, w, false));
+    let _ = writeln!(
+        c,
+        "      const {t}* xc = {xp} + {};",
+        offset(xg, 0..2, |d| ["i0", "ch"][d].to_string())
+    );
+    let _ = writeln!(
+        c,
+        "      const {t}* wc = {wp} + {};",
+        offset(wg, 0..2, |d| [w0, w1][d].to_string())
+    );
+    if !conv.transposed {
+        let _ = writeln!(c, "      double acc = 0.0;");
+    }
+    // One loop per kernel dim, each tap's input position checked.
+    let indent = |depth: usize| "  ".repeat(depth + 3);
+    for d in 0..dims {
+        let (k, s, p, dil) = (kernel[d], conv.stride[d], conv.padding[d], conv.dilation[d]);
+        let size = xg.shape[2 + d];
+        let q = format!("i{}", 2 + d);
+        let ind = indent(d);
+        if conv.transposed {
+            let _ = writeln!(
+                c,
+                "{ind}for (long long k{d} = {}LL; k{d} >= 0; --k{d}) {{",
+                k - 1
+            );
+            let _ = writeln!(
+                c,
+                "{ind}  const long long t{d} = {q} + {p}LL - k{d} * {dil}LL;"
+            );
+            let _ = writeln!(
+                c,
+                "{ind}  if (t{d} < 0 || t{d} % {s}LL != 0 || t{d} / {s}LL >= {size}LL) continue;"
+            );
+            let _ = writeln!(c, "{ind}  const long long x{d} = t{d} / {s}LL;");
+        } else {
+            let _ = writeln!(c, "{ind}for (long long k{d} = 0; k{d} < {k}LL; ++k{d}) {{");
+            let _ = writeln!(
+                c,
+                "{ind}  const long long x{d} = {q} * {s}LL - {p}LL + k{d} * {dil}LL;"
+            );
+            let _ = writeln!(c, "{ind}  if (x{d} < 0 || x{d} >= {size}LL) continue;");
+        }
+    }
+    let ind = indent(dims);
+    let xoff = offset(&strip(xg), 0..dims, |d| format!("x{d}"));
+    let woff = offset(&strip(wg), 0..dims, |d| format!("k{d}"));
+    let target = if conv.transposed { "sum" } else { "acc" };
+    let _ = writeln!(
+        c,
+        "{ind}{target} += (double)xc[{xoff}] * (double)wc[{woff}];"
+    );
+    for d in (0..dims).rev() {
+        let _ = writeln!(c, "{}}}", indent(d));
+    }
+    if !conv.transposed {
+        let _ = writeln!(c, "      sum += acc;");
+    }
+    let _ = writeln!(c, "    }}");
+    if let Some((ba, b)) = v.bias {
+        let bg = &b.geometry;
+        let _ = writeln!(
+            c,
+            "    sum += (double){}[{}];",
+            pointer(ba, b, false),
+            offset(bg, 0..1, |_| "i1".to_string())
+        );
+    }
+    store(&mut c, (oa, out), "sum");
+    c
+}
+
+/// A geometry's spatial dims (all but the first two), offset 0.
+fn strip(g: &Geometry) -> Geometry {
+    Geometry {
+        shape: g.shape[2..].to_vec(),
+        strides: g.strides[2..].to_vec(),
+        offset: 0,
+    }
+}
+
+/// Stores `value` (a double) rounded to the output's dtype at the current
+/// element, and closes the loop and the kernel.
+fn store(c: &mut String, (oa, out): (usize, &TensorView), value: &str) {
+    let og = &out.geometry;
+    let t = ctype(out.dtype);
+    let _ = writeln!(
+        c,
+        "    {}[{}] = ({t}){value};",
+        pointer(oa, out, true),
+        offset(og, 0..og.rank(), |d| format!("i{d}"))
+    );
+    let _ = writeln!(c, "  }}");
+    let _ = writeln!(c, "}}");
+}
+
+/// `max_pool` (with positions, flat in the input's plane) and `avg_pool`
+/// over the last `pool.dims` dims, as the reference: the maximum from
+/// −inf at the first tap inside the input, any larger value or NaN
+/// replacing it (the last NaN wins); the mean of the window clipped to
+/// the input, summed in double, over ATen's divisor.
+fn pooling(
+    name: &str,
+    pool: &Pool,
+    (xa, x): (usize, &TensorView),
+    (oa, out): (usize, &TensorView),
+    positions: Option<(usize, &TensorView)>,
+    args: usize,
+) -> String {
+    let (xg, og) = (&x.geometry, &out.geometry);
+    let dims = pool.dims;
+    let lead = og.rank() - dims;
+    let in_size = &xg.shape[lead..];
+    let t = ctype(out.dtype);
+    let mut c = String::new();
+    let comment = format!(
+        "{} pool: in {:?}, out {:?}, kernel {:?}, stride {:?}, padding {:?}, dilation {:?}",
+        if pool.window == Window::Max {
+            "max"
+        } else {
+            "avg"
+        },
+        xg.shape,
+        og.shape,
+        pool.kernel,
+        pool.stride,
+        pool.padding,
+        pool.dilation,
+    );
+    open(&mut c, name, args, &comment, og);
+    let _ = writeln!(
+        c,
+        "    const {t}* xp = {} + {};",
+        pointer(xa, x, false),
+        offset(xg, 0..lead, |d| format!("i{d}"))
+    );
+    let spatial = Geometry {
+        shape: in_size.to_vec(),
+        strides: xg.strides[lead..].to_vec(),
+        offset: 0,
+    };
+    let indent = |depth: usize| "  ".repeat(depth + 2);
+    match pool.window {
+        Window::Max => {
+            let ninf = literal(f64::NEG_INFINITY, out.dtype == DType::F64);
+            let _ = writeln!(c, "    {t} best = {ninf};");
+            let _ = writeln!(c, "    long long at = -1;");
+            for d in 0..dims {
+                let ind = indent(d);
+                let q = format!("i{}", lead + d);
+                let (k, s, p, dil) = (
+                    pool.kernel[d],
+                    pool.stride[d],
+                    pool.padding[d],
+                    pool.dilation[d],
+                );
+                let _ = writeln!(c, "{ind}for (long long k{d} = 0; k{d} < {k}LL; ++k{d}) {{");
+                let _ = writeln!(
+                    c,
+                    "{ind}  const long long x{d} = {q} * {s}LL - {p}LL + k{d} * {dil}LL;"
+                );
+                let _ = writeln!(
+                    c,
+                    "{ind}  if (x{d} < 0 || x{d} >= {}LL) continue;",
+                    in_size[d]
+                );
+            }
+            let ind = indent(dims);
+            let flat = (0..dims).fold(String::from("0LL"), |acc, d| {
+                format!("({acc}) * {}LL + x{d}", in_size[d])
+            });
+            let _ = writeln!(c, "{ind}const long long flat = {flat};");
+            let _ = writeln!(
+                c,
+                "{ind}const {t} v = xp[{}];",
+                offset(&spatial, 0..dims, |d| format!("x{d}"))
+            );
+            let _ = writeln!(c, "{ind}if (at < 0) at = flat;");
+            let _ = writeln!(c, "{ind}if (v > best || v != v) {{ best = v; at = flat; }}");
+            for d in (0..dims).rev() {
+                let _ = writeln!(c, "{}}}", indent(d));
+            }
+            // No tap inside the input: the reference's first position, 0.
+            let _ = writeln!(c, "    if (at < 0) at = 0;");
+            if let Some((pa, p)) = positions {
+                let pt = if p.dtype == DType::I64 {
+                    "long long"
+                } else {
+                    "int"
+                };
+                let _ = writeln!(
+                    c,
+                    "    (({pt}*)b{pa})[{}] = ({pt})at;",
+                    offset(&p.geometry, 0..p.geometry.rank(), |d| format!("i{d}"))
+                );
+            }
+            store(&mut c, (oa, out), "(double)best");
+        }
+        Window::Avg {
+            count_include_pad,
+            divisor_override,
+        } => {
+            // ATen's window: clipped to the padded input for the pool
+            // size, to the input for the sum.
+            let _ = writeln!(c, "    long long pool_size = 1, count = 1;");
+            for d in 0..dims {
+                let q = format!("i{}", lead + d);
+                let (k, s, p) = (pool.kernel[d], pool.stride[d], pool.padding[d]);
+                let n = in_size[d];
+                let _ = writeln!(c, "    const long long s{d} = {q} * {s}LL - {p}LL;");
+                let _ = writeln!(
+                    c,
+                    "    const long long e{d} = s{d} + {k}LL < {end}LL ? s{d} + {k}LL : {end}LL;",
+                    end = n + p
+                );
+                let _ = writeln!(c, "    pool_size *= e{d} - s{d};");
+                let _ = writeln!(
+                    c,
+                    "    const long long lo{d} = s{d} > 0 ? s{d} : 0LL, hi{d} = e{d} < {n}LL ? e{d} : {n}LL;"
+                );
+                let _ = writeln!(c, "    count *= hi{d} > lo{d} ? hi{d} - lo{d} : 0LL;");
+            }
+            let _ = writeln!(c, "    double sum = 0.0;");
+            for d in 0..dims {
+                let ind = indent(d);
+                let _ = writeln!(
+                    c,
+                    "{ind}for (long long x{d} = lo{d}; x{d} < hi{d}; ++x{d}) {{"
+                );
+            }
+            let ind = indent(dims);
+            let _ = writeln!(
+                c,
+                "{ind}sum += (double)xp[{}];",
+                offset(&spatial, 0..dims, |d| format!("x{d}"))
+            );
+            for d in (0..dims).rev() {
+                let _ = writeln!(c, "{}}}", indent(d));
+            }
+            let divisor = match divisor_override {
+                Some(n) => format!("{n}LL"),
+                None if count_include_pad => "pool_size".into(),
+                None => "count".into(),
+            };
+            store(
+                &mut c,
+                (oa, out),
+                &format!("(count == 0 ? 0.0 : sum / (double){divisor})"),
+            );
+        }
+    }
+    c
+}
