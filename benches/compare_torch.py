@@ -45,9 +45,11 @@ tokens, logits):
 The op workloads (issues 16 and 20): an embedding lookup, causal attention
 over 1024 and 4096 tokens, linear + bias + gelu, cross_entropy over GPT-2's
 vocabulary, scatter_add of 16M values into 64K bins, cumsum, topk(8) and
-std over rows, and a 12-op activation chain on 16M values:
+std over rows, a 12-op activation chain on 16M values, and cummax,
+logcumsumexp and median over rows:
 
     python3 benches/compare_torch.py --only embedding,sdpa_causal_1024,sdpa_causal_4096,linear_gelu,cross_entropy,scatter_add,cumsum_rows,topk8,std_rows,activation_chain --markdown
+    python3 benches/compare_torch.py --only cummax_rows,logcumsumexp_rows,median_rows --rounds 3 --markdown
 """
 
 import argparse
@@ -67,7 +69,8 @@ NAMES = [
     "conv3x3", "conv3x3_cl", "depthwise3x3", "depthwise3x3_cl", "max_pool2d", "bilinear_x2",
     "resnet18_b1", "resnet18_b8", "gpt2_124m", "gpt2_124m_b8", "bert_base_b8", "llama_8l",
     "embedding", "sdpa_causal_1024", "sdpa_causal_4096", "linear_gelu", "cross_entropy",
-    "scatter_add", "cumsum_rows", "topk8", "std_rows", "activation_chain"]
+    "scatter_add", "cumsum_rows", "topk8", "std_rows", "activation_chain",
+    "cummax_rows", "logcumsumexp_rows", "median_rows"]
 # Workloads that ONNX Runtime and OpenVINO also run.
 BLOCKS = ("mlp", "gpt2_block", "llama_block")
 # torchvision models (random weights, eval mode), exported with kiln_export
@@ -297,6 +300,12 @@ def op_workloads(torch):
                         8 * 4096 * 4096, 0),
         "topk8": ("topk8.kir", lambda: (rand(4096, 4096),), lambda x: torch.topk(x, 8, 1),
                   4 * 4096 * 4096, 0),
+        "cummax_rows": ("cummax_rows.kir", lambda: (rand(4096, 4096),), lambda x: torch.cummax(x, 1),
+                        (4 + 4 + 8) * 4096 * 4096, 0),
+        "logcumsumexp_rows": ("logcumsumexp_rows.kir", lambda: (rand(4096, 4096),),
+                              lambda x: torch.logcumsumexp(x, 1), 8 * 4096 * 4096, 0),
+        "median_rows": ("median_rows.kir", lambda: (rand(4096, 4096),), lambda x: torch.median(x, 1),
+                        4 * 4096 * 4096, 0),
         "std_rows": ("std_rows.kir", lambda: (rand(8192, 1024),), lambda x: torch.std(x, 1),
                      4 * 8192 * 1024, 0),
         "activation_chain": ("activation_chain.kir", lambda: (rand(n),), chain, 8 * n, 0),

@@ -477,16 +477,27 @@ unsafe fn picks<T: Ordered>(
     let xs = x.geometry.strides[axis];
     let (src, dst) = (Shared(x.ptr.cast::<T>()), Shared(values.ptr.cast::<T>()));
     let at = Shared(positions.ptr);
+    // 32-bit values on lines that [`Keyed`] positions fit are compared as
+    // one integer each.
+    let keyed = T::KEYED && n <= Keyed::POSITIONS;
     for_each_line(&x.geometry.shape, axis, [x.geometry, &vg, &pg], |lines| {
         let (src, dst, at) = (src.ptr(), dst.ptr(), at.ptr());
         let mut row = Vec::with_capacity(n as usize);
+        let mut keys: Vec<Keyed> = Vec::with_capacity(if keyed { n as usize } else { 0 });
         for &[xo, vo, po] in lines {
             // SAFETY: the lines' elements are inside the buffers (the
             // caller's contract); this task alone writes these results.
             unsafe {
                 row.clear();
                 row.extend((0..n).map(|i| (*src.offset((xo + i * xs) as isize), i)));
-                let (v, i) = pick(op, &mut row);
+                let (v, i) = if keyed {
+                    keys.clear();
+                    keys.extend(row.iter().map(|&(v, i)| Keyed::new(v, i)));
+                    let i = pick(op, &mut keys).position();
+                    row[i as usize]
+                } else {
+                    pick(op, &mut row)
+                };
                 *dst.offset(vo as isize) = v;
                 if wide {
                     *at.cast::<i64>().offset(po as isize) = i;
@@ -507,30 +518,27 @@ unsafe fn picks<T: Ordered>(
 /// sorted, but for mode: by value, then position, a total order, so the
 /// selection is the stable sort's element. The interpreter's definition
 /// too. `row` is not empty.
-pub(crate) fn pick<T: Ordered>(op: &Op, row: &mut [(T, i64)]) -> (T, i64) {
-    let by = |a: &(T, i64), b: &(T, i64)| a.0.order(b.0).then(a.1.cmp(&b.1));
-    let nth = |row: &mut [(T, i64)], k: usize| *row.select_nth_unstable_by(k, by).1;
+pub(crate) fn pick<I: Item>(op: &Op, row: &mut [I]) -> I {
+    let nth = |row: &mut [I], k: usize| *row.select_nth_unstable_by(k, I::cmp_item).1;
     let n = row.len();
     match op {
-        Op::Median { .. } => match row.iter().find(|(v, _)| v.is_nan()) {
+        Op::Median { .. } => match row.iter().find(|v| v.is_nan()) {
             Some(nan) => *nan,
             None => nth(row, (n - 1) / 2),
         },
         Op::Kthvalue { k, .. } => nth(row, (*k as usize).clamp(1, n) - 1),
-        Op::Nanmedian { .. } => match row.iter().filter(|(v, _)| !v.is_nan()).count() {
+        Op::Nanmedian { .. } => match row.iter().filter(|v| !v.is_nan()).count() {
             0 => nth(row, (n - 1) / 2),
             m => nth(row, (m - 1) / 2),
         },
         Op::Mode { .. } => {
-            row.sort_unstable_by(by);
+            row.sort_unstable_by(I::cmp_item);
             // The longest run of equal values, the first (smallest) among
             // equally long ones; its last element, the value's last
             // position (positions are in order within a run).
             let (mut best, mut best_len, mut start) = (0, 0, 0);
             for i in 0..n {
-                let run_ends = i + 1 == n
-                    || row[i].0.is_nan()
-                    || row[i].0.order(row[i + 1].0) != Ordering::Equal;
+                let run_ends = i + 1 == n || !row[i].same_value(&row[i + 1]);
                 if run_ends {
                     if i + 1 - start > best_len {
                         (best, best_len) = (i, i + 1 - start);
@@ -541,6 +549,74 @@ pub(crate) fn pick<T: Ordered>(op: &Op, row: &mut [(T, i64)]) -> (T, i64) {
             row[best]
         }
         _ => nth(row, (n - 1) / 2),
+    }
+}
+
+/// An element of a line with its position, as [`pick`] compares them.
+pub(crate) trait Item: Copy {
+    /// By value (NaN last, −0.0 equal to 0.0), then by position.
+    fn cmp_item(&self, other: &Self) -> Ordering;
+    /// Whether the value is NaN.
+    fn is_nan(&self) -> bool;
+    /// Whether two values are equal (NaN equal to nothing: mode's runs).
+    fn same_value(&self, other: &Self) -> bool;
+}
+
+impl<T: Ordered> Item for (T, i64) {
+    #[inline]
+    fn cmp_item(&self, other: &Self) -> Ordering {
+        self.0.order(other.0).then(self.1.cmp(&other.1))
+    }
+
+    #[inline]
+    fn is_nan(&self) -> bool {
+        self.0.is_nan()
+    }
+
+    #[inline]
+    fn same_value(&self, other: &Self) -> bool {
+        !self.0.is_nan() && self.0.order(other.0) == Ordering::Equal
+    }
+}
+
+/// A 32-bit value's key ([`Ordered::key`], 33 bits) above its position
+/// (31 bits): one integer comparison orders two of them as
+/// [`Item::cmp_item`] does (several times faster to select and sort than
+/// pairs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Keyed(u64);
+
+impl Keyed {
+    /// Positions below this fit.
+    const POSITIONS: i64 = 1 << 31;
+
+    /// `value` (whose key exists) at `position` (below [`Self::POSITIONS`]).
+    #[inline]
+    fn new<T: Ordered>(value: T, position: i64) -> Keyed {
+        Keyed((value.key().unwrap_or(0) << 31) | position as u64)
+    }
+
+    /// The position it was made with.
+    #[inline]
+    fn position(self) -> i64 {
+        (self.0 & (Self::POSITIONS as u64 - 1)) as i64
+    }
+}
+
+impl Item for Keyed {
+    #[inline]
+    fn cmp_item(&self, other: &Self) -> Ordering {
+        self.0.cmp(&other.0)
+    }
+
+    #[inline]
+    fn is_nan(&self) -> bool {
+        self.0 >> 63 == 1
+    }
+
+    #[inline]
+    fn same_value(&self, other: &Self) -> bool {
+        !self.is_nan() && self.0 >> 31 == other.0 >> 31
     }
 }
 
@@ -556,6 +632,16 @@ pub(crate) trait Ordered: Copy + Send + Sync + 'static {
         false
     }
 
+    /// Whether [`Ordered::key`] gives keys.
+    const KEYED: bool = false;
+
+    /// A 33-bit integer in the same order: equal for equal values (all
+    /// NaNs, both zeros), NaN's above every other; for 32-bit types.
+    #[inline]
+    fn key(self) -> Option<u64> {
+        None
+    }
+
     /// `self.order(other) == Greater`, in fewer instructions.
     #[inline]
     fn above(self, other: Self) -> bool {
@@ -567,6 +653,23 @@ impl Ordered for f32 {
     #[inline]
     fn is_nan(self) -> bool {
         f32::is_nan(self)
+    }
+
+    const KEYED: bool = true;
+
+    #[inline]
+    fn key(self) -> Option<u64> {
+        if self.is_nan() {
+            return Some(1 << 32);
+        }
+        // −0.0 as 0.0; then negative floats' bits reversed below the
+        // positive ones'.
+        let bits = (self + 0.0).to_bits();
+        Some(u64::from(if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | 1 << 31
+        }))
     }
 
     #[inline]
@@ -626,6 +729,13 @@ impl Ordered for i32 {
     #[inline]
     fn order(self, other: i32) -> Ordering {
         self.cmp(&other)
+    }
+
+    const KEYED: bool = true;
+
+    #[inline]
+    fn key(self) -> Option<u64> {
+        Some(u64::from(self as u32 ^ 1 << 31))
     }
 }
 
@@ -767,5 +877,59 @@ impl Select {
                 }
             },
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keyed form of [`pick`] picks what the pairs' form picks, on
+    /// lines of f32 full of ties, both zeros, infinities and NaN, and of
+    /// i32 with both extremes: every op, several k.
+    #[test]
+    fn keyed_picks_agree_with_pairs() {
+        fn check<T: Ordered + std::fmt::Debug + PartialEq>(line: &[T]) {
+            let n = line.len() as i64;
+            let mut ops = vec![
+                Op::Median { dim: Some(0), keepdim: false },
+                Op::Nanmedian { dim: Some(0), keepdim: false },
+                Op::Mode { dim: 0, keepdim: false },
+            ];
+            for k in [1, 2, n / 3 + 1, n / 2 + 1, n] {
+                ops.push(Op::Kthvalue { k, dim: 0, keepdim: false });
+            }
+            for op in &ops {
+                let mut pairs: Vec<(T, i64)> = line.iter().copied().zip(0..).collect();
+                let mut keys: Vec<Keyed> = pairs.iter().map(|&(v, i)| Keyed::new(v, i)).collect();
+                let (_, want) = pick(op, &mut pairs);
+                let got = pick(op, &mut keys).position();
+                assert_eq!(got, want, "{op:?} of {line:?}");
+            }
+        }
+        let mut r = crate::random::Stream::new(7);
+        for len in [1, 2, 3, 7, 40, 101] {
+            for _ in 0..50 {
+                let floats: Vec<f32> = (0..len)
+                    .map(|_| match r.next_u64() % 9 {
+                        0 => f32::NAN,
+                        1 => -0.0,
+                        2 => 0.0,
+                        3 => f32::INFINITY,
+                        4 => f32::NEG_INFINITY,
+                        k => k as f32 - 6.5,
+                    })
+                    .collect();
+                check(&floats);
+                let ints: Vec<i32> = (0..len)
+                    .map(|_| match r.next_u64() % 5 {
+                        0 => i32::MIN,
+                        1 => i32::MAX,
+                        k => k as i32 - 2,
+                    })
+                    .collect();
+                check(&ints);
+            }
+        }
     }
 }
