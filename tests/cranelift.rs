@@ -854,3 +854,52 @@ fn erf_with_its_rare_branch_skipped_keeps_every_bit() {
         assert_eq!(bits(g), bits(e));
     }
 }
+
+/// Scans as PyTorch's CPU kernels fold them, hand-checked against PyTorch
+/// 2.15 on both the interpreter and the CPU backend's native steps:
+/// cumsum and logcumsumexp start from their identity (0, −inf), so a
+/// first −0.0 gives +0.0 (cumprod, from 1, keeps it); a NaN along a
+/// logcumsumexp line makes the rest NaN (C++'s min/max keep it).
+#[test]
+fn scans_fold_from_their_identity_as_pytorch() {
+    use kiln_runtime::Tensor;
+    let text = "func @main(%z: tensor<3xf32>, %m: tensor<3xf32>, %m64: tensor<3xf64>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf64>) {
+  %a = cumsum %z {dim = 0}
+  %b = logcumsumexp %z {dim = 0}
+  %p = cumprod %z {dim = 0}
+  %c = logcumsumexp %m {dim = 0}
+  %d = logcumsumexp %m64 {dim = 0}
+  return %a, %b, %p, %c, %d
+}";
+    let module = kiln::parse_module("scans.kir", text, kiln::DefaultDType::F32).unwrap();
+    let inputs = vec![
+        Tensor::from_vec(vec![-0.0f32, -0.0, 0.0], &[3]).unwrap(),
+        Tensor::from_vec(vec![1.0f32, f32::NAN, 2.0], &[3]).unwrap(),
+        Tensor::from_vec(vec![1.0f64, f64::NAN, 2.0], &[3]).unwrap(),
+    ];
+    let bits32 = |t: &Tensor| -> Vec<u32> {
+        t.to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    let f32s = |v: &[f32]| -> Vec<u32> { v.iter().map(|v| v.to_bits()).collect() };
+    let ln2 = std::f32::consts::LN_2;
+    let ln3 = 3.0f64.ln() as f32;
+    let interp = kiln_runtime::interp::run(&module, &inputs).unwrap();
+    let compiled = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap()
+        .run(&inputs)
+        .unwrap();
+    for got in [&interp, &compiled] {
+        assert_eq!(bits32(&got[0]), f32s(&[0.0, 0.0, 0.0]));
+        assert_eq!(bits32(&got[1]), f32s(&[0.0, ln2, ln3]));
+        assert_eq!(bits32(&got[2]), f32s(&[-0.0, 0.0, 0.0]));
+        let c = got[3].to_vec::<f32>().unwrap();
+        assert!(c[0] == 1.0 && c[1].is_nan() && c[2].is_nan(), "{c:?}");
+        let d = got[4].to_vec::<f64>().unwrap();
+        assert!(d[0] == 1.0 && d[1].is_nan() && d[2].is_nan(), "{d:?}");
+    }
+}

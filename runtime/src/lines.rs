@@ -6,9 +6,10 @@
 //! the lines spread over rayon's threads.
 //!
 //! - Scans of f32, f64 and i64: PyTorch's CPU accumulators (`acc_type<T,
-//!   false>`: f32 sums and products in f64, integers in wrapping i64), the
-//!   first element taken as it is (so −0.0 stays), every output rounded
-//!   once to its dtype. `logcumsumexp` of f32 and f64: the interpreter's
+//!   false>`: f32 sums and products in f64, integers in wrapping i64),
+//!   folded from the identity (0, 1, or −inf for logcumsumexp: a first
+//!   −0.0 sums to +0.0, as in PyTorch), every output rounded once to its
+//!   dtype. `logcumsumexp` of f32 and f64: the interpreter's
 //!   `log_add_exp` step in f64 (f32's accumulator, as PyTorch's).
 //! - `cummax` and `cummin` of f32, f64, i32 and i64: the value kept as it
 //!   is and its position, by [`takes_over`] (PyTorch's rule, the
@@ -123,11 +124,12 @@ pub unsafe fn run(op: &Op, dtype: DType, x: Operand, outs: &[(Operand, DType)]) 
         }
         Op::Logcumsumexp { .. } => {
             let step = |acc, x| crate::interp::log_add_exp(x, acc);
+            let from = f64::NEG_INFINITY;
             // SAFETY: forwarded.
             unsafe {
                 match dtype {
-                    DType::F32 => scan_with::<f32>(step, axis, &x, values),
-                    _ => scan_with::<f64>(step, axis, &x, values),
+                    DType::F32 => scan_with::<f32>(step, from, axis, &x, values),
+                    _ => scan_with::<f64>(step, from, axis, &x, values),
                 }
             }
             Ok(true)
@@ -270,7 +272,14 @@ fn for_each_line<const N: usize>(
 
 /// The element types scanned here, with PyTorch's CPU accumulator.
 trait Scanned: Copy + Send + Sync + 'static {
-    type Acc: Copy + std::ops::Add<Output = Self::Acc> + std::ops::Mul<Output = Self::Acc>;
+    type Acc: Copy
+        + Send
+        + Sync
+        + std::ops::Add<Output = Self::Acc>
+        + std::ops::Mul<Output = Self::Acc>;
+    /// The accumulator's 0 and 1, where sums and products start.
+    const ZERO: Self::Acc;
+    const ONE: Self::Acc;
     fn widen(self) -> Self::Acc;
     fn narrow(acc: Self::Acc) -> Self;
     /// The accumulator's sum (floats: IEEE; integers wrap, overriding).
@@ -287,6 +296,8 @@ trait Scanned: Copy + Send + Sync + 'static {
 
 impl Scanned for f32 {
     type Acc = f64;
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
     #[inline]
     fn widen(self) -> f64 {
         f64::from(self)
@@ -299,6 +310,8 @@ impl Scanned for f32 {
 
 impl Scanned for f64 {
     type Acc = f64;
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
     #[inline]
     fn widen(self) -> f64 {
         self
@@ -311,6 +324,8 @@ impl Scanned for f64 {
 
 impl Scanned for i64 {
     type Acc = i64;
+    const ZERO: i64 = 0;
+    const ONE: i64 = 1;
     #[inline]
     fn widen(self) -> i64 {
         self
@@ -339,19 +354,20 @@ unsafe fn scan<T: Scanned>(product: bool, axis: usize, x: &Operand, out: &Operan
     // SAFETY: forwarded.
     unsafe {
         if product {
-            scan_with::<T>(|a, b| T::mul(a, b), axis, x, out)
+            scan_with::<T>(|a, b| T::mul(a, b), T::ONE, axis, x, out)
         } else {
-            scan_with::<T>(|a, b| T::add(a, b), axis, x, out)
+            scan_with::<T>(|a, b| T::add(a, b), T::ZERO, axis, x, out)
         }
     }
 }
 
-/// [`scan`] with its step.
+/// [`scan`] with its step, from `identity`.
 ///
 /// # Safety
 /// As [`run`].
 unsafe fn scan_with<T: Scanned>(
     step: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync,
+    identity: T::Acc,
     axis: usize,
     x: &Operand,
     out: &Operand,
@@ -371,11 +387,8 @@ unsafe fn scan_with<T: Scanned>(
                 if let &[[x0, o0], [x1, o1], [x2, o2], [x3, o3]] = lines {
                     // Four chains at once (the same operations per line).
                     let (xo, oo) = ([x0, x1, x2, x3], [o0, o1, o2, o3]);
-                    let mut acc = xo.map(|x| (*src.offset(x as isize)).widen());
-                    for l in 0..4 {
-                        *dst.offset(oo[l] as isize) = T::narrow(acc[l]);
-                    }
-                    for i in 1..n {
+                    let mut acc = [identity; 4];
+                    for i in 0..n {
                         for l in 0..4 {
                             acc[l] = step(acc[l], (*src.offset((xo[l] + i * xs) as isize)).widen());
                             *dst.offset((oo[l] + i * os) as isize) = T::narrow(acc[l]);
@@ -384,9 +397,8 @@ unsafe fn scan_with<T: Scanned>(
                     return;
                 }
                 for &[xo, oo] in lines {
-                    let mut acc = (*src.offset(xo as isize)).widen();
-                    *dst.offset(oo as isize) = T::narrow(acc);
-                    for i in 1..n {
+                    let mut acc = identity;
+                    for i in 0..n {
                         acc = step(acc, (*src.offset((xo + i * xs) as isize)).widen());
                         *dst.offset((oo + i * os) as isize) = T::narrow(acc);
                     }
@@ -892,12 +904,25 @@ mod tests {
         fn check<T: Ordered + std::fmt::Debug + PartialEq>(line: &[T]) {
             let n = line.len() as i64;
             let mut ops = vec![
-                Op::Median { dim: Some(0), keepdim: false },
-                Op::Nanmedian { dim: Some(0), keepdim: false },
-                Op::Mode { dim: 0, keepdim: false },
+                Op::Median {
+                    dim: Some(0),
+                    keepdim: false,
+                },
+                Op::Nanmedian {
+                    dim: Some(0),
+                    keepdim: false,
+                },
+                Op::Mode {
+                    dim: 0,
+                    keepdim: false,
+                },
             ];
             for k in [1, 2, n / 3 + 1, n / 2 + 1, n] {
-                ops.push(Op::Kthvalue { k, dim: 0, keepdim: false });
+                ops.push(Op::Kthvalue {
+                    k,
+                    dim: 0,
+                    keepdim: false,
+                });
             }
             for op in &ops {
                 let mut pairs: Vec<(T, i64)> = line.iter().copied().zip(0..).collect();

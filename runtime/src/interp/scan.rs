@@ -51,13 +51,15 @@ fn mul(a: Elem, b: Elem) -> Elem {
 }
 
 /// PyTorch's `_log_add_exp_helper(x, acc)`: NaN in the running value
-/// stays; two equal infinities give `x`. (The native logcumsumexp's step
-/// too, `crate::lines`.)
+/// stays, and a NaN `x` makes it NaN (C++'s `std::min`/`std::max` return
+/// their first operand when a comparison fails, where Rust's `min`/`max`
+/// would drop the NaN); two equal infinities give `x`. (The native
+/// logcumsumexp's step too, `crate::lines`.)
 pub(crate) fn log_add_exp(x: f64, acc: f64) -> f64 {
     let (lo, hi) = if acc.is_nan() {
         (acc, acc)
     } else {
-        (x.min(acc), x.max(acc))
+        (if acc < x { acc } else { x }, if x < acc { acc } else { x })
     };
     if lo != hi || lo.is_finite() {
         hi + (lo - hi).exp().ln_1p()
@@ -110,9 +112,18 @@ pub fn scan(
     line[axis] = 1;
     // A zero-dim tensor is read and written at `[]`, one line of one.
     let at = |index: &[i64]| -> Vec<i64> { if scalar { Vec::new() } else { index.to_vec() } };
+    // The sums and products fold from their identity, as PyTorch's CPU
+    // scans (so a first -0.0 sums to +0.0); cummax and cummin start at
+    // the first element.
+    let identity = match op {
+        Op::Cumsum { .. } => Some(convert(Elem::I(0), acc)),
+        Op::Cumprod { .. } => Some(convert(Elem::I(1), acc)),
+        Op::Logcumsumexp { .. } => Some(convert(Elem::F(f64::NEG_INFINITY), acc)),
+        _ => None,
+    };
     for start in Indices::new(&line) {
         let mut index = start.clone();
-        let mut running: Option<Elem> = None;
+        let mut running: Option<Elem> = identity;
         let mut best_at = 0i64;
         for i in 0..n {
             index[axis] = i;
@@ -148,8 +159,8 @@ pub fn scan(
 }
 
 /// cumsum and cumprod of f32 or f64 on the storages directly: the f64
-/// accumulator, every output rounded once, the first element taken as it
-/// is (so −0.0 stays): the arithmetic of [`scan`]'s general loop, which
+/// accumulator from 0 or 1, every output rounded once: the arithmetic of
+/// [`scan`]'s general loop, which
 /// takes an `Elem` per element and is some 30 times slower. `false` for
 /// the other scans and dtypes.
 fn float_cumulative(op: &Op, x: &Tensor, out: &mut Tensor, axis: usize) -> Result<bool> {
@@ -198,9 +209,8 @@ fn float_cumulative(op: &Op, x: &Tensor, out: &mut Tensor, axis: usize) -> Resul
             offset + index.iter().zip(strides).map(|(i, s)| i * s).sum::<i64>()
         };
         let (bx, bo) = (base(&xs, xo), base(&os, oo));
-        let mut acc = read(bx);
-        write(bo, acc);
-        for i in 1..shape[axis] {
+        let mut acc = if product { 1.0 } else { 0.0 };
+        for i in 0..shape[axis] {
             let v = read(bx + i * xs[axis]);
             acc = if product { acc * v } else { acc + v };
             write(bo + i * os[axis], acc);
