@@ -1,15 +1,17 @@
-//! `convolution` (direct and transposed) and `max_pool`/`avg_pool` steps
-//! of f32 and f64 as generated CUDA kernels, so that a CNN's layers stay
-//! on the GPU instead of going to the host and back; other spatial steps
-//! (adaptive pooling, resampling, other dtypes) still run on the host.
+//! `convolution` (direct and transposed) and pooling steps (`max_pool`,
+//! `avg_pool`, the adaptive pools) of f32 and f64 as generated CUDA
+//! kernels, so that a CNN's layers stay on the GPU instead of going to
+//! the host and back; resampling and other dtypes still run on the host.
 //!
 //! Each kernel is a grid-stride loop with one thread per output element,
 //! the reference interpreter's loops (`kiln_runtime::interp::spatial`)
 //! written out for that element, in the same order and in the same
 //! arithmetic: products summed in double, one input channel's taps at a
 //! time, then the bias, rounded once to the result's dtype. So the
-//! kernels give the interpreter's bits (f32 products are exact in double,
-//! and the sums run in its order); a transposed convolution gathers, for
+//! kernels give the interpreter's bits: f32 products are exact in double,
+//! f64 products round as the interpreter's (NVRTC compiles without fused
+//! multiply-adds, `crate::nvrtc`), and the sums run in its order; a
+//! transposed convolution gathers, for
 //! each output element, the input positions that scatter into it, in the
 //! order the reference scatters them (input positions ascending, so each
 //! kernel dim's taps descending). Shapes, strides and offsets are the
@@ -37,8 +39,8 @@ const THREADS: u32 = 256;
 /// At most this many blocks; the loop strides over the rest.
 const MAX_BLOCKS: i64 = 1 << 16;
 
-/// The kernel of plan step `index` when it is a convolution or a max or
-/// average pool of f32 or f64 values this file generates.
+/// The kernel of plan step `index` when it is a convolution or a pool of
+/// f32 or f64 values.
 pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let (func, inst, inputs, outputs) = step.lone_inst()?;
     let spatial = kiln_ir::spatial::spatial(&inst.op)?;
@@ -60,6 +62,11 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         threads: THREADS,
     };
     let args = inputs.len() + outputs.len();
+    // Result `i` as positions (i64, or i32 where the plan narrowed them).
+    let positions = |i: usize| {
+        let p = outputs.get(i)?;
+        matches!(p.dtype, DType::I64 | DType::I32).then_some((inputs.len() + i, p))
+    };
     let name = format!("kiln_spatial_s{index}");
     let source = match spatial {
         Spatial::Conv(conv) => {
@@ -88,18 +95,28 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         }
         Spatial::Pool { pool, indices } => {
             let pool = pool_params(&pool, inst.op.name(), &x.geometry.shape).ok()?;
-            let positions = if indices {
-                let p = outputs.get(1)?;
-                if !matches!(p.dtype, DType::I64 | DType::I32) {
-                    return None;
-                }
-                Some((inputs.len() + 1, p))
-            } else {
-                None
+            let positions = if indices { Some(positions(1)?) } else { None };
+            pooling(
+                &name,
+                &Windows::Sliding(&pool),
+                (param(0)?, x),
+                (inputs.len(), out),
+                positions,
+                args,
+            )
+        }
+        Spatial::Adaptive(a) => {
+            let positions = match outputs.get(1) {
+                Some(_) => Some(positions(1)?),
+                None => None,
+            };
+            let windows = Windows::Adaptive {
+                dims: a.dims,
+                max: a.max,
             };
             pooling(
                 &name,
-                &pool,
+                &windows,
                 (param(0)?, x),
                 (inputs.len(), out),
                 positions,
@@ -314,7 +331,7 @@ fn store(c: &mut String, (oa, out): (usize, &TensorView), value: &str) {
     let t = ctype(out.dtype);
     let _ = writeln!(
         c,
-        "    {}[{}] = ({t}){value};",
+        "    {}[{}] = ({t})({value});",
         pointer(oa, out, true),
         offset(og, 0..og.rank(), |d| format!("i{d}"))
     );
@@ -322,39 +339,55 @@ fn store(c: &mut String, (oa, out): (usize, &TensorView), value: &str) {
     let _ = writeln!(c, "}}");
 }
 
-/// `max_pool` (with positions, flat in the input's plane) and `avg_pool`
-/// over the last `pool.dims` dims, as the reference: the maximum from
-/// −inf at the first tap inside the input, any larger value or NaN
-/// replacing it (the last NaN wins); the mean of the window clipped to
-/// the input, summed in double, over ATen's divisor.
+/// A pooling step's windows: sliding (`max_pool`, `avg_pool`), or
+/// adaptive (ATen's `[⌊i·in/out⌋, ⌈(i+1)·in/out⌉)` per dim).
+enum Windows<'a> {
+    Sliding(&'a Pool),
+    Adaptive { dims: usize, max: bool },
+}
+
+/// `max_pool`, `avg_pool` and the adaptive pools over the last dims, as
+/// the reference: the maximum (and its position, flat in the input's
+/// plane) from −inf at the first tap inside the input, any larger value
+/// or NaN replacing it (the last NaN wins); the mean of the window
+/// clipped to the input, summed in double, over ATen's divisor (an
+/// adaptive window's size).
 fn pooling(
     name: &str,
-    pool: &Pool,
+    windows: &Windows,
     (xa, x): (usize, &TensorView),
     (oa, out): (usize, &TensorView),
     positions: Option<(usize, &TensorView)>,
     args: usize,
 ) -> String {
     let (xg, og) = (&x.geometry, &out.geometry);
-    let dims = pool.dims;
+    let (dims, max) = match windows {
+        Windows::Sliding(pool) => (pool.dims, pool.window == Window::Max),
+        Windows::Adaptive { dims, max } => (*dims, *max),
+    };
     let lead = og.rank() - dims;
     let in_size = &xg.shape[lead..];
+    let out_size = &og.shape[lead..];
     let t = ctype(out.dtype);
     let mut c = String::new();
-    let comment = format!(
-        "{} pool: in {:?}, out {:?}, kernel {:?}, stride {:?}, padding {:?}, dilation {:?}",
-        if pool.window == Window::Max {
-            "max"
-        } else {
-            "avg"
-        },
-        xg.shape,
-        og.shape,
-        pool.kernel,
-        pool.stride,
-        pool.padding,
-        pool.dilation,
-    );
+    let comment = match windows {
+        Windows::Sliding(pool) => format!(
+            "{} pool: in {:?}, out {:?}, kernel {:?}, stride {:?}, padding {:?}, dilation {:?}",
+            if max { "max" } else { "avg" },
+            xg.shape,
+            og.shape,
+            pool.kernel,
+            pool.stride,
+            pool.padding,
+            pool.dilation,
+        ),
+        Windows::Adaptive { .. } => format!(
+            "adaptive {} pool: in {:?}, out {:?}",
+            if max { "max" } else { "avg" },
+            xg.shape,
+            og.shape,
+        ),
+    };
     open(&mut c, name, args, &comment, og);
     let _ = writeln!(
         c,
@@ -367,74 +400,25 @@ fn pooling(
         strides: xg.strides[lead..].to_vec(),
         offset: 0,
     };
+    let read = offset(&spatial, 0..dims, |d| format!("x{d}"));
     let indent = |depth: usize| "  ".repeat(depth + 2);
-    match pool.window {
-        Window::Max => {
-            let ninf = literal(f64::NEG_INFINITY, out.dtype == DType::F64);
-            let _ = writeln!(c, "    {t} best = {ninf};");
-            let _ = writeln!(c, "    long long at = -1;");
-            for d in 0..dims {
-                let ind = indent(d);
-                let q = format!("i{}", lead + d);
-                let (k, s, p, dil) = (
-                    pool.kernel[d],
-                    pool.stride[d],
-                    pool.padding[d],
-                    pool.dilation[d],
-                );
-                let _ = writeln!(c, "{ind}for (long long k{d} = 0; k{d} < {k}LL; ++k{d}) {{");
+    // Each dim's window: `lo{d}..hi{d}` of the input (adaptive windows,
+    // and an average's window clipped to the input), and for an average
+    // its size in the padded input (`pool_size`) and inside (`count`).
+    let _ = writeln!(c, "    long long pool_size = 1, count = 1;");
+    for d in 0..dims {
+        let q = format!("i{}", lead + d);
+        let n = in_size[d];
+        match windows {
+            Windows::Adaptive { .. } => {
+                let o = out_size[d].max(1);
                 let _ = writeln!(
                     c,
-                    "{ind}  const long long x{d} = {q} * {s}LL - {p}LL + k{d} * {dil}LL;"
-                );
-                let _ = writeln!(
-                    c,
-                    "{ind}  if (x{d} < 0 || x{d} >= {}LL) continue;",
-                    in_size[d]
+                    "    const long long lo{d} = {q} * {n}LL / {o}LL, hi{d} = (({q} + 1) * {n}LL + {o}LL - 1) / {o}LL;"
                 );
             }
-            let ind = indent(dims);
-            let flat = (0..dims).fold(String::from("0LL"), |acc, d| {
-                format!("({acc}) * {}LL + x{d}", in_size[d])
-            });
-            let _ = writeln!(c, "{ind}const long long flat = {flat};");
-            let _ = writeln!(
-                c,
-                "{ind}const {t} v = xp[{}];",
-                offset(&spatial, 0..dims, |d| format!("x{d}"))
-            );
-            let _ = writeln!(c, "{ind}if (at < 0) at = flat;");
-            let _ = writeln!(c, "{ind}if (v > best || v != v) {{ best = v; at = flat; }}");
-            for d in (0..dims).rev() {
-                let _ = writeln!(c, "{}}}", indent(d));
-            }
-            // No tap inside the input: the reference's first position, 0.
-            let _ = writeln!(c, "    if (at < 0) at = 0;");
-            if let Some((pa, p)) = positions {
-                let pt = if p.dtype == DType::I64 {
-                    "long long"
-                } else {
-                    "int"
-                };
-                let _ = writeln!(
-                    c,
-                    "    (({pt}*)b{pa})[{}] = ({pt})at;",
-                    offset(&p.geometry, 0..p.geometry.rank(), |d| format!("i{d}"))
-                );
-            }
-            store(&mut c, (oa, out), "(double)best");
-        }
-        Window::Avg {
-            count_include_pad,
-            divisor_override,
-        } => {
-            // ATen's window: clipped to the padded input for the pool
-            // size, to the input for the sum.
-            let _ = writeln!(c, "    long long pool_size = 1, count = 1;");
-            for d in 0..dims {
-                let q = format!("i{}", lead + d);
+            Windows::Sliding(pool) => {
                 let (k, s, p) = (pool.kernel[d], pool.stride[d], pool.padding[d]);
-                let n = in_size[d];
                 let _ = writeln!(c, "    const long long s{d} = {q} * {s}LL - {p}LL;");
                 let _ = writeln!(
                     c,
@@ -446,36 +430,104 @@ fn pooling(
                     c,
                     "    const long long lo{d} = s{d} > 0 ? s{d} : 0LL, hi{d} = e{d} < {n}LL ? e{d} : {n}LL;"
                 );
-                let _ = writeln!(c, "    count *= hi{d} > lo{d} ? hi{d} - lo{d} : 0LL;");
             }
-            let _ = writeln!(c, "    double sum = 0.0;");
-            for d in 0..dims {
-                let ind = indent(d);
-                let _ = writeln!(
-                    c,
-                    "{ind}for (long long x{d} = lo{d}; x{d} < hi{d}; ++x{d}) {{"
-                );
+        }
+        let _ = writeln!(c, "    count *= hi{d} > lo{d} ? hi{d} - lo{d} : 0LL;");
+    }
+    if max {
+        let ninf = literal(f64::NEG_INFINITY, out.dtype == DType::F64);
+        let _ = writeln!(c, "    {t} best = {ninf};");
+        let _ = writeln!(c, "    long long at = -1;");
+        for d in 0..dims {
+            let ind = indent(d);
+            match windows {
+                Windows::Sliding(pool) => {
+                    let q = format!("i{}", lead + d);
+                    let (k, s, p, dil) = (
+                        pool.kernel[d],
+                        pool.stride[d],
+                        pool.padding[d],
+                        pool.dilation[d],
+                    );
+                    let _ = writeln!(c, "{ind}for (long long k{d} = 0; k{d} < {k}LL; ++k{d}) {{");
+                    let _ = writeln!(
+                        c,
+                        "{ind}  const long long x{d} = {q} * {s}LL - {p}LL + k{d} * {dil}LL;"
+                    );
+                    let _ = writeln!(
+                        c,
+                        "{ind}  if (x{d} < 0 || x{d} >= {}LL) continue;",
+                        in_size[d]
+                    );
+                }
+                Windows::Adaptive { .. } => {
+                    let _ = writeln!(
+                        c,
+                        "{ind}for (long long x{d} = lo{d}; x{d} < hi{d}; ++x{d}) {{"
+                    );
+                }
             }
-            let ind = indent(dims);
+        }
+        let ind = indent(dims);
+        let flat = (0..dims).fold(String::from("0LL"), |acc, d| {
+            format!("({acc}) * {}LL + x{d}", in_size[d])
+        });
+        let _ = writeln!(c, "{ind}const long long flat = {flat};");
+        let _ = writeln!(c, "{ind}const {t} v = xp[{read}];");
+        let _ = writeln!(c, "{ind}if (at < 0) at = flat;");
+        let _ = writeln!(c, "{ind}if (v > best || v != v) {{ best = v; at = flat; }}");
+        for d in (0..dims).rev() {
+            let _ = writeln!(c, "{}}}", indent(d));
+        }
+        // No tap inside the input: the reference's first position, 0.
+        let _ = writeln!(c, "    if (at < 0) at = 0;");
+        if let Some((pa, p)) = positions {
+            let pt = if p.dtype == DType::I64 {
+                "long long"
+            } else {
+                "int"
+            };
             let _ = writeln!(
                 c,
-                "{ind}sum += (double)xp[{}];",
-                offset(&spatial, 0..dims, |d| format!("x{d}"))
+                "    (({pt}*)b{pa})[{}] = ({pt})at;",
+                offset(&p.geometry, 0..p.geometry.rank(), |d| format!("i{d}"))
             );
-            for d in (0..dims).rev() {
-                let _ = writeln!(c, "{}}}", indent(d));
-            }
+        }
+        store(&mut c, (oa, out), "(double)best");
+        return c;
+    }
+    let _ = writeln!(c, "    double sum = 0.0;");
+    for d in 0..dims {
+        let _ = writeln!(
+            c,
+            "{}for (long long x{d} = lo{d}; x{d} < hi{d}; ++x{d}) {{",
+            indent(d)
+        );
+    }
+    let _ = writeln!(c, "{}sum += (double)xp[{read}];", indent(dims));
+    for d in (0..dims).rev() {
+        let _ = writeln!(c, "{}}}", indent(d));
+    }
+    let value = match windows {
+        // An empty adaptive window is 0/0, NaN, as the reference's.
+        Windows::Adaptive { .. } => "sum / (double)count".to_string(),
+        Windows::Sliding(pool) => {
+            let (count_include_pad, divisor_override) = match pool.window {
+                Window::Avg {
+                    count_include_pad,
+                    divisor_override,
+                } => (count_include_pad, divisor_override),
+                // (Max pools returned above.)
+                Window::Max => (false, None),
+            };
             let divisor = match divisor_override {
                 Some(n) => format!("{n}LL"),
                 None if count_include_pad => "pool_size".into(),
                 None => "count".into(),
             };
-            store(
-                &mut c,
-                (oa, out),
-                &format!("(count == 0 ? 0.0 : sum / (double){divisor})"),
-            );
+            format!("(count == 0 ? 0.0 : sum / (double){divisor})")
         }
-    }
+    };
+    store(&mut c, (oa, out), &value);
     c
 }
