@@ -1,6 +1,7 @@
 //! Ops that run along one dim, line by line, as native host steps of
 //! compiled plans: the scans `cumsum`, `cumprod`, `logcumsumexp`,
-//! `cummax` and `cummin`, and `topk` and `sort`.
+//! `cummax` and `cummin`, `topk` and `sort`, and the selections
+//! `kthvalue`, `median`, `nanmedian` and `mode`.
 //! The interpreter (`crate::interp::scan`, `crate::interp::sort`) stays
 //! their definition; these compute the same bits on the plan's buffers,
 //! the lines spread over rayon's threads.
@@ -76,9 +77,10 @@ pub(crate) fn takes_over<T: PartialOrd + Copy>(x: T, best: T, max: bool) -> bool
     nan || if max { x >= best } else { x <= best }
 }
 
-/// Runs `op` (a scan, topk or sort) from `x` (of dtype `dtype`) into
-/// `outs` (the values, then for topk and sort the positions, with their
-/// dtypes); `false` when this file has no kernel for it.
+/// Runs `op` (a scan, topk, sort or a selection) from `x` (of dtype
+/// `dtype`) into `outs` (the values, then for ops with positions the
+/// positions, with their dtypes); `false` when this file has no kernel
+/// for it.
 ///
 /// # Safety
 /// Each pointer must address a buffer holding every element its geometry
@@ -174,18 +176,15 @@ pub unsafe fn run(op: &Op, dtype: DType, x: Operand, outs: &[(Operand, DType)]) 
                 Op::Sort { descending, .. } => (shape[axis], *descending),
                 _ => return Ok(false),
             };
-            let Some((positions, position_dtype)) = outs.get(1) else {
+            let Some((positions, wide_positions)) = positions() else {
                 return Ok(false);
             };
             let select = Select {
                 axis,
                 keep: usize::try_from(keep).unwrap_or(0),
                 largest,
-                wide_positions: *position_dtype == DType::I64,
+                wide_positions,
             };
-            if !matches!(position_dtype, DType::I64 | DType::I32) {
-                return Ok(false);
-            }
             // SAFETY: forwarded.
             unsafe {
                 match dtype {

@@ -763,7 +763,9 @@ fn affine_grid(theta: &Tensor, size: &[i64], align_corners: bool, out_shape: &[i
             base.push(1.0);
             for r in 0..dims {
                 let row = &tv[(b * dims + r) * cols..(b * dims + r + 1) * cols];
-                let v: f64 = row.iter().zip(&base).map(|(t, g)| t * g).sum();
+                // From +0, as PyTorch's product (Rust's float `sum`
+                // starts from -0.0).
+                let v = row.iter().zip(&base).fold(0.0, |s, (t, g)| s + t * g);
                 out.push(round_result(Elem::F(v), dtype));
             }
         }

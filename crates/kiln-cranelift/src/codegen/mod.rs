@@ -453,13 +453,15 @@ impl<'b> Gen<'_, 'b> {
         Ok(())
     }
 
-    /// Whether an access of the tiled kernel walks memory along dim `d`,
-    /// the tile's rows (see `transposed_along`).
+    /// Whether the tiled kernel loads an operand that walks memory along
+    /// dim `d`, the tile's rows (see `transposed_along`). (A transposed
+    /// output alone gains nothing from blocks: its stores are scattered
+    /// either way.)
     fn transposes(&self, d: usize) -> bool {
-        self.k
-            .accesses
-            .iter()
-            .any(|a| transposed_along(a.strides.as_slice(), d))
+        self.k.nodes.iter().any(|n| match n.expr {
+            Expr::Load { access } => transposed_along(&self.k.accesses[access].strides, d),
+            _ => false,
+        })
     }
 
     /// `BLOCK` rows of a tile at once, from the row at `offsets` (dim `d`),
@@ -481,28 +483,15 @@ impl<'b> Gen<'_, 'b> {
         let stores: Vec<usize> = (0..k.stores.len()).collect();
         let roots: Vec<NodeId> = k.stores.iter().map(|s| s.node).collect();
         let needed = self.row_nodes(&roots);
-        let mut memo = HashMap::new();
-        let invariant: Vec<NodeId> = needed
-            .iter()
-            .copied()
-            .filter(|&n| !self.varies(n, row, &mut memo))
-            .collect();
+        let invariant = self.invariant(&needed, row);
         // Each row of the block: its offsets, row bases and the values
         // that do not vary along it.
         let mut rows = Vec::with_capacity(BLOCK);
         for c in 0..BLOCK {
             let offs = self.shift(offsets, d, c as i64);
             let bases = self.row_bases(&offs);
-            let mut pre = Body::outside(Width::Scalar);
-            for &n in &invariant {
-                self.eval(n, &mut pre, &offs, Some(row))?;
-            }
-            let mut splat = HashMap::new();
-            for (&n, &v) in &pre.memo {
-                let class = Class::of(k.node(n).dtype);
-                splat.insert(n, self.emit(Width::Vector).splat(class, v.part(0)));
-            }
-            rows.push((offs, bases, pre.memo, splat));
+            let (scalar, splat) = self.before_row(&invariant, &offs, row)?;
+            rows.push((offs, bases, scalar, splat));
         }
         let (l, j) = self.open_loop(start, end, LANES);
         let var = l.var;
@@ -729,26 +718,8 @@ impl<'b> Gen<'_, 'b> {
             roots.extend(k.node(acc.node).operands());
         }
         let needed = self.row_nodes(&roots);
-        // Row-invariant nodes: computed once, before the loop.
-        let mut memo = HashMap::new();
-        let invariant: Vec<NodeId> = needed
-            .iter()
-            .copied()
-            .filter(|&n| !self.varies(n, d, &mut memo))
-            .collect();
-        let mut pre = Body::outside(Width::Scalar);
-        for &n in &invariant {
-            self.eval(n, &mut pre, offsets, Some(d))?;
-        }
-        let scalar_pre = pre.memo.clone();
-        let mut body_memo = HashMap::new();
-        if self.vector {
-            for (&n, &v) in &scalar_pre {
-                let c = Class::of(k.node(n).dtype);
-                let s = self.emit(Width::Vector).splat(c, v.part(0));
-                body_memo.insert(n, s);
-            }
-        }
+        let invariant = self.invariant(&needed, d);
+        let (scalar_pre, body_memo) = self.before_row(&invariant, offsets, d)?;
         let bases = self.row_bases(offsets);
         let mut tail_start = start;
         if self.vector {
@@ -784,6 +755,40 @@ impl<'b> Gen<'_, 'b> {
         self.row_body(&mut body, offsets, d, &stores, accs)?;
         self.close_loop(l);
         Ok(())
+    }
+
+    /// The nodes of `needed` that do not vary along the row dim `d`.
+    fn invariant(&self, needed: &[NodeId], d: usize) -> Vec<NodeId> {
+        let mut memo = HashMap::new();
+        needed
+            .iter()
+            .copied()
+            .filter(|&n| !self.varies(n, d, &mut memo))
+            .collect()
+    }
+
+    /// Row-invariant nodes computed once, before the row loop at
+    /// `offsets` along `d`: their scalar values, and (in vector code) the
+    /// same splat into vectors.
+    #[allow(clippy::type_complexity)]
+    fn before_row(
+        &mut self,
+        invariant: &[NodeId],
+        offsets: &[Value],
+        d: usize,
+    ) -> Emitted<(HashMap<NodeId, Val>, HashMap<NodeId, Val>)> {
+        let mut pre = Body::outside(Width::Scalar);
+        for &n in invariant {
+            self.eval(n, &mut pre, offsets, Some(d))?;
+        }
+        let mut splat = HashMap::new();
+        if self.vector {
+            for (&n, &v) in &pre.memo {
+                let c = Class::of(self.k.node(n).dtype);
+                splat.insert(n, self.emit(Width::Vector).splat(c, v.part(0)));
+            }
+        }
+        Ok((pre.memo, splat))
     }
 
     /// Copies of a pointwise kernel's vector body per iteration, by the
