@@ -649,6 +649,30 @@ unsafe fn native_step<'v>(
             )
         };
     }
+    if matches!(inst.op, Op::ScatterReduce { .. } | Op::IndexAdd { .. }) {
+        let index_dtype = view(1).map(|i| i.dtype);
+        let (Some(x), Some(index), Some(index_dtype), Some(src)) =
+            (operand(0), operand(1), index_dtype, operand(2))
+        else {
+            return Ok(false);
+        };
+        let same = |i: usize| view(i).is_some_and(|v| v.dtype == outputs[0].dtype);
+        if !same(0) || !same(2) {
+            return Ok(false);
+        }
+        let out = out();
+        // SAFETY: forwarded; the plan gives the result its own buffer.
+        return unsafe {
+            crate::gather::reduce_into(
+                &inst.op,
+                outputs[0].dtype,
+                x,
+                (index, index_dtype),
+                src,
+                out,
+            )
+        };
+    }
     if let Op::IndexPut { accumulate: false } = inst.op {
         // One index tensor among the entries (operands 1 .. n − 1), the
         // values last.

@@ -1,6 +1,7 @@
 //! Gather and scatter for compiled plans on the CPU: the plan's `gather`,
-//! `scatter` (of a source tensor), `scatter_add`, `embedding` and
-//! `index_put` (one index tensor, no accumulation) steps run here on the
+//! `scatter` (of a source tensor), `scatter_add`, `scatter_reduce`,
+//! `index_add`, `embedding` and `index_put` (one index tensor, no
+//! accumulation) steps run here on the
 //! step's buffers instead of element by element in the interpreter, which
 //! stays the oracle they are tested against.
 //!
@@ -14,8 +15,11 @@
 //! addition, as PyTorch's CPU kernel does). Copies (`gather`, `scatter`)
 //! move elements as bytes, so they take any dtype.
 
+use kiln_ir::ops::attrs::ScatterReduce;
 use kiln_ir::view::{Geometry, wrap_dim};
 use kiln_ir::{DType, Op, Result};
+
+use crate::convert::{Elem, convert};
 
 use crate::spatial::Operand;
 use crate::strided::{NONE, Shared, rows, walk};
@@ -411,6 +415,226 @@ pub unsafe fn index_put(
             );
             copy_runs(&from, values.ptr, &to, out.ptr, item);
         }
+    }
+    Ok(true)
+}
+
+/// The element types `scatter_reduce` and `index_add` combine here, with
+/// the interpreter's arithmetic (`crate::interp::indexing`'s `combine`):
+/// f32 sums, products and means equal to its f64 ones rounded once (both
+/// correctly rounded), NaN-first maxima and minima, wrapping integers and
+/// integer means rounded toward −∞.
+trait Combined: Copy + PartialEq {
+    /// The dtype of these elements.
+    const DTYPE: DType;
+    fn combine(how: ScatterReduce, a: Self, b: Self) -> Self;
+    /// `total / n` (a mean).
+    fn mean(total: Self, n: i64) -> Self;
+    /// A value already converted to [`Combined::DTYPE`] (index_add's
+    /// alpha, and 1).
+    fn of(value: Elem) -> Self;
+}
+
+impl Combined for f64 {
+    const DTYPE: DType = DType::F64;
+    #[inline]
+    fn combine(how: ScatterReduce, a: f64, b: f64) -> f64 {
+        use crate::interp::elementwise::{float_max, float_min};
+        match how {
+            ScatterReduce::Sum | ScatterReduce::Mean => a + b,
+            ScatterReduce::Prod => a * b,
+            ScatterReduce::Amax => float_max(a, b),
+            ScatterReduce::Amin => float_min(a, b),
+        }
+    }
+    #[inline]
+    fn mean(total: f64, n: i64) -> f64 {
+        total / n as f64
+    }
+    fn of(value: Elem) -> f64 {
+        value.f64()
+    }
+}
+
+impl Combined for f32 {
+    const DTYPE: DType = DType::F32;
+    #[inline]
+    fn combine(how: ScatterReduce, a: f32, b: f32) -> f32 {
+        f64::combine(how, f64::from(a), f64::from(b)) as f32
+    }
+    #[inline]
+    fn mean(total: f32, n: i64) -> f32 {
+        f64::mean(f64::from(total), n) as f32
+    }
+    fn of(value: Elem) -> f32 {
+        value.f64() as f32
+    }
+}
+
+impl Combined for i64 {
+    const DTYPE: DType = DType::I64;
+    #[inline]
+    fn combine(how: ScatterReduce, a: i64, b: i64) -> i64 {
+        match how {
+            ScatterReduce::Sum | ScatterReduce::Mean => a.wrapping_add(b),
+            ScatterReduce::Prod => a.wrapping_mul(b),
+            ScatterReduce::Amax => a.max(b),
+            ScatterReduce::Amin => a.min(b),
+        }
+    }
+    #[inline]
+    fn mean(total: i64, n: i64) -> i64 {
+        total.div_euclid(n)
+    }
+    fn of(value: Elem) -> i64 {
+        value.int() as i64
+    }
+}
+
+impl Combined for i32 {
+    const DTYPE: DType = DType::I32;
+    #[inline]
+    fn combine(how: ScatterReduce, a: i32, b: i32) -> i32 {
+        i64::combine(how, i64::from(a), i64::from(b)) as i32
+    }
+    #[inline]
+    fn mean(total: i32, n: i64) -> i32 {
+        i64::mean(i64::from(total), n) as i32
+    }
+    fn of(value: Elem) -> i32 {
+        value.int() as i32
+    }
+}
+
+/// Runs `scatter_reduce` (of a source tensor) or `index_add` of f32, f64,
+/// i32 or i64 with an i64 index, as the interpreter does: every index
+/// value checked first (its error for the first out of range), then the
+/// updates in row-major order over the index (scatter_reduce) or the
+/// source (index_add), each rounded to the dtype; `false` for what this
+/// file has no kernel for.
+///
+/// # Safety
+/// As [`gather_scatter`]; `src` is the step's third operand.
+pub unsafe fn reduce_into(
+    op: &Op,
+    dtype: DType,
+    x: Operand,
+    (index, index_dtype): (Operand, DType),
+    src: Operand,
+    out: Operand,
+) -> Result<bool> {
+    let rank = x.geometry.rank();
+    if index_dtype != DType::I64 || rank == 0 || src.geometry.rank() != rank {
+        return Ok(false);
+    }
+    // SAFETY: forwarded.
+    unsafe {
+        match dtype {
+            DType::F32 => reduce_typed::<f32>(op, x, index, src, out),
+            DType::F64 => reduce_typed::<f64>(op, x, index, src, out),
+            DType::I32 => reduce_typed::<i32>(op, x, index, src, out),
+            DType::I64 => reduce_typed::<i64>(op, x, index, src, out),
+            _ => Ok(false),
+        }
+    }
+}
+
+/// [`reduce_into`] for one element type.
+///
+/// # Safety
+/// As [`reduce_into`].
+unsafe fn reduce_typed<T: Combined>(
+    op: &Op,
+    x: Operand,
+    index: Operand,
+    src: Operand,
+    out: Operand,
+) -> Result<bool> {
+    let rank = x.geometry.rank();
+    let (dim, how, include_self, alpha) = match op {
+        Op::ScatterReduce {
+            dim,
+            reduce,
+            include_self,
+        } if index.geometry.rank() == rank => (*dim, *reduce, *include_self, None),
+        Op::IndexAdd { dim, alpha } if index.geometry.rank() == 1 => (
+            *dim,
+            ScatterReduce::Sum,
+            true,
+            Some(T::of(convert(Elem::from_scalar(*alpha), T::DTYPE))),
+        ),
+        _ => return Ok(false),
+    };
+    let d = wrap_dim(dim, rank)?;
+    let size = x.geometry.shape[d];
+    let (ip, sp, op) = (
+        index.ptr as *const i64,
+        src.ptr as *const T,
+        out.ptr as *mut T,
+    );
+    let step = out.geometry.strides[d];
+    // SAFETY: the geometries are inside their buffers (the caller's); the
+    // index values are checked before anything is written.
+    unsafe {
+        check(index, d, size)?;
+        copy_all(x, out, std::mem::size_of::<T>());
+        let Some(alpha) = alpha else {
+            // scatter_reduce: targets not yet touched start from the first
+            // value when the input's own is excluded; counts for the mean,
+            // by the target's offset in the (fresh, dense) result.
+            let og = out.geometry;
+            let span = og.offset
+                + og.shape
+                    .iter()
+                    .zip(&og.strides)
+                    .map(|(n, s)| (n - 1).max(0) * s)
+                    .sum::<i64>()
+                + 1;
+            let mut counts = vec![0u32; span.max(0) as usize];
+            let targets = [(index.geometry, NONE), (og, d), (src.geometry, NONE)];
+            walk(index.geometry, &targets, |[i, o, s]| {
+                let t = o + *ip.offset(i as isize) * step;
+                let count = &mut counts[t as usize];
+                *count = count.saturating_add(1);
+                let v = *sp.offset(s as isize);
+                let target = op.offset(t as isize);
+                *target = if *count > 1 || include_self {
+                    T::combine(how, *target, v)
+                } else {
+                    v
+                };
+            });
+            if how == ScatterReduce::Mean {
+                for (t, &count) in counts.iter().enumerate() {
+                    if count > 0 {
+                        let target = op.add(t);
+                        *target = T::mean(*target, i64::from(count) + i64::from(include_self));
+                    }
+                }
+            }
+            return Ok(true);
+        };
+        // index_add: along dim d the index lists where each source slice
+        // goes; read it as a geometry over the source's shape.
+        let mut along = Geometry {
+            shape: src.geometry.shape.clone(),
+            strides: vec![0; rank],
+            offset: index.geometry.offset,
+        };
+        along.strides[d] = index.geometry.strides[0];
+        let one = T::of(convert(Elem::I(1), T::DTYPE));
+        let targets = [(src.geometry, NONE), (out.geometry, d), (&along, NONE)];
+        walk(src.geometry, &targets, |[s, o, i]| {
+            let t = op.offset((o + *ip.offset(i as isize) * step) as isize);
+            let v = *sp.offset(s as isize);
+            // PyTorch adds the source as it is when alpha is 1.
+            let v = if alpha == one {
+                v
+            } else {
+                T::combine(ScatterReduce::Prod, alpha, v)
+            };
+            *t = T::combine(ScatterReduce::Sum, *t, v);
+        });
     }
     Ok(true)
 }
