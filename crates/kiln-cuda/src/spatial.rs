@@ -1,7 +1,8 @@
-//! `convolution` (direct and transposed) and pooling steps (`max_pool`,
-//! `avg_pool`, the adaptive pools) of f32 and f64 as generated CUDA
-//! kernels, so that a CNN's layers stay on the GPU instead of going to
-//! the host and back; resampling and other dtypes still run on the host.
+//! `convolution` (direct and transposed), pooling (`max_pool`, `avg_pool`,
+//! the adaptive pools) and resampling (`upsample_*`: nearest, linear,
+//! cubic) steps of f32 and f64 as generated CUDA kernels, so that a CNN's
+//! layers stay on the GPU instead of going to the host and back; other
+//! dtypes still run on the host.
 //!
 //! Each kernel is a grid-stride loop with one thread per output element,
 //! the reference interpreter's loops (`kiln_runtime::interp::spatial`)
@@ -26,7 +27,7 @@
 use std::fmt::Write;
 
 use kiln_ir::DType;
-use kiln_ir::spatial::{Conv, Pool, Spatial, Window, conv_params, pool_params};
+use kiln_ir::spatial::{Conv, Pool, Resample, Sampling, Spatial, Window, conv_params, pool_params};
 use kiln_ir::view::Geometry;
 use kiln_passes::plan::{Step, TensorView};
 
@@ -123,6 +124,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
                 args,
             )
         }
+        Spatial::Resample(r) => resample(&name, &r, (param(0)?, x), (inputs.len(), out), args)?,
         _ => return None,
     };
     Some(StepKernel {
@@ -530,4 +532,118 @@ fn pooling(
     };
     store(&mut c, (oa, out), &value);
     c
+}
+
+/// `upsample_*`: each output element reads the sources the reference's
+/// taps give it (`kiln_ir::spatial::Resample::taps`, the one definition of
+/// PyTorch's source positions and weights), here as constant tables per
+/// dim: nearest copies its one source; the others sum `weight · x` in
+/// double in the reference's order, each weight the product of the dims'
+/// weights from 1. `None` where a dim's outputs have different numbers of
+/// taps (no sampling mode has).
+fn resample(
+    name: &str,
+    r: &Resample,
+    (xa, x): (usize, &TensorView),
+    (oa, out): (usize, &TensorView),
+    args: usize,
+) -> Option<String> {
+    let (xg, og) = (&x.geometry, &out.geometry);
+    let dims = r.dims;
+    let lead = og.rank().checked_sub(dims)?;
+    let in_size = &xg.shape[lead..];
+    let out_size = &og.shape[lead..];
+    let taps = r.taps(in_size, out_size);
+    let t = ctype(out.dtype);
+    let mut c = String::new();
+    // Per dim, the sources and weights of every output position, `per[d]`
+    // taps each.
+    let mut per = Vec::with_capacity(dims);
+    for (d, dim_taps) in taps.iter().enumerate() {
+        let n = dim_taps.first().map_or(1, Vec::len);
+        if dim_taps.iter().any(|tap| tap.len() != n) {
+            return None;
+        }
+        per.push(n);
+        let sources: Vec<String> = dim_taps
+            .iter()
+            .flatten()
+            .map(|(i, _)| format!("{i}LL"))
+            .collect();
+        let weights: Vec<String> = dim_taps
+            .iter()
+            .flatten()
+            .map(|(_, w)| format!("{w:e}"))
+            .collect();
+        // (C has no empty arrays.)
+        let _ = writeln!(
+            c,
+            "__device__ const long long {name}_src{d}[] = {{{}}};",
+            if sources.is_empty() {
+                "0".into()
+            } else {
+                sources.join(", ")
+            }
+        );
+        let _ = writeln!(
+            c,
+            "__device__ const double {name}_w{d}[] = {{{}}};",
+            if weights.is_empty() {
+                "0".into()
+            } else {
+                weights.join(", ")
+            }
+        );
+    }
+    let comment = format!(
+        "resample ({:?}): in {:?}, out {:?}",
+        r.sampling, xg.shape, og.shape
+    );
+    open(&mut c, name, args, &comment, og);
+    let _ = writeln!(
+        c,
+        "    const {t}* xp = {} + {};",
+        pointer(xa, x, false),
+        offset(xg, 0..lead, |d| format!("i{d}"))
+    );
+    let spatial = Geometry {
+        shape: in_size.to_vec(),
+        strides: xg.strides[lead..].to_vec(),
+        offset: 0,
+    };
+    let tap = |d: usize| format!("i{} * {}LL + k{d}", lead + d, per[d]);
+    let read = offset(&spatial, 0..dims, |d| format!("{name}_src{d}[{}]", tap(d)));
+    if matches!(r.sampling, Sampling::Nearest | Sampling::NearestExact) {
+        let _ = writeln!(
+            c,
+            "    const long long {} = 0;",
+            (0..dims)
+                .map(|d| format!("k{d}"))
+                .collect::<Vec<_>>()
+                .join(" = 0, ")
+        );
+        store(&mut c, (oa, out), &format!("(double)xp[{read}]"));
+        return Some(c);
+    }
+    let _ = writeln!(c, "    double acc = 0.0;");
+    let indent = |depth: usize| "  ".repeat(depth + 2);
+    for d in 0..dims {
+        let _ = writeln!(
+            c,
+            "{}for (long long k{d} = 0; k{d} < {}LL; ++k{d}) {{",
+            indent(d),
+            per[d]
+        );
+    }
+    let ind = indent(dims);
+    let _ = writeln!(c, "{ind}double weight = 1.0;");
+    for d in 0..dims {
+        let _ = writeln!(c, "{ind}weight *= {name}_w{d}[{}];", tap(d));
+    }
+    let _ = writeln!(c, "{ind}acc += weight * (double)xp[{read}];");
+    for d in (0..dims).rev() {
+        let _ = writeln!(c, "{}}}", indent(d));
+    }
+    store(&mut c, (oa, out), "acc");
+    Some(c)
 }
