@@ -283,13 +283,12 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
 
 /// Convolutions (grouped, strided, dilated, transposed), max, average and
 /// adaptive pools and resampling (nearest, nearest-exact, bilinear,
-/// bicubic) of f32 and f64 are one generated kernel each,
+/// bicubic) of f16, bf16, f32 and f64 are one generated kernel each,
 /// written as the reference's loops in its arithmetic and order:
-/// emulated, they give the interpreter's bits (positions included). An
-/// f16 convolution stays on the host.
+/// emulated, they give the interpreter's bits (positions included).
 #[test]
 fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
-    let text = "func @main(%x: tensor<2x4x9x11xf32, channels_last>, %w: tensor<6x2x3x2xf32>, %b: tensor<6xf32>, %y: tensor<2x4x5x6xf64>, %t: tensor<4x3x2x3xf64>, %h: tensor<1x4x5x5xf16>, %hw: tensor<2x4x3x3xf16>) -> (tensor<2x6x5x9xf32>, tensor<2x3x9x12xf64>, tensor<2x4x5x6xf32>, tensor<2x4x5x6xi64>, tensor<2x4x3x3xf64>, tensor<1x2x3x3xf16>, tensor<2x4x2x2xf32>, tensor<2x4x3x4xf64>, tensor<2x4x3x4xi64>, tensor<2x4x18x20xf32>, tensor<2x4x7x13xf64>, tensor<2x4x5x9xf32>, tensor<2x4x4x9xf64>) {
+    let text = "func @main(%x: tensor<2x4x9x11xf32, channels_last>, %w: tensor<6x2x3x2xf32>, %b: tensor<6xf32>, %y: tensor<2x4x5x6xf64>, %t: tensor<4x3x2x3xf64>, %h: tensor<1x4x5x5xf16>, %hw: tensor<2x4x3x3xf16>) -> (tensor<2x6x5x9xf32>, tensor<2x3x9x12xf64>, tensor<2x4x5x6xf32>, tensor<2x4x5x6xi64>, tensor<2x4x3x3xf64>, tensor<1x2x3x3xf16>, tensor<2x4x2x2xf32>, tensor<2x4x3x4xf64>, tensor<2x4x3x4xi64>, tensor<2x4x18x20xf32>, tensor<2x4x7x13xf64>, tensor<2x4x5x9xf32>, tensor<2x4x4x9xf64>, tensor<1x4x2x2xbf16>, tensor<1x4x4x4xf16>, tensor<1x4x4x4xi64>) {
   %c = conv2d %x, %w, %b {stride = [2, 1], padding = [1, 0], dilation = [1, 2], groups = 2}
   %ct = conv_transpose2d %y, %t {stride = 2, padding = 1, output_padding = 1}
   %m, %mi = max_pool2d_with_indices %x {kernel_size = 3, stride = 2, padding = 1, ceil_mode = true}
@@ -301,7 +300,10 @@ fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
   %ub = upsample_bilinear2d %y {output_size = [7, 13], align_corners = false}
   %uc = upsample_bicubic2d %x {output_size = [5, 9], align_corners = true}
   %ue = _upsample_nearest_exact2d %y {output_size = [4, 9]}
-  return %c, %ct, %m, %mi, %a, %hc, %ad, %am, %ai, %un, %ub, %uc, %ue
+  %hb = cast %h {dtype = bf16}
+  %hp = avg_pool2d %hb {kernel_size = 2}
+  %hm, %hi = max_pool2d_with_indices %h {kernel_size = 2, stride = 1}
+  return %c, %ct, %m, %mi, %a, %hc, %ad, %am, %ai, %un, %ub, %uc, %ue, %hp, %hm, %hi
 }
 ";
     let module = kiln::parse_module("spatial_steps", text, kiln::DefaultDType::F32)
@@ -315,7 +317,7 @@ fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
         .plan(&laid_out)
         .unwrap_or_else(|e| panic!("{e}"));
     let kernels = kiln_cuda::steps::kernels(&plan);
-    assert_eq!(kernels.len(), 10, "{plan}");
+    assert_eq!(kernels.len(), 13, "{plan}");
     assert!(
         kernels
             .iter()

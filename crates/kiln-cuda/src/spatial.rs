@@ -1,15 +1,17 @@
 //! `convolution` (direct and transposed), pooling (`max_pool`, `avg_pool`,
 //! the adaptive pools) and resampling (`upsample_*`: nearest, linear,
-//! cubic) steps of f32 and f64 as generated CUDA kernels, so that a CNN's
-//! layers stay on the GPU instead of going to the host and back; other
-//! dtypes still run on the host.
+//! cubic) steps of f16, bf16, f32 and f64 as generated CUDA kernels, so
+//! that a CNN's layers stay on the GPU instead of going to the host and
+//! back.
 //!
 //! Each kernel is a grid-stride loop with one thread per output element,
 //! the reference interpreter's loops (`kiln_runtime::interp::spatial`)
 //! written out for that element, in the same order and in the same
 //! arithmetic: products summed in double, one input channel's taps at a
-//! time, then the bias, rounded once to the result's dtype. So the
-//! kernels give the interpreter's bits: f32 products are exact in double,
+//! time, then the bias, rounded once to the result's dtype (f16 and bf16
+//! through f32, their opmath, as the reference). So the kernels give the
+//! interpreter's bits: products of f32 (and narrower) values are exact in
+//! double,
 //! f64 products round as the interpreter's (NVRTC compiles without fused
 //! multiply-adds, `crate::nvrtc`), and the sums run in its order; a
 //! transposed convolution gathers, for
@@ -40,8 +42,12 @@ const THREADS: u32 = 256;
 /// At most this many blocks; the loop strides over the rest.
 const MAX_BLOCKS: i64 = 1 << 16;
 
-/// The kernel of plan step `index` when it is a convolution or a pool of
-/// f32 or f64 values.
+/// At most this many taps in a resampling kernel's tables (written into
+/// its source).
+const MAX_TABLE: usize = 1 << 16;
+
+/// The kernel of plan step `index` when it is a convolution, a pool or a
+/// resampling of floats.
 pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let (func, inst, inputs, outputs) = step.lone_inst()?;
     let spatial = kiln_ir::spatial::spatial(&inst.op)?;
@@ -51,7 +57,11 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     };
     let x = &inputs[param(0)?];
     let out = outputs.first()?;
-    if !matches!(out.dtype, DType::F32 | DType::F64) || x.dtype != out.dtype {
+    if !matches!(
+        out.dtype,
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64
+    ) || x.dtype != out.dtype
+    {
         return None;
     }
     let total: i64 = out.geometry.shape.iter().product();
@@ -144,9 +154,33 @@ struct ConvViews<'a> {
     out: (usize, &'a TensorView),
 }
 
-/// The C type of f32 or f64 elements.
-fn ctype(d: DType) -> &'static str {
-    if d == DType::F64 { "double" } else { "float" }
+/// The C type of elements of `d` in memory (f16 and bf16 as their bits).
+fn mtype(d: DType) -> &'static str {
+    match d {
+        DType::F64 => "double",
+        DType::F16 | DType::BF16 => "unsigned short",
+        _ => "float",
+    }
+}
+
+/// An element `e` of dtype `d` read as a double (exact).
+fn load(d: DType, e: &str) -> String {
+    match d {
+        DType::F16 => format!("(double)kiln_h2f({e})"),
+        DType::BF16 => format!("(double)kiln_bf2f({e})"),
+        _ => format!("(double){e}"),
+    }
+}
+
+/// A double `v` rounded to `d` as the reference rounds a result: once to
+/// f32 or f64; f16 and bf16 through f32, their opmath (as PyTorch's).
+fn rounded(d: DType, v: &str) -> String {
+    match d {
+        DType::F64 => format!("(double)({v})"),
+        DType::F16 => format!("kiln_f2h((float)({v}))"),
+        DType::BF16 => format!("kiln_f2bf((float)({v}))"),
+        _ => format!("(float)({v})"),
+    }
 }
 
 /// The start of a kernel: its signature, and the grid-stride loop over
@@ -192,7 +226,7 @@ fn offset(g: &Geometry, dims: std::ops::Range<usize>, index: impl Fn(usize) -> S
 
 /// The element pointer of argument `arg` of `view`'s dtype.
 fn pointer(arg: usize, view: &TensorView, mutable: bool) -> String {
-    let t = ctype(view.dtype);
+    let t = mtype(view.dtype);
     if mutable {
         format!("(({t}*)b{arg})")
     } else {
@@ -210,7 +244,7 @@ fn convolution(name: &str, conv: &Conv, v: &ConvViews, args: usize) -> String {
     let ((xa, x), (wa, w), (oa, out)) = (v.x, v.w, v.out);
     let (xg, wg, og) = (&x.geometry, &w.geometry, &out.geometry);
     let dims = conv.dims;
-    let t = ctype(out.dtype);
+    let t = mtype(out.dtype);
     let groups = conv.groups;
     let in_per_group = xg.shape[1] / groups;
     // (At least 1, as `open`'s sizes.)
@@ -295,7 +329,9 @@ fn convolution(name: &str, conv: &Conv, v: &ConvViews, args: usize) -> String {
     let target = if conv.transposed { "sum" } else { "acc" };
     let _ = writeln!(
         c,
-        "{ind}{target} += (double)xc[{xoff}] * (double)wc[{woff}];"
+        "{ind}{target} += {} * {};",
+        load(x.dtype, &format!("xc[{xoff}]")),
+        load(w.dtype, &format!("wc[{woff}]"))
     );
     for d in (0..dims).rev() {
         let _ = writeln!(c, "{}}}", indent(d));
@@ -306,12 +342,12 @@ fn convolution(name: &str, conv: &Conv, v: &ConvViews, args: usize) -> String {
     let _ = writeln!(c, "    }}");
     if let Some((ba, b)) = v.bias {
         let bg = &b.geometry;
-        let _ = writeln!(
-            c,
-            "    sum += (double){}[{}];",
+        let bias = format!(
+            "{}[{}]",
             pointer(ba, b, false),
             offset(bg, 0..1, |_| "i1".to_string())
         );
+        let _ = writeln!(c, "    sum += {};", load(b.dtype, &bias));
     }
     store(&mut c, (oa, out), "sum");
     c
@@ -330,12 +366,12 @@ fn strip(g: &Geometry) -> Geometry {
 /// element, and closes the loop and the kernel.
 fn store(c: &mut String, (oa, out): (usize, &TensorView), value: &str) {
     let og = &out.geometry;
-    let t = ctype(out.dtype);
     let _ = writeln!(
         c,
-        "    {}[{}] = ({t})({value});",
+        "    {}[{}] = {};",
         pointer(oa, out, true),
-        offset(og, 0..og.rank(), |d| format!("i{d}"))
+        offset(og, 0..og.rank(), |d| format!("i{d}")),
+        rounded(out.dtype, value)
     );
     let _ = writeln!(c, "  }}");
     let _ = writeln!(c, "}}");
@@ -370,7 +406,7 @@ fn pooling(
     let lead = og.rank() - dims;
     let in_size = &xg.shape[lead..];
     let out_size = &og.shape[lead..];
-    let t = ctype(out.dtype);
+    let t = mtype(out.dtype);
     let mut c = String::new();
     let comment = match windows {
         Windows::Sliding(pool) => format!(
@@ -437,8 +473,8 @@ fn pooling(
         let _ = writeln!(c, "    count *= hi{d} > lo{d} ? hi{d} - lo{d} : 0LL;");
     }
     if max {
-        let ninf = literal(f64::NEG_INFINITY, out.dtype == DType::F64);
-        let _ = writeln!(c, "    {t} best = {ninf};");
+        let ninf = literal(f64::NEG_INFINITY, true);
+        let _ = writeln!(c, "    double best = {ninf};");
         let _ = writeln!(c, "    long long at = -1;");
         for d in 0..dims {
             let ind = indent(d);
@@ -475,7 +511,8 @@ fn pooling(
             format!("({acc}) * {}LL + x{d}", in_size[d])
         });
         let _ = writeln!(c, "{ind}const long long flat = {flat};");
-        let _ = writeln!(c, "{ind}const {t} v = xp[{read}];");
+        let v = load(x.dtype, &format!("xp[{read}]"));
+        let _ = writeln!(c, "{ind}const double v = {v};");
         let _ = writeln!(c, "{ind}if (at < 0) at = flat;");
         let _ = writeln!(c, "{ind}if (v > best || v != v) {{ best = v; at = flat; }}");
         for d in (0..dims).rev() {
@@ -495,7 +532,7 @@ fn pooling(
                 offset(&p.geometry, 0..p.geometry.rank(), |d| format!("i{d}"))
             );
         }
-        store(&mut c, (oa, out), "(double)best");
+        store(&mut c, (oa, out), "best");
         return c;
     }
     let _ = writeln!(c, "    double sum = 0.0;");
@@ -506,7 +543,8 @@ fn pooling(
             indent(d)
         );
     }
-    let _ = writeln!(c, "{}sum += (double)xp[{read}];", indent(dims));
+    let v = load(x.dtype, &format!("xp[{read}]"));
+    let _ = writeln!(c, "{}sum += {v};", indent(dims));
     for d in (0..dims).rev() {
         let _ = writeln!(c, "{}}}", indent(d));
     }
@@ -554,7 +592,18 @@ fn resample(
     let in_size = &xg.shape[lead..];
     let out_size = &og.shape[lead..];
     let taps = r.taps(in_size, out_size);
-    let t = ctype(out.dtype);
+    // The tables are the kernel's source text: past this many entries the
+    // host computes the step instead; and C has no literal for a weight
+    // that is not finite (a cubic scale below about 1e-308).
+    let entries: usize = taps
+        .iter()
+        .map(|d| d.iter().map(Vec::len).sum::<usize>())
+        .sum();
+    let finite = taps.iter().flatten().flatten().all(|(_, w)| w.is_finite());
+    if entries > MAX_TABLE || !finite {
+        return None;
+    }
+    let t = mtype(out.dtype);
     let mut c = String::new();
     // Per dim, the sources and weights of every output position, `per[d]`
     // taps each.
@@ -622,7 +671,7 @@ fn resample(
                 .collect::<Vec<_>>()
                 .join(" = 0, ")
         );
-        store(&mut c, (oa, out), &format!("(double)xp[{read}]"));
+        store(&mut c, (oa, out), &load(x.dtype, &format!("xp[{read}]")));
         return Some(c);
     }
     let _ = writeln!(c, "    double acc = 0.0;");
@@ -640,7 +689,8 @@ fn resample(
     for d in 0..dims {
         let _ = writeln!(c, "{ind}weight *= {name}_w{d}[{}];", tap(d));
     }
-    let _ = writeln!(c, "{ind}acc += weight * (double)xp[{read}];");
+    let v = load(x.dtype, &format!("xp[{read}]"));
+    let _ = writeln!(c, "{ind}acc += weight * {v};");
     for d in (0..dims).rev() {
         let _ = writeln!(c, "{}}}", indent(d));
     }
