@@ -567,6 +567,10 @@ unsafe fn reduce_typed<T: Combined>(
     };
     let d = wrap_dim(dim, rank)?;
     let size = x.geometry.shape[d];
+    if out.geometry.strides.iter().any(|&s| s < 0) {
+        // (A fresh result never has them; the counts below assume none.)
+        return Ok(false);
+    }
     let (ip, sp, op) = (
         index.ptr as *const i64,
         src.ptr as *const T,
@@ -581,8 +585,10 @@ unsafe fn reduce_typed<T: Combined>(
         let Some(alpha) = alpha else {
             // scatter_reduce: targets not yet touched start from the first
             // value when the input's own is excluded; counts for the mean,
-            // by the target's offset in the (fresh, dense) result.
+            // by the target's offset in the result (no negative strides:
+            // every offset is below the span).
             let og = out.geometry;
+            let counted = !include_self || how == ScatterReduce::Mean;
             let span = og.offset
                 + og.shape
                     .iter()
@@ -590,15 +596,18 @@ unsafe fn reduce_typed<T: Combined>(
                     .map(|(n, s)| (n - 1).max(0) * s)
                     .sum::<i64>()
                 + 1;
-            let mut counts = vec![0u32; span.max(0) as usize];
+            let mut counts = vec![0u32; if counted { span.max(0) as usize } else { 0 }];
             let targets = [(index.geometry, NONE), (og, d), (src.geometry, NONE)];
             walk(index.geometry, &targets, |[i, o, s]| {
                 let t = o + *ip.offset(i as isize) * step;
-                let count = &mut counts[t as usize];
-                *count = count.saturating_add(1);
+                let first = counted && {
+                    let count = &mut counts[t as usize];
+                    *count = count.saturating_add(1);
+                    *count == 1
+                };
                 let v = *sp.offset(s as isize);
                 let target = op.offset(t as isize);
-                *target = if *count > 1 || include_self {
+                *target = if !first || include_self {
                     T::combine(how, *target, v)
                 } else {
                     v

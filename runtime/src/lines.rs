@@ -935,21 +935,24 @@ mod tests {
         for len in [1, 2, 3, 7, 40, 101] {
             for _ in 0..50 {
                 let floats: Vec<f32> = (0..len)
-                    .map(|_| match r.next_u64() % 9 {
+                    .map(|_| match r.next_u64() % 12 {
                         0 => f32::NAN,
                         1 => -0.0,
                         2 => 0.0,
                         3 => f32::INFINITY,
                         4 => f32::NEG_INFINITY,
-                        k => k as f32 - 6.5,
+                        5 => -f32::from_bits(1),
+                        6 => f32::from_bits(1),
+                        7 => -3.0e38,
+                        k => k as f32 - 9.5,
                     })
                     .collect();
                 check(&floats);
                 let ints: Vec<i32> = (0..len)
-                    .map(|_| match r.next_u64() % 5 {
+                    .map(|_| match r.next_u64() % 7 {
                         0 => i32::MIN,
                         1 => i32::MAX,
-                        k => k as i32 - 2,
+                        k => k as i32 - 4,
                     })
                     .collect();
                 check(&ints);
