@@ -46,10 +46,11 @@ The op workloads (issues 16 and 20): an embedding lookup, causal attention
 over 1024 and 4096 tokens, linear + bias + gelu, cross_entropy over GPT-2's
 vocabulary, scatter_add of 16M values into 64K bins, cumsum, topk(8) and
 std over rows, a 12-op activation chain on 16M values, and cummax,
-logcumsumexp and median over rows:
+logcumsumexp and median over rows, scatter_reduce(amax) into bins and
+index_add of rows:
 
     python3 benches/compare_torch.py --only embedding,sdpa_causal_1024,sdpa_causal_4096,linear_gelu,cross_entropy,scatter_add,cumsum_rows,topk8,std_rows,activation_chain --markdown
-    python3 benches/compare_torch.py --only cummax_rows,logcumsumexp_rows,median_rows --rounds 3 --markdown
+    python3 benches/compare_torch.py --only cummax_rows,logcumsumexp_rows,median_rows,scatter_amax,index_add_rows --rounds 3 --markdown
 """
 
 import argparse
@@ -70,7 +71,7 @@ NAMES = [
     "resnet18_b1", "resnet18_b8", "gpt2_124m", "gpt2_124m_b8", "bert_base_b8", "llama_8l",
     "embedding", "sdpa_causal_1024", "sdpa_causal_4096", "linear_gelu", "cross_entropy",
     "scatter_add", "cumsum_rows", "topk8", "std_rows", "activation_chain",
-    "cummax_rows", "logcumsumexp_rows", "median_rows"]
+    "cummax_rows", "logcumsumexp_rows", "median_rows", "scatter_amax", "index_add_rows"]
 # Workloads that ONNX Runtime and OpenVINO also run.
 BLOCKS = ("mlp", "gpt2_block", "llama_block")
 # torchvision models (random weights, eval mode), exported with kiln_export
@@ -78,7 +79,7 @@ BLOCKS = ("mlp", "gpt2_block", "llama_block")
 MODELS = ("resnet18_b1", "resnet18_b8", "gpt2_124m", "gpt2_124m_b8", "bert_base_b8", "llama_8l")
 # Workloads whose inputs must be valid (indices in range): Kiln runs on the
 # same input values as PyTorch, from a safetensors file.
-SAME_INPUTS = ("embedding", "cross_entropy", "scatter_add")
+SAME_INPUTS = ("embedding", "cross_entropy", "scatter_add", "scatter_amax", "index_add_rows")
 
 
 def block_arg_names(torch, name):
@@ -296,6 +297,13 @@ def op_workloads(torch):
         "scatter_add": ("scatter_add.kir",
                         lambda: (torch.zeros(65536), torch.randint(0, 65536, (n,)), rand(n)),
                         lambda b, i, s: b.scatter_add(0, i, s), (8 + 4) * n, 0),
+        "scatter_amax": ("scatter_amax.kir",
+                         lambda: (torch.zeros(65536), torch.randint(0, 65536, (1 << 20,)), rand(1 << 20)),
+                         lambda b, i, s: b.scatter_reduce(0, i, s, "amax", include_self=False),
+                         (8 + 4) * (1 << 20), 0),
+        "index_add_rows": ("index_add_rows.kir",
+                           lambda: (rand(4096, 256), torch.randint(0, 4096, (16384,)), rand(16384, 256)),
+                           lambda t, i, r: t.index_add(0, i, r), 4 * 2 * 16384 * 256, 0),
         "cumsum_rows": ("cumsum_rows.kir", lambda: (rand(4096, 4096),), lambda x: torch.cumsum(x, 1),
                         8 * 4096 * 4096, 0),
         "topk8": ("topk8.kir", lambda: (rand(4096, 4096),), lambda x: torch.topk(x, 8, 1),
