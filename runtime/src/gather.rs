@@ -659,13 +659,51 @@ unsafe fn reduce_typed<T: Combined>(
                 }
                 return;
             }
-            for j in 0..len {
-                let at = *ip.offset((i + j * si) as isize);
-                let t = op.offset((o + j * so + at * step) as isize);
-                let v = *sp.offset((s + j * ss) as isize);
-                *t = T::combine(ScatterReduce::Sum, *t, scaled(v));
+            let run = Run {
+                start: [s, o, i],
+                steps: [ss, so, si],
+                len,
+            };
+            if alpha == one {
+                add_run(run, (ip, sp, op), step, |v| v);
+            } else {
+                add_run(run, (ip, sp, op), step, scaled);
             }
         });
     }
     Ok(true)
+}
+
+/// A run of `index_add` along the last dim: the source's, output's and
+/// index's offsets at its start and their steps.
+#[derive(Clone, Copy)]
+struct Run {
+    start: [i64; 3],
+    steps: [i64; 3],
+    len: i64,
+}
+
+/// Adds `scaled(source)` into the output along a run whose target moves
+/// with the index (`step`: the output's stride along the indexed dim).
+///
+/// # Safety
+/// As [`reduce_into`]: every offset of the run is inside its buffer and
+/// the index values were checked.
+#[inline]
+unsafe fn add_run<T: Combined>(
+    run: Run,
+    (ip, sp, op): (*const i64, *const T, *mut T),
+    step: i64,
+    scaled: impl Fn(T) -> T,
+) {
+    let ([s, o, i], [ss, so, si]) = (run.start, run.steps);
+    for j in 0..run.len {
+        // SAFETY: forwarded.
+        unsafe {
+            let at = *ip.offset((i + j * si) as isize);
+            let t = op.offset((o + j * so + at * step) as isize);
+            let v = *sp.offset((s + j * ss) as isize);
+            *t = T::combine(ScatterReduce::Sum, *t, scaled(v));
+        }
+    }
 }
