@@ -215,22 +215,24 @@ fn every_program_emulated_matches_the_interpreter() {
 /// Attention is one generated kernel per call (no matmul or softmax
 /// steps), which the emulation runs; heads too wide for a tile in shared
 /// memory, or empty, expand to matmuls and softmax instead, and agree too.
+/// A program as parsed, and its CUDA plan after the backend's passes.
+fn plan_of(text: &str) -> (Module, kiln_passes::plan::KernelPlan) {
+    let mut module = kiln::parse_module("program", text, kiln::DefaultDType::F32)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let source = module.clone();
+    Compiler::new(BackendKind::Cuda)
+        .pipeline()
+        .run(&mut module)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let plan = Cuda::default()
+        .plan(&module)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (source, plan)
+}
+
 #[test]
 fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     use kiln_passes::plan::Step;
-    let plan_of = |text: &str| {
-        let mut module = kiln::parse_module("attention", text, kiln::DefaultDType::F32)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let source = module.clone();
-        Compiler::new(BackendKind::Cuda)
-            .pipeline()
-            .run(&mut module)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let plan = Cuda::default()
-            .plan(&module)
-            .unwrap_or_else(|e| panic!("{e}"));
-        (source, plan)
-    };
     let program = |e: i64, dtype: &str| {
         format!(
             "func @main(%q: tensor<2x3x{e}x{dtype}>, %k: tensor<2x5x{e}x{dtype}>, %v: tensor<2x5x{e}x{dtype}>) -> tensor<2x3x{e}x{dtype}> {{\n  %a = scaled_dot_product_attention %q, %k, %v, none {{is_causal = true}}\n  return %a\n}}\n"
@@ -306,16 +308,7 @@ fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
   return %c, %ct, %m, %mi, %a, %hc, %ad, %am, %ai, %un, %ub, %uc, %ue, %hp, %hm, %hi
 }
 ";
-    let module = kiln::parse_module("spatial_steps", text, kiln::DefaultDType::F32)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut laid_out = module.clone();
-    Compiler::new(BackendKind::Cuda)
-        .pipeline()
-        .run(&mut laid_out)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let plan = Cuda::default()
-        .plan(&laid_out)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (module, plan) = plan_of(text);
     let kernels = kiln_cuda::steps::kernels(&plan);
     assert_eq!(kernels.len(), 13, "{plan}");
     assert!(

@@ -493,20 +493,21 @@ unsafe fn picks<T: Ordered>(
     let keyed = T::KEYED && n <= Keyed::POSITIONS;
     for_each_line(&x.geometry.shape, axis, [x.geometry, &vg, &pg], |lines| {
         let (src, dst, at) = (src.ptr(), dst.ptr(), at.ptr());
-        let mut row = Vec::with_capacity(n as usize);
+        let mut row = Vec::with_capacity(if keyed { 0 } else { n as usize });
         let mut keys: Vec<Keyed> = Vec::with_capacity(if keyed { n as usize } else { 0 });
         for &[xo, vo, po] in lines {
             // SAFETY: the lines' elements are inside the buffers (the
             // caller's contract); this task alone writes these results.
             unsafe {
-                row.clear();
-                row.extend((0..n).map(|i| (*src.offset((xo + i * xs) as isize), i)));
+                let value = |i: i64| *src.offset((xo + i * xs) as isize);
                 let (v, i) = if keyed {
                     keys.clear();
-                    keys.extend(row.iter().map(|&(v, i)| Keyed::new(v, i)));
+                    keys.extend((0..n).map(|i| Keyed::new(value(i), i)));
                     let i = pick(op, &mut keys).position();
-                    row[i as usize]
+                    (value(i), i)
                 } else {
+                    row.clear();
+                    row.extend((0..n).map(|i| (value(i), i)));
                     pick(op, &mut row)
                 };
                 *dst.offset(vo as isize) = v;

@@ -614,35 +614,10 @@ fn resample(
             return None;
         }
         per.push(n);
-        let sources: Vec<String> = dim_taps
-            .iter()
-            .flatten()
-            .map(|(i, _)| format!("{i}LL"))
-            .collect();
-        let weights: Vec<String> = dim_taps
-            .iter()
-            .flatten()
-            .map(|(_, w)| format!("{w:e}"))
-            .collect();
-        // (C has no empty arrays.)
-        let _ = writeln!(
-            c,
-            "__device__ const long long {name}_src{d}[] = {{{}}};",
-            if sources.is_empty() {
-                "0".into()
-            } else {
-                sources.join(", ")
-            }
-        );
-        let _ = writeln!(
-            c,
-            "__device__ const double {name}_w{d}[] = {{{}}};",
-            if weights.is_empty() {
-                "0".into()
-            } else {
-                weights.join(", ")
-            }
-        );
+        let sources = dim_taps.iter().flatten().map(|(i, _)| format!("{i}LL"));
+        table(&mut c, "long long", &format!("{name}_src{d}"), sources);
+        let weights = dim_taps.iter().flatten().map(|(_, w)| format!("{w:e}"));
+        table(&mut c, "double", &format!("{name}_w{d}"), weights);
     }
     let comment = format!(
         "resample ({:?}): in {:?}, out {:?}",
@@ -696,4 +671,16 @@ fn resample(
     }
     store(&mut c, (oa, out), "acc");
     Some(c)
+}
+
+/// A constant array of C type `ty` named `name` holding `items` (one 0
+/// where there are none: C has no empty arrays).
+fn table(c: &mut String, ty: &str, name: &str, items: impl Iterator<Item = String>) {
+    let items: Vec<String> = items.collect();
+    let body = if items.is_empty() {
+        "0".to_string()
+    } else {
+        items.join(", ")
+    };
+    let _ = writeln!(c, "__device__ const {ty} {name}[] = {{{body}}};");
 }

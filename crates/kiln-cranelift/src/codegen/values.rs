@@ -354,26 +354,7 @@ impl Emit<'_, '_> {
 
     /// Lanes 0 and 2 (as i32) of two i64x2 registers, in one i32x4.
     pub fn narrow_pair(&mut self, lo: Value, hi: Value) -> Value {
-        let a = self.b.ins().bitcast(types::I8X16, little(), lo);
-        let c = self.b.ins().bitcast(types::I8X16, little(), hi);
-        let mut mask = [0u8; 16];
-        for (i, m) in mask.iter_mut().enumerate() {
-            let lane = i / 4;
-            let byte = (i % 4) as u8;
-            *m = match lane {
-                0 => byte,
-                1 => 8 + byte,
-                2 => 16 + byte,
-                _ => 24 + byte,
-            };
-        }
-        let imm = self
-            .b
-            .func
-            .dfg
-            .immediates
-            .push(ConstantData::from(&mask[..]));
-        let s = self.b.ins().shuffle(a, c, imm);
+        let s = self.pick_32(lo, hi, [0, 2, 4, 6]);
         self.b.ins().bitcast(types::I32X4, little(), s)
     }
 
@@ -412,19 +393,7 @@ impl Emit<'_, '_> {
                 let v = x.part(0);
                 let lo = self.b.ins().fvpromote_low(v);
                 // Move lanes 2-3 down, then promote them.
-                let bytes = self.b.ins().bitcast(types::I8X16, little(), v);
-                let mut mask = [0u8; 16];
-                for (i, m) in mask.iter_mut().enumerate() {
-                    *m = ((i + 8) % 16) as u8;
-                }
-                let imm = self
-                    .b
-                    .func
-                    .dfg
-                    .immediates
-                    .push(ConstantData::from(&mask[..]));
-                let swapped = self.b.ins().shuffle(bytes, bytes, imm);
-                let high = self.b.ins().bitcast(types::F32X4, little(), swapped);
+                let high = self.pick_32(v, v, [2, 3, 0, 1]);
                 let hi = self.b.ins().fvpromote_low(high);
                 Val::two(lo, hi)
             }
@@ -438,23 +407,8 @@ impl Emit<'_, '_> {
             Width::Vector => {
                 let lo = self.b.ins().fvdemote(x.part(0));
                 let hi = self.b.ins().fvdemote(x.part(1));
-                let lo = self.b.ins().bitcast(types::I64X2, little(), lo);
-                let hi = self.b.ins().bitcast(types::I64X2, little(), hi);
-                // Lanes 0-1 of each: as i64 lane 0 of each.
-                let a = self.b.ins().bitcast(types::I8X16, little(), lo);
-                let c = self.b.ins().bitcast(types::I8X16, little(), hi);
-                let mut mask = [0u8; 16];
-                for (i, m) in mask.iter_mut().enumerate() {
-                    *m = if i < 8 { i as u8 } else { 16 + (i - 8) as u8 };
-                }
-                let imm = self
-                    .b
-                    .func
-                    .dfg
-                    .immediates
-                    .push(ConstantData::from(&mask[..]));
-                let s = self.b.ins().shuffle(a, c, imm);
-                Val::one(self.b.ins().bitcast(types::F32X4, little(), s))
+                // Lanes 0-1 of each.
+                Val::one(self.pick_32(lo, hi, [0, 1, 4, 5]))
             }
         }
     }
@@ -745,7 +699,8 @@ impl Emit<'_, '_> {
         .map(Val::one)
     }
 
-    /// The 32-bit lanes `lanes` of `a` (0-3) and `b` (4-7), in `a`'s type.
+    /// The 32-bit lanes `lanes` of `a` (0-3) and `b` (4-7), in `a`'s type:
+    /// every lane shuffle of this file.
     fn pick_32(&mut self, a: Value, b: Value, lanes: [u8; 4]) -> Value {
         let ty = self.b.func.dfg.value_type(a);
         let x = self.b.ins().bitcast(types::I8X16, little(), a);
