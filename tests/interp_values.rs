@@ -584,3 +584,70 @@ fn spatial_results_have_pytorch_strides() {
     }
     m.finish("spatial_layouts.json");
 }
+
+/// The interpreter's raw-float paths (an f32 op with a kiln-math algorithm
+/// on an f32 tensor, 16 lanes at a time; `cat` copying bytes) keep the
+/// element semantics: the algorithm's bits at every element of a
+/// transposed and a broadcast operand (37 rows: a partial vector at the
+/// end), and `cat` of a transposed f32 operand with an f64 one converts
+/// each element once, in logical order.
+#[test]
+fn raw_float_paths_keep_the_element_semantics() {
+    let text = "func @main(%x: tensor<37x3xf32>, %r: tensor<3xf32>, %d: tensor<2x37xf64>) -> (tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<5x37xf64>) {
+  %t = transpose %x {dim0 = 0, dim1 = 1}
+  %s = sin %t
+  %e = erf %t
+  %b = expand %r {shape = [37, 3]}
+  %bt = transpose %b {dim0 = 0, dim1 = 1}
+  %c = cos %bt
+  %k = cat %t, %d {dim = 0}
+  return %s, %e, %c, %k
+}";
+    let module = kiln::parse_module("raw.kir", text, DefaultDType::F32).unwrap();
+    let xs: Vec<f32> = (0..111)
+        .map(|i| match i {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => f32::INFINITY,
+            _ => (i as f32 - 55.0) * 0.37,
+        })
+        .collect();
+    let rs = vec![0.5f32, -1e-30, 9000.0];
+    let ds: Vec<f64> = (0..74).map(|i| i as f64 * 0.1 + 1e-12).collect();
+    let inputs = vec![
+        Tensor::from_vec(xs.clone(), &[37, 3]).unwrap(),
+        Tensor::from_vec(rs.clone(), &[3]).unwrap(),
+        Tensor::from_vec(ds.clone(), &[2, 37]).unwrap(),
+    ];
+    let out = kiln_runtime::interp::run(&module, &inputs).unwrap();
+    let bits = |t: &Tensor| -> Vec<u32> {
+        t.to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    let want = |f: kiln_math::Function, at: &dyn Fn(usize, usize) -> f32| -> Vec<u32> {
+        (0..3)
+            .flat_map(|i| (0..37).map(move |j| (i, j)))
+            .map(|(i, j)| kiln_math::eval(f, at(i, j)).to_bits())
+            .collect()
+    };
+    let x_at = |i: usize, j: usize| xs[j * 3 + i];
+    assert_eq!(bits(&out[0]), want(kiln_math::Function::Sin, &x_at));
+    assert_eq!(bits(&out[1]), want(kiln_math::Function::Erf, &x_at));
+    assert_eq!(bits(&out[2]), want(kiln_math::Function::Cos, &|i, _| rs[i]));
+    let cat = out[3].to_vec::<f64>().unwrap();
+    let expected: Vec<f64> = (0..3)
+        .flat_map(|i| (0..37).map(move |j| (i, j)))
+        .map(|(i, j)| f64::from(x_at(i, j)))
+        .chain(ds.iter().copied())
+        .collect();
+    assert_eq!(cat.len(), expected.len());
+    for (k, (g, w)) in cat.iter().zip(&expected).enumerate() {
+        assert!(
+            g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+            "cat element {k}: {g} against {w}"
+        );
+    }
+}

@@ -1,6 +1,12 @@
 //! The functions, each a sequence of [`Builder`] operations: what every
 //! backend computes. Constants are f32 values (as written, they round to
 //! the f32 the comment names; the tests pin their bits through results).
+//!
+//! Every function here is `#[inline(always)]`, so that a caller compiled
+//! for wider vectors than the crate (the runtime's AVX-512 builder, in
+//! functions compiled for AVX-512F) compiles the whole algorithm for them:
+//! an algorithm left out of line is compiled without those features and
+//! calls each of its vector operations as a function.
 
 use crate::{Builder, Function};
 
@@ -151,6 +157,7 @@ pub const COS_POLY: [f32; 4] = [
 pub const TRIG_FAST_LIMIT: f32 = 8192.0;
 
 /// `coeffs[0] + z·(coeffs[1] + z·(...))` by fused multiply-adds.
+#[inline(always)]
 fn horner<B: Builder>(b: &mut B, z: B::F, coeffs: &[f32]) -> B::F {
     let (last, rest) = coeffs.split_last().expect("a polynomial has coefficients");
     let mut p = b.f32(*last);
@@ -162,6 +169,7 @@ fn horner<B: Builder>(b: &mut B, z: B::F, coeffs: &[f32]) -> B::F {
 }
 
 /// `magnitude` (not negative) with the sign of `sign`.
+#[inline(always)]
 fn with_sign_of<B: Builder>(b: &mut B, magnitude: B::F, sign: B::F) -> B::F {
     let m = b.bits(magnitude);
     let s = b.bits(sign);
@@ -171,8 +179,7 @@ fn with_sign_of<B: Builder>(b: &mut B, magnitude: B::F, sign: B::F) -> B::F {
     b.from_bits(r)
 }
 
-/// e^x. Always inlined (with its helpers), so that a caller compiled for
-/// wider vectors (the runtime's AVX-512 builder) compiles it for them too.
+/// e^x.
 #[inline(always)]
 pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
     // Clamp above (a NaN input is selected back at the end). Below
@@ -234,6 +241,7 @@ fn scale_by_pow2<B: Builder>(b: &mut B, mut p: B::F, n: B::F) -> B::F {
 }
 
 /// e^x − 1.
+#[inline(always)]
 pub fn expm1<B: Builder>(b: &mut B, x: B::F) -> B::F {
     // x = n·ln 2 + r: e^x − 1 = 2^n·(e^r − 1) + (2^n − 1), one fused
     // multiply-add, where 2^n − 1 is exact (|n| ≤ 24; n = 0 near zero,
@@ -271,6 +279,7 @@ pub fn expm1<B: Builder>(b: &mut B, x: B::F) -> B::F {
 }
 
 /// log(1 + x).
+#[inline(always)]
 pub fn log1p<B: Builder>(b: &mut B, x: B::F) -> B::F {
     // u = 1 + x rounded; log(1 + x) = log(u) + (x − (u − 1))/u, where
     // x − (u − 1) is the rounding error of u (exact for |x| ≤ 1; beyond,
@@ -297,6 +306,7 @@ pub fn log1p<B: Builder>(b: &mut B, x: B::F) -> B::F {
 }
 
 /// The natural logarithm.
+#[inline(always)]
 pub fn log<B: Builder>(b: &mut B, x: B::F) -> B::F {
     // Subnormals are scaled into the normal range first.
     let min_normal = b.f32(f32::MIN_POSITIVE);
@@ -358,6 +368,7 @@ pub fn log<B: Builder>(b: &mut B, x: B::F) -> B::F {
 
 /// The hyperbolic tangent: computed on |x|, given the sign of x (which
 /// keeps tanh(−0) = −0).
+#[inline(always)]
 pub fn tanh<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let a = b.abs(x);
     // Small |x|: |x| + |x|³·P(x²).
@@ -382,6 +393,7 @@ pub fn tanh<B: Builder>(b: &mut B, x: B::F) -> B::F {
 
 /// e^{−v²} with v² = hi + lo exactly: e^{−hi}·(1 − lo), lo being below
 /// an ulp of hi (at v = ±inf, lo is NaN).
+#[inline(always)]
 fn exp_minus_square<B: Builder>(b: &mut B, v: B::F) -> B::F {
     let hi = b.mul(v, v);
     let minus_hi = b.neg(hi);
@@ -392,6 +404,7 @@ fn exp_minus_square<B: Builder>(b: &mut B, v: B::F) -> B::F {
 }
 
 /// The error function.
+#[inline(always)]
 pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let a = b.abs(x);
     // |x| < 1: x·P(x²).
@@ -424,6 +437,7 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
 /// e^{−x²}·P with P a polynomial fitted to erfc(x)·e^{x²} on [1/4, 1) (in
 /// x), [1, 4) and [4, 10.2] (in 1/x), and e^{−x²} with x² in two parts
 /// as in [`erf`]; 0 beyond 10.2.
+#[inline(always)]
 pub fn erfc<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let one = b.f32(1.0);
     let e_small = erf(b, x);
@@ -458,6 +472,7 @@ pub fn erfc<B: Builder>(b: &mut B, x: B::F) -> B::F {
 
 /// sin, or cos (a quarter turn later), computed on |x|: sin(−x) is
 /// −sin(x) (which keeps sin(−0) = −0), cos(−x) is cos(x).
+#[inline(always)]
 fn sin_cos<B: Builder>(b: &mut B, x: B::F, f: Function) -> B::F {
     let a = b.abs(x);
     let two_over_pi = b.f32(TWO_OVER_PI);
@@ -513,11 +528,13 @@ fn sin_cos<B: Builder>(b: &mut B, x: B::F, f: Function) -> B::F {
 }
 
 /// The sine.
+#[inline(always)]
 pub fn sin<B: Builder>(b: &mut B, x: B::F) -> B::F {
     sin_cos(b, x, Function::Sin)
 }
 
 /// The cosine.
+#[inline(always)]
 pub fn cos<B: Builder>(b: &mut B, x: B::F) -> B::F {
     sin_cos(b, x, Function::Cos)
 }
@@ -555,6 +572,7 @@ pub const ASIN_POLY: [f32; 6] = [
 ];
 
 /// Whether the sign bit of `x` is set (true for −0 and negative NaNs).
+#[inline(always)]
 fn sign_bit<B: Builder>(b: &mut B, x: B::F) -> B::M {
     let bits = b.bits(x);
     let sign = b.i32(i32::MIN);
@@ -568,6 +586,7 @@ fn sign_bit<B: Builder>(b: &mut B, x: B::F) -> B::M {
 /// `left` that it lies left of the y axis (π − θ). The constants are
 /// summed first, as k·π/4 in two parts, and the small arctangent added
 /// last, so the result rounds about once.
+#[inline(always)]
 fn atan_octant<B: Builder>(b: &mut B, q: B::F, swap: B::M, left: Option<B::M>) -> B::F {
     // q > 1/2: atan(q) = π/4 + atan(t), t = (q − 1)/(q + 1) in (−1/3, 0]
     // (q − 1 is exact); else t = q. Either way |t| ≤ 1/2.
@@ -618,6 +637,7 @@ fn atan_octant<B: Builder>(b: &mut B, q: B::F, swap: B::M, left: Option<B::M>) -
 
 /// The arctangent, computed on |x| (atan(−x) = −atan(x), which keeps
 /// atan(−0) = −0): |x| > 1 is reduced by atan(|x|) = π/2 − atan(1/|x|).
+#[inline(always)]
 pub fn atan<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let a = b.abs(x);
     let one = b.f32(1.0);
@@ -632,6 +652,7 @@ pub fn atan<B: Builder>(b: &mut B, x: B::F) -> B::F {
 /// The two-argument arctangent `atan2(y, x)`: the angle of the point
 /// (x, y), in [−π, π], with C's special values (signed zeros pick ±0 or
 /// ±π, two infinities an odd multiple of π/4).
+#[inline(always)]
 pub fn atan2<B: Builder>(b: &mut B, y: B::F, x: B::F) -> B::F {
     let ax = b.abs(x);
     let ay = b.abs(y);
@@ -662,6 +683,7 @@ pub fn atan2<B: Builder>(b: &mut B, y: B::F, x: B::F) -> B::F {
 /// rounding error of the square root (from the exact residual
 /// z − s², by a fused multiply-add), which the doubling would otherwise
 /// make an ulp of the result.
+#[inline(always)]
 fn asin_far<B: Builder>(b: &mut B, a: B::F) -> (B::F, B::F) {
     let one = b.f32(1.0);
     let half = b.f32(0.5);
@@ -687,6 +709,7 @@ fn asin_far<B: Builder>(b: &mut B, a: B::F) -> (B::F, B::F) {
 /// The arcsine, computed on |x| with the sign of x (asin(−0) = −0):
 /// |x| ≤ 1/2 by the polynomial; beyond, asin(|x|) = π/2 − 2·asin(s) with
 /// s = √((1 − |x|)/2). |x| > 1 gives NaN (the square root of a negative).
+#[inline(always)]
 pub fn asin<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let a = b.abs(x);
     let z = b.mul(a, a);
@@ -710,6 +733,7 @@ pub fn asin<B: Builder>(b: &mut B, x: B::F) -> B::F {
 
 /// The arccosine: |x| ≤ 1/2 as π/2 − asin(x); x > 1/2 as 2·asin(s),
 /// x < −1/2 as π − 2·asin(s), s = √((1 − |x|)/2). |x| > 1 gives NaN.
+#[inline(always)]
 pub fn acos<B: Builder>(b: &mut B, x: B::F) -> B::F {
     // π/2 − (x − (π/2's low part − x·z·P(z))).
     let z = b.mul(x, x);

@@ -116,7 +116,9 @@ impl Function {
         }
     }
 
-    /// The function's operations on `x`, through a builder.
+    /// The function's operations on `x`, through a builder. Always inlined,
+    /// as every algorithm is ([`algorithms`]).
+    #[inline(always)]
     pub fn build<B: Builder>(self, b: &mut B, x: B::F) -> B::F {
         match self {
             Function::Exp => algorithms::exp(b, x),
@@ -162,7 +164,8 @@ impl Function2 {
     }
 
     /// The function's operations on `(a, b)` (`atan2`: `(y, x)`), through
-    /// a builder.
+    /// a builder. Always inlined, as every algorithm is ([`algorithms`]).
+    #[inline(always)]
     pub fn build<B: Builder>(self, b: &mut B, a: B::F, c: B::F) -> B::F {
         match self {
             Function2::Atan2 => algorithms::atan2(b, a, c),

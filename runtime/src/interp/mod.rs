@@ -4,7 +4,12 @@
 //! favours being obviously right over being fast: each op walks its output
 //! in logical order, reads every operand element through its strides,
 //! converts it to the computation dtype, and applies the element semantics
-//! of [`elementwise`]. Views are executed as views (they share storage).
+//! of [`elementwise`]. Two paths skip that per-element machinery where it
+//! cannot change a bit, because programs evaluate their constants here
+//! when they compile: an f32 op with a kiln-math algorithm on an f32
+//! tensor (the algorithm on raw floats, 16 lanes at a time), and `cat`
+//! between operands of one dtype (bytes copied). Views are executed as
+//! views (they share storage).
 //! Each result is laid out by PyTorch's rule for its op
 //! ([`kiln_ir::layout::instruction_layouts`]) over the operands as they are
 //! at run time, so the interpreter needs no layout pass and shares no code
@@ -504,6 +509,47 @@ fn walk(
     Ok(())
 }
 
+/// The kiln-math algorithm of a unary op on an f32 tensor computed in f32,
+/// where there is one. [`pointwise`] then evaluates it on raw floats: the
+/// generic path's arithmetic exactly ([`elementwise::unary`] evaluates the
+/// same algorithm on the same f32 value, and an f32 result rounds to
+/// itself), without an [`Elem`] and its conversions per element, which cost
+/// ten times the arithmetic. Why it matters: the constants a program
+/// computes when it compiles (a Llama block's rotary sin and cos tables)
+/// are on its compile's critical path.
+fn f32_algorithm_on_f32(
+    op: &Op,
+    args: &[Arg],
+    operand_dtypes: &[Option<DType>],
+    natural: DType,
+) -> Option<kiln_math::Function> {
+    let Op::Unary { op: u } = op else {
+        return None;
+    };
+    let [Arg::Tensor(x)] = args else {
+        return None;
+    };
+    let compute = operand_dtypes.first().copied().flatten().unwrap_or(natural);
+    (x.dtype() == DType::F32 && compute == DType::F32 && natural == DType::F32)
+        .then(|| elementwise::f32_algorithm(*u))
+        .flatten()
+}
+
+/// Each value replaced by `f` of it: 16 at a time where the CPU has
+/// AVX-512F (the scalar algorithm's bits: `avx512`'s tests hold every
+/// function to them), one at a time elsewhere.
+fn evaluate_all(f: kiln_math::Function, values: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F.
+        unsafe { crate::avx512::evaluate_all(f, values) };
+        return;
+    }
+    for v in values {
+        *v = kiln_math::eval(f, *v);
+    }
+}
+
 fn pointwise(
     op: &Op,
     args: &[Arg],
@@ -515,6 +561,36 @@ fn pointwise(
     let shape = &out_ty.shape;
     let mut out = Tensor::zeros_strided(shape, Some(strides), natural, out_ty.device)?;
     let out_size = natural.itemsize() as i64;
+    if let Some(f) = f32_algorithm_on_f32(op, args, operand_dtypes, natural) {
+        let Arg::Tensor(x) = args[0] else {
+            unreachable!("checked by f32_algorithm_on_f32")
+        };
+        let mut values = Vec::with_capacity(out.numel() as usize);
+        let from = broadcast_byte_strides(x, shape);
+        let start = x.offset() * 4;
+        let bytes = x.storage().bytes();
+        walk(shape, &[from], &[start], |o| {
+            let o = o[0] as usize;
+            values.push(f32::from_le_bytes([
+                bytes[o],
+                bytes[o + 1],
+                bytes[o + 2],
+                bytes[o + 3],
+            ]));
+            Ok(())
+        })?;
+        evaluate_all(f, &mut values);
+        let to = strides.iter().map(|s| s * 4).collect();
+        let out_bytes = out.bytes_mut()?;
+        let mut next = values.into_iter();
+        walk(shape, &[to], &[0], |o| {
+            let o = o[0] as usize;
+            let v = next.next().expect("one value per element");
+            out_bytes[o..o + 4].copy_from_slice(&v.to_le_bytes());
+            Ok(())
+        })?;
+        return Ok(out);
+    }
     let tensors: Vec<&Tensor> = args
         .iter()
         .filter_map(|a| match a {
@@ -616,18 +692,35 @@ fn cat(args: &[Arg], dim: i64, out_ty: &TensorType, strides: &[i64]) -> Result<T
         return Ok(out);
     }
     let d = kiln_ir::view::wrap_dim(dim, out_ty.rank())?;
+    let to_size = out_ty.dtype.itemsize();
     let mut start = 0;
     for a in args {
         let t = tensor(a);
         if t.shape() == [0] && out_ty.rank() != 1 {
             continue;
         }
-        let shape = t.shape().to_vec();
-        for (index, v) in crate::tensor::Indices::new(&shape).zip(t.values()) {
-            let mut target = index.clone();
-            target[d] += start;
-            out.set(&target, convert(v, out_ty.dtype))?;
-        }
+        // Each operand's elements walked with its slice of the result.
+        let shape = t.shape();
+        let from_size = t.dtype().itemsize();
+        let from: Vec<i64> = t.strides().iter().map(|s| s * from_size as i64).collect();
+        let to: Vec<i64> = strides.iter().map(|s| s * to_size as i64).collect();
+        let bytes = t.storage().bytes();
+        let out_bytes = out.bytes_mut()?;
+        let starts = [t.offset() * from_size as i64, start * to[d]];
+        walk(shape, &[from, to], &starts, |o| {
+            let (f, o) = (o[0] as usize, o[1] as usize);
+            let (source, target) = (&bytes[f..f + from_size], &mut out_bytes[o..o + to_size]);
+            if t.dtype() == out_ty.dtype {
+                target.copy_from_slice(source);
+            } else {
+                store(
+                    out_ty.dtype,
+                    convert(load(t.dtype(), source), out_ty.dtype),
+                    target,
+                );
+            }
+            Ok(())
+        })?;
         start += shape[d];
     }
     Ok(out)
