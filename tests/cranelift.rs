@@ -903,3 +903,49 @@ fn scans_fold_from_their_identity_as_pytorch() {
         assert!(d[0] == 1.0 && d[1].is_nan() && d[2].is_nan(), "{d:?}");
     }
 }
+
+/// Kernels with the same structure in one program compile once (a Llama
+/// block's rotary products of q and of k): two `tanh` kernels on either
+/// side of a product take the machine code of one, and still compute
+/// their own operands.
+#[test]
+fn identical_kernels_of_a_program_compile_once() {
+    let twice = "func @main(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = tanh %x
+  %m = matmul %a, %y
+  %b = tanh %m
+  return %b
+}";
+    let once = "func @main(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = tanh %x
+  %m = matmul %a, %y
+  return %m
+}";
+    let compile = |text: &str| {
+        let module = kiln::parse_module("k.kir", text, kiln::DefaultDType::F32).unwrap();
+        let compiled = Compiler::new(BackendKind::Cranelift)
+            .cache(false)
+            .compile(&module)
+            .unwrap();
+        (module, compiled)
+    };
+    let (module, compiled) = compile(twice);
+    let (_, one) = compile(once);
+    assert_eq!(compiled.code_bytes(), one.code_bytes());
+    let x: Vec<f32> = (0..64).map(|i| (i as f32 - 32.0) * 0.1).collect();
+    let y: Vec<f32> = (0..64).map(|i| (i % 7) as f32 * 0.3 - 1.0).collect();
+    let inputs = vec![
+        kiln_runtime::Tensor::from_vec(x, &[8, 8]).unwrap(),
+        kiln_runtime::Tensor::from_vec(y, &[8, 8]).unwrap(),
+    ];
+    let got = compiled.run(&inputs).unwrap();
+    let want = interp::run(&module, &inputs).unwrap();
+    // (The product sums in another order than the interpreter's.)
+    let (got, want) = (
+        got[0].to_vec::<f32>().unwrap(),
+        want[0].to_vec::<f32>().unwrap(),
+    );
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-6, "{g} against {w}");
+    }
+}

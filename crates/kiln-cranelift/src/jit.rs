@@ -233,7 +233,20 @@ pub fn compile(kernels: &[&Kernel], vector: bool, reuse: bool) -> Result<Vec<Arc
             })
             .collect()
     };
-    let missing: Vec<usize> = (0..kernels.len()).filter(|&i| out[i].is_none()).collect();
+    // Kernels with the same key in one program (a Llama block's rotary
+    // products of q and of k) compile once.
+    let mut first_of: HashMap<&TableKey, usize> = HashMap::new();
+    let mut missing: Vec<usize> = Vec::new();
+    let mut same_as: Vec<(usize, usize)> = Vec::new();
+    for i in (0..kernels.len()).filter(|&i| out[i].is_none()) {
+        match first_of.get(&keys[i]) {
+            Some(&first) => same_as.push((i, first)),
+            None => {
+                first_of.insert(&keys[i], i);
+                missing.push(i);
+            }
+        }
+    }
     if missing.is_empty() {
         return Ok(out.into_iter().map(|k| k.expect("found")).collect());
     }
@@ -243,6 +256,9 @@ pub fn compile(kernels: &[&Kernel], vector: bool, reuse: bool) -> Result<Vec<Arc
     for (&i, (kernel, _)) in missing.iter().zip(compiled) {
         t.map.insert(keys[i].clone(), Arc::downgrade(&kernel));
         out[i] = Some(kernel);
+    }
+    for (i, first) in same_as {
+        out[i] = out[first].clone();
     }
     if t.map.len() >= t.sweep_at {
         t.map.retain(|_, k| k.strong_count() > 0);
