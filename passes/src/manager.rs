@@ -118,7 +118,8 @@ impl PassManager {
         self
     }
 
-    /// Whether to run the verifier after each pass (on by default).
+    /// Whether to run the verifier after each pass (on by default); off,
+    /// it runs once, after the last pass.
     pub fn verify_each(mut self, verify: bool) -> PassManager {
         self.verify = verify;
         self
@@ -146,9 +147,10 @@ impl PassManager {
         module: &mut Module,
         mut observe: impl FnMut(PassEvent<'_>),
     ) -> Result<()> {
-        for pass in &self.passes {
+        for (k, pass) in self.passes.iter().enumerate() {
             let start = Instant::now();
-            run_pass(pass.as_ref(), module, self.verify).map_err(|e| {
+            let verify = self.verify || k + 1 == self.passes.len();
+            run_pass(pass.as_ref(), module, verify).map_err(|e| {
                 // The program's own errors (a view its strides do not
                 // allow, found when laying out) read as the interpreter
                 // words them; a broken invariant names the pass.

@@ -56,6 +56,7 @@ pub fn device_times(
 pub fn prepare(module: &Module) -> Result<(CheckedPlan, Emulator)> {
     let mut module = module.clone();
     Compiler::new(BackendKind::Cuda)
+        .verify_each_pass(true)
         .pipeline_for(module.default_dtype)
         .run(&mut module)?;
     let plan = Cuda::default().plan(&module)?;

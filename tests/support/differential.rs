@@ -58,7 +58,9 @@ pub type Runner<'r> = &'r dyn Fn(&Module, &[Tensor]) -> kiln::Result<Vec<Tensor>
 /// are written.
 fn compiled(backend: BackendKind) -> impl Fn(&Module, &[Tensor]) -> kiln::Result<Vec<Tensor>> {
     move |module, inputs| {
-        let program = Compiler::new(backend).compile(module)?;
+        let program = Compiler::new(backend)
+            .verify_each_pass(true)
+            .compile(module)?;
         let results = program.run(inputs)?;
         let copies = inputs
             .iter()
@@ -163,6 +165,7 @@ fn optimized_for(module: &Module, backend: &str) -> Result<Module, String> {
     };
     let mut lowered = module.clone();
     Compiler::new(kind)
+        .verify_each_pass(true)
         .pipeline()
         .run(&mut lowered)
         .map_err(|e| e.to_string())?;
