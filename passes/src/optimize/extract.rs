@@ -128,9 +128,13 @@ pub fn extract(g: &KGraph, roots: &[Id], pinned: &HashMap<Id, KNode>) -> HashMap
 /// use), to a fixed point; pinned e-classes only consider their pin.
 fn tree_costs(g: &KGraph, pinned: &HashMap<Id, KNode>) -> HashMap<Id, (f64, KNode)> {
     let mut best: HashMap<Id, (f64, KNode)> = HashMap::new();
+    // E-classes in the order they were made (operands before their users,
+    // but for merged classes), so that each sweep settles most of them.
+    let mut classes: Vec<&egg::EClass<KNode, _>> = g.classes().collect();
+    classes.sort_unstable_by_key(|c| c.id);
     loop {
         let mut changed = false;
-        for class in g.classes() {
+        for class in &classes {
             for node in &class.nodes {
                 let children: Option<f64> = node
                     .children
