@@ -776,9 +776,11 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
                         .sum::<i64>()
             };
             let (x0, v0) = (at(xg), at(og));
-            let mut acc = vec![0f64; out_size[1] as usize];
+            let mut acc = vec![-0f64; out_size[1] as usize];
             for (oh, rows) in taps[0].iter().enumerate() {
-                acc.fill(0.0);
+                // From −0.0, as the interpreter's sums of taps: a single
+                // tap (nearest) or a sum of negative zeros keeps its sign.
+                acc.fill(-0.0);
                 for &(sh, wh) in rows {
                     // SAFETY: the source row, inside the input.
                     let row = unsafe { (xp.ptr() as *const T).offset((x0 + sh * xs[0]) as isize) };
@@ -946,7 +948,8 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
                         }
                         let count: i64 = hi.iter().product();
                         k.fill(0);
-                        let mut acc = 0.0;
+                        // From −0.0, as the interpreter's sums of taps.
+                        let mut acc = -0.0;
                         for _ in 0..count {
                             let mut w = 1.0;
                             let mut off = x0;

@@ -649,7 +649,8 @@ fn resample(
         store(&mut c, (oa, out), &load(x.dtype, &format!("xp[{read}]")));
         return Some(c);
     }
-    let _ = writeln!(c, "    double acc = 0.0;");
+    // From −0.0, as the interpreter's sums of taps.
+    let _ = writeln!(c, "    double acc = -0.0;");
     let indent = |depth: usize| "  ".repeat(depth + 2);
     for d in 0..dims {
         let _ = writeln!(

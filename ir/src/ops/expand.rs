@@ -1407,7 +1407,9 @@ pub fn xlogy(e: &mut Emitter<'_>, op: &Op, operands: &[Operand]) -> Result<Optio
 }
 
 /// `sgn`: `sign` of real tensors; for complex ones `z/|z|` in opmath
-/// (complex32 computes in complex64), 0 where `|z|` is 0.
+/// (complex32 computes in complex64), 0 where `|z|` is 0. Each part is
+/// divided by the real `|z|`, as PyTorch's `z / std::abs(z)` divides: a
+/// complex quotient (`|z|` as `|z| + 0i`) would turn a −0.0 part into +0.0.
 pub fn sgn(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<Vec<ValueId>>> {
     let x = input(operands)?;
     if !e.ty(x).dtype.is_complex() {
@@ -1415,7 +1417,11 @@ pub fn sgn(e: &mut Emitter<'_>, _: &Op, operands: &[Operand]) -> Result<Option<V
     }
     in_opmath(e, operands, |e, z| {
         let m = e.unary(UnaryOp::Abs, z)?;
-        let q = e.binary(BinaryOp::Div, z, m)?;
+        let re = e.push(Op::Real, vec![Operand::Value(z)])?;
+        let im = e.push(Op::Imag, vec![Operand::Value(z)])?;
+        let re = e.binary(BinaryOp::Div, re, m)?;
+        let im = e.binary(BinaryOp::Div, im, m)?;
+        let q = e.push(Op::Complex, vec![Operand::Value(re), Operand::Value(im)])?;
         let zero = e.binary(BinaryOp::Eq, m, f(0.0))?;
         select(e, zero, f(0.0), Operand::Value(q))
     })

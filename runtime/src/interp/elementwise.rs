@@ -190,9 +190,14 @@ fn c_log_unit_pair(u: Complex, v: Complex) -> Complex {
 
 /// `asin z = −i·log(i·z + √(1 − z²))` (for real z in [−1, 1] the
 /// logarithm's argument is on the unit circle, so its angle is exact).
-fn c_asin(z: Complex) -> Complex {
+/// Computed on `|x| + i|y|` with the signs copied back (asin is odd, and
+/// the asin of a conjugate is the conjugate), so that the parts' signs,
+/// zeros' included, follow z's as C99's `casin` gives them: the formula
+/// itself gave `asin(0 + 1.5i)` a real part of −0.0.
+fn c_asin((x, y): Complex) -> Complex {
+    let z = (x.abs(), y.abs());
     let (re, im) = c_log_unit_pair(c_cofactor(z), c_times_i(z));
-    (im, -re)
+    (im.copysign(x), (-re).copysign(y))
 }
 
 /// `acos z = −i·log(z + i·√(1 − z²))`.

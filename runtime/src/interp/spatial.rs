@@ -393,7 +393,10 @@ fn resample(r: &Resample, x: &Tensor, out_shape: &[i64]) -> Vec<Elem> {
                 continue;
             }
             let counts: Vec<i64> = per_dim.iter().map(|t| t.len() as i64).collect();
-            let mut acc = 0.0;
+            // From −0.0, the additive identity: PyTorch's interpolations
+            // are sums of products without a first zero, so a sum of
+            // negative zeros stays −0.0.
+            let mut acc = -0.0;
             for k in positions(&counts) {
                 let mut weight = 1.0;
                 let mut pos = Vec::with_capacity(dims);
