@@ -6,6 +6,9 @@
 //! between implementations), or by an absolute amount for results near zero
 //! that come from cancellation. NaN matches NaN whatever its payload; a
 //! complex value with an infinite or NaN part matches any other such value.
+//! A zero must have the reference's sign unless an absolute difference is
+//! allowed (−0.0 and 0.0 are zero units in the last place apart, but a
+//! nearest resampling that turns −0.0 into 0.0 is wrong).
 
 use kiln_ir::{DType, Error, ErrorKind, Result};
 
@@ -88,7 +91,10 @@ fn float_close(got: f64, expected: f64, dtype: DType, tol: Tolerance) -> bool {
         return got.is_nan() && expected.is_nan();
     }
     if got == expected {
-        return true;
+        // Zeros: without an absolute allowance, their signs must agree.
+        return got != 0.0
+            || tol.abs > 0.0
+            || got.is_sign_negative() == expected.is_sign_negative();
     }
     if got.is_infinite() || expected.is_infinite() {
         return false;
