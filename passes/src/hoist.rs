@@ -257,12 +257,16 @@ mod tests {
         )
         .expect("cos of a constant is worth keeping");
         assert!(constants.contains("cos"), "{constants}");
-        // (The optimizer moves the unsqueeze before the cos.)
         assert!(
             !constants.contains("4x8") && !constants.contains("expand"),
             "the table, not its broadcast: {constants}"
         );
-        assert!(main.contains("%u: tensor<1x8xf32"), "a parameter: {main}");
+        // (The unsqueeze may end on either side of the cos: the optimizer
+        // finds both orders cost the same.)
+        assert!(
+            main.contains("%c: tensor<8xf32") || main.contains("%u: tensor<1x8xf32"),
+            "a parameter: {main}"
+        );
         assert!(!main.contains("cos") && !main.contains("arange"), "{main}");
     }
 

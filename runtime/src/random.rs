@@ -29,10 +29,17 @@ impl Stream {
         (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
     }
 
-    /// A value of `dtype`: floats in about [-4, 4], integers in a small
-    /// signed (or unsigned) range, so arithmetic rarely overflows.
+    /// A value of `dtype`: floats in about [-4, 4] (one in 32 a zero of
+    /// either sign, so that the backends' zeros are checked too), integers
+    /// in a small signed (or unsigned) range, so arithmetic rarely
+    /// overflows.
     pub fn value(&mut self, dtype: DType) -> Elem {
         let x = self.unit() * 4.0;
+        let x = if x.abs() < 0.125 {
+            0.0f64.copysign(x)
+        } else {
+            x
+        };
         match dtype {
             DType::Bool => Elem::B(self.next_u64() & 1 == 1),
             d if d.is_complex() => Elem::C(x, self.unit() * 4.0),
