@@ -30,7 +30,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use kiln_ir::graph::{Func, FuncBuilder, Inst, NewInst, Operand, ValueId};
-use kiln_ir::infer::InferCtx;
+use kiln_ir::infer::{InferCtx, Inferred};
 use kiln_ir::layout::contiguous_strides;
 use kiln_ir::layout::{LayoutArg, ResultLayout, result_layouts};
 use kiln_ir::view::{Geometry, wrap_dim};
@@ -192,10 +192,26 @@ pub fn build(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
         .iter()
         .map(|inst| classify(func, inst, target))
         .collect::<Result<Vec<_>>>()?;
+    // (An instruction whose inference fails has none here; the build
+    // infers it again, where it needs it, for the error.)
+    let mut inferred: Vec<Option<Inferred>> = vec![None; func.values.len()];
+    for inst in &func.insts {
+        if let Some(r) = inst.results.first() {
+            inferred[r.index()] = func.infer_inst(inst, &ctx).ok();
+        }
+    }
     let mut materialized = initial_materialized(func, &kinds);
     // Each retry materializes one more value; there are finitely many.
     loop {
-        let mut b = PlanBuilder::new(func, &ctx, &kinds, &materialized, target.device());
+        materialize_relabeled_sources(func, &kinds, &mut materialized);
+        let mut b = PlanBuilder::new(
+            func,
+            &ctx,
+            &kinds,
+            &inferred,
+            &materialized,
+            target.device(),
+        );
         match b.build()? {
             Some(plan) => return Ok(plan),
             None => {
@@ -211,6 +227,46 @@ pub fn build(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
                 materialized[v.index()] = true;
             }
         }
+    }
+}
+
+/// Materializes the sources of the relabels needed in memory, as
+/// [`PlanBuilder::build`] would, in the same order, but without a whole
+/// build for each (GPT-2 small: 49 of its 94 builds): a relabel of a value
+/// in memory is a view of it, and one of a computed value is not.
+fn materialize_relabeled_sources(func: &Func, kinds: &[Kind], materialized: &mut [bool]) {
+    'scan: loop {
+        // Which values the build would find in memory: parameters, placed
+        // values, and views and relabels of values in memory.
+        let mut in_memory = vec![false; func.values.len()];
+        for &p in &func.params {
+            in_memory[p.index()] = true;
+        }
+        for (inst, kind) in func.insts.iter().zip(kinds) {
+            for r in &inst.results {
+                in_memory[r.index()] = materialized[r.index()];
+            }
+            let (Kind::View | Kind::Relabel) = kind else {
+                continue;
+            };
+            let (Some(source), [v]) = (inst.value_operands().next(), inst.results.as_slice())
+            else {
+                continue;
+            };
+            if in_memory[source.index()] {
+                in_memory[v.index()] = true;
+            } else if *kind == Kind::View {
+                in_memory[v.index()] = false;
+            } else if materialized[v.index()] && !materialized[source.index()] {
+                // (A source already materialized but not in memory is the
+                // build's error to report.)
+                materialized[source.index()] = true;
+                continue 'scan;
+            } else {
+                in_memory[v.index()] = false;
+            }
+        }
+        return;
     }
 }
 
@@ -259,6 +315,9 @@ struct PlanBuilder<'a> {
     func: &'a Func,
     ctx: &'a InferCtx,
     kinds: &'a [Kind],
+    /// Each instruction's inference, by its (first) result; the same in
+    /// every build of the retry loop, so computed once.
+    inferred: &'a [Option<Inferred>],
     materialized: &'a [bool],
     device: Device,
     buffers: Vec<Buffer>,
@@ -454,6 +513,7 @@ impl<'a> PlanBuilder<'a> {
         func: &'a Func,
         ctx: &'a InferCtx,
         kinds: &'a [Kind],
+        inferred: &'a [Option<Inferred>],
         materialized: &'a [bool],
         device: Device,
     ) -> PlanBuilder<'a> {
@@ -461,6 +521,7 @@ impl<'a> PlanBuilder<'a> {
             func,
             ctx,
             kinds,
+            inferred,
             materialized,
             device,
             buffers: Vec::new(),
@@ -823,7 +884,15 @@ impl<'a> PlanBuilder<'a> {
             .insert(kernel_index);
         let func = self.func;
         let out_ty = func.ty(inst.result());
-        let inferred = func.infer_inst(inst, self.ctx)?;
+        let table = self.inferred;
+        let inferred_here;
+        let inferred = match &table[inst.result().index()] {
+            Some(i) => i,
+            None => {
+                inferred_here = func.infer_inst(inst, self.ctx)?;
+                &inferred_here
+            }
+        };
         let natural = inferred.natural_dtype;
         let operand_dtype = |i: usize| inferred.operand_dtypes.get(i).copied().flatten();
         macro_rules! operand {
