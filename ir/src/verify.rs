@@ -1,5 +1,6 @@
 //! The verifier: checks that a module is well formed. It runs after parsing,
-//! after tracing, and after every pass.
+//! after tracing, and after every pass (in release builds' compiles, after
+//! the last pass; `kiln dump` and the test suites verify after each).
 //!
 //! Invariants, each checked here:
 //!

@@ -29,20 +29,27 @@ impl Stream {
         (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
     }
 
+    /// A float in [-4, 4), or (one in 32, by bits `unit` leaves unused)
+    /// a zero of either sign.
+    fn float(&mut self) -> f64 {
+        let bits = self.next_u64();
+        let x = ((bits >> 11) as f64 / (1u64 << 52) as f64 - 1.0) * 4.0;
+        if bits & 31 == 0 {
+            0.0f64.copysign(x)
+        } else {
+            x
+        }
+    }
+
     /// A value of `dtype`: floats in about [-4, 4] (one in 32 a zero of
     /// either sign, so that the backends' zeros are checked too), integers
     /// in a small signed (or unsigned) range, so arithmetic rarely
     /// overflows.
     pub fn value(&mut self, dtype: DType) -> Elem {
-        let x = self.unit() * 4.0;
-        let x = if x.abs() < 0.125 {
-            0.0f64.copysign(x)
-        } else {
-            x
-        };
+        let x = self.float();
         match dtype {
             DType::Bool => Elem::B(self.next_u64() & 1 == 1),
-            d if d.is_complex() => Elem::C(x, self.unit() * 4.0),
+            d if d.is_complex() => Elem::C(x, self.float()),
             d if d.is_floating_point() => Elem::F(x),
             d if d.is_signed() => Elem::I((self.next_u64() % 19) as i128 - 9),
             _ => Elem::I((self.next_u64() % 19) as i128),

@@ -25,7 +25,10 @@ pub fn dump(
     common: &Common,
 ) -> Result<()> {
     let module = load(path, common)?;
-    let compiler = Compiler::new(backend(backend_name)?).explain(options.explain);
+    // Every module it prints is verified.
+    let compiler = Compiler::new(backend(backend_name)?)
+        .explain(options.explain)
+        .verify_each_pass(true);
     let pipeline = compiler.pipeline_for(module.default_dtype);
     let passes = pipeline.names();
     let stages = compiler.backend().stages();

@@ -130,6 +130,7 @@ fn tree_costs(g: &KGraph, pinned: &HashMap<Id, KNode>) -> HashMap<Id, (f64, KNod
     let mut best: HashMap<Id, (f64, KNode)> = HashMap::new();
     // E-classes in the order they were made (operands before their users,
     // but for merged classes), so that each sweep settles most of them.
+    // (Ties go to the node found first: within a class, egg's order.)
     let mut classes: Vec<&egg::EClass<KNode, _>> = g.classes().collect();
     classes.sort_unstable_by_key(|c| c.id);
     loop {

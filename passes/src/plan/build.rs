@@ -230,10 +230,12 @@ pub fn build(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
     }
 }
 
-/// Materializes the sources of the relabels needed in memory, as
-/// [`PlanBuilder::build`] would, in the same order, but without a whole
-/// build for each (GPT-2 small: 49 of its 94 builds): a relabel of a value
-/// in memory is a view of it, and one of a computed value is not.
+/// Materializes the sources of the relabels needed in memory, which
+/// [`PlanBuilder::build`] would ask for one build at a time (GPT-2 small:
+/// 49 of its 94 builds): a relabel of a value in memory is a view of it,
+/// and one of a computed value is not. Up front rather than interleaved
+/// with the build's other retries, so the plans could differ in
+/// principle; every kernel-plan snapshot is unchanged.
 fn materialize_relabeled_sources(func: &Func, kinds: &[Kind], materialized: &mut [bool]) {
     'scan: loop {
         // Which values the build would find in memory: parameters, placed

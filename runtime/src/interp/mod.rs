@@ -513,7 +513,8 @@ fn walk(
 /// where there is one. [`pointwise`] then evaluates it on raw floats: the
 /// generic path's arithmetic exactly ([`elementwise::unary`] evaluates the
 /// same algorithm on the same f32 value, and an f32 result rounds to
-/// itself), without an [`Elem`] and its conversions per element, which cost
+/// itself; NaN payloads aside), without an [`Elem`] and its conversions
+/// per element, which cost
 /// ten times the arithmetic. Why it matters: the constants a program
 /// computes when it compiles (a Llama block's rotary sin and cos tables)
 /// are on its compile's critical path.
