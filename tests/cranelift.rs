@@ -844,14 +844,7 @@ fn erf_with_its_rare_branch_skipped_keeps_every_bit() {
         .unwrap();
     let expected = interp::run(&module, &[x]).unwrap();
     for (g, e) in got.iter().zip(&expected) {
-        let bits = |t: &Tensor| -> Vec<u32> {
-            t.to_vec::<f32>()
-                .unwrap()
-                .iter()
-                .map(|v| v.to_bits())
-                .collect()
-        };
-        assert_eq!(bits(g), bits(e));
+        assert_eq!(kiln_tests::f32_bits(g), kiln_tests::f32_bits(e));
     }
 }
 
@@ -877,13 +870,7 @@ fn scans_fold_from_their_identity_as_pytorch() {
         Tensor::from_vec(vec![1.0f32, f32::NAN, 2.0], &[3]).unwrap(),
         Tensor::from_vec(vec![1.0f64, f64::NAN, 2.0], &[3]).unwrap(),
     ];
-    let bits32 = |t: &Tensor| -> Vec<u32> {
-        t.to_vec::<f32>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect()
-    };
+    let bits32 = kiln_tests::f32_bits;
     let f32s = |v: &[f32]| -> Vec<u32> { v.iter().map(|v| v.to_bits()).collect() };
     let ln2 = std::f32::consts::LN_2;
     let ln3 = 3.0f64.ln() as f32;

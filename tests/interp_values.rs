@@ -661,30 +661,18 @@ fn raw_float_paths_keep_the_element_semantics() {
     ];
     let out = kiln_runtime::interp::run(&module, &inputs).unwrap();
     // (Bits, but any NaN for a NaN: payloads are not part of the contract.)
+    let canonical = |v: f32| if v.is_nan() { f32::NAN } else { v }.to_bits();
     let bits = |t: &Tensor| -> Vec<u32> {
         t.to_vec::<f32>()
             .unwrap()
-            .iter()
-            .map(|v| {
-                if v.is_nan() {
-                    f32::NAN.to_bits()
-                } else {
-                    v.to_bits()
-                }
-            })
+            .into_iter()
+            .map(canonical)
             .collect()
     };
     let want = |f: kiln_math::Function, at: &dyn Fn(usize, usize) -> f32| -> Vec<u32> {
         (0..3)
             .flat_map(|i| (0..37).map(move |j| (i, j)))
-            .map(|(i, j)| kiln_math::eval(f, at(i, j)))
-            .map(|v| {
-                if v.is_nan() {
-                    f32::NAN.to_bits()
-                } else {
-                    v.to_bits()
-                }
-            })
+            .map(|(i, j)| canonical(kiln_math::eval(f, at(i, j))))
             .collect()
     };
     let x_at = |i: usize, j: usize| xs[j * 3 + i];

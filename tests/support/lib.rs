@@ -185,6 +185,16 @@ pub fn load(path: &PathBuf) -> kiln::Module {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The bits of an f32 tensor's elements, in logical order (for tests
+/// that hold results to exact values, zeros' signs included).
+pub fn f32_bits(t: &kiln_runtime::Tensor) -> Vec<u32> {
+    t.to_vec::<f32>()
+        .expect("an f32 tensor")
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
+}
+
 /// Deterministic inputs for a module's entry function.
 pub fn inputs_for(module: &kiln::Module) -> Vec<kiln_runtime::Tensor> {
     let func = module.entry().expect("an entry function");

@@ -224,6 +224,25 @@ fn offset(g: &Geometry, dims: std::ops::Range<usize>, index: impl Fn(usize) -> S
     s
 }
 
+/// Declares `xp`, the input plane of the output element's leading
+/// indices (`i0` .. `i{lead - 1}`: batch, channels), and returns the
+/// geometry of the input's other dims from `xp`.
+fn input_plane(c: &mut String, (xa, x): (usize, &TensorView), lead: usize) -> Geometry {
+    let xg = &x.geometry;
+    let _ = writeln!(
+        c,
+        "    const {}* xp = {} + {};",
+        mtype(x.dtype),
+        pointer(xa, x, false),
+        offset(xg, 0..lead, |d| format!("i{d}"))
+    );
+    Geometry {
+        shape: xg.shape[lead..].to_vec(),
+        strides: xg.strides[lead..].to_vec(),
+        offset: 0,
+    }
+}
+
 /// The element pointer of argument `arg` of `view`'s dtype.
 fn pointer(arg: usize, view: &TensorView, mutable: bool) -> String {
     let t = mtype(view.dtype);
@@ -406,7 +425,6 @@ fn pooling(
     let lead = og.rank() - dims;
     let in_size = &xg.shape[lead..];
     let out_size = &og.shape[lead..];
-    let t = mtype(out.dtype);
     let mut c = String::new();
     let comment = match windows {
         Windows::Sliding(pool) => format!(
@@ -427,17 +445,7 @@ fn pooling(
         ),
     };
     open(&mut c, name, args, &comment, og);
-    let _ = writeln!(
-        c,
-        "    const {t}* xp = {} + {};",
-        pointer(xa, x, false),
-        offset(xg, 0..lead, |d| format!("i{d}"))
-    );
-    let spatial = Geometry {
-        shape: in_size.to_vec(),
-        strides: xg.strides[lead..].to_vec(),
-        offset: 0,
-    };
+    let spatial = input_plane(&mut c, (xa, x), lead);
     let read = offset(&spatial, 0..dims, |d| format!("x{d}"));
     let indent = |depth: usize| "  ".repeat(depth + 2);
     // Each dim's window: `lo{d}..hi{d}` of the input (adaptive windows,
@@ -603,7 +611,6 @@ fn resample(
     if entries > MAX_TABLE || !finite {
         return None;
     }
-    let t = mtype(out.dtype);
     let mut c = String::new();
     // Per dim, the sources and weights of every output position, `per[d]`
     // taps each.
@@ -624,17 +631,7 @@ fn resample(
         r.sampling, xg.shape, og.shape
     );
     open(&mut c, name, args, &comment, og);
-    let _ = writeln!(
-        c,
-        "    const {t}* xp = {} + {};",
-        pointer(xa, x, false),
-        offset(xg, 0..lead, |d| format!("i{d}"))
-    );
-    let spatial = Geometry {
-        shape: in_size.to_vec(),
-        strides: xg.strides[lead..].to_vec(),
-        offset: 0,
-    };
+    let spatial = input_plane(&mut c, (xa, x), lead);
     let tap = |d: usize| format!("i{} * {}LL + k{d}", lead + d, per[d]);
     let read = offset(&spatial, 0..dims, |d| format!("{name}_src{d}[{}]", tap(d)));
     if matches!(r.sampling, Sampling::Nearest | Sampling::NearestExact) {
