@@ -589,6 +589,8 @@ unsafe fn native_step<'v>(
         geometry: &view.geometry,
     };
     let operand = |i: usize| view(i).map(on_host);
+    // An index operand: its elements and their dtype.
+    let index = |i: usize| operand(i).zip(view(i).map(|v| v.dtype));
     // The first result (each op here has its own buffer for it).
     let out = || on_host(&outputs[0]);
     if crate::attention::fused(func, inst) {
@@ -631,29 +633,17 @@ unsafe fn native_step<'v>(
         inst.op,
         Op::Gather { .. } | Op::Scatter { .. } | Op::ScatterAdd { .. }
     ) {
-        let index_dtype = view(1).map(|i| i.dtype);
-        let (Some(x), Some(index), Some(index_dtype)) = (operand(0), operand(1), index_dtype)
-        else {
+        let (Some(x), Some(index)) = (operand(0), index(1)) else {
             return Ok(false);
         };
         let out = out();
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe {
-            crate::gather::gather_scatter(
-                &inst.op,
-                outputs[0].dtype,
-                x,
-                (index, index_dtype),
-                operand(2),
-                out,
-            )
+            crate::gather::gather_scatter(&inst.op, outputs[0].dtype, x, index, operand(2), out)
         };
     }
     if matches!(inst.op, Op::ScatterReduce { .. } | Op::IndexAdd { .. }) {
-        let index_dtype = view(1).map(|i| i.dtype);
-        let (Some(x), Some(index), Some(index_dtype), Some(src)) =
-            (operand(0), operand(1), index_dtype, operand(2))
-        else {
+        let (Some(x), Some(index), Some(src)) = (operand(0), index(1), operand(2)) else {
             return Ok(false);
         };
         let same = |i: usize| view(i).is_some_and(|v| v.dtype == outputs[0].dtype);
@@ -663,14 +653,7 @@ unsafe fn native_step<'v>(
         let out = out();
         // SAFETY: forwarded; the plan gives the result its own buffer.
         return unsafe {
-            crate::gather::reduce_into(
-                &inst.op,
-                outputs[0].dtype,
-                x,
-                (index, index_dtype),
-                src,
-                out,
-            )
+            crate::gather::reduce_into(&inst.op, outputs[0].dtype, x, index, src, out)
         };
     }
     if let Op::IndexPut { accumulate: false } = inst.op {
