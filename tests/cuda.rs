@@ -208,7 +208,7 @@ fn every_program_emulated_matches_the_interpreter() {
     if !emulator_here() {
         return;
     }
-    let failures = every_program_with("cuda (emulated)", &cuda_emulator::run);
+    let failures = every_program_with("cuda (emulated)", Math::Own, &cuda_emulator::run);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -94,12 +94,13 @@ pub fn own_copy(t: &Tensor) -> kiln::Result<Tensor> {
 /// Every runnable program of `tests/programs/` on `backend` against the
 /// interpreter; the failures, described.
 pub fn every_program_on(backend: BackendKind) -> Vec<String> {
-    every_program_with(backend.name(), &compiled(backend))
+    every_program_with(backend.name(), math_of(backend), &compiled(backend))
 }
 
 /// Every runnable program of `tests/programs/` run by `runner` (named
-/// `name` in failures) against the interpreter; the failures, described.
-pub fn every_program_with(name: &str, runner: Runner) -> Vec<String> {
+/// `name` in failures, computing with `math`) against the interpreter; the
+/// failures, described.
+pub fn every_program_with(name: &str, math: Math, runner: Runner) -> Vec<String> {
     let backend = name;
     let mut failures = Vec::new();
     for (name, path) in programs() {
@@ -112,12 +113,14 @@ pub fn every_program_with(name: &str, runner: Runner) -> Vec<String> {
         let got = runner(&module, &inputs);
         match (expected, got) {
             (Ok(e), Ok(g)) => {
+                let library = unstable_results(&module, math).library;
                 for (i, (x, y)) in g.iter().zip(&e).enumerate() {
                     let tol = if sums(&module) {
                         Tolerance::for_sums(y.dtype(), largest_magnitude(y))
                     } else {
                         Tolerance::ulps(2)
                     };
+                    let tol = if library[i] { with_torch_tolerance(tol, y) } else { tol };
                     if let Err(err) = check_close(x, y, tol) {
                         failures.push(format!("{name} result {i}: {err}"));
                     }
@@ -194,6 +197,13 @@ impl Math {
     fn library(self, op: &Op) -> bool {
         self == Math::Own && op.is(Traits::APPROXIMATE)
     }
+}
+
+/// `tol` widened to torch.testing's CPU-versus-CUDA tolerance for a
+/// result like `expected` that depends on a math library's functions.
+fn with_torch_tolerance(tol: Tolerance, expected: &Tensor) -> Tolerance {
+    let (rtol, atol) = torch_tolerance(expected.dtype());
+    tol.with_abs(tol.abs.max(atol + rtol * largest_magnitude(expected)))
 }
 
 /// torch.testing.assert_close's default `(rtol, atol)` for a dtype.
@@ -355,13 +365,7 @@ pub fn differ_with(
                 } else {
                     Tolerance::ulps(2)
                 };
-                let tol = if library[i] {
-                    let (rtol, atol) = torch_tolerance(y.dtype());
-                    let abs = atol + rtol * largest_magnitude(y);
-                    tol.with_abs(tol.abs.max(abs))
-                } else {
-                    tol
-                };
+                let tol = if library[i] { with_torch_tolerance(tol, y) } else { tol };
                 let tol = if amplified[i] {
                     Tolerance::ulps(tol.ulps.max(AMPLIFIED_ULPS)).with_abs(tol.abs)
                 } else {
