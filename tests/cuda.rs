@@ -251,18 +251,21 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     );
     assert_eq!(kiln_cuda::steps::kernels(&plan).len(), 2);
     assert_eq!(matmuls(&plan), 0);
-    // f64 heads of 512 fit tiles of 2 queries and keys in 48 kB of shared
-    // memory; of 1600, not one (a query, key, value and accumulator row:
-    // 51 kB).
-    let (fits, plan) = plan_of(&program(512, "f64"));
+    // f64 heads of 128, 3 queries and 5 keys: a tile of 4 queries and 8
+    // keys (no larger than they need), each lane 4 rows of 16 value
+    // columns. Heads of 512 leave no tiling: a lane's accumulators would
+    // be past its 64 registers' worth (4 rows of 64 columns).
+    let (fits, plan) = plan_of(&program(128, "f64"));
     let kernels = kiln_cuda::steps::kernels(&plan);
     assert_eq!(kernels.len(), 1);
     assert!(
-        kernels[0].source.contains("tile(s) of 2 queries"),
+        kernels[0].source.contains(
+            "tile(s) of 4 queries x 2 batch items, 8 keys at a time, 8 threads in groups of 8"
+        ),
         "{}",
         kernels[0].source
     );
-    let (wide, plan) = plan_of(&program(1600, "f64"));
+    let (wide, plan) = plan_of(&program(512, "f64"));
     assert!(kiln_cuda::steps::kernels(&plan).is_empty());
     assert_eq!(matmuls(&plan), 2);
     // Empty heads (found by the random programs: C has no empty arrays)

@@ -120,7 +120,11 @@ pub fn every_program_with(name: &str, math: Math, runner: Runner) -> Vec<String>
                     } else {
                         Tolerance::ulps(2)
                     };
-                    let tol = if library[i] { with_torch_tolerance(tol, y) } else { tol };
+                    let tol = if library[i] {
+                        with_torch_tolerance(tol, y)
+                    } else {
+                        tol
+                    };
                     if let Err(err) = check_close(x, y, tol) {
                         failures.push(format!("{name} result {i}: {err}"));
                     }
@@ -365,7 +369,11 @@ pub fn differ_with(
                 } else {
                     Tolerance::ulps(2)
                 };
-                let tol = if library[i] { with_torch_tolerance(tol, y) } else { tol };
+                let tol = if library[i] {
+                    with_torch_tolerance(tol, y)
+                } else {
+                    tol
+                };
                 let tol = if amplified[i] {
                     Tolerance::ulps(tol.ulps.max(AMPLIFIED_ULPS)).with_abs(tol.abs)
                 } else {
