@@ -286,6 +286,81 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     }
 }
 
+/// `embedding` (i32 and i64 indices) and `gather` are one generated kernel
+/// each, copying elements as bytes; an index out of range (past the end,
+/// or negative) is never read through: the kernel flags it and the run
+/// fails with the interpreter's error for the first bad index.
+#[test]
+fn embedding_and_gather_steps_are_kernels_that_check_their_indices() {
+    use kiln_runtime::Tensor;
+    let program = |index: &str| {
+        format!(
+            "func @main(%w: tensor<5x3xf32>, %x: tensor<4x6xi64>, %i: tensor<2x3x{index}>, %g: tensor<4x2xi64>) -> (tensor<2x3x3xf32>, tensor<4x2xi64>) {{\n  %e = embedding %w, %i\n  %t = gather %x, %g {{dim = 1}}\n  return %e, %t\n}}\n"
+        )
+    };
+    let (_, plan) = plan_of(&program("i32"));
+    let kernels = kiln_cuda::steps::kernels(&plan);
+    assert_eq!(kernels.len(), 2, "{kernels:?}");
+    assert!(
+        kernels
+            .iter()
+            .all(|k| k.source.contains("atomicOr(kiln_status, 2)"))
+    );
+    if !emulator_here() {
+        return;
+    }
+    let w = Tensor::from_vec(
+        (0..15).map(|v| v as f32 * 0.5 - 3.0).collect::<Vec<f32>>(),
+        &[5, 3],
+    )
+    .unwrap();
+    let x = Tensor::from_vec((0..24).map(|v| v * 7 - 40).collect::<Vec<i64>>(), &[4, 6]).unwrap();
+    let gathered = |g: [i64; 8]| Tensor::from_vec(g.to_vec(), &[4, 2]).unwrap();
+    let ids_i32 = |i: [i32; 6]| Tensor::from_vec(i.to_vec(), &[2, 3]).unwrap();
+    let ids_i64 = |i: [i32; 6]| {
+        Tensor::from_vec(
+            i.iter().map(|&v| i64::from(v)).collect::<Vec<i64>>(),
+            &[2, 3],
+        )
+        .unwrap()
+    };
+    let good_g = gathered([5, 0, 3, 3, 1, 4, 2, 0]);
+    let cases = [
+        // In range: the very bytes.
+        ([4, 0, 2, 2, 1, 3], good_g.clone()),
+        // An embedding index past the end, then a negative one.
+        ([4, 5, 2, 2, -1, 3], good_g.clone()),
+        ([4, 0, 2, 2, -1, 3], good_g.clone()),
+        // A gather index past the end, and negative.
+        ([4, 0, 2, 2, 1, 3], gathered([5, 0, 3, 6, 1, 4, 2, 0])),
+        ([4, 0, 2, 2, 1, 3], gathered([5, 0, 3, 3, 1, -2, 2, 0])),
+    ];
+    for dtype in ["i32", "i64"] {
+        let module =
+            kiln::parse_module("gather.kir", &program(dtype), kiln::DefaultDType::F32).unwrap();
+        for (ids, g) in &cases {
+            let ids = if dtype == "i32" {
+                ids_i32(*ids)
+            } else {
+                ids_i64(*ids)
+            };
+            let inputs = [w.clone(), x.clone(), ids, g.clone()];
+            let expected = kiln_runtime::interp::run(&module, &inputs);
+            let got = cuda_emulator::run(&module, &inputs);
+            match (expected, got) {
+                (Ok(e), Ok(g)) => {
+                    for (a, b) in e.iter().zip(&g) {
+                        assert_eq!(a.to_bytes(), b.to_bytes());
+                        assert_eq!(a.strides(), b.strides());
+                    }
+                }
+                (Err(e), Err(g)) => assert_eq!(e.message(), g.message()),
+                (e, g) => panic!("interpreter {e:?}, emulated {g:?}"),
+            }
+        }
+    }
+}
+
 /// Convolutions (grouped, strided, dilated, transposed), max, average and
 /// adaptive pools and resampling (nearest, nearest-exact, bilinear,
 /// bicubic) of f16, bf16, f32 and f64 are one generated kernel each,

@@ -73,9 +73,15 @@ pub trait Launcher {
     /// Computes an interpreted step (number `step` in the plan) with code
     /// of the launcher's own, e.g. a fused attention kernel, given one
     /// buffer per view of the step (its inputs in order, then its
-    /// outputs); `Ok(false)` leaves it to the host (the runtime's native
-    /// steps, else the interpreter).
-    fn device_step(&self, _step: usize, _buffers: &[&Self::Buffer]) -> Result<bool> {
+    /// outputs) and the run's status word (where an index out of range
+    /// sets [`INDEX_OUT_OF_RANGE`]); `Ok(false)` leaves it to the host (the
+    /// runtime's native steps, else the interpreter).
+    fn device_step(
+        &self,
+        _step: usize,
+        _buffers: &[&Self::Buffer],
+        _status: &Self::Buffer,
+    ) -> Result<bool> {
         Ok(false)
     }
 
@@ -302,14 +308,39 @@ fn run_once<L: Launcher>(
     let status = launcher.zeroed(4)?;
     run_steps(launcher, checked, &mut memory, &status, None)?;
     launcher.synchronize()?;
-    check_status(launcher, &status)?;
+    check_status(launcher, &status, checked, inputs)?;
     results(launcher, checked, &memory)
 }
 
-/// Fails as the interpreter does if a kernel set the status word (integer
-/// division by zero).
-fn check_status<L: Launcher>(launcher: &L, status: &L::Buffer) -> Result<()> {
-    if launcher.download(status)?.iter().any(|&b| b != 0) {
+/// The status bit a kernel sets for an index out of range (a gather's, an
+/// embedding's); integer division by zero sets 1.
+pub const INDEX_OUT_OF_RANGE: u32 = 2;
+
+/// Fails as the interpreter does if a kernel set the status word: integer
+/// division by zero is ZeroDivisionError; for an index out of range, the
+/// interpreter runs the program on `inputs` to name the first bad index
+/// in its words (the kernels only flag it).
+fn check_status<L: Launcher>(
+    launcher: &L,
+    status: &L::Buffer,
+    checked: &CheckedPlan,
+    inputs: &[Tensor],
+) -> Result<()> {
+    let bytes = launcher.download(status)?;
+    let word = u32::from_ne_bytes(bytes[..4].try_into().expect("the status word has 4 bytes"));
+    if word & INDEX_OUT_OF_RANGE != 0 {
+        let ctx = InferCtx {
+            default_dtype: checked.default_dtype,
+        };
+        crate::interp::run_func(&checked.func, &ctx, inputs)?;
+        // (The interpreter found no bad index: inputs given up to the
+        // results' storage were overwritten by the run.)
+        return Err(Error::new(
+            ErrorKind::Runtime,
+            "index out of range in self (found on the device)",
+        ));
+    }
+    if word != 0 {
         return Err(Error::new(ErrorKind::Runtime, "ZeroDivisionError"));
     }
     Ok(())
@@ -338,7 +369,7 @@ pub fn time_steps<L: Launcher>(
             launcher.synchronize()?;
             times.push(start.elapsed());
         }
-        check_status(launcher, &status)?;
+        check_status(launcher, &status, checked, &inputs)?;
         Ok(times)
     })();
     outcome.and_then(|times| Ok((times, results(launcher, checked, &memory)?)))
@@ -512,7 +543,7 @@ fn run_step<L: Launcher>(
                 .chain(outputs)
                 .map(|v| buffers.get(v.buffer))
                 .collect();
-            if launcher.device_step(step_index, &on_device)? {
+            if launcher.device_step(step_index, &on_device, status)? {
                 return Ok(());
             }
             let module = island.as_ref().expect("check_plan keeps every island");

@@ -21,6 +21,7 @@
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(n)
+#define __align__(n) __attribute__((aligned(n)))
 // Blocks run one at a time, so a function's statics are its block's
 // shared memory.
 #define __shared__ static
@@ -70,6 +71,7 @@ template <typename T> static inline T __shfl_sync(unsigned, T v, int src) {
 }
 
 static inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline int atomicOr(int* p, int v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 static inline void __syncwarp() { kiln_emu_warps[threadIdx.x / 32]->arrive_and_wait(); }

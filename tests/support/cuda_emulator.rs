@@ -79,8 +79,8 @@ pub struct Emulator {
 /// grid and block size.
 type Entry = unsafe extern "C" fn(*const *mut u8, *mut u8, *mut u8, u32, u32);
 
-/// One step's entry: argument buffers, grid and block size.
-type StepEntry = unsafe extern "C" fn(*const *mut u8, u32, u32);
+/// One step's entry: argument buffers, status word, grid and block size.
+type StepEntry = unsafe extern "C" fn(*const *mut u8, *mut i32, u32, u32);
 
 fn failed(what: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Backend, format!("CUDA emulation: {what}"))
@@ -108,10 +108,13 @@ impl Emulator {
         }
         let steps = kiln_cuda::steps::kernels(plan);
         for a in &steps {
-            let args: Vec<String> = (0..a.args).map(|i| format!("b[{i}]")).collect();
+            let args: Vec<String> = (0..a.args)
+                .map(|i| format!("b[{i}]"))
+                .chain(["status".to_string()])
+                .collect();
             write!(
                 source,
-                "\nextern \"C\" __attribute__((visibility(\"default\"))) void kiln_emu_step_{}(unsigned char** b, unsigned grid, unsigned block) {{\n  kiln_emu_launch(grid, block, [&] {{ {}({}); }});\n}}\n",
+                "\nextern \"C\" __attribute__((visibility(\"default\"))) void kiln_emu_step_{}(unsigned char** b, int* status, unsigned grid, unsigned block) {{\n  kiln_emu_launch(grid, block, [&] {{ {}({}); }});\n}}\n",
                 a.step,
                 a.name,
                 args.join(", "),
@@ -304,7 +307,12 @@ impl Launcher for Emulator {
         scratch_bytes(kernel)
     }
 
-    fn device_step(&self, step: usize, buffers: &[&HostBuffer]) -> Result<bool> {
+    fn device_step(
+        &self,
+        step: usize,
+        buffers: &[&HostBuffer],
+        status: &HostBuffer,
+    ) -> Result<bool> {
         let Some(shape) = self.steps.get(&step) else {
             return Ok(false);
         };
@@ -319,9 +327,18 @@ impl Launcher for Emulator {
                 .library
                 .get::<StepEntry>(format!("kiln_emu_step_{step}").as_bytes())
                 .map_err(failed)?;
-            entry(pointers.as_ptr(), shape.blocks, shape.threads);
+            entry(
+                pointers.as_ptr(),
+                ptr(status) as *mut i32,
+                shape.blocks,
+                shape.threads,
+            );
         }
-        if buffers.iter().any(|b| !b.block().guards_intact(b.len())) {
+        if buffers
+            .iter()
+            .chain([&status])
+            .any(|b| !b.block().guards_intact(b.len()))
+        {
             return Err(failed(format!(
                 "the kernel of step {step} wrote outside its buffers"
             )));

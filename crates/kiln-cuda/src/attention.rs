@@ -67,6 +67,12 @@ const MAX_ROWS: usize = 4;
 /// takes two).
 const MAX_ACCUMULATORS: usize = 64;
 
+/// Blocks enough to keep a GPU busy (an H100's or H200's 132
+/// multiprocessors): fewer queries a block where the batch items and
+/// heads are few (a GPT-2 block's 12 heads of 128 tokens: 96 blocks of 16
+/// queries, not 24 of 64).
+const MIN_BLOCKS: i64 = 132;
+
 /// Whether the CUDA backend runs this instruction as one fused kernel: a
 /// `scaled_dot_product_attention` in f32 or f64 on query, key and value of
 /// rank ≥ 2, with a bool or same-dtype mask, whose head dims are not empty
@@ -97,45 +103,70 @@ pub fn fused(func: &Func, inst: &Inst) -> bool {
         let shape = &func.ty(x).shape;
         shape[shape.len() - back]
     };
-    Tiling::choose(dim(q, 1), dim(v, 1), dtype.itemsize(), dim(q, 2), dim(k, 2)).is_some()
+    Tiling::choose(
+        dim(q, 1),
+        dim(v, 1),
+        dtype.itemsize(),
+        dim(q, 2),
+        dim(k, 2),
+        1,
+    )
+    .is_some()
 }
 
 /// How a block divides its work: `bq` queries, `bk` keys at a time; lanes
 /// in groups of `g` (a power of two, within one warp), each group `rq`
-/// query rows, each lane `bk / g` key columns of their scores and every
-/// `g`-th value column of their accumulator.
+/// query rows, each lane `bk / g` key columns of their scores and a run of
+/// [`Tiling::columns`] value columns of their accumulator. Shared memory
+/// is read `w` elements (16 bytes) at a time: the queries and the weights
+/// `P` are kept transposed (a lane's rows side by side), the keys and the
+/// values by rows, each padded with zeros to whole vectors (a zero adds
+/// nothing to a score, which starts at +0.0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Tiling {
     bq: usize,
     bk: usize,
     rq: usize,
     g: usize,
+    /// Elements per 16-byte vector.
+    w: usize,
 }
 
 impl Tiling {
     /// The tiling for head dims `e` (query and key) and `ev` (value) of
-    /// elements of `size` bytes, `queries` queries and `keys` keys (tiles
-    /// no larger than they need): the one of
-    /// most scores per key tile (then of most queries) whose shared arrays
-    /// fit in [`SHARED_BYTES`] and whose accumulators in
-    /// [`MAX_ACCUMULATORS`] registers a lane.
-    fn choose(e: i64, ev: i64, size: usize, queries: i64, keys: i64) -> Option<Tiling> {
+    /// elements of `size` bytes, `queries` queries and `keys` keys of
+    /// `items` batch items and heads (tiles no larger than they need, and
+    /// small enough for [`MIN_BLOCKS`] blocks where 16 queries a block
+    /// allow): the one of most scores per key tile (then of most queries)
+    /// whose shared arrays fit in [`SHARED_BYTES`] and whose accumulators
+    /// in [`MAX_ACCUMULATORS`] registers a lane.
+    fn choose(e: i64, ev: i64, size: usize, queries: i64, keys: i64, items: i64) -> Option<Tiling> {
         let (e, ev) = (usize::try_from(e).ok()?, usize::try_from(ev).ok()?);
-        if e == 0 || ev == 0 {
+        if e == 0 || ev == 0 || size == 0 || size > 16 {
             // Empty heads: C has no arrays of zero elements (the expansion
             // computes these).
             return None;
         }
         let most = |n: i64, top: usize| (n.max(1) as usize).next_power_of_two().min(top);
+        let mut top_bq = most(queries, MAX_QUERIES);
+        let blocks = |bq: usize| {
+            items
+                .max(1)
+                .saturating_mul((queries.max(1) + bq as i64 - 1) / bq as i64)
+        };
+        while top_bq > 16 && blocks(top_bq) < MIN_BLOCKS {
+            top_bq /= 2;
+        }
         let powers = |top: usize| (0..=top.trailing_zeros()).rev().map(|p| 1usize << p);
         let mut best: Option<Tiling> = None;
-        for bq in powers(most(queries, MAX_QUERIES)) {
+        for bq in powers(top_bq) {
             for bk in powers(most(keys, MAX_KEYS)) {
                 let t = Tiling {
                     bq,
                     bk,
                     rq: bq.min(MAX_ROWS),
                     g: bk.min(MAX_GROUP),
+                    w: 16 / size,
                 };
                 let fits = t.shared_elements(e, ev).checked_mul(size)? <= SHARED_BYTES
                     && t.rq * t.columns(ev) <= MAX_ACCUMULATORS;
@@ -158,17 +189,35 @@ impl Tiling {
         self.bk / self.g
     }
 
-    /// Value columns of the accumulator a lane holds.
+    /// Value columns of the accumulator a lane holds: a run of whole
+    /// vectors.
     fn columns(&self, ev: usize) -> usize {
-        ev.div_ceil(self.g)
+        ev.div_ceil(self.g).next_multiple_of(self.w)
     }
 
-    /// Elements of shared memory a block uses: the queries and the keys
-    /// (rows padded by one, so that lanes reading one column of different
-    /// rows hit different banks), the values, the weights `P` (padded
-    /// likewise) and each query's denominator at the end.
+    /// `e` padded to whole vectors.
+    fn padded(&self, e: usize) -> usize {
+        e.next_multiple_of(self.w)
+    }
+
+    /// The length of a row of the transposed queries and weights: whole
+    /// vectors, a lane's last rows' vector inside, and a vector more so
+    /// that lanes storing one column of different rows hit different banks.
+    fn row(&self) -> usize {
+        self.bq.next_multiple_of(self.w) + self.w
+    }
+
+    /// Elements of shared memory a block uses: the queries (transposed),
+    /// the keys (rows of `e` padded by a vector more, for the banks as
+    /// [`Tiling::row`]), the values, the weights `P` (transposed) and each
+    /// query's denominator at the end.
     fn shared_elements(&self, e: usize, ev: usize) -> usize {
-        self.bq * (e + 1) + self.bk * (e + 1) + self.bk * ev + self.bq * (self.bk + 1) + self.bq
+        let e = self.padded(e);
+        e * self.row()
+            + self.bk * (e + self.w)
+            + self.bk * self.g * self.columns(ev)
+            + self.bk * self.row()
+            + self.bq
     }
 }
 
@@ -270,11 +319,14 @@ fn source(
     let s = kg.shape[kg.rank() - 2];
     let e = *x.q.geometry.shape.last()?;
     // (Empty heads never get here: `Tiling::choose` refuses them.)
-    let tiling = Tiling::choose(e, ev, dtype.itemsize(), l, s)?;
-    let Tiling { bq, bk, rq, g } = tiling;
-    let (threads, rk, nc) = (tiling.threads(), tiling.keys(), tiling.columns(ev as usize));
-    let (bq, bk) = (bq as i64, bk as i64);
     let items: i64 = batch.iter().product();
+    let tiling = Tiling::choose(e, ev, dtype.itemsize(), l, s, items)?;
+    let Tiling { bq, bk, rq, g, w } = tiling;
+    let (threads, rk, nc) = (tiling.threads(), tiling.keys(), tiling.columns(ev as usize));
+    // Padded head dims, the transposed arrays' rows, and the vectors a
+    // lane's rows take.
+    let (ep, row, rv) = (tiling.padded(e as usize), tiling.row(), rq.div_ceil(w));
+    let (bq, bk) = (bq as i64, bk as i64);
     let tiles = (l + bq - 1) / bq;
     let blocks = items.checked_mul(tiles)?;
     if blocks > i64::from(i32::MAX) {
@@ -329,7 +381,7 @@ fn source(
         if x.mask.is_some() { ", attn_mask" } else { "" },
     ));
     line(format!(
-        "extern \"C\" __global__ void __launch_bounds__({threads}) {name}({}) {{",
+        "extern \"C\" __global__ void __launch_bounds__({threads}) {name}({}, int* kiln_status) {{",
         params.join(", ")
     ));
     line(format!("  const {t}* q = (const {t}*)b{qa};"));
@@ -339,10 +391,16 @@ fn source(
         line(format!("  const {mt}* mask = (const {mt}*)b{ma};"));
     }
     line(format!("  {t}* out = ({t}*)b{};", params.len() - 1));
-    line(format!("  __shared__ {t} qs[{bq}][{}];", e + 1));
-    line(format!("  __shared__ {t} ks[{bk}][{}];", e + 1));
-    line(format!("  __shared__ {t} vs[{bk}][{ev}];"));
-    line(format!("  __shared__ {t} ps[{bq}][{}];", bk + 1));
+    line(format!("  __shared__ __align__(16) {t} qt[{ep}][{row}];"));
+    line(format!(
+        "  __shared__ __align__(16) {t} ks[{bk}][{}];",
+        ep + w
+    ));
+    line(format!(
+        "  __shared__ __align__(16) {t} vs[{bk}][{}];",
+        g * nc
+    ));
+    line(format!("  __shared__ __align__(16) {t} pt[{bk}][{row}];"));
     line(format!("  __shared__ {t} sums[{bq}];"));
     // Keys a query's weights leave out are still in the reference's
     // `P · V`, with weight 0: a value there that is not finite makes the
@@ -360,7 +418,7 @@ fn source(
     }
     line("  const int tid = threadIdx.x, lane = tid % 32;".into());
     // This lane's group (query rows `row0 + a`, a < rq) and its place in
-    // it (key columns `part + g·b`, value columns `part + g·n`).
+    // it (key columns `part + g·b`, value columns `part·nc + n`).
     line(format!(
         "  const int row0 = tid / {g} * {rq}, part = tid % {g};"
     ));
@@ -419,13 +477,13 @@ fn source(
     line(format!(
         "  const int rows = (int)({l} - q0 < {bq} ? {l} - q0 : {bq});"
     ));
-    // A tile of `count` rows × `width` of an operand into shared memory,
-    // zeros past them up to `tile_rows`: the queries once, each key and
-    // value tile in the loop.
+    // A tile of `count` rows × `width` of an operand into shared memory
+    // (by rows, or transposed), zeros past them up to `tile_rows` ×
+    // `padded`: the queries once, each key and value tile in the loop.
     let load = |line: &mut dyn FnMut(String),
                 indent: &str,
-                tile: &str,
-                tile_rows: i64,
+                (tile, transposed): (&str, bool),
+                (tile_rows, padded): (i64, usize),
                 src: (&str, &str),
                 width: i64,
                 (first, count): (&str, &str),
@@ -433,13 +491,14 @@ fn source(
         let (array, at) = src;
         line(format!(
             "{indent}for (int x = tid; x < {}; x += {threads}) {{",
-            tile_rows * width
+            tile_rows * padded as i64
         ));
         line(format!(
-            "{indent}  const int j = x / {width}, d = x % {width};"
+            "{indent}  const int j = x / {padded}, d = x % {padded};"
         ));
+        let place = if transposed { "[d][j]" } else { "[j][d]" };
         line(format!(
-            "{indent}  {tile}[j][d] = j < {count} ? {array}[{at} + ({first} + j) * {}LL + d * {}LL] : ({t})0;",
+            "{indent}  {tile}{place} = j < {count} && d < {width} ? {array}[{at} + ({first} + j) * {}LL + d * {}LL] : ({t})0;",
             m.rows, m.cols
         ));
         line(format!("{indent}}}"));
@@ -447,8 +506,8 @@ fn source(
     load(
         &mut line,
         "  ",
-        "qs",
-        bq,
+        ("qt", true),
+        (bq, ep),
         ("q", "q_at"),
         e,
         ("q0", "rows"),
@@ -479,8 +538,8 @@ fn source(
     load(
         &mut line,
         "    ",
-        "ks",
-        bk,
+        ("ks", false),
+        (bk, ep),
         ("k", "k_at"),
         e,
         ("k0", "cols"),
@@ -489,8 +548,8 @@ fn source(
     load(
         &mut line,
         "    ",
-        "vs",
-        bk,
+        ("vs", false),
+        (bk, g * nc),
         ("v", "v_at"),
         ev,
         ("k0", "cols"),
@@ -498,22 +557,23 @@ fn source(
     );
     line("    __syncthreads();".into());
     // The group's scores, each lane its keys' (the products summed in d's
-    // order, as the reference's matmul, then scaled).
+    // order, as the reference's matmul, then scaled), `w` dims at a time:
+    // a vector of the lane's rows per dim, a vector of dims per key.
     line(format!("    {t} sc[{rq}][{rk}];"));
     line(format!(
         "    for (int a = 0; a < {rq}; a++) for (int b = 0; b < {rk}; b++) sc[a][b] = ({t})0;"
     ));
-    line(format!("    for (int d = 0; d < {e}; d++) {{"));
-    line(format!("      {t} qd[{rq}];"));
+    line(format!("    for (int d = 0; d < {ep}; d += {w}) {{"));
+    line(format!("      {t} qd[{w}][{}], kd[{rk}][{w}];", rv * w));
     line(format!(
-        "      for (int a = 0; a < {rq}; a++) qd[a] = qs[row0 + a][d];"
+        "      for (int u = 0; u < {w}; u++) for (int r = 0; r < {rv}; r++) kiln_load16(&qt[d + u][row0 + r * {w}], &qd[u][r * {w}]);"
     ));
-    line(format!("      for (int b = 0; b < {rk}; b++) {{"));
-    line(format!("        const {t} kd = ks[part + {g} * b][d];"));
     line(format!(
-        "        for (int a = 0; a < {rq}; a++) sc[a][b] += qd[a] * kd;"
+        "      for (int b = 0; b < {rk}; b++) kiln_load16(&ks[part + {g} * b][d], kd[b]);"
     ));
-    line("      }".into());
+    line(format!(
+        "      for (int u = 0; u < {w}; u++) for (int b = 0; b < {rk}; b++) for (int a = 0; a < {rq}; a++) sc[a][b] += qd[u][a] * kd[b][u];"
+    ));
     line("    }".into());
     line(format!("    for (int a = 0; a < {rq}; a++) {{"));
     line("      const int i = row0 + a;".into());
@@ -564,7 +624,7 @@ fn source(
     line(format!(
         "        const {t} p = none ? ({t})0 : {exp}(sc[a][b] - high);"
     ));
-    line(format!("        ps[i][part + {g} * b] = p;"));
+    line(format!("        pt[part + {g} * b][i] = p;"));
     line("        sum += p;".into());
     line("      }".into());
     line(format!(
@@ -580,21 +640,16 @@ fn source(
     // The group's weights were written by its own lanes, in its warp.
     line("    __syncwarp();".into());
     line("    for (int j = 0; j < cols; j++) {".into());
-    line(format!("      {t} pj[{rq}];"));
+    line(format!("      {t} pj[{}], vc[{nc}];", rv * w));
     line(format!(
-        "      for (int a = 0; a < {rq}; a++) pj[a] = ps[row0 + a][j];"
+        "      for (int r = 0; r < {rv}; r++) kiln_load16(&pt[j][row0 + r * {w}], &pj[r * {w}]);"
     ));
-    line(format!("      for (int n = 0; n < {nc}; n++) {{"));
-    line(format!("        const int c = part + {g} * n;"));
-    let ragged = ev as usize % g != 0;
-    if ragged {
-        line(format!("        if (c >= {ev}) break;"));
-    }
-    line("        const ".to_string() + t + " vc = vs[j][c];");
     line(format!(
-        "        for (int a = 0; a < {rq}; a++) acc[a][n] += pj[a] * vc;"
+        "      for (int n = 0; n < {nc}; n += {w}) kiln_load16(&vs[j][part * {nc} + n], &vc[n]);"
     ));
-    line("      }".into());
+    line(format!(
+        "      for (int n = 0; n < {nc}; n++) for (int a = 0; a < {rq}; a++) acc[a][n] += pj[a] * vc[n];"
+    ));
     line("    }".into());
     line("  }".into());
     line(format!(
@@ -631,8 +686,8 @@ fn source(
     line("    const int i = row0 + a;".into());
     line("    if (i >= rows) break;".into());
     line(format!("    for (int n = 0; n < {nc}; n++) {{"));
-    line(format!("      const int c = part + {g} * n;"));
-    if ragged {
+    line(format!("      const int c = part * {nc} + n;"));
+    if g * nc != ev as usize {
         line(format!("      if (c >= {ev}) break;"));
     }
     // A query the masks leave no key (or any, without keys) attends to
@@ -665,24 +720,28 @@ mod tests {
 
     #[test]
     fn tilings_are_the_largest_that_fit() {
-        // GPT-2's heads (64 wide, f32), long sequences: 64 queries and 32
-        // keys, 256 threads, each lane 4 rows × 2 keys of scores and 4 × 4
-        // accumulators, 41 kB of shared memory.
-        let t = Tiling::choose(64, 64, 4, 4096, 4096).unwrap();
-        assert_eq!((t.bq, t.bk, t.rq, t.g), (64, 32, 4, 16));
+        // GPT-2's heads (64 wide, f32), 12 of 4096 tokens: 64 queries and
+        // 32 keys, 256 threads, each lane 4 rows × 2 keys of scores and
+        // 4 × 4 accumulators, 42 kB of shared memory.
+        let t = Tiling::choose(64, 64, 4, 4096, 4096, 12).unwrap();
+        assert_eq!((t.bq, t.bk, t.rq, t.g, t.w), (64, 32, 4, 16, 4));
         assert_eq!((t.threads(), t.keys(), t.columns(64)), (256, 2, 4));
         assert!(t.shared_elements(64, 64) * 4 <= SHARED_BYTES);
+        // Of 128 tokens: 16 queries a block, so that 12 heads make 96
+        // blocks (64 would make 24).
+        let t = Tiling::choose(64, 64, 4, 128, 128, 12).unwrap();
+        assert_eq!((t.bq, t.bk, t.threads()), (16, 32, 64));
         // Llama's (128 wide): 64 queries and 8 keys (64 × 32 would need
-        // 75 kB); as many scores per tile as 32 × 16, but each key and
+        // 90 kB); as many scores per tile as 32 × 16, but each key and
         // value tile serves more queries.
-        let t = Tiling::choose(128, 128, 4, 4096, 4096).unwrap();
+        let t = Tiling::choose(128, 128, 4, 4096, 4096, 12).unwrap();
         assert_eq!((t.bq, t.bk, t.g, t.threads()), (64, 8, 8, 128));
         // One query (a decode step) and few keys: tiles no larger.
-        let t = Tiling::choose(64, 64, 4, 1, 6).unwrap();
+        let t = Tiling::choose(64, 64, 4, 1, 6, 1).unwrap();
         assert_eq!((t.bq, t.bk, t.rq, t.g, t.threads()), (1, 8, 1, 8, 8));
         // Empty heads, and f64 heads of 512 (accumulators past a lane's
         // registers at any tiling), have none.
-        assert_eq!(Tiling::choose(0, 64, 4, 8, 8), None);
-        assert_eq!(Tiling::choose(512, 512, 8, 64, 64), None);
+        assert_eq!(Tiling::choose(0, 64, 4, 8, 8, 1), None);
+        assert_eq!(Tiling::choose(512, 512, 8, 64, 64, 1), None);
     }
 }

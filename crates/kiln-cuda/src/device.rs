@@ -332,7 +332,12 @@ impl Launcher for Loaded {
         crate::codegen::scratch_bytes(kernel)
     }
 
-    fn device_step(&self, step: usize, buffers: &[&DeviceBuffer]) -> Result<bool> {
+    fn device_step(
+        &self,
+        step: usize,
+        buffers: &[&DeviceBuffer],
+        status: &DeviceBuffer,
+    ) -> Result<bool> {
         let Some((function, shape)) = self.steps.get(&step) else {
             return Ok(false);
         };
@@ -341,6 +346,7 @@ impl Launcher for Loaded {
         }
         let pointers: Vec<u64> = buffers
             .iter()
+            .chain([&status])
             .map(|b| b.block().device_ptr(&self.stream).0)
             .collect();
         let mut builder = self.stream.launch_builder(function);
@@ -357,8 +363,9 @@ impl Launcher for Loaded {
             *last = Some(name.clone());
         }
         // SAFETY: the kernel takes one pointer per view of the step, in
-        // the step's order; check_plan proved each view inside its buffer
-        // and the kernel reads and writes only the views' elements.
+        // the step's order, then the status word's; check_plan proved each
+        // view inside its buffer and the kernel reads and writes only the
+        // views' elements (and the status word).
         unsafe { builder.launch(config) }
             .map(|_| true)
             .map_err(|e| driver_error(name, e))

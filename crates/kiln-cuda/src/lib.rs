@@ -28,6 +28,7 @@ pub mod attention;
 pub mod blas;
 pub mod codegen;
 pub mod device;
+pub mod gather;
 pub mod math;
 pub mod nvrtc;
 pub mod spatial;

@@ -54,6 +54,26 @@ __device__ __forceinline__ unsigned long long kiln_f2u64(double x) {
              : (unsigned long long)kiln_f2i64(x);
 }
 
+// Four floats (two doubles) from 16-byte-aligned memory in one load (the
+// fused attention kernel's shared tiles). (The host emulation copies the
+// bytes: C++ may not read floats through another type.)
+#ifdef KILN_HOST_EMULATION
+template <typename T> static inline void kiln_load16(const T* p, T* r) { memcpy(r, p, 16); }
+#else
+__device__ __forceinline__ void kiln_load16(const float* p, float* r) {
+  const uint4 u = *(const uint4*)p;
+  r[0] = __uint_as_float(u.x);
+  r[1] = __uint_as_float(u.y);
+  r[2] = __uint_as_float(u.z);
+  r[3] = __uint_as_float(u.w);
+}
+__device__ __forceinline__ void kiln_load16(const double* p, double* r) {
+  const uint4 u = *(const uint4*)p;
+  r[0] = __longlong_as_double((long long)(((unsigned long long)u.y << 32) | u.x));
+  r[1] = __longlong_as_double((long long)(((unsigned long long)u.w << 32) | u.z));
+}
+#endif
+
 // NaN-propagating maximum and minimum (the first NaN operand, sign and all,
 // as the interpreter); max(-0.0, 0.0) is its first operand.
 template <typename T> __device__ __forceinline__ T kiln_max(T a, T b) { return a < b ? b : a; }

@@ -64,14 +64,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     {
         return None;
     }
-    let total: i64 = out.geometry.shape.iter().product();
-    let shape = LaunchShape {
-        blocks: u32::try_from(
-            ((total + i64::from(THREADS) - 1) / i64::from(THREADS)).min(MAX_BLOCKS),
-        )
-        .ok()?,
-        threads: THREADS,
-    };
+    let shape = grid(&out.geometry)?;
     let args = inputs.len() + outputs.len();
     // Result `i` as positions (i64, or i32 where the plan narrowed them).
     let positions = |i: usize| {
@@ -183,16 +176,29 @@ fn rounded(d: DType, v: &str) -> String {
     }
 }
 
-/// The start of a kernel: its signature, and the grid-stride loop over
-/// the output's elements with each dim's index (`i0`, `i1`, ...) taken
-/// apart from the element number `e`.
-fn open(c: &mut String, name: &str, args: usize, comment: &str, out: &Geometry) {
+/// The launch shape of a grid-stride loop over `out`'s elements.
+pub(crate) fn grid(out: &Geometry) -> Option<LaunchShape> {
+    let total: i64 = out.shape.iter().product();
+    Some(LaunchShape {
+        blocks: u32::try_from(
+            ((total + i64::from(THREADS) - 1) / i64::from(THREADS)).min(MAX_BLOCKS),
+        )
+        .ok()?,
+        threads: THREADS,
+    })
+}
+
+/// The start of a step's kernel: its signature (`args` buffers, then the
+/// status word, [`crate::steps`]), and the grid-stride loop over the
+/// output's elements with each dim's index (`i0`, `i1`, ...) taken apart
+/// from the element number `e`.
+pub(crate) fn open(c: &mut String, name: &str, args: usize, comment: &str, out: &Geometry) {
     let params: Vec<String> = (0..args).map(|i| format!("unsigned char* b{i}")).collect();
     let total: i64 = out.shape.iter().product();
     let _ = writeln!(c, "// {comment}");
     let _ = writeln!(
         c,
-        "extern \"C\" __global__ void __launch_bounds__({THREADS}) {name}({}) {{",
+        "extern \"C\" __global__ void __launch_bounds__({THREADS}) {name}({}, int* kiln_status) {{",
         params.join(", ")
     );
     let _ = writeln!(
@@ -214,7 +220,11 @@ fn open(c: &mut String, name: &str, args: usize, comment: &str, out: &Geometry) 
 
 /// `Σ index·stride` over dims `dims` of `g`, with the index of dim `d`
 /// spelled by `index(d)`, plus its offset.
-fn offset(g: &Geometry, dims: std::ops::Range<usize>, index: impl Fn(usize) -> String) -> String {
+pub(crate) fn offset(
+    g: &Geometry,
+    dims: std::ops::Range<usize>,
+    index: impl Fn(usize) -> String,
+) -> String {
     let mut s = format!("{}LL", g.offset);
     for d in dims {
         if g.shape[d] != 1 && g.strides[d] != 0 {

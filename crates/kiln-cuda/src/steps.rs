@@ -1,9 +1,12 @@
 //! Plan steps that run as one generated CUDA kernel each instead of on
-//! the host: attention ([`crate::attention`]), and convolution and
-//! pooling ([`crate::spatial`]). A step's kernel takes one buffer per view
-//! of the step, its inputs in the step's order, then its results; the
-//! launcher looks kernels up by step, and a step without one runs on the
-//! host (natively or on the interpreter) after a copy.
+//! the host: attention ([`crate::attention`]), convolution, pooling and
+//! resampling ([`crate::spatial`]), embedding and gather
+//! ([`crate::gather`]). A step's kernel takes one buffer per view of the
+//! step, its inputs in the step's order, then its results, and last the
+//! run's status word (as fused kernels do: an index out of range sets
+//! [`crate::gather::INDEX_OUT_OF_RANGE`] in it); the launcher looks
+//! kernels up by step, and a step without one runs on the host (natively
+//! or on the interpreter) after a copy.
 
 use kiln_passes::plan::KernelPlan;
 
@@ -21,7 +24,8 @@ pub struct StepKernel {
     /// Its launch shape (no blocks: nothing to compute).
     pub shape: LaunchShape,
     /// How many buffer arguments it takes: one per view of the step, the
-    /// inputs in the step's order, then the results.
+    /// inputs in the step's order, then the results (the status word
+    /// follows them).
     pub args: usize,
 }
 
@@ -31,7 +35,9 @@ pub fn kernels(plan: &KernelPlan) -> Vec<StepKernel> {
         .iter()
         .enumerate()
         .filter_map(|(i, step)| {
-            crate::attention::kernel(i, step).or_else(|| crate::spatial::kernel(i, step))
+            crate::attention::kernel(i, step)
+                .or_else(|| crate::spatial::kernel(i, step))
+                .or_else(|| crate::gather::kernel(i, step))
         })
         .collect()
 }
