@@ -188,22 +188,77 @@ fn c_log_unit_pair(u: Complex, v: Complex) -> Complex {
     }
 }
 
+/// Beyond this magnitude, `asin z` is `(angle, log 2|z|)` to f64's precision
+/// (the next term of `asinh w = log 2w + 1/(4w²) + …` is below half an
+/// ulp), and `1 − z²` in the formula would overflow from about 1e154.
+const ASIN_LARGE: f64 = 1e8;
+
+/// Below this magnitude, `asin z = z` to f64's precision (the next term,
+/// `z³/6`, is below half an ulp), where the formula's logarithm of a
+/// number within 1e-300 of 1 would round to 0.
+const ASIN_SMALL: f64 = 1e-9;
+
+/// `log 2|z|` of `x + iy` (`x, y ≥ 0`), without overflow: the imaginary
+/// part of `asin z` past [`ASIN_LARGE`], where `asin(x + iy)` is
+/// `atan2(x, y) + i·log 2|z|` in the first quadrant, infinities included
+/// (C99's `casin(∞ + iy) = π/2 + i∞`, `casin(x + i∞) = 0 + i∞`,
+/// `casin(∞ + i∞) = π/4 + i∞`, NaN + i∞ for ∞ + iNaN).
+fn log_twice_abs(x: f64, y: f64) -> f64 {
+    let (big, small) = if x >= y { (x, y) } else { (y, x) };
+    let log_abs = if !(x.is_finite() && y.is_finite()) {
+        // hypot(∞, NaN) is ∞.
+        x.hypot(y).ln()
+    } else {
+        big.ln() + 0.5 * (small / big).powi(2).ln_1p()
+    };
+    std::f64::consts::LN_2 + log_abs
+}
+
 /// `asin z = −i·log(i·z + √(1 − z²))` (for real z in [−1, 1] the
-/// logarithm's argument is on the unit circle, so its angle is exact).
+/// logarithm's argument is on the unit circle, so its angle is exact),
+/// with `z` itself below [`ASIN_SMALL`] and the logarithm's asymptote
+/// past [`ASIN_LARGE`] ([`log_twice_abs`]), where the formula underflows
+/// or overflows (it gave NaN for 1e160 + 1e160i and ∞ + 1i; glibc's
+/// `casin`, which PyTorch calls, gives π/4 + 369.45i and π/2 + i∞).
 /// Computed on `|x| + i|y|` with the signs copied back (asin is odd, and
 /// the asin of a conjugate is the conjugate), so that the parts' signs,
 /// zeros' included, follow z's as C99's `casin` gives them: the formula
 /// itself gave `asin(0 + 1.5i)` a real part of −0.0.
 fn c_asin((x, y): Complex) -> Complex {
-    let z = (x.abs(), y.abs());
-    let (re, im) = c_log_unit_pair(c_cofactor(z), c_times_i(z));
-    (im.copysign(x), (-re).copysign(y))
+    let (ax, ay) = (x.abs(), y.abs());
+    let (re, im) = if ax.max(ay) > ASIN_LARGE {
+        (ax.atan2(ay), log_twice_abs(ax, ay))
+    } else if ax.max(ay) < ASIN_SMALL {
+        (ax, ay)
+    } else {
+        let (re, im) = c_log_unit_pair(c_cofactor((ax, ay)), c_times_i((ax, ay)));
+        (im, -re)
+    };
+    (re.copysign(x), im.copysign(y))
 }
 
-/// `acos z = −i·log(z + i·√(1 − z²))`.
+/// `acos z = −i·log(z + i·√(1 − z²))`; past [`ASIN_LARGE`] and below
+/// [`ASIN_SMALL`], `π/2 − asin z` by [`c_asin`]'s asymptote and `z`
+/// (`atan2(y, x) − i·log 2|z|`, and `π/2 − x − iy`), on `|x| + i|y|`
+/// with C99's `cacos` signs (`cacos(−z) = π − cacos(z)`, the conjugate's
+/// is the conjugate: `cacos(−∞ + i0) = π − i∞`).
 fn c_acos(z: Complex) -> Complex {
-    let (re, im) = c_log_unit_pair(z, c_times_i(c_cofactor(z)));
-    (im, -re)
+    let (x, y) = z;
+    let (ax, ay) = (x.abs(), y.abs());
+    let (re, im) = if ax.max(ay) > ASIN_LARGE {
+        (ay.atan2(ax), log_twice_abs(ax, ay))
+    } else if ax.max(ay) < ASIN_SMALL {
+        (std::f64::consts::FRAC_PI_2 - ax, ay)
+    } else {
+        let (re, im) = c_log_unit_pair(z, c_times_i(c_cofactor(z)));
+        return (im, -re);
+    };
+    let re = if x.is_sign_negative() {
+        std::f64::consts::PI - re
+    } else {
+        re
+    };
+    (re, im.copysign(-y))
 }
 
 /// `atan z = (i/2)·(log(1 − i·z) − log(1 + i·z))` in Kahan's form: the
@@ -858,5 +913,88 @@ mod tests {
             unary(UnaryOp::Abs, Elem::I(-128), DType::I8).unwrap(),
             Elem::I(-128)
         );
+    }
+}
+#[cfg(test)]
+mod complex_inverse_trig {
+    use super::{c_acos, c_asin};
+
+    /// Within 2 ulps, or the same non-finite value (NaN as NaN).
+    fn close(got: f64, want: f64) -> bool {
+        if !want.is_finite() {
+            return got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+        }
+        let ulp = f64::from_bits(want.abs().to_bits() + 1) - want.abs();
+        (got - want).abs() <= 2.0 * ulp
+    }
+
+    /// Far from 1, near 0 and at infinity, as PyTorch gives them
+    /// (`torch.asin`/`torch.acos` on complex128, which call glibc's
+    /// `casin`/`cacos`): the formula overflowed to NaN from |z| ≈ 1e154
+    /// and at ∞, and lost the imaginary part of tiny z.
+    #[test]
+    fn special_values_are_c99s() {
+        let (inf, nan) = (f64::INFINITY, f64::NAN);
+        let cases = [
+            (
+                (1e10, 1e10),
+                (0.7853981633974483, 24.065571700780374),
+                (0.7853981633974483, -24.065571700780374),
+            ),
+            (
+                (1e160, 1e160),
+                (0.7853981633974483, 369.4533356498872),
+                (0.7853981633974483, -369.4533356498872),
+            ),
+            (
+                (1e300, -1e300),
+                (0.7853981633974483, -691.8152486690535),
+                (0.7853981633974483, 691.8152486690535),
+            ),
+            (
+                (0.5, 1e300),
+                (5e-301, 691.4686750787736),
+                (1.5707963267948966, -691.4686750787736),
+            ),
+            ((inf, 1.0), (1.5707963267948966, inf), (0.0, -inf)),
+            ((1.0, inf), (0.0, inf), (1.5707963267948966, -inf)),
+            (
+                (inf, inf),
+                (0.7853981633974483, inf),
+                (0.7853981633974483, -inf),
+            ),
+            (
+                (-inf, 0.0),
+                (-1.5707963267948966, inf),
+                (3.141592653589793, -inf),
+            ),
+            ((0.0, inf), (0.0, inf), (1.5707963267948966, -inf)),
+            ((inf, nan), (nan, inf), (nan, -inf)),
+            ((nan, 1.0), (nan, nan), (nan, nan)),
+            (
+                (1e-300, 1e-300),
+                (1e-300, 1e-300),
+                (1.5707963267948966, -1e-300),
+            ),
+            (
+                (3.0, 1e-20),
+                (1.5707963267948966, 1.762747174039086),
+                (3.5355339059327375e-21, -1.762747174039086),
+            ),
+        ];
+        for (z, asin, acos) in cases {
+            let (a, c) = (c_asin(z), c_acos(z));
+            assert!(
+                close(a.0, asin.0) && close(a.1, asin.1),
+                "asin{z:?} = {a:?}, want {asin:?}"
+            );
+            assert!(
+                close(c.0, acos.0) && close(c.1, acos.1),
+                "acos{z:?} = {c:?}, want {acos:?}"
+            );
+        }
+        // (acos(1e20 + 0.5i)'s real part is 5e-21, as complex64 gives it;
+        // complex128's glibc gives 0.)
+        assert!(close(c_acos((1e20, 0.5)).0, 5e-21));
     }
 }
