@@ -208,9 +208,10 @@ pub(crate) fn open(c: &mut String, name: &str, args: usize, comment: &str, out: 
         "  for (long long e = (long long)blockIdx.x * {THREADS} + threadIdx.x; e < {total}LL; e += (long long)gridDim.x * {THREADS}) {{"
     );
     let _ = writeln!(c, "    long long r = e;");
-    for d in (0..out.rank()).rev() {
-        if d == 0 {
-            let _ = writeln!(c, "    const long long i0 = r;");
+    let order = memory_order(out);
+    for (k, &d) in order.iter().enumerate() {
+        if k + 1 == order.len() {
+            let _ = writeln!(c, "    const long long i{d} = r;");
         } else {
             // (An empty output never runs the loop: 1 keeps its C free of
             // divisions by zero.)
@@ -218,6 +219,18 @@ pub(crate) fn open(c: &mut String, name: &str, args: usize, comment: &str, out: 
             let _ = writeln!(c, "    const long long i{d} = r % {n}LL; r /= {n}LL;");
         }
     }
+}
+
+/// The output's dims from the one that varies fastest in memory (the
+/// smallest stride; the last of equals): the order consecutive threads
+/// take its elements in, so that they write neighbours, and in
+/// channels_last read neighbouring channels of one pixel (in the logical
+/// order, a 3×3 convolution's lanes read pixels a channel row apart: on an
+/// H200, 0.10× cuDNN against 0.45× in NCHW).
+fn memory_order(out: &Geometry) -> Vec<usize> {
+    let mut dims: Vec<usize> = (0..out.rank()).rev().collect();
+    dims.sort_by_key(|&d| if out.shape[d] == 1 { i64::MAX } else { out.strides[d] });
+    dims
 }
 
 /// `Σ index·stride` over dims `dims` of `g`, with the index of dim `d`
