@@ -251,16 +251,16 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     );
     assert_eq!(kiln_cuda::steps::kernels(&plan).len(), 2);
     assert_eq!(matmuls(&plan), 0);
-    // f64 heads of 128, 3 queries and 5 keys: a tile of 4 queries and 8
-    // keys (no larger than they need), each lane 4 rows of 16 value
-    // columns. Heads of 512 leave no tiling: a lane's accumulators would
-    // be past its 64 registers' worth (4 rows of 64 columns).
+    // f64 heads of 128, 3 queries and 5 keys: tiles of 2 queries and 8
+    // keys (no larger than they need), each lane 2 rows of 16 value
+    // columns (64 registers). Heads of 512 leave no tiling (f64 heads
+    // fuse up to 256 wide).
     let (fits, plan) = plan_of(&program(128, "f64"));
     let kernels = kiln_cuda::steps::kernels(&plan);
     assert_eq!(kernels.len(), 1);
     assert!(
         kernels[0].source.contains(
-            "tile(s) of 4 queries x 2 batch items, 8 keys at a time, 8 threads in groups of 8"
+            "2 tile(s) of 2 queries x 2 batch items, 8 keys at a time, 8 threads in groups of 8"
         ),
         "{}",
         kernels[0].source
@@ -359,6 +359,16 @@ fn embedding_and_gather_steps_are_kernels_that_check_their_indices() {
             }
         }
     }
+    // A bad index, then a division by zero (of what the gather left
+    // unwritten): the index error comes first, as the interpreter raises
+    // it (the division's bit joins the index's in the status word).
+    let text = "func @main(%x: tensor<4x6xi64>, %g: tensor<4x2xi64>) -> tensor<4x2xi64> {\n  %t = gather %x, %g {dim = 1}\n  %q = div %t, 0 {rounding_mode = \"floor\"}\n  return %q\n}\n";
+    let module = kiln::parse_module("gather_div.kir", text, kiln::DefaultDType::F32).unwrap();
+    let inputs = [x.clone(), gathered([5, 0, 3, 6, 1, 4, 2, 0])];
+    let expected = kiln_runtime::interp::run(&module, &inputs).unwrap_err();
+    assert!(expected.message().contains("out of bounds"), "{expected}");
+    let got = cuda_emulator::run(&module, &inputs).unwrap_err();
+    assert_eq!(got.message(), expected.message());
 }
 
 /// Convolutions (grouped, strided, dilated, transposed), max, average and

@@ -306,41 +306,53 @@ fn run_once<L: Launcher>(
 ) -> Result<Vec<Tensor>> {
     let mut memory = Memory::new(launcher, &checked.plan, inputs, donated)?;
     let status = launcher.zeroed(4)?;
-    run_steps(launcher, checked, &mut memory, &status, None)?;
-    launcher.synchronize()?;
-    check_status(launcher, &status, checked, inputs)?;
+    let outcome = run_steps(launcher, checked, &mut memory, &status, None)
+        .and_then(|()| launcher.synchronize());
+    check_status(launcher, &status, (checked, inputs), outcome)?;
     results(launcher, checked, &memory)
 }
 
+/// The status bit a kernel sets for integer division by zero.
+pub const DIVISION_BY_ZERO: u32 = 1;
+
 /// The status bit a kernel sets for an index out of range (a gather's, an
-/// embedding's); integer division by zero sets 1.
+/// embedding's).
 pub const INDEX_OUT_OF_RANGE: u32 = 2;
 
-/// Fails as the interpreter does if a kernel set the status word: integer
-/// division by zero is ZeroDivisionError; for an index out of range, the
-/// interpreter runs the program on `inputs` to name the first bad index
-/// in its words (the kernels only flag it).
+/// The run's error, as the interpreter's would be, from the status word
+/// kernels set and the run's `outcome`: integer division by zero is
+/// ZeroDivisionError; for an index out of range, the interpreter runs the
+/// program on `inputs` to name the first bad index in its words (the
+/// kernels only flag it, and leave the elements they would have read
+/// unwritten, so a later step may fail on them: the index error comes
+/// first, as it would in PyTorch).
 fn check_status<L: Launcher>(
     launcher: &L,
     status: &L::Buffer,
-    checked: &CheckedPlan,
-    inputs: &[Tensor],
+    (checked, inputs): (&CheckedPlan, &[Tensor]),
+    outcome: Result<()>,
 ) -> Result<()> {
-    let bytes = launcher.download(status)?;
-    let word = u32::from_ne_bytes(bytes[..4].try_into().expect("the status word has 4 bytes"));
+    let word = match launcher.download(status) {
+        Ok(bytes) => {
+            u32::from_ne_bytes(bytes[..4].try_into().expect("the status word has 4 bytes"))
+        }
+        // (A device that faulted answers no more copies.)
+        Err(e) => return outcome.and(Err(e)),
+    };
     if word & INDEX_OUT_OF_RANGE != 0 {
         let ctx = InferCtx {
             default_dtype: checked.default_dtype,
         };
         crate::interp::run_func(&checked.func, &ctx, inputs)?;
-        // (The interpreter found no bad index: inputs given up to the
-        // results' storage were overwritten by the run.)
+        // (The interpreter found no bad index where a kernel did: a
+        // program whose inputs the run overwrote.)
         return Err(Error::new(
             ErrorKind::Runtime,
-            "index out of range in self (found on the device)",
+            "an index out of range (found on the device)",
         ));
     }
-    if word != 0 {
+    outcome?;
+    if word & DIVISION_BY_ZERO != 0 {
         return Err(Error::new(ErrorKind::Runtime, "ZeroDivisionError"));
     }
     Ok(())
@@ -359,20 +371,20 @@ pub fn time_steps<L: Launcher>(
     let inputs = bind_inputs(&checked.func, inputs)?;
     let mut memory = Memory::new(launcher, &checked.plan, &inputs, Vec::new())?;
     let status = launcher.zeroed(4)?;
+    let mut times = Vec::with_capacity(runs);
     let outcome = (|| {
         run_steps(launcher, checked, &mut memory, &status, None)?;
         launcher.synchronize()?;
-        let mut times = Vec::with_capacity(runs);
         for _ in 0..runs {
             let start = Instant::now();
             run_steps(launcher, checked, &mut memory, &status, None)?;
             launcher.synchronize()?;
             times.push(start.elapsed());
         }
-        check_status(launcher, &status, checked, &inputs)?;
-        Ok(times)
+        Ok(())
     })();
-    outcome.and_then(|times| Ok((times, results(launcher, checked, &memory)?)))
+    check_status(launcher, &status, (checked, &inputs), outcome)?;
+    Ok((times, results(launcher, checked, &memory)?))
 }
 
 /// The time of each step of a plan: the median over `runs` runs (after one

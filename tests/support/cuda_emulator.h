@@ -74,7 +74,7 @@ static inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetc
 static inline int atomicOr(int* p, int v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
-static inline void __syncwarp() { kiln_emu_warps[threadIdx.x / 32]->arrive_and_wait(); }
+static inline void __syncwarp(unsigned = 0xffffffffu) { kiln_emu_warps[threadIdx.x / 32]->arrive_and_wait(); }
 
 static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }
 static inline int __float_as_int(float x) { int r; memcpy(&r, &x, 4); return r; }

@@ -13,7 +13,7 @@
 //! and `attn_mask`), their online softmax's running maximum `m` and
 //! denominator `l` (a larger maximum rescales what was accumulated by
 //! e^(m_old − m_new); the group's maximum and sum by warp shuffles), and
-//! their accumulator of `P · V` (each lane every `G`-th value column),
+//! their accumulator of `P · V` (each lane a run of value columns),
 //! divided by `l` once at the end. Only the weights `P` pass through
 //! shared memory, within the group's warp. The L×S score matrix is never
 //! in memory; with `is_causal`, key tiles wholly above the diagonal are
@@ -63,8 +63,8 @@ const MAX_GROUP: usize = 16;
 /// The most query rows a lane holds.
 const MAX_ROWS: usize = 4;
 
-/// The most accumulator elements a lane holds in registers (a `double`
-/// takes two).
+/// The most registers a lane's accumulators take (a `double` takes two):
+/// f32 heads up to 512 wide fuse, f64 up to 256; wider ones expand.
 const MAX_ACCUMULATORS: usize = 64;
 
 /// Blocks enough to keep a GPU busy (an H100's or H200's 132
@@ -169,7 +169,7 @@ impl Tiling {
                     w: 16 / size,
                 };
                 let fits = t.shared_elements(e, ev).checked_mul(size)? <= SHARED_BYTES
-                    && t.rq * t.columns(ev) <= MAX_ACCUMULATORS;
+                    && t.rq * t.columns(ev) * size.div_ceil(4) <= MAX_ACCUMULATORS;
                 let better = best.is_none_or(|b| bq * bk > b.bq * b.bk);
                 if fits && better {
                     best = Some(t);
@@ -201,10 +201,15 @@ impl Tiling {
     }
 
     /// The length of a row of the transposed queries and weights: whole
-    /// vectors, a lane's last rows' vector inside, and a vector more so
-    /// that lanes storing one column of different rows hit different banks.
+    /// vectors, a lane's last rows' vector inside, and where there are
+    /// several groups a vector more, so that lanes storing one column of
+    /// different rows hit different banks.
     fn row(&self) -> usize {
-        self.bq.next_multiple_of(self.w) + self.w
+        if self.bq <= self.w {
+            self.w
+        } else {
+            self.bq.next_multiple_of(self.w) + self.w
+        }
     }
 
     /// Elements of shared memory a block uses: the queries (transposed),
@@ -647,7 +652,7 @@ fn source(
     ));
     line("    }".into());
     // The group's weights were written by its own lanes, in its warp.
-    line("    __syncwarp();".into());
+    line(format!("    __syncwarp({lanes});"));
     line("    for (int j = 0; j < cols; j++) {".into());
     line(format!("      {t} pj[{}], vc[{nc}];", rv * w));
     line(format!(
@@ -741,16 +746,22 @@ mod tests {
         let t = Tiling::choose(64, 64, 4, 128, 128, 12).unwrap();
         assert_eq!((t.bq, t.bk, t.threads()), (16, 32, 64));
         // Llama's (128 wide): 64 queries and 8 keys (64 × 32 would need
-        // 90 kB); as many scores per tile as 32 × 16, but each key and
+        // 75 kB); as many scores per tile as 32 × 16, but each key and
         // value tile serves more queries.
         let t = Tiling::choose(128, 128, 4, 4096, 4096, 12).unwrap();
         assert_eq!((t.bq, t.bk, t.g, t.threads()), (64, 8, 8, 128));
         // One query (a decode step) and few keys: tiles no larger.
         let t = Tiling::choose(64, 64, 4, 1, 6, 1).unwrap();
         assert_eq!((t.bq, t.bk, t.rq, t.g, t.threads()), (1, 8, 1, 8, 8));
-        // Empty heads, and f64 heads of 512 (accumulators past a lane's
-        // registers at any tiling), have none.
+        // f32 heads of 512: one query and 8 keys a block, each lane 64
+        // value columns; of 513, none (their accumulators would take more
+        // than 64 registers a lane, or their tiles more than 48 kB).
+        let t = Tiling::choose(512, 512, 4, 64, 64, 1).unwrap();
+        assert_eq!((t.bq, t.bk, t.g, t.columns(512)), (1, 8, 8, 64));
+        assert_eq!(Tiling::choose(513, 513, 4, 64, 64, 1), None);
+        // f64: up to 256; and empty heads have none.
+        assert!(Tiling::choose(256, 256, 8, 64, 64, 1).is_some());
+        assert_eq!(Tiling::choose(257, 257, 8, 64, 64, 1), None);
         assert_eq!(Tiling::choose(0, 64, 4, 8, 8, 1), None);
-        assert_eq!(Tiling::choose(512, 512, 8, 64, 64, 1), None);
     }
 }

@@ -24,7 +24,7 @@ use crate::spatial::{grid, offset, open};
 use crate::steps::StepKernel;
 
 /// The status bit a kernel sets for an index out of range (integer
-/// division by zero sets 1).
+/// division by zero sets [`kiln_runtime::execute::DIVISION_BY_ZERO`]).
 pub const INDEX_OUT_OF_RANGE: u32 = kiln_runtime::execute::INDEX_OUT_OF_RANGE;
 
 /// The kernel of plan step `index` when it is an `embedding` (a 2-D

@@ -108,19 +108,20 @@ template <typename T> __device__ __forceinline__ T kiln_fdiv_floor(T a, T b) {
   return copysign((T)0, a / b);
 }
 
-// Integer division: a zero divisor sets the status (ZeroDivisionError);
-// MIN / -1 wraps.
+// Integer division: a zero divisor sets bit 1 of the status word
+// (ZeroDivisionError; by an atomic or, so that an index error's bit 2, set
+// earlier in the run, stays); MIN / -1 wraps.
 template <typename T> __device__ __forceinline__ bool kiln_signed() { return (T)-1 < (T)0; }
 template <typename T> __device__ __forceinline__ T kiln_ineg(T a) {
   return (T)(0ULL - (unsigned long long)a);
 }
 template <typename T> __device__ __forceinline__ T kiln_idiv_trunc(T a, T b, int* st) {
-  if (b == (T)0) { *st = 1; return (T)0; }
+  if (b == (T)0) { atomicOr(st, 1); return (T)0; }
   if (kiln_signed<T>() && b == (T)-1) return kiln_ineg(a);
   return (T)(a / b);
 }
 template <typename T> __device__ __forceinline__ T kiln_idiv_floor(T a, T b, int* st) {
-  if (b == (T)0) { *st = 1; return (T)0; }
+  if (b == (T)0) { atomicOr(st, 1); return (T)0; }
   if (kiln_signed<T>() && b == (T)-1) return kiln_ineg(a);
   T q = (T)(a / b);
   T r = (T)(a % b);
@@ -128,7 +129,7 @@ template <typename T> __device__ __forceinline__ T kiln_idiv_floor(T a, T b, int
   return q;
 }
 template <typename T> __device__ __forceinline__ T kiln_iremainder(T a, T b, int* st) {
-  if (b == (T)0) { *st = 1; return (T)0; }
+  if (b == (T)0) { atomicOr(st, 1); return (T)0; }
   if (kiln_signed<T>() && b == (T)-1) return (T)0;
   T m = (T)(a % b);
   if (m != (T)0 && ((b < (T)0) != (m < (T)0))) m = (T)(m + b);
@@ -137,7 +138,7 @@ template <typename T> __device__ __forceinline__ T kiln_iremainder(T a, T b, int
 // C's remainder of integers (the sign of the dividend); division by zero
 // sets the status (PyTorch's ZeroDivisionError), MIN % -1 is 0.
 template <typename T> __device__ __forceinline__ T kiln_ifmod(T a, T b, int* st) {
-  if (b == (T)0) { *st = 1; return (T)0; }
+  if (b == (T)0) { atomicOr(st, 1); return (T)0; }
   if (kiln_signed<T>() && b == (T)-1) return (T)0;
   return (T)(a % b);
 }

@@ -214,6 +214,23 @@ fn log_twice_abs(x: f64, y: f64) -> f64 {
     std::f64::consts::LN_2 + log_abs
 }
 
+/// `asin` of a NaN part, as C99's `casin` (from `casinh`'s table):
+/// `±0 + iNaN` for `±0 + iNaN`, `NaN ± i∞` where the other part is
+/// infinite, else NaN + iNaN. `None` without a NaN. (The magnitude tests
+/// below would not see the NaN: `f64::max` ignores it.)
+fn c_asin_nan(x: f64, y: f64) -> Option<Complex> {
+    if !(x.is_nan() || y.is_nan()) {
+        return None;
+    }
+    Some(if x == 0.0 {
+        (x, f64::NAN)
+    } else if x.is_infinite() || y.is_infinite() {
+        (f64::NAN, f64::INFINITY.copysign(y))
+    } else {
+        (f64::NAN, f64::NAN)
+    })
+}
+
 /// `asin z = −i·log(i·z + √(1 − z²))` (for real z in [−1, 1] the
 /// logarithm's argument is on the unit circle, so its angle is exact),
 /// with `z` itself below [`ASIN_SMALL`] and the logarithm's asymptote
@@ -225,6 +242,9 @@ fn log_twice_abs(x: f64, y: f64) -> f64 {
 /// zeros' included, follow z's as C99's `casin` gives them: the formula
 /// itself gave `asin(0 + 1.5i)` a real part of −0.0.
 fn c_asin((x, y): Complex) -> Complex {
+    if let Some(nan) = c_asin_nan(x, y) {
+        return nan;
+    }
     let (ax, ay) = (x.abs(), y.abs());
     let (re, im) = if ax.max(ay) > ASIN_LARGE {
         (ax.atan2(ay), log_twice_abs(ax, ay))
@@ -244,6 +264,16 @@ fn c_asin((x, y): Complex) -> Complex {
 /// is the conjugate: `cacos(−∞ + i0) = π − i∞`).
 fn c_acos(z: Complex) -> Complex {
     let (x, y) = z;
+    if let Some((_, im)) = c_asin_nan(x, y) {
+        // C99: cacos(±0 + iNaN) = π/2 + iNaN, else asin's with the
+        // imaginary part negated.
+        let re = if x == 0.0 {
+            std::f64::consts::FRAC_PI_2
+        } else {
+            f64::NAN
+        };
+        return (re, -im);
+    }
     let (ax, ay) = (x.abs(), y.abs());
     let (re, im) = if ax.max(ay) > ASIN_LARGE {
         (ay.atan2(ax), log_twice_abs(ax, ay))
@@ -971,6 +1001,10 @@ mod complex_inverse_trig {
             ((0.0, inf), (0.0, inf), (1.5707963267948966, -inf)),
             ((inf, nan), (nan, inf), (nan, -inf)),
             ((nan, 1.0), (nan, nan), (nan, nan)),
+            ((nan, 0.0), (nan, nan), (nan, nan)),
+            ((0.0, nan), (0.0, nan), (1.5707963267948966, nan)),
+            ((1e-10, nan), (nan, nan), (nan, nan)),
+            ((nan, inf), (nan, inf), (nan, -inf)),
             (
                 (1e-300, 1e-300),
                 (1e-300, 1e-300),
