@@ -369,6 +369,13 @@ fn embedding_and_gather_steps_are_kernels_that_check_their_indices() {
     assert!(expected.message().contains("out of bounds"), "{expected}");
     let got = cuda_emulator::run(&module, &inputs).unwrap_err();
     assert_eq!(got.message(), expected.message());
+    // So do timed runs and per-step profiles of it (they are not timed).
+    let timed = cuda_emulator::device_times(&module, &inputs, 2).unwrap_err();
+    assert_eq!(timed.message(), expected.message());
+    let (checked, emulator) = cuda_emulator::prepare(&module).unwrap();
+    let profiled =
+        kiln_runtime::execute::profile_steps(&emulator, &checked, &inputs, 2).unwrap_err();
+    assert_eq!(profiled.message(), expected.message());
 }
 
 /// Convolutions (grouped, strided, dilated, transposed), max, average and

@@ -400,17 +400,22 @@ pub fn profile_steps<L: Launcher>(
     let inputs = bind_inputs(&checked.func, inputs)?;
     let mut memory = Memory::new(launcher, &checked.plan, &inputs, Vec::new())?;
     let status = launcher.zeroed(4)?;
-    run_steps(launcher, checked, &mut memory, &status, None)?;
-    launcher.synchronize()?;
     let steps = checked.plan.steps.len();
     let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); steps];
-    for _ in 0..runs.max(1) {
-        let mut times = Vec::with_capacity(steps);
-        run_steps(launcher, checked, &mut memory, &status, Some(&mut times))?;
-        for (s, t) in samples.iter_mut().zip(times) {
-            s.push(t);
+    let outcome = (|| {
+        run_steps(launcher, checked, &mut memory, &status, None)?;
+        launcher.synchronize()?;
+        for _ in 0..runs.max(1) {
+            let mut times = Vec::with_capacity(steps);
+            run_steps(launcher, checked, &mut memory, &status, Some(&mut times))?;
+            for (s, t) in samples.iter_mut().zip(times) {
+                s.push(t);
+            }
         }
-    }
+        Ok(())
+    })();
+    // (A program that fails is not timed: its error, as a run's.)
+    check_status(launcher, &status, (checked, &inputs), outcome)?;
     Ok(checked
         .plan
         .steps
