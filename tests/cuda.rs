@@ -286,8 +286,8 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     }
 }
 
-/// `embedding` (i32 and i64 indices) and `gather` are one generated kernel
-/// each, copying elements as bytes; an index out of range (past the end,
+/// `embedding`, `index_select` (i32 and i64 indices) and `gather` are one
+/// generated kernel each, copying elements as bytes; an index out of range (past the end,
 /// or negative) is never read through: the kernel flags it and the run
 /// fails with the interpreter's error for the first bad index.
 #[test]
@@ -354,6 +354,33 @@ fn embedding_and_gather_steps_are_kernels_that_check_their_indices() {
                         assert_eq!(a.strides(), b.strides());
                     }
                 }
+                (Err(e), Err(g)) => assert_eq!(e.message(), g.message()),
+                (e, g) => panic!("interpreter {e:?}, emulated {g:?}"),
+            }
+        }
+    }
+    // index_select (i32 and i64 indices) along the second dim.
+    for dtype in ["i32", "i64"] {
+        let text = format!(
+            "func @main(%x: tensor<4x6xi64>, %k: tensor<3x{dtype}>) -> tensor<4x3xi64> {{\n  %s = index_select %x, %k {{dim = 1}}\n  return %s\n}}\n"
+        );
+        let module =
+            kiln::parse_module("index_select.kir", &text, kiln::DefaultDType::F32).unwrap();
+        let (_, plan) = plan_of(&text);
+        assert_eq!(kiln_cuda::steps::kernels(&plan).len(), 1);
+        for k in [[5, 0, 2], [1, 6, 0], [-1, 0, 0]] {
+            let k = if dtype == "i32" {
+                Tensor::from_vec(k.to_vec(), &[3]).unwrap()
+            } else {
+                Tensor::from_vec(k.iter().map(|&v| i64::from(v)).collect::<Vec<i64>>(), &[3])
+                    .unwrap()
+            };
+            let inputs = [x.clone(), k];
+            match (
+                kiln_runtime::interp::run(&module, &inputs),
+                cuda_emulator::run(&module, &inputs),
+            ) {
+                (Ok(e), Ok(g)) => assert_eq!(e[0].to_bytes(), g[0].to_bytes()),
                 (Err(e), Err(g)) => assert_eq!(e.message(), g.message()),
                 (e, g) => panic!("interpreter {e:?}, emulated {g:?}"),
             }

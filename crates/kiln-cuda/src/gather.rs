@@ -1,10 +1,12 @@
-//! `embedding` and `gather` steps as generated CUDA kernels, so that a
+//! `embedding`, `index_select` and `gather` steps as generated CUDA
+//! kernels, so that a
 //! language model's token embedding and a program's gathers stay on the
 //! GPU instead of going to the host and back (on an H200 that round trip
 //! made an embedding of 8×128 tokens take 205 ms, PyTorch's 0.02).
 //!
 //! Each kernel is a grid-stride loop with one thread per output element:
-//! it reads its index (i64, or i32 for `embedding`), checks it as the
+//! it reads its index (i64, or i32 for `embedding` and `index_select`),
+//! checks it as the
 //! reference does (inside `[0, size)`), and copies the element it names as
 //! bytes, so any dtype of 1, 2, 4 or 8 bytes moves bit for bit. An index
 //! out of range is never read through: the thread sets
@@ -28,8 +30,9 @@ use crate::steps::StepKernel;
 pub const INDEX_OUT_OF_RANGE: u32 = kiln_runtime::execute::INDEX_OUT_OF_RANGE;
 
 /// The kernel of plan step `index` when it is an `embedding` (a 2-D
-/// weight, i64 or i32 indices) or a `gather` (an i64 index of the input's
-/// rank) of elements of 1, 2, 4 or 8 bytes.
+/// weight, i64 or i32 indices), an `index_select` (an input of rank ≥ 1,
+/// an i64 or i32 index of rank ≤ 1) or a `gather` (an i64 index of the
+/// input's rank) of elements of 1, 2, 4 or 8 bytes.
 pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let (func, inst, inputs, outputs) = step.lone_inst()?;
     let param = |i: usize| -> Option<usize> {
@@ -44,7 +47,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let elem = element_type(out.dtype.itemsize())?;
     let itype = match idx.dtype {
         DType::I64 => "long long",
-        DType::I32 if matches!(inst.op, Op::Embedding { .. }) => "int",
+        DType::I32 if matches!(inst.op, Op::Embedding { .. } | Op::IndexSelect { .. }) => "int",
         _ => return None,
     };
     if x.dtype != out.dtype {
@@ -53,7 +56,17 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let (xg, ig, og) = (&x.geometry, &idx.geometry, &out.geometry);
     // Where the output element's index is, and where the element `v`
     // names is in the input (from its first element).
-    let index_at = offset(ig, 0..ig.rank(), |d| format!("i{d}"));
+    let mut index_at = offset(ig, 0..ig.rank(), |d| format!("i{d}"));
+    // The input's offset without dim `d` (as a dim of one), at the
+    // output's indices: a gather's and an index_select's other dims.
+    let others = |d: usize| {
+        let mut rest = Geometry {
+            offset: 0,
+            ..xg.clone()
+        };
+        rest.shape[d] = 1;
+        offset(&rest, 0..rest.rank(), |k| format!("i{k}"))
+    };
     let (comment, source_at, size) = match &inst.op {
         Op::Embedding { .. } => {
             if xg.rank() != 2 || og.rank() != ig.rank() + 1 {
@@ -74,20 +87,29 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
                 return None;
             }
             let d = wrap_dim(*dim, rank).ok()?;
-            // The output's indices in every dim but `d` (as a dim of one),
-            // where the index tensor's value is.
-            let mut rest = Geometry {
-                offset: 0,
-                ..xg.clone()
-            };
-            rest.shape[d] = 1;
-            let others = offset(&rest, 0..rank, |k| format!("i{k}"));
             (
                 format!(
                     "gather: input {:?}, dim {d}, index {:?}",
                     xg.shape, ig.shape
                 ),
-                format!("{others} + v * {}LL", xg.strides[d]),
+                format!("{} + v * {}LL", others(d), xg.strides[d]),
+                xg.shape[d],
+            )
+        }
+        Op::IndexSelect { dim } => {
+            let rank = xg.rank();
+            if rank == 0 || ig.rank() > 1 || og.rank() != rank {
+                return None;
+            }
+            let d = wrap_dim(*dim, rank).ok()?;
+            // The index's element is the output's index along `d`.
+            index_at = offset(ig, 0..ig.rank(), |_| format!("i{d}"));
+            (
+                format!(
+                    "index_select: input {:?}, dim {d}, index {:?}",
+                    xg.shape, ig.shape
+                ),
+                format!("{} + v * {}LL", others(d), xg.strides[d]),
                 xg.shape[d],
             )
         }
