@@ -324,6 +324,21 @@ fn embedding_and_gather_steps_are_kernels_that_check_their_indices() {
         )
         .unwrap()
     };
+    // The emulated run gives the interpreter's bytes and strides, or its
+    // error.
+    let agree = |module: &kiln::Module, inputs: &[Tensor]| match (
+        kiln_runtime::interp::run(module, inputs),
+        cuda_emulator::run(module, inputs),
+    ) {
+        (Ok(e), Ok(g)) => {
+            for (a, b) in e.iter().zip(&g) {
+                assert_eq!(a.to_bytes(), b.to_bytes());
+                assert_eq!(a.strides(), b.strides());
+            }
+        }
+        (Err(e), Err(g)) => assert_eq!(e.message(), g.message()),
+        (e, g) => panic!("interpreter {e:?}, emulated {g:?}"),
+    };
     let good_g = gathered([5, 0, 3, 3, 1, 4, 2, 0]);
     let cases = [
         // In range: the very bytes.
@@ -344,19 +359,7 @@ fn embedding_and_gather_steps_are_kernels_that_check_their_indices() {
             } else {
                 ids_i64(*ids)
             };
-            let inputs = [w.clone(), x.clone(), ids, g.clone()];
-            let expected = kiln_runtime::interp::run(&module, &inputs);
-            let got = cuda_emulator::run(&module, &inputs);
-            match (expected, got) {
-                (Ok(e), Ok(g)) => {
-                    for (a, b) in e.iter().zip(&g) {
-                        assert_eq!(a.to_bytes(), b.to_bytes());
-                        assert_eq!(a.strides(), b.strides());
-                    }
-                }
-                (Err(e), Err(g)) => assert_eq!(e.message(), g.message()),
-                (e, g) => panic!("interpreter {e:?}, emulated {g:?}"),
-            }
+            agree(&module, &[w.clone(), x.clone(), ids, g.clone()]);
         }
     }
     // index_select (i32 and i64 indices) along the second dim.
@@ -375,15 +378,7 @@ fn embedding_and_gather_steps_are_kernels_that_check_their_indices() {
                 Tensor::from_vec(k.iter().map(|&v| i64::from(v)).collect::<Vec<i64>>(), &[3])
                     .unwrap()
             };
-            let inputs = [x.clone(), k];
-            match (
-                kiln_runtime::interp::run(&module, &inputs),
-                cuda_emulator::run(&module, &inputs),
-            ) {
-                (Ok(e), Ok(g)) => assert_eq!(e[0].to_bytes(), g[0].to_bytes()),
-                (Err(e), Err(g)) => assert_eq!(e.message(), g.message()),
-                (e, g) => panic!("interpreter {e:?}, emulated {g:?}"),
-            }
+            agree(&module, &[x.clone(), k]);
         }
     }
     // A bad index, then a division by zero (of what the gather left

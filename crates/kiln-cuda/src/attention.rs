@@ -253,10 +253,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     else {
         return None;
     };
-    let param = |i: usize| -> Option<usize> {
-        let v = inst.operands.get(i)?.value()?;
-        func.params.iter().position(|p| *p == v)
-    };
+    let param = |i: usize| crate::steps::input_of(func, inst, i);
     let (q, k, v) = (param(0)?, param(1)?, param(2)?);
     let mask = param(3);
     let views = Views {

@@ -35,10 +35,7 @@ pub const INDEX_OUT_OF_RANGE: u32 = kiln_runtime::execute::INDEX_OUT_OF_RANGE;
 /// input's rank) of elements of 1, 2, 4 or 8 bytes.
 pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let (func, inst, inputs, outputs) = step.lone_inst()?;
-    let param = |i: usize| -> Option<usize> {
-        let v = inst.operands.get(i)?.value()?;
-        func.params.iter().position(|p| *p == v)
-    };
+    let param = |i: usize| crate::steps::input_of(func, inst, i);
     let [out] = outputs else {
         return None;
     };

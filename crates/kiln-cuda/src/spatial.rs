@@ -53,10 +53,7 @@ const MAX_TABLE: usize = 1 << 16;
 pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let (func, inst, inputs, outputs) = step.lone_inst()?;
     let spatial = kiln_ir::spatial::spatial(&inst.op)?;
-    let param = |i: usize| -> Option<usize> {
-        let v = inst.operands.get(i)?.value()?;
-        func.params.iter().position(|p| *p == v)
-    };
+    let param = |i: usize| crate::steps::input_of(func, inst, i);
     let x = &inputs[param(0)?];
     let out = outputs.first()?;
     if !matches!(

@@ -1,6 +1,6 @@
 //! Plan steps that run as one generated CUDA kernel each instead of on
 //! the host: attention ([`crate::attention`]), convolution, pooling and
-//! resampling ([`crate::spatial`]), embedding and gather
+//! resampling ([`crate::spatial`]), embedding, index_select and gather
 //! ([`crate::gather`]). A step's kernel takes one buffer per view of the
 //! step, its inputs in the step's order, then its results, and last the
 //! run's status word (as fused kernels do: an index out of range sets
@@ -8,6 +8,7 @@
 //! kernels up by step, and a step without one runs on the host (natively
 //! or on the interpreter) after a copy.
 
+use kiln_ir::graph::{Func, Inst};
 use kiln_passes::plan::KernelPlan;
 
 use crate::codegen::LaunchShape;
@@ -40,6 +41,14 @@ pub fn kernels(plan: &KernelPlan) -> Vec<StepKernel> {
                 .or_else(|| crate::gather::kernel(i, step))
         })
         .collect()
+}
+
+/// The position among a step's inputs of operand `i` of its lone
+/// instruction (`Step::lone_inst`: the island's parameters are the step's
+/// inputs, in order); `None` for an absent operand or a constant.
+pub(crate) fn input_of(func: &Func, inst: &Inst, i: usize) -> Option<usize> {
+    let v = inst.operands.get(i)?.value()?;
+    func.params.iter().position(|p| *p == v)
 }
 
 /// A C literal of `x` in a kernel's `float` or `double` (`wide`), exactly
