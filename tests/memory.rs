@@ -128,3 +128,130 @@ fn the_cache_limit_bounds_the_pool() {
     assert_eq!(memory_stats().host.pooled_bytes, 0);
     kiln::set_cache_limit(2 << 30);
 }
+
+/// nn.Linear's product (`x @ wᵀ`, the weight kept `[out, in]`) and GPT-2's
+/// Conv1D (`x @ w`, kept `[in, out]`), over 64 tokens.
+fn linears() -> kiln::Traced {
+    trace(
+        &[
+            TensorSpec::new([64, 96], DType::F32).name("x"),
+            TensorSpec::new([200, 96], DType::F32).name("w"),
+            TensorSpec::new([96, 200], DType::F32).name("w2"),
+        ],
+        |v| vec![v[0].matmul(&v[1].t()), v[0].matmul(&v[2])],
+    )
+    .expect("traces")
+}
+
+fn values(shape: [i64; 2], seed: usize) -> Data {
+    let n = (shape[0] * shape[1]) as usize;
+    let values: Vec<f32> = (0..n)
+        .map(|i| ((i * 37 + seed) % 101) as f32 / 50.0 - 1.0)
+        .collect();
+    Data::from_vec(values, &shape).expect("a tensor")
+}
+
+fn assert_close(got: &Data, want: &Data) {
+    let (got, want) = (got.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
+    }
+}
+
+#[test]
+fn weights_are_packed_once_give_the_same_bits_every_run_and_go_with_their_tensors() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    kiln::release_cached();
+    let start = memory_stats();
+    let packs = std::arch::is_x86_feature_detected!("avx512f");
+    {
+        let traced = linears();
+        let compiled = traced.compile(Device::CPU).unwrap();
+        let (x, mut w, w2) = (
+            values([64, 96], 1),
+            values([200, 96], 2),
+            values([96, 200], 3),
+        );
+        let inputs = |w: &Data| [x.clone(), w.clone(), w2.clone()];
+        let first = compiled.run(&inputs(&w)).unwrap();
+        let expected = traced.interpret(&inputs(&w)).unwrap();
+        for (got, want) in first.iter().zip(&expected) {
+            assert_close(got, want);
+        }
+        let after_first = memory_stats();
+        if packs {
+            // Both weights packed by the first run, and kept.
+            assert_eq!(
+                after_first.packed.entries,
+                start.packed.entries + 2,
+                "{after_first}"
+            );
+            assert_eq!(
+                after_first.packed.bytes,
+                start.packed.bytes + 2 * 4 * 96 * 256
+            );
+        }
+        let second = compiled.run(&inputs(&w)).unwrap();
+        for (a, b) in first.iter().zip(&second) {
+            assert_eq!(
+                a.to_vec::<f32>(),
+                b.to_vec::<f32>(),
+                "the same bits on every run"
+            );
+        }
+        let after_second = memory_stats();
+        if packs {
+            assert_eq!(
+                after_second.packed.packs, after_first.packed.packs,
+                "{after_second}"
+            );
+            assert_eq!(after_second.packed.hits, after_first.packed.hits + 2);
+        }
+        // Writing a weight renumbers its bytes: its old copy goes, and the
+        // next run multiplies by the new values.
+        w.set(&[5, 7], kiln::runtime::convert::Elem::F(100.0))
+            .unwrap();
+        let third = compiled.run(&inputs(&w)).unwrap();
+        let expected = traced.interpret(&inputs(&w)).unwrap();
+        assert_close(&third[0], &expected[0]);
+        assert_ne!(third[0].to_vec::<f32>(), first[0].to_vec::<f32>());
+        if packs {
+            assert_eq!(memory_stats().packed.entries, start.packed.entries + 2);
+        }
+    }
+    // The weights are gone, and their packed copies with them.
+    let end = memory_stats();
+    assert_eq!(end.packed.entries, start.packed.entries, "{end}");
+    assert_eq!(end.packed.bytes, start.packed.bytes, "{end}");
+    kiln::release_cached();
+    let end = memory_stats();
+    assert_eq!(end.host.live_bytes, start.host.live_bytes, "{start}\n{end}");
+}
+
+#[test]
+fn the_pack_limit_bounds_packed_weights_without_changing_results() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    kiln::release_cached();
+    let traced = linears();
+    let compiled = traced.compile(Device::CPU).unwrap();
+    let inputs = [
+        values([64, 96], 1),
+        values([200, 96], 2),
+        values([96, 200], 3),
+    ];
+    let kept = compiled.run(&inputs).unwrap();
+    kiln::release_cached();
+    kiln::set_pack_limit(0);
+    let before = memory_stats();
+    let unkept = compiled.run(&inputs).unwrap();
+    let after = memory_stats();
+    kiln::set_pack_limit(1 << 30);
+    assert_eq!(after.packed.entries, before.packed.entries, "{after}");
+    for (a, b) in kept.iter().zip(&unkept) {
+        assert_eq!(
+            a.to_vec::<f32>(),
+            b.to_vec::<f32>(),
+            "packed for the one product, same bits"
+        );
+    }
+}

@@ -65,8 +65,12 @@ pub trait Launcher {
     ) -> Result<()>;
 
     /// Computes a matmul step (`out = a @ b`, each with its buffer) if the
-    /// launcher can; `Ok(false)` leaves it to the host.
-    fn matmul(&self, _operands: [(&Self::Buffer, &TensorView); 3]) -> Result<bool> {
+    /// launcher can; `Ok(false)` leaves it to the host. `weight`: `b` is a
+    /// program input that nothing writes during the run (so its contents
+    /// are the same wherever it is used, and a launcher may keep data
+    /// derived from them, as the host keeps packed weights,
+    /// `crate::packed`).
+    fn matmul(&self, _operands: [(&Self::Buffer, &TensorView); 3], _weight: bool) -> Result<bool> {
         Ok(false)
     }
 
@@ -291,7 +295,7 @@ pub fn execute_donated<L: Launcher>(
             let bytes = checked.plan.buffers[d.output.index()].bytes;
             launcher
                 .donated(&bound[d.param], bytes)
-                .map(|buffer| (d.output, buffer))
+                .map(|buffer| (d.output, d.param, buffer))
         })
         .collect();
     run_once(launcher, checked, &bound, donated)
@@ -302,7 +306,7 @@ fn run_once<L: Launcher>(
     launcher: &L,
     checked: &CheckedPlan,
     inputs: &[Tensor],
-    donated: Vec<(BufferId, L::Buffer)>,
+    donated: Vec<(BufferId, usize, L::Buffer)>,
 ) -> Result<Vec<Tensor>> {
     let mut memory = Memory::new(launcher, &checked.plan, inputs, donated)?;
     let status = launcher.zeroed(4)?;
@@ -534,7 +538,7 @@ fn run_step<L: Launcher>(
         }
         Step::Matmul { a, b, out } => {
             let on_device = [a, b, out].map(|v| (buffers.get(v.buffer), v));
-            if launcher.matmul(on_device)? {
+            if launcher.matmul(on_device, buffers.is_weight(b.buffer))? {
                 return Ok(());
             }
             let host = HostCopies::download(launcher, buffers, [a, b, out])?;
@@ -811,6 +815,9 @@ struct Memory<B> {
     slots: Vec<B>,
     slot_of: Vec<Option<usize>>,
     scratch: Vec<Option<B>>,
+    /// Per buffer: an input the run does not write (no result is donated
+    /// its storage), see [`Launcher::matmul`].
+    weights: Vec<bool>,
 }
 
 impl<B> Memory<B> {
@@ -818,16 +825,22 @@ impl<B> Memory<B> {
         launcher: &L,
         plan: &KernelPlan,
         inputs: &[Tensor],
-        mut donated: Vec<(BufferId, B)>,
+        mut donated: Vec<(BufferId, usize, B)>,
     ) -> Result<Memory<B>> {
         let slots = launcher.slots(&plan.slots)?;
+        let written: Vec<usize> = donated.iter().map(|&(_, param, _)| param).collect();
+        let weights = plan
+            .buffers
+            .iter()
+            .map(|b| matches!(b.role, BufferRole::Input(i) if !written.contains(&i)))
+            .collect();
         let mut own = Vec::with_capacity(plan.buffers.len());
         let mut slot_of = Vec::with_capacity(plan.buffers.len());
         for (i, b) in plan.buffers.iter().enumerate() {
             let given = donated
                 .iter()
-                .position(|(id, _)| id.index() == i)
-                .map(|at| donated.swap_remove(at).1);
+                .position(|(id, ..)| id.index() == i)
+                .map(|at| donated.swap_remove(at).2);
             let (memory, slot) = match b.role {
                 BufferRole::Input(i) => (Some(launcher.input(&inputs[i])?), None),
                 BufferRole::Output => match given {
@@ -851,7 +864,13 @@ impl<B> Memory<B> {
             slots,
             slot_of,
             scratch,
+            weights,
         })
+    }
+
+    /// Whether `id` is an input the run does not write.
+    fn is_weight(&self, id: BufferId) -> bool {
+        self.weights[id.index()]
     }
 
     fn len(&self) -> usize {

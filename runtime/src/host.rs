@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use std::time::Duration;
 
 use crate::execute::{CheckedPlan, Launcher, execute, execute_donated, profile_steps};
-use crate::matmul::{MatrixArg, matmul};
+use crate::matmul::{MatrixArg, matmul_weight};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
@@ -90,7 +90,7 @@ impl Launcher for HostLauncher {
         run_kernel(kernel, code.as_ref(), &args)
     }
 
-    fn matmul(&self, [a, b, out]: [(&Storage, &TensorView); 3]) -> Result<bool> {
+    fn matmul(&self, [a, b, out]: [(&Storage, &TensorView); 3], weight: bool) -> Result<bool> {
         fn arg<'v>((s, v): (&Storage, &'v TensorView)) -> MatrixArg<'v> {
             MatrixArg {
                 ptr: ptr(s),
@@ -100,7 +100,7 @@ impl Launcher for HostLauncher {
         }
         // SAFETY: the views were checked against their buffers, and a
         // product's output is a fresh buffer.
-        unsafe { matmul(arg(a), arg(b), arg(out))? };
+        unsafe { matmul_weight(arg(a), arg(b), arg(out), weight.then(|| b.0.buffer()))? };
         Ok(true)
     }
 
@@ -109,8 +109,14 @@ impl Launcher for HostLauncher {
         // storage, which holds exactly the parameter's dense layout: the
         // result's step may write it.
         let (storage, g) = (tensor.storage(), tensor.geometry());
-        (storage.is_unique() && storage.len() == bytes && g.offset == 0 && g.is_contiguous())
-            .then(|| storage.clone())
+        let donated =
+            storage.is_unique() && storage.len() == bytes && g.offset == 0 && g.is_contiguous();
+        // (What was derived from its bytes, a packed copy, is forgotten:
+        // the run writes them.)
+        donated.then(|| {
+            storage.buffer().rewritten();
+            storage.clone()
+        })
     }
 
     fn input(&self, tensor: &Tensor) -> Result<Storage> {

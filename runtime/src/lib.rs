@@ -44,6 +44,7 @@ pub mod io;
 pub mod lines;
 pub mod matmul;
 pub mod moments;
+pub mod packed;
 mod panel;
 pub mod philox;
 pub mod pool;

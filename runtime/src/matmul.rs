@@ -198,6 +198,23 @@ unsafe fn transpose_band<T: Copy>(
 /// Each pointer must address a buffer holding every element its geometry
 /// describes, and `out` must not overlap `a` or `b`.
 pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
+    // SAFETY: forwarded.
+    unsafe { matmul_weight(a, b, out, None) }
+}
+
+/// `out = a @ b`, where `weight`, when given, is the buffer `b` points
+/// into and holds bytes nothing writes while this runs nor later without
+/// renumbering them ([`Buffer::rewritten`]): an f32 `b` is then packed
+/// once and the copy kept for later products (`crate::packed`).
+///
+/// # Safety
+/// As for [`matmul`]; with `weight`, `b.ptr` is its first byte.
+pub unsafe fn matmul_weight(
+    a: MatrixArg,
+    b: MatrixArg,
+    out: MatrixArg,
+    weight: Option<&Buffer>,
+) -> Result<()> {
     // A batch of matrices times one matrix (a linear layer over [batch,
     // tokens, features]) is one product with the batch folded into the
     // rows, as torch.matmul folds it: `b` is packed once, not once per
@@ -218,7 +235,7 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
                 ..out
             };
             // SAFETY: the same elements, viewed as one matrix each.
-            return unsafe { matmul(a, b, out) };
+            return unsafe { matmul_weight(a, b, out, weight) };
         }
     }
     let ma = matrices(a.geometry, true);
@@ -242,6 +259,13 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
     let batch = broadcast_shapes(&ma.batch_shape, &mb.batch_shape)?;
     let (m, k, n) = (ma.rows as usize, ma.cols as usize, mb.cols as usize);
     let work = m * n * k;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(buffer) = weight {
+        // SAFETY: as for `matmul_weight`.
+        if unsafe { packed_product(&a, &b, &out, (&ma, &mb, &mo), (m, k, n), buffer)? } {
+            return Ok(());
+        }
+    }
     // A transposed right operand that gemm packs slowly goes to it as a
     // row-major copy, made once (see `nt_through_row_major_copy`).
     let copy = if b.geometry.rank() == 2 && nt_through_row_major_copy(m, n, k, &mb) {
@@ -314,6 +338,62 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
         }
         Ok(())
     }
+}
+
+/// `out = a @ b` through `b`'s packed copy (`crate::packed`), when the
+/// three are f32 matrices (no batch), `a` has two or more rows (one row
+/// streams the weight in place, [`Row`]), `out`'s rows are contiguous and
+/// the weight is worth keeping (64 KiB or more); `false` when not (or on
+/// a CPU without AVX-512F).
+///
+/// # Safety
+/// As for [`matmul_weight`].
+#[cfg(target_arch = "x86_64")]
+unsafe fn packed_product(
+    a: &MatrixArg,
+    b: &MatrixArg,
+    out: &MatrixArg,
+    (ma, mb, mo): (&Matrices, &Matrices, &Matrices),
+    (m, k, n): (usize, usize, usize),
+    buffer: &Buffer,
+) -> Result<bool> {
+    let f32s = [a.dtype, b.dtype, out.dtype]
+        .iter()
+        .all(|&d| d == DType::F32);
+    if !f32s
+        || b.geometry.rank() != 2
+        || !(ma.batch_shape.is_empty() && mo.batch_shape.is_empty())
+        || m < 2
+        || k == 0
+        || n * k < 1 << 14
+        || mo.col_stride != 1
+    {
+        return Ok(false);
+    }
+    let view = crate::packed::WeightView {
+        offset: mb.offset,
+        row_stride: mb.row_stride,
+        col_stride: mb.col_stride,
+        k,
+        n,
+    };
+    // SAFETY: `b` is a view of `buffer`'s f32 elements, which nothing
+    // writes meanwhile (the caller vouches).
+    let Some(packed) = (unsafe { crate::packed::packed(buffer, view)? }) else {
+        return Ok(false);
+    };
+    // SAFETY: the operands' views address their elements.
+    unsafe {
+        let a_ptr = a.ptr.cast::<f32>().offset(ma.offset as isize);
+        let out_ptr = out.ptr.cast::<f32>().offset(mo.offset as isize);
+        crate::packed::product(
+            &packed,
+            (a_ptr, ma.row_stride as isize, ma.col_stride as isize),
+            (out_ptr, mo.row_stride as isize),
+            m,
+        );
+    }
+    Ok(true)
 }
 
 /// A product of one f32 row by a matrix (`m = 1`: a decode step's

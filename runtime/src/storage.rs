@@ -25,7 +25,7 @@
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use kiln_ir::{Error, ErrorKind, Result};
@@ -261,6 +261,20 @@ pub struct Buffer {
     /// The pool's size class of the block; 0 for a buffer from the system
     /// allocator (and for an empty one, which owns nothing).
     class: usize,
+    /// Names what the bytes hold now: unique to this buffer, and replaced
+    /// by a fresh number whenever they may change ([`Buffer::rewritten`]),
+    /// so that data derived from them (a packed weight, `crate::packed`)
+    /// can be kept under it and is never used for other bytes.
+    contents: AtomicU64,
+    /// Whether something was derived from the current contents (then
+    /// `crate::packed` hears when they change or the buffer goes).
+    derived: AtomicBool,
+}
+
+/// The next contents number (0 is never given: "none").
+fn fresh_contents() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 // SAFETY: the buffer is plain bytes owned by this value; synchronisation of
@@ -288,19 +302,11 @@ impl Buffer {
             return Err(too_large(len, limit));
         }
         if len == 0 {
-            return Ok(Buffer {
-                ptr: NonNull::<u64>::dangling().cast(),
-                len: 0,
-                class: 0,
-            });
+            return Ok(Buffer::owning(NonNull::<u64>::dangling().cast(), 0, 0));
         }
         if len >= POOLED_BYTES {
             let taken = pool()?.take(len)?;
-            let mut buffer = Buffer {
-                ptr: taken.block.0,
-                len,
-                class: taken.class,
-            };
+            let mut buffer = Buffer::owning(taken.block.0, len, taken.class);
             if zero && taken.reused {
                 buffer.bytes_mut().fill(0);
             }
@@ -318,7 +324,40 @@ impl Buffer {
             )
         })?;
         count_live(len);
-        Ok(Buffer { ptr, len, class: 0 })
+        Ok(Buffer::owning(ptr, len, 0))
+    }
+
+    fn owning(ptr: NonNull<u8>, len: usize, class: usize) -> Buffer {
+        Buffer {
+            ptr,
+            len,
+            class,
+            contents: AtomicU64::new(fresh_contents()),
+            derived: AtomicBool::new(false),
+        }
+    }
+
+    /// The number naming the bytes it holds now (see [`Buffer::rewritten`]).
+    pub fn contents(&self) -> u64 {
+        self.contents.load(Ordering::Acquire)
+    }
+
+    /// Records that data was derived from the current contents, so that
+    /// it is forgotten when they change or the buffer is dropped.
+    pub(crate) fn mark_derived(&self) {
+        self.derived.store(true, Ordering::Release);
+    }
+
+    /// Says that the bytes may change: they get a new contents number, and
+    /// what was derived from the old ones is forgotten. Every write path
+    /// calls it: `&mut` access ([`Buffer::bytes_mut`],
+    /// [`Buffer::as_mut_ptr`]) and a run that writes a result into an
+    /// input given up to it (a donation, before the run).
+    pub fn rewritten(&self) {
+        let old = self.contents.swap(fresh_contents(), Ordering::AcqRel);
+        if self.derived.swap(false, Ordering::AcqRel) {
+            crate::packed::forget(old);
+        }
     }
 
     /// Its size in bytes.
@@ -338,6 +377,7 @@ impl Buffer {
 
     /// The first byte, for writing.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.rewritten();
         self.ptr.as_ptr()
     }
 
@@ -349,6 +389,7 @@ impl Buffer {
 
     /// Its bytes, for writing.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.rewritten();
         // SAFETY: as above, and `&mut self` makes the access unique.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
@@ -356,6 +397,9 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
+        if *self.derived.get_mut() {
+            crate::packed::forget(*self.contents.get_mut());
+        }
         if self.len == 0 {
             return;
         }
@@ -442,6 +486,11 @@ impl Storage {
     /// while they do.
     pub fn as_mut_ptr(&mut self) -> Option<*mut u8> {
         Arc::get_mut(&mut self.0).map(Buffer::as_mut_ptr)
+    }
+
+    /// The buffer behind it (its contents number, see [`Buffer::rewritten`]).
+    pub fn buffer(&self) -> &Buffer {
+        &self.0
     }
 
     /// Whether two handles share one allocation (a view and its base).

@@ -263,7 +263,11 @@ impl Launcher for Loaded {
             .map_err(|e| self.sync_error("copying to the device", e))
     }
 
-    fn matmul(&self, [a, b, out]: [(&DeviceBuffer, &TensorView); 3]) -> Result<bool> {
+    fn matmul(
+        &self,
+        [a, b, out]: [(&DeviceBuffer, &TensorView); 3],
+        _weight: bool,
+    ) -> Result<bool> {
         use cudarc::cublas::sys::{
             cublasComputeType_t as Compute, cublasOperation_t as Op, cudaDataType as Data,
         };

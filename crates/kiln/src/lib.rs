@@ -44,7 +44,8 @@ pub use kiln_runtime as runtime;
 
 pub use compile::{BackendKind, Compiled, Compiler};
 pub use memory::{
-    MemoryStats, memory_stats, release_cached, set_cache_limit, set_program_cache_limits,
+    MemoryStats, memory_stats, release_cached, set_cache_limit, set_pack_limit,
+    set_program_cache_limits,
 };
 
 pub use defaults::{

@@ -6,6 +6,7 @@
 //! | host buffers freed by tensors, pooled by size class | twice the recent high-water mark of live bytes, at most `KILN_CACHE_LIMIT` / [`set_cache_limit`] (default 2 GiB or a quarter of the machine's memory) | [`release_cached`] |
 //! | device buffers, pooled per GPU in the same way | the same rule; at most 4 GiB or [`set_cache_limit`] | [`release_cached`] |
 //! | compiled programs (the program cache) | [`compile::PROGRAM_CACHE_ENTRIES`] programs, [`compile::PROGRAM_CACHE_BYTES`] of code and text; [`set_program_cache_limits`] | [`release_cached`] |
+//! | packed copies of f32 weights (program inputs a product multiplies by, [`kiln_runtime::packed`]) | `KILN_PACK_LIMIT` / [`set_pack_limit`] (default 1 GiB or an eighth of the machine's memory); each goes when its weight is written or dropped | [`release_cached`] |
 //! | machine code of compiled kernels | freed with the last program that uses it | dropping programs |
 //! | PTX of generated CUDA C | [`cuda::nvrtc::CACHE_ENTRIES`], [`cuda::nvrtc::CACHE_BYTES`] | [`release_cached`] |
 //!
@@ -17,6 +18,7 @@
 use std::fmt;
 
 use kiln_runtime::cache::CacheStats;
+use kiln_runtime::packed::PackStats;
 use kiln_runtime::pool::PoolStats;
 
 use crate::compile::PROGRAMS;
@@ -41,6 +43,9 @@ pub struct MemoryStats {
     pub kernels: usize,
     /// The cache of PTX compiled by NVRTC.
     pub ptx: CacheStats,
+    /// Packed copies of weights (their bytes are also in `host`'s live
+    /// bytes).
+    pub packed: PackStats,
 }
 
 /// Kiln's memory now.
@@ -54,16 +59,18 @@ pub fn memory_stats() -> MemoryStats {
         code_modules: jit.modules,
         kernels: jit.kernels,
         ptx: kiln_cuda::nvrtc::cache_stats(),
+        packed: kiln_runtime::packed::pack_stats(),
     }
 }
 
 /// Frees everything Kiln keeps for reuse: pooled host and device buffers,
 /// cached programs (whose code is freed once the user holds no handle to
-/// them) and cached PTX. Live tensors and programs stay valid. Returns the
-/// bytes of pooled buffers given back to the system.
+/// them), cached PTX and packed weights. Live tensors and programs stay
+/// valid. Returns the bytes of pooled buffers given back to the system.
 pub fn release_cached() -> usize {
     PROGRAMS.clear();
     kiln_cuda::nvrtc::clear_cache();
+    kiln_runtime::packed::release();
     kiln_runtime::storage::release_cached() + kiln_cuda::device::release_cached()
 }
 
@@ -72,6 +79,13 @@ pub fn release_cached() -> usize {
 pub fn set_cache_limit(bytes: usize) {
     kiln_runtime::storage::set_cache_limit(bytes);
     kiln_cuda::device::set_cache_limit(bytes);
+}
+
+/// Sets how many bytes packed copies of weights may take (overriding
+/// `KILN_PACK_LIMIT`); 0 keeps none (each product then packs its weight
+/// for itself). Copies already kept stay until their weights change or go.
+pub fn set_pack_limit(bytes: usize) {
+    kiln_runtime::packed::set_pack_limit(bytes);
 }
 
 /// Sets the bounds of the program cache: at most `entries` programs and
@@ -112,6 +126,15 @@ impl fmt::Display for MemoryStats {
             mib(self.programs.bytes),
             mib(self.programs.max_bytes),
             self.programs.evictions
+        )?;
+        writeln!(
+            f,
+            "packed weights: {} ({:.1} MiB of {:.1}), {} packs, {} hits",
+            self.packed.entries,
+            mib(self.packed.bytes),
+            mib(self.packed.limit_bytes),
+            self.packed.packs,
+            self.packed.hits
         )?;
         write!(
             f,
