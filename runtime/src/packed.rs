@@ -8,9 +8,9 @@
 //! weights once. Kiln's weights are program inputs, so Kiln packs an f32
 //! right operand that is a program input (not written by the run) when a
 //! product first uses it, and keeps the packed copy while those contents
-//! live. Every such product goes through the packed form, the first too,
-//! so that a program gives the same bits on every run (and whatever the
-//! number of threads: each output's sum runs over `k` in one order):
+//! live. The first product packs, so that a program gives the same bits
+//! on every run (and whatever the number of threads: each output's sum
+//! runs over `k` in one order) as long as the cache keeps the copy:
 //!
 //! - the cache is keyed by the buffer's contents number
 //!   ([`Buffer::contents`]: unique to a buffer and replaced on every
@@ -24,8 +24,10 @@
 //! - packed bytes are bounded: `KILN_PACK_LIMIT` (bytes, or with a `K`,
 //!   `M` or `G` suffix; 0 turns packing off) when set, else 1 GiB or an
 //!   eighth of the machine's memory, whichever is less ([`set_pack_limit`]
-//!   changes it). Past the limit a weight is packed for the one product
-//!   and not kept.
+//!   changes it). A weight whose copy would pass the limit is not packed:
+//!   its products go to `gemm` (whose sums run in another order: a weight
+//!   packed after the limit was raised, or after another's copy went,
+//!   changes the last bits of its products).
 //!
 //! The packed layout is panels of [`PANEL`] output columns, each `k` rows
 //! of 64 contiguous floats (`[n / 64][k][64]`, the last panel padded with
@@ -179,8 +181,9 @@ pub(crate) struct WeightView {
 }
 
 /// The packed copy of the f32 weight `view` of `buffer`: the cached one,
-/// or packed now (and cached, within the limit); `None` where the CPU
-/// lacks the product's instructions.
+/// or packed now and cached; `None` where the CPU lacks the product's
+/// instructions or the copy would pass the limit (the product then goes
+/// to `gemm`, as it would have without packing).
 ///
 /// # Safety
 /// `buffer` holds every element of `view` as f32, and nothing writes it
@@ -197,6 +200,7 @@ pub(crate) unsafe fn packed(buffer: &Buffer, view: WeightView) -> Result<Option<
         k: view.k,
         n: view.n,
     };
+    let bytes = view.n.div_ceil(PANEL) * PANEL * view.k * 4;
     {
         let mut c = cache();
         if let Some(p) = c.packed.get(&key) {
@@ -204,18 +208,21 @@ pub(crate) unsafe fn packed(buffer: &Buffer, view: WeightView) -> Result<Option<
             c.hits += 1;
             return Ok(Some(p));
         }
+        if c.bytes + bytes > pack_limit() {
+            return Ok(None);
+        }
     }
     // SAFETY: forwarded.
     let p = Arc::new(unsafe { pack(buffer.as_ptr() as *const f32, view)? });
-    let bytes = p.buffer.len();
     let mut c = cache();
+    if let Some(other) = c.packed.get(&key) {
+        // (Another thread packed it meanwhile.)
+        return Ok(Some(other.clone()));
+    }
     c.packs += 1;
-    // (Another thread may have packed it meanwhile; or the contents may
-    // have changed, when nothing must be kept for them.)
-    let keep = buffer.contents() == key.contents
-        && !c.packed.contains_key(&key)
-        && c.bytes + bytes <= pack_limit();
-    if keep {
+    // (If the contents changed meanwhile, which a caller that vouches for
+    // them does not allow, nothing is kept for them.)
+    if buffer.contents() == key.contents {
         c.bytes += bytes;
         c.packed.insert(key, p.clone());
         buffer.mark_derived();
