@@ -162,6 +162,9 @@ fn assert_close(got: &Data, want: &Data) {
 fn weights_are_packed_once_give_the_same_bits_every_run_and_go_with_their_tensors() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     kiln::release_cached();
+    // (Whatever limit the environment sets.)
+    let limit = memory_stats().packed.limit_bytes;
+    kiln::set_pack_limit(1 << 30);
     let start = memory_stats();
     let packs = std::arch::is_x86_feature_detected!("avx512f");
     {
@@ -224,6 +227,7 @@ fn weights_are_packed_once_give_the_same_bits_every_run_and_go_with_their_tensor
     assert_eq!(end.packed.entries, start.packed.entries, "{end}");
     assert_eq!(end.packed.bytes, start.packed.bytes, "{end}");
     kiln::release_cached();
+    kiln::set_pack_limit(limit);
     let end = memory_stats();
     assert_eq!(end.host.live_bytes, start.host.live_bytes, "{start}\n{end}");
 }
@@ -240,11 +244,12 @@ fn the_pack_limit_bounds_packed_weights() {
         values([96, 200], 3),
     ];
     let expected = traced.interpret(&inputs).unwrap();
+    let limit = memory_stats().packed.limit_bytes;
     kiln::set_pack_limit(0);
     let before = memory_stats();
     let unpacked = compiled.run(&inputs).unwrap();
     let after = memory_stats();
-    kiln::set_pack_limit(1 << 30);
+    kiln::set_pack_limit(limit);
     // Past the limit nothing is packed (the products go to gemm).
     assert_eq!(after.packed.entries, before.packed.entries, "{after}");
     assert_eq!(after.packed.packs, before.packed.packs, "{after}");

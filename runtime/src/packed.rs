@@ -41,7 +41,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use kiln_ir::Result;
+use kiln_ir::{Error, ErrorKind, Result};
 
 use crate::storage::{Buffer, parse_size};
 
@@ -82,27 +82,30 @@ fn cache() -> MutexGuard<'static, Cache> {
     cache.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The limit [`set_pack_limit`] set (`usize::MAX`: none set).
 static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
 
-/// The bound on packed bytes (see the module doc).
-pub fn pack_limit() -> usize {
-    let limit = LIMIT.load(Ordering::Relaxed);
-    if limit != usize::MAX {
-        return limit;
+/// The bound on packed bytes (see the module doc); an error if
+/// `KILN_PACK_LIMIT` is set to something that is not a size.
+pub fn pack_limit() -> Result<usize> {
+    let set = LIMIT.load(Ordering::Relaxed);
+    if set != usize::MAX {
+        return Ok(set);
     }
-    let limit = std::env::var("KILN_PACK_LIMIT")
-        .ok()
-        .and_then(|v| parse_size(&v))
-        .unwrap_or_else(|| {
-            let eighth = crate::storage::allocation_limit() / 8;
-            eighth.min(1 << 30)
-        });
-    LIMIT.store(limit, Ordering::Relaxed);
-    limit
+    static ENV: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
+    ENV.get_or_init(|| match std::env::var("KILN_PACK_LIMIT") {
+        Ok(text) => parse_size(&text).ok_or_else(|| {
+            format!("KILN_PACK_LIMIT={text:?} is not a size (expected bytes, or a number with K, M or G)")
+        }),
+        Err(_) => Ok((crate::storage::allocation_limit() / 8).min(1 << 30)),
+    })
+    .clone()
+    .map_err(|e| Error::new(ErrorKind::Resource, e))
 }
 
-/// Sets the bound on packed bytes; copies already packed stay until their
-/// weights change or go (0: pack nothing more).
+/// Sets the bound on packed bytes, overriding `KILN_PACK_LIMIT`; copies
+/// already packed stay until their weights change or go (0: pack nothing
+/// more).
 pub fn set_pack_limit(bytes: usize) {
     LIMIT.store(bytes.min(usize::MAX - 1), Ordering::Relaxed);
 }
@@ -118,13 +121,15 @@ pub struct PackStats {
     pub limit_bytes: usize,
     /// Weights packed since the process started (kept or not).
     pub packs: u64,
-    /// Products that used a packed weight.
+    /// Products that found their weight's copy in the cache (the product
+    /// that packs it is not counted).
     pub hits: u64,
 }
 
 /// The packed-weight cache's state now.
 pub fn pack_stats() -> PackStats {
-    let limit_bytes = pack_limit();
+    // (0 where `KILN_PACK_LIMIT` is not a size: nothing packs then.)
+    let limit_bytes = pack_limit().unwrap_or(0);
     let c = cache();
     PackStats {
         entries: c.packed.len(),
@@ -182,8 +187,9 @@ pub(crate) struct WeightView {
 
 /// The packed copy of the f32 weight `view` of `buffer`: the cached one,
 /// or packed now and cached; `None` where the CPU lacks the product's
-/// instructions or the copy would pass the limit (the product then goes
-/// to `gemm`, as it would have without packing).
+/// instructions, the copy would pass the limit, or its memory cannot be
+/// had (the product then goes to `gemm`, as it would have without
+/// packing); an error only for a `KILN_PACK_LIMIT` that is not a size.
 ///
 /// # Safety
 /// `buffer` holds every element of `view` as f32, and nothing writes it
@@ -192,6 +198,7 @@ pub(crate) unsafe fn packed(buffer: &Buffer, view: WeightView) -> Result<Option<
     if !available() {
         return Ok(None);
     }
+    let limit = pack_limit()?;
     let key = Key {
         contents: buffer.contents(),
         offset: view.offset,
@@ -208,24 +215,37 @@ pub(crate) unsafe fn packed(buffer: &Buffer, view: WeightView) -> Result<Option<
             c.hits += 1;
             return Ok(Some(p));
         }
-        if c.bytes + bytes > pack_limit() {
+        if c.bytes + bytes > limit {
             return Ok(None);
         }
+        // Reserved while it packs, so that threads packing at once stay
+        // within the limit together.
+        c.bytes += bytes;
     }
+    let unreserve = |c: &mut Cache| c.bytes -= bytes;
     // SAFETY: forwarded.
-    let p = Arc::new(unsafe { pack(buffer.as_ptr() as *const f32, view)? });
+    let Ok(p) = (unsafe { pack(buffer.as_ptr() as *const f32, view) }) else {
+        unreserve(&mut cache());
+        return Ok(None);
+    };
+    let p = Arc::new(p);
+    // Marked before the contents are checked again: a write racing with
+    // this (which a caller that vouches for the bytes does not allow)
+    // either renumbers them before the check (nothing is kept) or finds
+    // the mark and forgets what is kept, after this lock.
+    buffer.mark_derived();
     let mut c = cache();
+    c.packs += 1;
     if let Some(other) = c.packed.get(&key) {
         // (Another thread packed it meanwhile.)
-        return Ok(Some(other.clone()));
+        let other = other.clone();
+        unreserve(&mut c);
+        return Ok(Some(other));
     }
-    c.packs += 1;
-    // (If the contents changed meanwhile, which a caller that vouches for
-    // them does not allow, nothing is kept for them.)
     if buffer.contents() == key.contents {
-        c.bytes += bytes;
         c.packed.insert(key, p.clone());
-        buffer.mark_derived();
+    } else {
+        unreserve(&mut c);
     }
     Ok(Some(p))
 }
@@ -238,7 +258,13 @@ fn available() -> bool {
     return false;
 }
 
-/// Packs `view` of the f32 elements at `base` into panels.
+/// Packs `view` of the f32 elements at `base` into panels, on rayon's
+/// threads a panel at a time: a weight with contiguous rows (GPT-2's
+/// Conv1D, `[k, n]`) a row segment copy per `kk`; a transposed one
+/// (nn.Linear's `wᵀ`, contiguous down `kk`) in 16×16 blocks transposed in
+/// AVX-512 registers; any other strides element by element. (Packed
+/// element by element, nn.Linear's [4096, 1024] weight took longer than
+/// the product it serves; in registers, about as long as reading it.)
 ///
 /// # Safety
 /// As for [`packed`].
@@ -246,7 +272,9 @@ unsafe fn pack(base: *const f32, view: WeightView) -> Result<Packed> {
     use rayon::prelude::*;
     let WeightView { k, n, .. } = view;
     let panel_len = PANEL * k;
-    let mut buffer = Buffer::zeroed(n.div_ceil(PANEL) * panel_len * 4)?;
+    // (The last panel's columns past `n` are never written nor read: the
+    // product masks them.)
+    let mut buffer = Buffer::for_overwrite(n.div_ceil(PANEL) * panel_len * 4)?;
     let dst: &mut [f32] = {
         let bytes = buffer.bytes_mut();
         // SAFETY: 64-byte aligned, a whole number of f32.
@@ -257,21 +285,122 @@ unsafe fn pack(base: *const f32, view: WeightView) -> Result<Packed> {
         .enumerate()
         .for_each(|(p, panel)| {
             let cols = (n - p * PANEL).min(PANEL);
-            let src = base as *const f32;
-            // Blocks of 16 rows, so that a transposed weight (`x @ wᵀ`,
-            // contiguous down `kk`) is read a cache line at a time.
+            // SAFETY: the panel's columns of the view, which the caller
+            // vouches for.
+            let first = unsafe {
+                (base as *const f32)
+                    .offset((view.offset + (p * PANEL) as i64 * view.col_stride) as isize)
+            };
+            if view.col_stride == 1 {
+                for (kk, row) in panel.chunks_exact_mut(PANEL).enumerate() {
+                    // SAFETY: row kk's `cols` elements of the panel.
+                    let src = unsafe { first.offset(kk as isize * view.row_stride as isize) };
+                    row[..cols].copy_from_slice(unsafe { std::slice::from_raw_parts(src, cols) });
+                }
+                return;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if view.row_stride == 1 {
+                // SAFETY: as above; `available` holds where a weight packs.
+                unsafe { pack_transposed(first, view.col_stride as isize, k, cols, panel) };
+                return;
+            }
+            // Blocks of 16 rows, so that a column is read a cache line at
+            // a time where it is contiguous.
             for k0 in (0..k).step_by(16) {
                 for j in 0..cols {
-                    let col = view.offset + (p * PANEL + j) as i64 * view.col_stride;
+                    let col = j as isize * view.col_stride as isize;
                     for kk in k0..(k0 + 16).min(k) {
-                        // SAFETY: inside the view, which the caller vouches for.
+                        // SAFETY: inside the view.
                         panel[kk * PANEL + j] =
-                            unsafe { *src.offset((col + kk as i64 * view.row_stride) as isize) };
+                            unsafe { *first.offset(col + kk as isize * view.row_stride as isize) };
                     }
                 }
             }
         });
     Ok(Packed { buffer, k, n })
+}
+
+/// One panel of a weight whose columns are contiguous (`B[kk][j]` at
+/// `first + j·col_stride + kk`): blocks of 16 columns by 16 `kk` loaded as
+/// 16 vectors (masked at the ends), transposed in registers, stored as
+/// 16 rows of the panel.
+///
+/// # Safety
+/// The CPU has AVX-512F; `first` addresses the panel's `cols` columns of
+/// `k` elements; `panel` holds `k` rows of [`PANEL`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn pack_transposed(
+    first: *const f32,
+    col_stride: isize,
+    k: usize,
+    cols: usize,
+    panel: &mut [f32],
+) {
+    use std::arch::x86_64::*;
+    for j0 in (0..cols).step_by(16) {
+        let rows = (cols - j0).min(16);
+        for k0 in (0..k).step_by(16) {
+            let kn = (k - k0).min(16);
+            let mask = crate::avx512::first_lanes(kn);
+            let mut r = [_mm512_setzero_ps(); 16];
+            for (i, r) in r.iter_mut().enumerate().take(rows) {
+                // SAFETY: the kn elements from k0 of column j0 + i.
+                *r = unsafe {
+                    _mm512_maskz_loadu_ps(
+                        mask,
+                        first.offset((j0 + i) as isize * col_stride).add(k0),
+                    )
+                };
+            }
+            transpose16(&mut r);
+            for (c, v) in r.iter().enumerate().take(kn) {
+                // SAFETY: row k0 + c of the panel, its 16 columns from j0
+                // (within the panel's 64, the lanes past `cols` being
+                // zeros from the masked loads).
+                unsafe { _mm512_storeu_ps(panel.as_mut_ptr().add((k0 + c) * PANEL + j0), *v) };
+            }
+        }
+    }
+}
+
+/// Transposes the 16×16 matrix whose rows are `r`: interleaves of 32-bit
+/// then 64-bit elements within 128-bit lanes, then two shuffles of the
+/// lanes (row `i` of the result is column `i` of the input).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn transpose16(r: &mut [std::arch::x86_64::__m512; 16]) {
+    use std::arch::x86_64::*;
+    let mut t = [_mm512_setzero_ps(); 16];
+    for i in 0..8 {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    let lo = |a: __m512, b: __m512| {
+        _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+    };
+    let hi = |a: __m512, b: __m512| {
+        _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+    };
+    // r[4i + e], lane L: rows 4i..4i + 4 at column 4L + e.
+    for i in 0..4 {
+        r[4 * i] = lo(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 1] = hi(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 2] = lo(t[4 * i + 1], t[4 * i + 3]);
+        r[4 * i + 3] = hi(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for e in 0..4 {
+        let a = _mm512_shuffle_f32x4::<0x88>(r[e], r[4 + e]);
+        let a2 = _mm512_shuffle_f32x4::<0xDD>(r[e], r[4 + e]);
+        let b = _mm512_shuffle_f32x4::<0x88>(r[8 + e], r[12 + e]);
+        let b2 = _mm512_shuffle_f32x4::<0xDD>(r[8 + e], r[12 + e]);
+        t[e] = _mm512_shuffle_f32x4::<0x88>(a, b);
+        t[8 + e] = _mm512_shuffle_f32x4::<0xDD>(a, b);
+        t[4 + e] = _mm512_shuffle_f32x4::<0x88>(a2, b2);
+        t[12 + e] = _mm512_shuffle_f32x4::<0xDD>(a2, b2);
+    }
+    *r = t;
 }
 
 /// `out = a @ B` for the packed `B`, `a` being `m × k` f32 at `a.0` with
@@ -336,25 +465,36 @@ pub(crate) unsafe fn product(
 mod tests {
     use super::*;
 
-    /// A `k × n` weight stored transposed (`n × k` row-major, as nn.Linear
-    /// keeps it) or plain.
-    fn weight(k: usize, n: usize, transposed: bool) -> (Buffer, WeightView) {
-        let mut buffer = Buffer::zeroed(k * n * 4).unwrap();
+    /// How a `k × n` weight is stored.
+    #[derive(Clone, Copy, Debug)]
+    enum Layout {
+        /// `[n, k]` row-major, as nn.Linear keeps it (`x @ wᵀ`).
+        Transposed,
+        /// `[k, n]` row-major (GPT-2's Conv1D).
+        Plain,
+        /// Every other element of every other row of a larger matrix, from
+        /// an offset (neither stride 1).
+        Strided,
+    }
+
+    fn weight(k: usize, n: usize, layout: Layout) -> (Buffer, WeightView) {
+        let len = 4 * k * n + 8;
+        let mut buffer = Buffer::zeroed(len * 4).unwrap();
         let values: &mut [f32] = unsafe {
-            std::slice::from_raw_parts_mut(buffer.bytes_mut().as_mut_ptr() as *mut f32, k * n)
+            std::slice::from_raw_parts_mut(buffer.bytes_mut().as_mut_ptr() as *mut f32, len)
         };
         for (i, v) in values.iter_mut().enumerate() {
             *v = ((i * 37) % 101) as f32 / 50.0 - 1.0;
         }
-        let (row_stride, col_stride) = if transposed {
-            (1, k as i64)
-        } else {
-            (n as i64, 1)
+        let (offset, row_stride, col_stride) = match layout {
+            Layout::Transposed => (0, 1, k as i64),
+            Layout::Plain => (0, n as i64, 1),
+            Layout::Strided => (3, 4 * n as i64, 2),
         };
         (
             buffer,
             WeightView {
-                offset: 0,
+                offset,
                 row_stride,
                 col_stride,
                 k,
@@ -375,13 +515,17 @@ mod tests {
         if !available() {
             return;
         }
-        for &(m, k, n, transposed) in &[
-            (2, 16, 70, true),
-            (7, 33, 64, false),
-            (64, 100, 200, true),
-            (130, 20, 129, false),
-        ] {
-            let (buffer, view) = weight(k, n, transposed);
+        use Layout::*;
+        let cases = [
+            (2, 16, 70, Transposed),
+            (7, 33, 64, Plain),
+            (64, 100, 200, Transposed),
+            (130, 20, 129, Plain),
+            (5, 47, 83, Strided),
+            (3, 1, 150, Transposed),
+        ];
+        for (m, k, n, layout) in cases {
+            let (buffer, view) = weight(k, n, layout);
             let a: Vec<f32> = (0..m * k)
                 .map(|i| ((i * 13) % 29) as f32 / 7.0 - 2.0)
                 .collect();
@@ -403,7 +547,7 @@ mod tests {
                     let got = out[i * n + j] as f64;
                     assert!(
                         (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                        "{m}×{k}×{n} [{i}, {j}]: {got} vs {want}"
+                        "{layout:?} {m}×{k}×{n} [{i}, {j}]: {got} vs {want}"
                     );
                 }
             }
@@ -415,7 +559,9 @@ mod tests {
         if !available() {
             return;
         }
-        let (mut buffer, view) = weight(32, 96, true);
+        // (The limit the environment may set would change what is kept.)
+        set_pack_limit(1 << 30);
+        let (mut buffer, view) = weight(32, 96, Layout::Transposed);
         // SAFETY (each call): the buffer holds the view.
         let first = unsafe { packed(&buffer, view) }.unwrap().expect("packed");
         let again = unsafe { packed(&buffer, view) }

@@ -339,13 +339,16 @@ impl Buffer {
 
     /// The number naming the bytes it holds now (see [`Buffer::rewritten`]).
     pub fn contents(&self) -> u64 {
-        self.contents.load(Ordering::Acquire)
+        // (SeqCst here and below: `crate::packed` marks, then reads the
+        // number, while a rewrite swaps the number, then reads the mark;
+        // one of the two must see the other.)
+        self.contents.load(Ordering::SeqCst)
     }
 
     /// Records that data was derived from the current contents, so that
     /// it is forgotten when they change or the buffer is dropped.
     pub(crate) fn mark_derived(&self) {
-        self.derived.store(true, Ordering::Release);
+        self.derived.store(true, Ordering::SeqCst);
     }
 
     /// Says that the bytes may change: they get a new contents number, and
@@ -354,8 +357,8 @@ impl Buffer {
     /// [`Buffer::as_mut_ptr`]) and a run that writes a result into an
     /// input given up to it (a donation, before the run).
     pub fn rewritten(&self) {
-        let old = self.contents.swap(fresh_contents(), Ordering::AcqRel);
-        if self.derived.swap(false, Ordering::AcqRel) {
+        let old = self.contents.swap(fresh_contents(), Ordering::SeqCst);
+        if self.derived.swap(false, Ordering::SeqCst) {
             crate::packed::forget(old);
         }
     }

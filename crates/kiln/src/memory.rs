@@ -82,8 +82,8 @@ pub fn set_cache_limit(bytes: usize) {
 }
 
 /// Sets how many bytes packed copies of weights may take (overriding
-/// `KILN_PACK_LIMIT`); 0 keeps none (each product then packs its weight
-/// for itself). Copies already kept stay until their weights change or go.
+/// `KILN_PACK_LIMIT`); 0 packs nothing more (products go to gemm). Copies
+/// already kept stay until their weights change or go.
 pub fn set_pack_limit(bytes: usize) {
     kiln_runtime::packed::set_pack_limit(bytes);
 }
