@@ -9,7 +9,7 @@
 //! their own kernels. A value shared by several users is paid once: the
 //! extraction's cost is the sum over the distinct e-classes it uses.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use egg::Id;
 use kiln_ir::ops::Cost;
@@ -85,27 +85,41 @@ pub fn extract(g: &KGraph, roots: &[Id], pinned: &HashMap<Id, KNode>) -> HashMap
             pinned.remove(&c);
         }
     };
-    let mut choice: HashMap<Id, KNode> = best.into_iter().map(|(id, (_, n))| (id, n)).collect();
-    // Then improve the total of the DAG, one e-class at a time.
-    let roots: Vec<Id> = roots.iter().map(|r| g.find(*r)).collect();
-    let mut total = dag_cost(g, &choice, &roots);
+    // Then improve the total of the DAG, one e-class at a time, on a
+    // table of the e-classes (indexed by id: the costs of their nodes and
+    // their operands' classes computed once), which computes exactly what
+    // the maps would, in the same order, several times faster (GPT-2
+    // small: extraction was three quarters of the optimizer's 22 ms).
+    let table = Table::new(g);
+    let mut choice: Vec<Option<usize>> = vec![None; table.nodes.len()];
+    for (id, (_, node)) in &best {
+        let class = table.index(g, *id);
+        choice[class] = g[*id].nodes.iter().position(|n| n == node);
+    }
+    let is_pinned: Vec<bool> = {
+        let mut p = vec![false; table.nodes.len()];
+        for id in pinned.keys() {
+            p[table.index(g, *id)] = true;
+        }
+        p
+    };
+    let roots: Vec<usize> = roots.iter().map(|r| table.index(g, *r)).collect();
+    let mut walk = Walk::new(table.nodes.len());
+    let mut total = table.dag_cost(&choice, &roots, &mut walk);
     for _ in 0..2 {
         let mut improved = false;
-        for class in reachable(g, &choice, &roots) {
-            for node in &g[class].nodes {
-                if choice.get(&class) == Some(node)
-                    || pinned.contains_key(&class)
-                    || !node
-                        .children
-                        .iter()
-                        .all(|c| choice.contains_key(&g.find(*c)))
+        for class in table.reachable(&choice, &roots, &mut walk) {
+            for node in 0..table.nodes[class].len() {
+                if choice[class] == Some(node)
+                    || is_pinned[class]
+                    || !table.nodes[class][node].1.iter().all(|&c| choice[c].is_some())
                 {
                     continue;
                 }
-                let old = choice.insert(class, node.clone()).expect("a chosen node");
-                let acyclic = !reaches(g, &choice, node, class);
+                let old = choice[class].replace(node).expect("a chosen node");
+                let acyclic = !table.reaches(&choice, class, node, &mut walk);
                 let cost = if acyclic {
-                    dag_cost(g, &choice, &roots)
+                    table.dag_cost(&choice, &roots, &mut walk)
                 } else {
                     f64::INFINITY
                 };
@@ -113,7 +127,7 @@ pub fn extract(g: &KGraph, roots: &[Id], pinned: &HashMap<Id, KNode>) -> HashMap
                     total = cost;
                     improved = true;
                 } else {
-                    choice.insert(class, old);
+                    choice[class] = Some(old);
                 }
             }
         }
@@ -121,7 +135,134 @@ pub fn extract(g: &KGraph, roots: &[Id], pinned: &HashMap<Id, KNode>) -> HashMap
             break;
         }
     }
-    choice
+    table
+        .ids
+        .iter()
+        .zip(&choice)
+        .filter_map(|(&id, &node)| Some((id?, g[id?].nodes[node?].clone())))
+        .collect()
+}
+
+/// The e-classes by index (their canonical id): each node's cost and its
+/// operands' classes.
+struct Table {
+    /// `nodes[class][i]`: node `i` of the class (egg's order).
+    nodes: Vec<Vec<(f64, Vec<usize>)>>,
+    /// The canonical id at each index (`None` for ids that are not).
+    ids: Vec<Option<Id>>,
+}
+
+impl Table {
+    fn new(g: &KGraph) -> Table {
+        let len = g.classes().map(|c| usize::from(c.id) + 1).max().unwrap_or(0);
+        let mut nodes = vec![Vec::new(); len];
+        let mut ids = vec![None; len];
+        for class in g.classes() {
+            let i = usize::from(class.id);
+            ids[i] = Some(class.id);
+            nodes[i] = class
+                .nodes
+                .iter()
+                .map(|n| {
+                    let children = n.children.iter().map(|&c| usize::from(g.find(c))).collect();
+                    (node_cost(g, class.id, n), children)
+                })
+                .collect();
+        }
+        Table { nodes, ids }
+    }
+
+    fn index(&self, g: &KGraph, id: Id) -> usize {
+        usize::from(g.find(id))
+    }
+
+    /// The e-classes the chosen nodes use, from the roots, in the order a
+    /// depth-first walk first meets them.
+    fn reachable(&self, choice: &[Option<usize>], roots: &[usize], walk: &mut Walk) -> Vec<usize> {
+        walk.start();
+        let mut order = Vec::new();
+        let mut stack: Vec<usize> = roots.to_vec();
+        while let Some(c) = stack.pop() {
+            if walk.visit(c) {
+                order.push(c);
+                if let Some(n) = choice[c] {
+                    stack.extend(self.nodes[c][n].1.iter().copied());
+                }
+            }
+        }
+        order
+    }
+
+    /// The cost of the DAG the chosen nodes make: each class reached paid
+    /// once, summed in the order of [`Table::reachable`] (infinite where a
+    /// class reached has no choice).
+    fn dag_cost(&self, choice: &[Option<usize>], roots: &[usize], walk: &mut Walk) -> f64 {
+        walk.start();
+        let mut total = 0.0;
+        let mut stack: Vec<usize> = roots.to_vec();
+        while let Some(c) = stack.pop() {
+            if walk.visit(c) {
+                match choice[c] {
+                    Some(n) => {
+                        let (cost, children) = &self.nodes[c][n];
+                        total += cost;
+                        stack.extend(children.iter().copied());
+                    }
+                    None => total += f64::INFINITY,
+                }
+            }
+        }
+        total
+    }
+
+    /// Whether `class` is reachable from the operands of its node `node`
+    /// under `choice` (choosing `node` would make a cycle).
+    fn reaches(&self, choice: &[Option<usize>], class: usize, node: usize, walk: &mut Walk) -> bool {
+        walk.start();
+        let mut stack: Vec<usize> = self.nodes[class][node].1.clone();
+        while let Some(c) = stack.pop() {
+            if c == class {
+                return true;
+            }
+            if walk.visit(c) {
+                if let Some(n) = choice[c] {
+                    stack.extend(self.nodes[c][n].1.iter().copied());
+                }
+            }
+        }
+        false
+    }
+}
+
+/// A visited set for repeated walks: a class is visited in the current
+/// walk when its stamp is the walk's.
+struct Walk {
+    stamps: Vec<u32>,
+    current: u32,
+}
+
+impl Walk {
+    fn new(len: usize) -> Walk {
+        Walk {
+            stamps: vec![0; len],
+            current: 0,
+        }
+    }
+
+    fn start(&mut self) {
+        self.current += 1;
+        if self.current == u32::MAX {
+            self.stamps.fill(0);
+            self.current = 1;
+        }
+    }
+
+    /// Marks `c`; whether it was not yet visited in this walk.
+    fn visit(&mut self, c: usize) -> bool {
+        let fresh = self.stamps[c] != self.current;
+        self.stamps[c] = self.current;
+        fresh
+    }
 }
 
 /// The cheapest node of each e-class by tree cost (shared parts counted per
@@ -157,46 +298,4 @@ fn tree_costs(g: &KGraph, pinned: &HashMap<Id, KNode>) -> HashMap<Id, (f64, KNod
             return best;
         }
     }
-}
-
-/// The e-classes the chosen nodes use, from the roots.
-fn reachable(g: &KGraph, choice: &HashMap<Id, KNode>, roots: &[Id]) -> Vec<Id> {
-    let mut seen = HashSet::new();
-    let mut order = Vec::new();
-    let mut stack: Vec<Id> = roots.to_vec();
-    while let Some(c) = stack.pop() {
-        let c = g.find(c);
-        if seen.insert(c) {
-            order.push(c);
-            if let Some(n) = choice.get(&c) {
-                stack.extend(n.children.iter().copied());
-            }
-        }
-    }
-    order
-}
-
-fn dag_cost(g: &KGraph, choice: &HashMap<Id, KNode>, roots: &[Id]) -> f64 {
-    reachable(g, choice, roots)
-        .into_iter()
-        .map(|c| choice.get(&c).map_or(f64::INFINITY, |n| node_cost(g, c, n)))
-        .sum()
-}
-
-/// Whether `class` is reachable from `node`'s operands under `choice`.
-fn reaches(g: &KGraph, choice: &HashMap<Id, KNode>, node: &KNode, class: Id) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack: Vec<Id> = node.children.clone();
-    while let Some(c) = stack.pop() {
-        let c = g.find(c);
-        if c == class {
-            return true;
-        }
-        if seen.insert(c) {
-            if let Some(n) = choice.get(&c) {
-                stack.extend(n.children.iter().copied());
-            }
-        }
-    }
-    false
 }
