@@ -112,7 +112,10 @@ pub fn extract(g: &KGraph, roots: &[Id], pinned: &HashMap<Id, KNode>) -> HashMap
             for node in 0..table.nodes[class].len() {
                 if choice[class] == Some(node)
                     || is_pinned[class]
-                    || !table.nodes[class][node].1.iter().all(|&c| choice[c].is_some())
+                    || !table.nodes[class][node]
+                        .1
+                        .iter()
+                        .all(|&c| choice[c].is_some())
                 {
                     continue;
                 }
@@ -154,7 +157,11 @@ struct Table {
 
 impl Table {
     fn new(g: &KGraph) -> Table {
-        let len = g.classes().map(|c| usize::from(c.id) + 1).max().unwrap_or(0);
+        let len = g
+            .classes()
+            .map(|c| usize::from(c.id) + 1)
+            .max()
+            .unwrap_or(0);
         let mut nodes = vec![Vec::new(); len];
         let mut ids = vec![None; len];
         for class in g.classes() {
@@ -217,7 +224,13 @@ impl Table {
 
     /// Whether `class` is reachable from the operands of its node `node`
     /// under `choice` (choosing `node` would make a cycle).
-    fn reaches(&self, choice: &[Option<usize>], class: usize, node: usize, walk: &mut Walk) -> bool {
+    fn reaches(
+        &self,
+        choice: &[Option<usize>],
+        class: usize,
+        node: usize,
+        walk: &mut Walk,
+    ) -> bool {
         walk.start();
         let mut stack: Vec<usize> = self.nodes[class][node].1.clone();
         while let Some(c) = stack.pop() {
