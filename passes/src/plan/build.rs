@@ -688,10 +688,13 @@ impl<'a> PlanBuilder<'a> {
         // Such values are found in program order, each decided as if the
         // ones found before it were already in memory (which changes what
         // it reads, not the kernels it is inlined into), and all of them
-        // are materialized before the next build: one build for GPT-2
-        // small's 24 residual values where one value a build took 44
-        // builds (the plans are the same; the next build still finds
-        // what materializing these newly recomputes).
+        // are materialized before the next build: 2 builds for GPT-2
+        // small where one value a build took 45. (Materializing one can
+        // make a value before it recomputed, which the next build finds;
+        // so the plan could in principle differ from one value a build's.
+        // It is the same, byte for byte, on every test and bench program
+        // and on exported GPT-2 small, BERT-base, a Llama decoder and
+        // ResNet-18.)
         let mut found: Vec<ValueId> = Vec::new();
         for (v, kernels) in &self.inlined_in {
             let inst = self.func.def_inst(*v).expect("inlined values are computed");
