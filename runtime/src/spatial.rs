@@ -357,6 +357,10 @@ unsafe fn products<T: Element>(
         1
     };
     let chunk = (n + chunks - 1) / chunks;
+    // (As many chunks as that size needs: with n = 512 channels over 28
+    // threads, chunks of 19 make 27, and a 28th would start past the
+    // last channel.)
+    let chunks = (n + chunk - 1) / chunk.max(1);
     let items: Vec<(i64, i64, i64, i64)> = (0..s.batch)
         .flat_map(|b| {
             (0..s.groups).flat_map(move |g| {
@@ -1216,5 +1220,89 @@ impl FromF64 for f32 {
 impl FromF64 for f64 {
     fn from_f64(v: f64) -> f64 {
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With more threads than tiles, a convolution splits its output
+    /// channels among the threads; with 512 channels over 28 threads the
+    /// chunks of 19 are 27, and a 28th started past the last channel (a
+    /// negative count: writes past the output). Against the direct sum.
+    #[test]
+    fn channel_chunks_stay_inside_the_output_with_many_threads() {
+        let (c, o, h) = (16i64, 512i64, 7i64);
+        let x: Vec<f32> = (0..c * h * h)
+            .map(|i| ((i * 7) % 13) as f32 / 6.0 - 1.0)
+            .collect();
+        let w: Vec<f32> = (0..o * c * 9)
+            .map(|i| ((i * 5) % 11) as f32 / 5.0 - 1.0)
+            .collect();
+        // A guard band past the output, which must stay untouched.
+        let len = (o * h * h) as usize;
+        let mut out = vec![f32::NAN; len + 4096];
+        let conv = Conv {
+            dims: 2,
+            stride: vec![1, 1],
+            padding: vec![1, 1],
+            dilation: vec![1, 1],
+            transposed: false,
+            output_padding: vec![0, 0],
+            groups: 1,
+        };
+        let (xg, wg, og) = (
+            Geometry::contiguous(&[1, c, h, h]),
+            Geometry::contiguous(&[o, c, 3, 3]),
+            Geometry::contiguous(&[1, o, h, h]),
+        );
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(28)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let operand = |p: *mut f32, g| Operand {
+                ptr: p.cast(),
+                geometry: g,
+            };
+            // SAFETY: each buffer holds its geometry's elements.
+            let done = unsafe {
+                convolution(
+                    &conv,
+                    DType::F32,
+                    operand(x.as_ptr() as *mut f32, &xg),
+                    operand(w.as_ptr() as *mut f32, &wg),
+                    None,
+                    operand(out.as_mut_ptr(), &og),
+                )
+            };
+            assert!(done.unwrap());
+        });
+        assert!(
+            out[len..].iter().all(|v| v.is_nan()),
+            "written past the output"
+        );
+        for oc in 0..o {
+            for y in 0..h {
+                for xx in 0..h {
+                    let mut want = 0f64;
+                    for ic in 0..c {
+                        for (i, j) in (0..3).flat_map(|i| (0..3).map(move |j| (i, j))) {
+                            let (sy, sx) = (y + i - 1, xx + j - 1);
+                            if (0..h).contains(&sy) && (0..h).contains(&sx) {
+                                want += f64::from(x[(ic * h * h + sy * h + sx) as usize])
+                                    * f64::from(w[(((oc * c + ic) * 3 + i) * 3 + j) as usize]);
+                            }
+                        }
+                    }
+                    let got = f64::from(out[(oc * h * h + y * h + xx) as usize]);
+                    assert!(
+                        (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                        "[{oc}, {y}, {xx}]: {got} vs {want}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -201,7 +201,8 @@ pub fn build(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
         }
     }
     let mut materialized = initial_materialized(func, &kinds);
-    // Each retry materializes one more value; there are finitely many.
+    // Each retry materializes at least one more value; there are
+    // finitely many.
     loop {
         materialize_relabeled_sources(func, &kinds, &mut materialized);
         let mut b = PlanBuilder::new(
@@ -687,7 +688,9 @@ impl<'a> PlanBuilder<'a> {
         //
         // Such values are found in program order, each decided as if the
         // ones found before it were already in memory (which changes what
-        // it reads, not the kernels it is inlined into), and all of them
+        // it reads, not the kernels it is inlined into; approximately: a
+        // relabel of such a value would count as a load of its own, and
+        // a relabeled one would bring its source into memory), and all of them
         // are materialized before the next build: 2 builds for GPT-2
         // small where one value a build took 45. (Materializing one can
         // make a value before it recomputed, which the next build finds;
@@ -702,9 +705,11 @@ impl<'a> PlanBuilder<'a> {
                 continue;
             }
             if expensive(&inst.op) {
-                // (Materializing an expensive value moves the work of the
-                // values it reads into a kernel of its own, which changes
-                // where they are inlined: the next build decides after it.)
+                // (A conservative stop, not one the order requires: with
+                // it, every program checked keeps the plan one value a
+                // build gives, which materializing past an expensive
+                // value changed for one, `losses.kir`, to another of as
+                // many kernels.)
                 if found.is_empty() {
                     found.push(*v);
                 }
