@@ -21,7 +21,8 @@
 //! and the reassociated sums, so results differ from the direct sum by a
 //! few roundings, as oneDNN's Winograd convolutions do.
 //!
-//! Each task takes a few rows of tiles of one image: it copies each input
+//! Each task takes a few rows of tiles of one image (or several whole
+//! small images, their tiles side by side in the panels): it copies each input
 //! channel's rows under them into a zero-padded plane split into even and
 //! odd columns (so that every transform is a contiguous vector operation
 //! over the tiles of a row), transforms them into 16 panels `[channel][tile]`,
@@ -63,12 +64,23 @@ pub(crate) fn applies(conv: &Conv, s: &Shape, wg: &Geometry) -> bool {
 }
 
 /// Whether images of `tiles` tiles, `batch` of them, are worth the
-/// transforms: [`MIN_TILES`] each, or half as many in a batch of at least
-/// one image per thread (ResNet's 14×14 layers at batch 8: 10.3 → 7.1 ms;
-/// at batch 1 their 49 tiles split across the threads make panels too
-/// narrow, and the direct convolution is faster).
+/// transforms: [`MIN_TILES`] each, or a task's images (see
+/// [`images_per_task`]) half as many together (ResNet's 14×14 layers at
+/// batch 8: 10.3 → 7.1 ms; at batch 1 their 49 tiles split across the
+/// threads make panels too narrow, and the direct convolution is faster).
 fn worth(tiles: i64, batch: i64) -> bool {
-    tiles >= MIN_TILES || (tiles >= MIN_TILES / 2 && batch >= rayon::current_num_threads() as i64)
+    tiles >= MIN_TILES || tiles * images_per_task(tiles, batch) >= MIN_TILES / 2
+}
+
+/// How many whole images of `tiles` tiles (fewer than [`MIN_TILES`]) a
+/// task takes into one set of panels: enough to fill [`MIN_TILES`], as
+/// long as every thread still gets a task (ResNet's 7×7 layers at batch
+/// 8: four images of 16 tiles a task, where one image's 16 would fill a
+/// quarter of the products' 64-lane blocks).
+fn images_per_task(tiles: i64, batch: i64) -> i64 {
+    let threads = rayon::current_num_threads() as i64;
+    let fill = (MIN_TILES + tiles - 1) / tiles.max(1);
+    fill.min(batch / threads).max(1)
 }
 
 /// Rows and columns of 2×2 tiles over the output.
@@ -102,19 +114,29 @@ pub(crate) unsafe fn run(
     let per_row = 16 * c_n.max(o_n) * tw_n * 4;
     let threads = rayon::current_num_threads() as i64;
     // Images with fewer than MIN_TILES tiles (run when the batch keeps
-    // the threads busy) go whole, lest a task's panels be too narrow.
-    let rows = if th_n * tw_n < MIN_TILES {
+    // the threads busy) go whole, several to a task, lest a task's panels
+    // be too narrow.
+    let small = th_n * tw_n < MIN_TILES;
+    let rows = if small {
         th_n
     } else {
         (TASK_BYTES / per_row.max(1))
             .clamp(1, th_n)
             .min(((th_n * s.batch + threads - 1) / threads / s.batch).max(1))
     };
-    let tasks: Vec<(i64, i64, i64)> = (0..s.batch)
+    let group = if small {
+        images_per_task(th_n * tw_n, s.batch)
+    } else {
+        1
+    };
+    // (first image, images, first tile row, tile rows)
+    let tasks: Vec<(i64, i64, i64, i64)> = (0..s.batch)
+        .step_by(group as usize)
         .flat_map(|b| {
+            let images = group.min(s.batch - b);
             (0..th_n)
                 .step_by(rows as usize)
-                .map(move |t| (b, t, rows.min(th_n - t)))
+                .map(move |t| (b, images, t, rows.min(th_n - t)))
         })
         .collect();
     let (x, out) = (Shared(x as *mut f32), Shared(out));
@@ -126,10 +148,10 @@ pub(crate) unsafe fn run(
         u: &u,
         bias,
     };
-    tasks.par_iter().for_each(|&(b, t0, tr)| {
+    tasks.par_iter().for_each(|&(b, images, t0, tr)| {
         SCRATCH.with_borrow_mut(|scratch| {
             // SAFETY: forwarded; each task writes its own tiles' outputs.
-            unsafe { job.task(scratch, x, out, b, t0, tr) };
+            unsafe { job.task(scratch, x, out, (b, images), t0, tr) };
         })
     });
 }
@@ -234,8 +256,10 @@ struct Scratch {
 }
 
 impl Job<'_> {
-    /// Tile rows `t0..t0 + tr` of image `b` (compiled for AVX-512, which
-    /// the products need anyway, so that the transforms' loops use it).
+    /// Tile rows `t0..t0 + tr` of images `b0..b0 + images` (several only
+    /// whole: their tiles side by side in the panels), compiled for
+    /// AVX-512, which the products need anyway, so that the transforms'
+    /// loops use it.
     ///
     /// # Safety
     /// As for [`run`].
@@ -246,14 +270,16 @@ impl Job<'_> {
         sc: &mut Scratch,
         x: Shared<f32>,
         out: Shared<f32>,
-        b: i64,
+        (b0, images): (i64, i64),
         t0: i64,
         tr: i64,
     ) {
         let s = self.s;
         let (c_n, o_n) = (s.in_per_group as usize, s.out_per_group as usize);
         let tw = tiles(s).1 as usize;
-        let tiles = tr as usize * tw;
+        // An image's tiles, and the task's (image q's from q·image_tiles).
+        let image_tiles = tr as usize * tw;
+        let tiles = images as usize * image_tiles;
         // The padded rows under the tiles: 2·tr + 2, each of half-widths
         // tw + 1 (even and odd columns).
         let half = tw + 1;
@@ -278,32 +304,35 @@ impl Job<'_> {
             },
             0.0,
         );
-        if all_at_once {
-            // SAFETY: forwarded.
-            unsafe { self.copy_channels(plane, plane_len, x, b, t0, half) };
-        }
         v.resize(16 * c_n * tiles, 0.0);
         m.resize(16 * o_n * tiles, 0.0);
         t_rows.resize(8 * half, 0.0);
         y.resize(12 * tw, 0.0);
-        for c in 0..c_n {
-            let plane = if all_at_once {
-                &plane[c * plane_len..(c + 1) * plane_len]
-            } else {
+        for q in 0..images as usize {
+            let b = b0 + q as i64;
+            if all_at_once {
                 // SAFETY: forwarded.
-                unsafe { self.copy_channel(plane, x, b, c, t0, half) };
-                &plane[..]
-            };
-            for t in 0..tr as usize {
-                let rows: [&[f32]; 4] =
-                    std::array::from_fn(|r| &plane[(2 * t + r) * prow..(2 * t + r + 1) * prow]);
-                let at = |point: usize| (point * c_n + c) * tiles + t * tw;
-                input_tiles(rows, tw, t_rows, |point| {
-                    let at = at(point);
-                    // SAFETY: the panel of `point` holds this row of tiles;
-                    // the 16 points' rows are disjoint.
-                    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().add(at), tw) }
-                });
+                unsafe { self.copy_channels(plane, plane_len, x, b, t0, half) };
+            }
+            for c in 0..c_n {
+                let plane = if all_at_once {
+                    &plane[c * plane_len..(c + 1) * plane_len]
+                } else {
+                    // SAFETY: forwarded.
+                    unsafe { self.copy_channel(plane, x, b, c, t0, half) };
+                    &plane[..]
+                };
+                for t in 0..tr as usize {
+                    let rows: [&[f32]; 4] =
+                        std::array::from_fn(|r| &plane[(2 * t + r) * prow..(2 * t + r + 1) * prow]);
+                    let at = |point: usize| (point * c_n + c) * tiles + q * image_tiles + t * tw;
+                    input_tiles(rows, tw, t_rows, |point| {
+                        let at = at(point);
+                        // SAFETY: the panel of `point` holds this row of
+                        // tiles; the 16 points' rows are disjoint.
+                        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().add(at), tw) }
+                    });
+                }
             }
         }
         for point in 0..16 {
@@ -328,18 +357,21 @@ impl Job<'_> {
                 )
             };
         }
-        for o in 0..o_n {
-            for t in 0..tr as usize {
-                let products = |point: usize| -> &[f32] {
-                    let at = (point * o_n + o) * tiles + t * tw;
-                    &m[at..at + tw]
-                };
-                output_tiles(std::array::from_fn(products), y);
-                if let Some(bias) = self.bias {
-                    y[..4 * tw].iter_mut().for_each(|v| *v += bias[o]);
+        for q in 0..images as usize {
+            for o in 0..o_n {
+                for t in 0..tr as usize {
+                    let products = |point: usize| -> &[f32] {
+                        let at = (point * o_n + o) * tiles + q * image_tiles + t * tw;
+                        &m[at..at + tw]
+                    };
+                    output_tiles(std::array::from_fn(products), y);
+                    if let Some(bias) = self.bias {
+                        y[..4 * tw].iter_mut().for_each(|v| *v += bias[o]);
+                    }
+                    let b = b0 + q as i64;
+                    // SAFETY: forwarded; the row of tiles is this task's.
+                    unsafe { self.store_tiles(&y[..4 * tw], out, b, o, t0 + t as i64) };
                 }
-                // SAFETY: forwarded; the row of tiles is this task's.
-                unsafe { self.store_tiles(&y[..4 * tw], out, b, o, t0 + t as i64) };
             }
         }
     }
