@@ -13,9 +13,10 @@
 //! runs over `k` in one order) as long as the cache keeps the copy:
 //!
 //! - the cache is keyed by the buffer's contents number
-//!   ([`Buffer::contents`]: unique to a buffer and replaced on every
-//!   write path), the view's offset and strides and the matrix's size, so
-//!   a packed copy is never used for other bytes;
+//!   ([`Buffer::contents`]: unique to a buffer, and replaced by any
+//!   write once something was derived from it), the view's offset and
+//!   strides and the matrix's size, so a packed copy is never used for
+//!   other bytes;
 //! - an entry goes when its buffer is rewritten or dropped
 //!   ([`Buffer::rewritten`], `Drop for Buffer` call [`forget`]), so an idle
 //!   process holds packed copies only of weights it still holds;
@@ -31,8 +32,9 @@
 //!
 //! The packed layout is panels of [`PANEL`] output columns, each `k` rows
 //! of 64 contiguous floats (`[n / 64][k][64]`; the last panel's columns
-//! past `n` are never written nor read), which is what [`crate::panel::product`]'s AVX-512 microkernel
-//! reads: one 512-bit multiply-add a cycle. Measured on this project's
+//! past `n` are never written nor read), which is what
+//! [`crate::panel::product`]'s AVX-512 microkernel reads: one 512-bit
+//! multiply-add a cycle. Measured on this project's
 //! machine (2 threads, `[m, k] @ [k, n]`): 64×1024×4096 gemm 3.9–4.4 ms,
 //! packed 3.0 ms; 64×4096×1024 4.1–5.6 and 2.6–3.1; 128×3072×768 3.5–3.9
 //! and 2.8–3.2; 1024×768×3072 23–25 and 23.
@@ -41,9 +43,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use kiln_ir::{Error, ErrorKind, Result};
+use kiln_ir::Result;
 
-use crate::storage::{Buffer, parse_size};
+use crate::storage::{Buffer, env_size};
 
 /// Output columns per panel: four 16-lane registers.
 pub(crate) const PANEL: usize = 64;
@@ -92,15 +94,13 @@ pub fn pack_limit() -> Result<usize> {
     if set != usize::MAX {
         return Ok(set);
     }
-    static ENV: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
-    ENV.get_or_init(|| match std::env::var("KILN_PACK_LIMIT") {
-        Ok(text) => parse_size(&text).ok_or_else(|| {
-            format!("KILN_PACK_LIMIT={text:?} is not a size (expected bytes, or a number with K, M or G)")
-        }),
-        Err(_) => Ok((crate::storage::allocation_limit() / 8).min(1 << 30)),
+    static ENV: OnceLock<Result<usize>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        env_size("KILN_PACK_LIMIT", || {
+            (crate::storage::allocation_limit() / 8).min(1 << 30)
+        })
     })
     .clone()
-    .map_err(|e| Error::new(ErrorKind::Resource, e))
 }
 
 /// Sets the bound on packed bytes, overriding `KILN_PACK_LIMIT`; copies
@@ -232,10 +232,10 @@ pub(crate) unsafe fn packed(buffer: &Buffer, view: WeightView) -> Result<Option<
         return Ok(None);
     };
     let p = Arc::new(p);
-    // Marked before the contents are checked again: a write racing with
-    // this (which a caller that vouches for the bytes does not allow)
-    // either renumbers them before the check (nothing is kept) or finds
-    // the mark and forgets what is kept, after this lock.
+    // (From here a write renumbers the contents and forgets the copy.
+    // None can happen while this packs: the caller vouches that nothing
+    // writes the bytes during the run, and a write needs the buffer to
+    // itself; the check below is a guard only.)
     buffer.mark_derived();
     let mut c = cache();
     c.packs += 1;

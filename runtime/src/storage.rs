@@ -93,18 +93,27 @@ pub fn parse_size(text: &str) -> Option<usize> {
 /// The limit `KILN_CACHE_LIMIT` sets, read once; an error if it is not a
 /// size.
 fn env_cache_limit() -> Result<usize> {
-    static LIMIT: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
+    static LIMIT: OnceLock<Result<usize>> = OnceLock::new();
     LIMIT
-        .get_or_init(|| match std::env::var("KILN_CACHE_LIMIT") {
-            Ok(text) => parse_size(&text).ok_or_else(|| {
-                format!(
-                    "KILN_CACHE_LIMIT={text:?} is not a size (expected bytes, or a number with K, M or G)"
-                )
-            }),
-            Err(_) => Ok(default_cache_limit()),
-        })
+        .get_or_init(|| env_size("KILN_CACHE_LIMIT", default_cache_limit))
         .clone()
-        .map_err(|e| Error::new(ErrorKind::Resource, e))
+}
+
+/// The size the environment variable `var` sets ([`parse_size`]), or
+/// `default()` when it is not set; an error naming it when it is not a
+/// size.
+pub(crate) fn env_size(var: &str, default: impl FnOnce() -> usize) -> Result<usize> {
+    match std::env::var(var) {
+        Ok(text) => parse_size(&text).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Resource,
+                format!(
+                    "{var}={text:?} is not a size (expected bytes, or a number with K, M or G)"
+                ),
+            )
+        }),
+        Err(_) => Ok(default()),
+    }
 }
 
 /// Whole pages from the system, zero-filled until written.
@@ -262,9 +271,10 @@ pub struct Buffer {
     /// allocator (and for an empty one, which owns nothing).
     class: usize,
     /// Names what the bytes hold now: unique to this buffer, and replaced
-    /// by a fresh number whenever they may change ([`Buffer::rewritten`]),
-    /// so that data derived from them (a packed weight, `crate::packed`)
-    /// can be kept under it and is never used for other bytes.
+    /// by a fresh number when they may change after data was derived from
+    /// them ([`Buffer::rewritten`]), so that such data (a packed weight,
+    /// `crate::packed`) can be kept under it and is never used for other
+    /// bytes.
     contents: AtomicU64,
     /// Whether something was derived from the current contents (then
     /// `crate::packed` hears when they change or the buffer goes).
@@ -339,9 +349,6 @@ impl Buffer {
 
     /// The number naming the bytes it holds now (see [`Buffer::rewritten`]).
     pub fn contents(&self) -> u64 {
-        // (SeqCst here and below: `crate::packed` marks, then reads the
-        // number, while a rewrite swaps the number, then reads the mark;
-        // one of the two must see the other.)
         self.contents.load(Ordering::SeqCst)
     }
 
@@ -351,14 +358,17 @@ impl Buffer {
         self.derived.store(true, Ordering::SeqCst);
     }
 
-    /// Says that the bytes may change: they get a new contents number, and
-    /// what was derived from the old ones is forgotten. Every write path
-    /// calls it: `&mut` access ([`Buffer::bytes_mut`],
+    /// Says that the bytes may change: if something was derived from them,
+    /// they get a new contents number and what was derived is forgotten.
+    /// Every write path calls it: `&mut` access ([`Buffer::bytes_mut`],
     /// [`Buffer::as_mut_ptr`]) and a run that writes a result into an
-    /// input given up to it (a donation, before the run).
+    /// input given up to it (a donation, before the run). Contents nothing
+    /// was derived from keep their number, which no cache holds, so that
+    /// the interpreter's writes element by element (`Tensor::set`) cost
+    /// one load here.
     pub fn rewritten(&self) {
-        let old = self.contents.swap(fresh_contents(), Ordering::SeqCst);
-        if self.derived.swap(false, Ordering::SeqCst) {
+        if self.derived.load(Ordering::SeqCst) && self.derived.swap(false, Ordering::SeqCst) {
+            let old = self.contents.swap(fresh_contents(), Ordering::SeqCst);
             crate::packed::forget(old);
         }
     }

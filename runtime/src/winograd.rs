@@ -22,11 +22,11 @@
 //! few roundings, as oneDNN's Winograd convolutions do.
 //!
 //! Each task takes a few rows of tiles of one image (or several whole
-//! small images, their tiles side by side in the panels): it copies each input
-//! channel's rows under them into a zero-padded plane split into even and
-//! odd columns (so that every transform is a contiguous vector operation
-//! over the tiles of a row), transforms them into 16 panels `[channel][tile]`,
-//! runs the 16 products against the weights transformed once per call
+//! small images, their tiles side by side in the panels): it copies each
+//! input channel's rows under them into a zero-padded plane split into
+//! even and odd columns (so that every transform is a contiguous vector
+//! operation over the tiles of a row), transforms them into 16 panels
+//! `[channel][tile]`, runs the 16 products against the weights transformed once per call
 //! (`[point][out channel][channel]`), and transforms the results back into
 //! the output with the bias.
 
@@ -277,9 +277,8 @@ impl Job<'_> {
         let s = self.s;
         let (c_n, o_n) = (s.in_per_group as usize, s.out_per_group as usize);
         let tw = tiles(s).1 as usize;
-        // An image's tiles, and the task's (image q's from q·image_tiles).
-        let image_tiles = tr as usize * tw;
-        let tiles = images as usize * image_tiles;
+        // The task's tiles: its rows of tiles, image by image.
+        let tiles = (images * tr) as usize * tw;
         // The padded rows under the tiles: 2·tr + 2, each of half-widths
         // tw + 1 (even and odd columns).
         let half = tw + 1;
@@ -325,7 +324,8 @@ impl Job<'_> {
                 for t in 0..tr as usize {
                     let rows: [&[f32]; 4] =
                         std::array::from_fn(|r| &plane[(2 * t + r) * prow..(2 * t + r + 1) * prow]);
-                    let at = |point: usize| (point * c_n + c) * tiles + q * image_tiles + t * tw;
+                    let row = q * tr as usize + t;
+                    let at = |point: usize| (point * c_n + c) * tiles + row * tw;
                     input_tiles(rows, tw, t_rows, |point| {
                         let at = at(point);
                         // SAFETY: the panel of `point` holds this row of
@@ -357,21 +357,20 @@ impl Job<'_> {
                 )
             };
         }
-        for q in 0..images as usize {
-            for o in 0..o_n {
-                for t in 0..tr as usize {
-                    let products = |point: usize| -> &[f32] {
-                        let at = (point * o_n + o) * tiles + q * image_tiles + t * tw;
-                        &m[at..at + tw]
-                    };
-                    output_tiles(std::array::from_fn(products), y);
-                    if let Some(bias) = self.bias {
-                        y[..4 * tw].iter_mut().for_each(|v| *v += bias[o]);
-                    }
-                    let b = b0 + q as i64;
-                    // SAFETY: forwarded; the row of tiles is this task's.
-                    unsafe { self.store_tiles(&y[..4 * tw], out, b, o, t0 + t as i64) };
+        // The task's rows of tiles: row r is image r / tr's row t0 + r % tr,
+        // its tiles from r·tw in the panels.
+        for o in 0..o_n {
+            for r in 0..images * tr {
+                let products = |point: usize| -> &[f32] {
+                    let at = (point * o_n + o) * tiles + r as usize * tw;
+                    &m[at..at + tw]
+                };
+                output_tiles(std::array::from_fn(products), y);
+                if let Some(bias) = self.bias {
+                    y[..4 * tw].iter_mut().for_each(|v| *v += bias[o]);
                 }
+                // SAFETY: forwarded; the row of tiles is this task's.
+                unsafe { self.store_tiles(&y[..4 * tw], out, b0 + r / tr, o, t0 + r % tr) };
             }
         }
     }

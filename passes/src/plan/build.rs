@@ -214,20 +214,20 @@ pub fn build(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
             target.device(),
         );
         let built = b.build()?;
-        let (retry, also) = (b.retry, std::mem::take(&mut b.also));
-        drop(b);
+        let retry = std::mem::take(&mut b.retry);
         match built {
             Some(plan) => return Ok(plan),
             None => {
-                let v = retry.expect("a failed build names a value to materialize");
+                let &v = retry
+                    .first()
+                    .expect("a failed build names a value to materialize");
                 if materialized[v.index()] {
                     return Err(Error::new(
                         ErrorKind::Backend,
                         format!("fuse: materializing %{} again", func.name_of(v)),
                     ));
                 }
-                materialized[v.index()] = true;
-                for v in also {
+                for v in retry {
                     materialized[v.index()] = true;
                 }
             }
@@ -335,10 +335,9 @@ struct PlanBuilder<'a> {
     /// inlined into several kernels) and so the plan are the same on every
     /// run.
     inlined_in: BTreeMap<ValueId, BTreeSet<usize>>,
-    /// The value to materialize before trying again.
-    retry: Option<ValueId>,
-    /// With `retry`, more values to materialize before trying again.
-    also: Vec<ValueId>,
+    /// The values to materialize before trying again (one, or those the
+    /// final check finds together), in program order.
+    retry: Vec<ValueId>,
 }
 
 /// The kernel being built.
@@ -537,8 +536,7 @@ impl<'a> PlanBuilder<'a> {
             views: vec![None; func.values.len()],
             steps: Vec::new(),
             inlined_in: BTreeMap::new(),
-            retry: None,
-            also: Vec::new(),
+            retry: Vec::new(),
         }
     }
 
@@ -574,7 +572,7 @@ impl<'a> PlanBuilder<'a> {
             .expect("materialized values are placed before their uses")
     }
 
-    /// Builds the plan, or `None` after setting `retry` to a value that
+    /// Builds the plan, or `None` after setting `retry` to values that
     /// must be materialized first.
     fn build(&mut self) -> Result<Option<KernelPlan>> {
         for (i, &p) in self.func.params.iter().enumerate() {
@@ -618,7 +616,7 @@ impl<'a> PlanBuilder<'a> {
                 // source in memory: computing the source in the view's
                 // index space could split the source's reductions.
                 let source = inst.value_operands().next().expect("views have a source");
-                self.retry = Some(source);
+                self.retry = vec![source];
                 return Ok(None);
             }
             if kind == Kind::Interpret {
@@ -719,9 +717,8 @@ impl<'a> PlanBuilder<'a> {
                 found.push(*v);
             }
         }
-        if let Some(&first) = found.first() {
-            self.retry = Some(first);
-            self.also = found;
+        if !found.is_empty() {
+            self.retry = found;
             return Ok(None);
         }
         let outputs: Vec<TensorView> = self.func.returns.iter().map(|&r| self.view(r)).collect();
@@ -904,7 +901,7 @@ impl<'a> PlanBuilder<'a> {
                 _ => space,
             };
             if numel * 4 < evaluations {
-                self.retry = Some(v);
+                self.retry = vec![v];
                 return Ok(None);
             }
         }
@@ -1039,7 +1036,7 @@ impl<'a> PlanBuilder<'a> {
                     && k.reduced.as_ref().is_none_or(|r| *r == reduced)
                     && same_dims(&map, &expected, &k.space);
                 if !compatible {
-                    self.retry = Some(inst.result());
+                    self.retry = vec![inst.result()];
                     return Ok(None);
                 }
                 k.reduced = Some(reduced);
