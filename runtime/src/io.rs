@@ -89,11 +89,39 @@ fn to_safetensors(d: DType) -> Option<StDtype> {
 /// Reads every tensor of a safetensors file, by name.
 pub fn read_safetensors(path: &Path) -> Result<BTreeMap<String, Tensor>> {
     let map = open_mapped(path)?;
-    safetensors_from_bytes(path, &map)
+    // Each tensor's pages of the file are let go once it is copied, so
+    // that reading a model holds its weights once, not twice (GPT-2
+    // small's peak resident set: 1,263 MiB, where its weights are 622).
+    let base = map.as_ptr() as usize;
+    read_tensors(path, &map, |data| {
+        #[cfg(unix)]
+        // SAFETY: the map is a read-only private map of the file: its
+        // pages, dropped, read again as the file's bytes. (`map` is
+        // borrowed by the slice being read, which this does not change.)
+        unsafe {
+            let _ = map.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                data.as_ptr() as usize - base,
+                data.len(),
+            );
+        }
+        #[cfg(not(unix))]
+        let _ = data;
+    })
 }
 
 /// Reads every tensor of safetensors bytes, by name; errors name `path`.
 pub fn safetensors_from_bytes(path: &Path, bytes: &[u8]) -> Result<BTreeMap<String, Tensor>> {
+    read_tensors(path, bytes, |_| {})
+}
+
+/// [`safetensors_from_bytes`], calling `copied` with each tensor's bytes
+/// once they are copied.
+fn read_tensors(
+    path: &Path,
+    bytes: &[u8],
+    mut copied: impl FnMut(&[u8]),
+) -> Result<BTreeMap<String, Tensor>> {
     let st = SafeTensors::deserialize(bytes)
         .map_err(|e| file_error(path, format!("not a valid safetensors file: {e}")))?;
     let mut out = BTreeMap::new();
@@ -130,6 +158,7 @@ pub fn safetensors_from_bytes(path: &Path, bytes: &[u8]) -> Result<BTreeMap<Stri
         }
         let tensor = Tensor::from_bytes(view.data(), &shape, dtype)
             .map_err(|e| file_error(path, format!("tensor '{name}': {}", e.message())))?;
+        copied(view.data());
         out.insert(name, tensor);
     }
     Ok(out)
