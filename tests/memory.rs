@@ -257,3 +257,92 @@ fn the_pack_limit_bounds_packed_weights() {
         assert_close(got, want);
     }
 }
+
+/// nn.Linear's and Conv1D's products as in [`linears`], the first weight
+/// also an embedding table (tied, as GPT-2's token embedding and output
+/// layer), and a scale a kernel reads.
+fn tied() -> kiln::Traced {
+    trace(
+        &[
+            TensorSpec::new([64, 96], DType::F32).name("x"),
+            TensorSpec::new([8], DType::I64).name("ids"),
+            TensorSpec::new([200, 96], DType::F32).name("w"),
+            TensorSpec::new([96, 200], DType::F32).name("w2"),
+            TensorSpec::new([96], DType::F32).name("s"),
+        ],
+        |v| {
+            let x = &v[0] * &v[4];
+            vec![x.matmul(&v[2].t()), x.matmul(&v[3]), v[1].embedding(&v[2])]
+        },
+    )
+    .expect("traces")
+}
+
+#[test]
+fn bound_weights_are_held_packed_alone_and_give_the_same_bits() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    kiln::release_cached();
+    let limit = memory_stats().packed.limit_bytes;
+    kiln::set_pack_limit(1 << 30);
+    let packs = std::arch::is_x86_feature_detected!("avx512f");
+    let traced = tied();
+    let compiled = traced.compile(Device::CPU).unwrap();
+    let ids = Data::from_vec((0..8i64).map(|i| i * 25 + 3).collect(), &[8]).unwrap();
+    let (x, s) = (
+        values([64, 96], 1),
+        Data::from_vec(vec![0.5f32; 96], &[96]).unwrap(),
+    );
+    let weights = || (values([200, 96], 2), values([96, 200], 3));
+    // The program with its weights passed on every run (packed through
+    // the cache), and the reference.
+    let (w, w2) = weights();
+    let all = [x.clone(), ids.clone(), w, w2, s.clone()];
+    let unbound = compiled.run(&all).unwrap();
+    let expected = traced.interpret(&all).unwrap();
+    drop(all);
+    kiln::release_cached();
+
+    let (w, w2) = weights();
+    let before = memory_stats();
+    let bound = compiled
+        .bind(vec![None, None, Some(w), Some(w2), Some(s)])
+        .unwrap();
+    let after = memory_stats();
+    let packing = bound.packing();
+    if packs {
+        // Both products' weights held packed (the tied one read by the
+        // embedding from its panels), the scale as given.
+        assert_eq!(packing.weights(), 2, "{packing:?}");
+        assert_eq!(packing.bytes(), 2 * 4 * 96 * 256);
+        // ... and the originals gone.
+        assert!(
+            after.host.live_bytes < before.host.live_bytes + packing.bytes(),
+            "{before}\n{after}"
+        );
+    } else {
+        assert_eq!(packing.weights(), 0);
+    }
+    for _ in 0..2 {
+        let got = bound.run(&[x.clone(), ids.clone()]).unwrap();
+        for ((g, u), e) in got.iter().zip(&unbound).zip(&expected) {
+            assert_eq!(g.to_vec::<f32>(), u.to_vec::<f32>(), "the same bits");
+            assert_close(g, e);
+        }
+        // The embedding's rows are the weight's, exactly.
+        assert_eq!(got[2].to_vec::<f32>(), expected[2].to_vec::<f32>());
+    }
+    // Out-of-range indices are the embedding's error, as unbound.
+    let bad = Data::from_vec(vec![0i64, 200, 1, 2, 3, 4, 5, 6], &[8]).unwrap();
+    let err = bound.run(&[x.clone(), bad]).unwrap_err();
+    assert!(err.to_string().contains("index out of range"), "{err}");
+    // The inputs left to give are checked.
+    let err = bound.run(&[x.clone()]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("takes 2 inputs besides its 3 bound ones"),
+        "{err}"
+    );
+    drop(bound);
+    kiln::release_cached();
+    kiln::set_pack_limit(limit);
+}

@@ -11,6 +11,7 @@ use std::time::Duration;
 use kiln_ir::graph::Func;
 use kiln_ir::{Device, Error, ErrorKind, Module, Result, TypeLayout};
 
+use crate::bind::Packing;
 use crate::tensor::Tensor;
 
 /// Something that compiles a module for one kind of device.
@@ -78,6 +79,47 @@ pub trait Executable: Send + Sync {
         _runs: usize,
     ) -> Option<Result<Vec<(String, Duration)>>> {
         None
+    }
+
+    /// For weights being bound to the program ([`crate::bind::Bound`];
+    /// one entry per parameter, `None` for an input given on every run):
+    /// packs, for good, each weight that feeds only products this backend
+    /// computes from a packed copy, and puts in its entry a stand-in (the
+    /// copy's bytes under the weight's type, which only those products
+    /// read), dropping the weight's own handle. By default it packs
+    /// nothing.
+    fn pack_bound(&self, _weights: &mut [Option<Tensor>]) -> Result<Packing> {
+        Ok(Packing::default())
+    }
+
+    /// Runs as [`Executable::run`] (as [`Executable::run_donated`] with
+    /// `donate`), the inputs whose parameters have a copy in `packing`
+    /// being the stand-ins [`Executable::pack_bound`] made.
+    fn run_bound(
+        &self,
+        inputs: Vec<Tensor>,
+        donate: bool,
+        packing: &Packing,
+    ) -> Result<Vec<Tensor>> {
+        packing.require_none()?;
+        match donate {
+            true => self.run_donated(inputs),
+            false => self.run(&inputs),
+        }
+    }
+
+    /// [`Executable::step_times`] with the stand-ins of `packing`, as
+    /// [`Executable::run_bound`].
+    fn step_times_bound(
+        &self,
+        inputs: &[Tensor],
+        runs: usize,
+        packing: &Packing,
+    ) -> Option<Result<Vec<(String, Duration)>>> {
+        match packing.require_none() {
+            Ok(()) => self.step_times(inputs, runs),
+            Err(e) => Some(Err(e)),
+        }
     }
 }
 

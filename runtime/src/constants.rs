@@ -21,6 +21,7 @@ use kiln_ir::{Module, Result, Stage};
 use kiln_passes::hoist::{Limits, split_constants};
 
 use crate::backend::{Executable, Listing, ListingLanguage, bind_input, check_input_count};
+use crate::bind::Packing;
 use crate::tensor::Tensor;
 
 /// Compiles `module` with `compile`, its constant subgraphs split out and
@@ -142,6 +143,42 @@ impl Executable for WithConstants {
     ) -> Option<Result<Vec<(String, Duration)>>> {
         match self.all(inputs) {
             Ok(all) => self.inner.step_times(&all, runs),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// The caller's weights are bound by the inner program (the constants
+    /// stay as they are: the program shares them).
+    fn pack_bound(&self, weights: &mut [Option<Tensor>]) -> Result<Packing> {
+        check_input_count(&self.name, self.inputs, weights.len())?;
+        let mut all: Vec<Option<Tensor>> = weights.iter_mut().map(Option::take).collect();
+        all.resize(self.inputs + self.constants.len(), None);
+        let packing = self.inner.pack_bound(&mut all)?;
+        for (w, t) in weights.iter_mut().zip(all) {
+            *w = t;
+        }
+        Ok(packing)
+    }
+
+    fn run_bound(
+        &self,
+        mut inputs: Vec<Tensor>,
+        donate: bool,
+        packing: &Packing,
+    ) -> Result<Vec<Tensor>> {
+        self.checked(&inputs)?;
+        inputs.extend(self.constants.iter().cloned());
+        self.inner.run_bound(inputs, donate, packing)
+    }
+
+    fn step_times_bound(
+        &self,
+        inputs: &[Tensor],
+        runs: usize,
+        packing: &Packing,
+    ) -> Option<Result<Vec<(String, Duration)>>> {
+        match self.all(inputs) {
+            Ok(all) => self.inner.step_times_bound(&all, runs, packing),
             Err(e) => Some(Err(e)),
         }
     }

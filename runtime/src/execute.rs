@@ -15,6 +15,7 @@
 //! inside its buffer for the whole iteration space: generated code does no
 //! bounds checks and cannot need them.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kiln_ir::graph::Func;
@@ -24,7 +25,8 @@ use kiln_passes::plan::donate::{Donation, donations};
 use kiln_passes::plan::{Access, BufferId, BufferRole, Kernel, KernelPlan, Step, TensorView};
 
 use crate::backend::bind_inputs;
-use crate::matmul::{MatrixArg, matmul};
+use crate::matmul::{MatrixArg, matmul, packed_view};
+use crate::packed::{Packed, WeightView};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
@@ -71,6 +73,32 @@ pub trait Launcher {
     /// derived from them, as the host keeps packed weights,
     /// `crate::packed`).
     fn matmul(&self, _operands: [(&Self::Buffer, &TensorView); 3], _weight: bool) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Computes a matmul step (`out = a @ b`, each with its buffer) whose
+    /// right operand is a weight bound to the program in packed form
+    /// (`crate::bind`): `b`'s buffer does not hold the weight's values,
+    /// `packed` does. `Ok(false)` where the launcher has no packed
+    /// products (binding packs nothing for such a launcher's programs).
+    fn matmul_bound(
+        &self,
+        _operands: [(&Self::Buffer, &TensorView); 3],
+        _packed: &Packed,
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Computes an `embedding` step whose weight is bound in packed form
+    /// as the right operand of the plan's products (`crate::bind`): the
+    /// weight `[V, D]` is `packed`'s `Bᵀ`. `Ok(false)` where the launcher
+    /// cannot (binding packs nothing for such a launcher's programs).
+    fn embedding_bound(
+        &self,
+        _packed: &Packed,
+        _indices: (&Self::Buffer, &TensorView),
+        _out: (&Self::Buffer, &TensorView),
+    ) -> Result<bool> {
         Ok(false)
     }
 
@@ -163,6 +191,136 @@ impl CheckedPlan {
             donations,
         })
     }
+}
+
+impl CheckedPlan {
+    /// Per parameter, the view of it that the plan's products pack, where
+    /// they are all it feeds (as the right operand of products that pack
+    /// it, [`packed_view`], in one view): such an input may be bound to the
+    /// program as its packed copy alone (`crate::bind`). `None` for an
+    /// input that a kernel, an interpreted step, a product's other operand
+    /// or one that does not pack reads, that a result is, that a result
+    /// may be written into, or that nothing reads.
+    pub(crate) fn packed_params(&self) -> Vec<Option<WeightView>> {
+        /// How the plan reads one buffer.
+        #[derive(Clone, Copy, Default)]
+        struct Reads {
+            /// The view its products pack it in.
+            packed: Option<WeightView>,
+            /// The `[V, D]` of the embeddings that read it whole.
+            embedding: Option<(usize, usize)>,
+            /// Read some other way (or packed in two views).
+            other: bool,
+        }
+        let plan = &self.plan;
+        let mut reads = vec![Reads::default(); plan.buffers.len()];
+        let mut other = |b: BufferId| reads[b.index()].other = true;
+        let mut packed = Vec::new();
+        let mut embeddings = Vec::new();
+        for (step, island) in plan.steps.iter().zip(&self.islands) {
+            match step {
+                Step::Kernel(k) => k.args.iter().for_each(|&b| other(b)),
+                Step::Matmul { a, b, out } => {
+                    fn arg(v: &TensorView) -> MatrixArg<'_> {
+                        MatrixArg {
+                            ptr: std::ptr::null_mut(),
+                            dtype: v.dtype,
+                            geometry: &v.geometry,
+                        }
+                    }
+                    other(a.buffer);
+                    other(out.buffer);
+                    match packed_view(&arg(a), &arg(b), &arg(out)) {
+                        Some(view) => packed.push((b.buffer, view)),
+                        None => other(b.buffer),
+                    }
+                }
+                Step::Interpret {
+                    inputs, outputs, ..
+                } => {
+                    let weight = island.as_ref().and_then(|m| embedding_weight(m, inputs));
+                    for (i, v) in inputs.iter().chain(outputs).enumerate() {
+                        match weight {
+                            Some((at, size)) if at == i => embeddings.push((v.buffer, size)),
+                            _ => other(v.buffer),
+                        }
+                    }
+                }
+            }
+        }
+        for v in &plan.outputs {
+            other(v.buffer);
+        }
+        for (b, view) in packed {
+            let r = &mut reads[b.index()];
+            r.other |= r.packed.is_some_and(|w| w != view);
+            r.packed = Some(view);
+        }
+        for (b, size) in embeddings {
+            let r = &mut reads[b.index()];
+            r.other |= r.embedding.is_some_and(|s| s != size);
+            r.embedding = Some(size);
+        }
+        let mut params = vec![None; self.func.params.len()];
+        for (b, r) in plan.buffers.iter().zip(reads) {
+            let BufferRole::Input(i) = b.role else {
+                continue;
+            };
+            let Some(view) = r.packed else { continue };
+            // An embedding reads the rows of the weight whose transpose
+            // the products pack: row `r` is column `r` of the panels.
+            let rows_of_panels = |(v, d)| {
+                view == WeightView {
+                    offset: 0,
+                    row_stride: 1,
+                    col_stride: d as i64,
+                    k: d,
+                    n: v,
+                }
+            };
+            let donated = self.donations.iter().any(|d| d.param == i);
+            if !r.other && !donated && r.embedding.is_none_or(rows_of_panels) && i < params.len() {
+                params[i] = Some(view);
+            }
+        }
+        params
+    }
+}
+
+/// The error of a step that would read a weight bound in packed form as
+/// if it held the weight: binding packs only weights no such step reads.
+fn bound_elsewhere() -> Error {
+    Error::new(
+        ErrorKind::Backend,
+        "a weight bound in packed form reached a step that does not read it packed",
+    )
+}
+
+/// For an interpreted step that is one `embedding` of a dense `[V, D]`
+/// weight (a native step, [`native_step`]): the position of the weight
+/// among the step's views, and `(V, D)`.
+fn embedding_weight(island: &Module, views: &[TensorView]) -> Option<(usize, (usize, usize))> {
+    let (at, _) = embedding_operands(island)?;
+    let g = &views.get(at)?.geometry;
+    let dense = g.rank() == 2 && g.offset == 0 && g.strides == [g.shape[1], 1];
+    dense.then(|| (at, (g.shape[0] as usize, g.shape[1] as usize)))
+}
+
+/// For an island that is one `embedding`: the positions of its weight and
+/// its indices among the island's parameters (the step's input views).
+fn embedding_operands(island: &Module) -> Option<(usize, usize)> {
+    let func = island.entry().ok()?;
+    let [inst] = &func.insts[..] else {
+        return None;
+    };
+    if !matches!(inst.op, Op::Embedding { .. }) || func.returns != inst.results {
+        return None;
+    }
+    let at = |i: usize| {
+        let v = inst.operands.get(i)?.value()?;
+        func.params.iter().position(|p| *p == v)
+    };
+    Some((at(0)?, at(1)?))
 }
 
 /// The extent an access covers: its smallest and largest element offsets.
@@ -269,9 +427,25 @@ pub fn execute<L: Launcher>(
     checked: &CheckedPlan,
     inputs: &[Tensor],
 ) -> Result<Vec<Tensor>> {
-    let inputs = bind_inputs(&checked.func, inputs)?;
-    run_once(launcher, checked, &inputs, Vec::new())
+    execute_bound(launcher, checked, inputs, &[])
 }
+
+/// Runs a checked plan as [`execute`] does, the inputs with a packed copy
+/// in `bound` (by parameter) being weights bound in packed form
+/// (`crate::bind`).
+pub(crate) fn execute_bound<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    inputs: &[Tensor],
+    bound: &BoundWeights,
+) -> Result<Vec<Tensor>> {
+    let inputs = bind_inputs(&checked.func, inputs)?;
+    run_once(launcher, checked, &inputs, Vec::new(), bound)
+}
+
+/// Packed copies of weights bound to a program, by parameter (`None`: an
+/// input as given; past the end: none).
+pub(crate) type BoundWeights = [Option<Arc<Packed>>];
 
 /// Runs a checked plan as [`execute`] does, taking the inputs: a result the
 /// plan may write in an input's storage (a key/value cache that
@@ -284,7 +458,18 @@ pub fn execute_donated<L: Launcher>(
     checked: &CheckedPlan,
     inputs: Vec<Tensor>,
 ) -> Result<Vec<Tensor>> {
-    let bound = bind_inputs(&checked.func, &inputs)?;
+    execute_donated_bound(launcher, checked, inputs, &[])
+}
+
+/// [`execute_donated`] with weights bound in packed form, as
+/// [`execute_bound`].
+pub(crate) fn execute_donated_bound<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    inputs: Vec<Tensor>,
+    bound: &BoundWeights,
+) -> Result<Vec<Tensor>> {
+    let inputs_bound = bind_inputs(&checked.func, &inputs)?;
     // The bound inputs share the caller's storage (unless binding laid one
     // out anew): dropping the caller's handles leaves them unique.
     drop(inputs);
@@ -294,11 +479,11 @@ pub fn execute_donated<L: Launcher>(
         .filter_map(|d| {
             let bytes = checked.plan.buffers[d.output.index()].bytes;
             launcher
-                .donated(&bound[d.param], bytes)
+                .donated(&inputs_bound[d.param], bytes)
                 .map(|buffer| (d.output, d.param, buffer))
         })
         .collect();
-    run_once(launcher, checked, &bound, donated)
+    run_once(launcher, checked, &inputs_bound, donated, bound)
 }
 
 /// One run on bound inputs, with the buffers given for some results.
@@ -307,8 +492,9 @@ fn run_once<L: Launcher>(
     checked: &CheckedPlan,
     inputs: &[Tensor],
     donated: Vec<(BufferId, usize, L::Buffer)>,
+    bound: &BoundWeights,
 ) -> Result<Vec<Tensor>> {
-    let mut memory = Memory::new(launcher, &checked.plan, inputs, donated)?;
+    let mut memory = Memory::new(launcher, &checked.plan, inputs, donated, bound)?;
     let status = launcher.zeroed(4)?;
     let outcome = run_steps(launcher, checked, &mut memory, &status, None)
         .and_then(|()| launcher.synchronize());
@@ -373,7 +559,7 @@ pub fn time_steps<L: Launcher>(
     runs: usize,
 ) -> Result<(Vec<Duration>, Vec<Tensor>)> {
     let inputs = bind_inputs(&checked.func, inputs)?;
-    let mut memory = Memory::new(launcher, &checked.plan, &inputs, Vec::new())?;
+    let mut memory = Memory::new(launcher, &checked.plan, &inputs, Vec::new(), &[])?;
     let status = launcher.zeroed(4)?;
     let mut times = Vec::with_capacity(runs);
     let outcome = (|| {
@@ -401,8 +587,20 @@ pub fn profile_steps<L: Launcher>(
     inputs: &[Tensor],
     runs: usize,
 ) -> Result<Vec<(String, Duration)>> {
+    profile_steps_bound(launcher, checked, inputs, runs, &[])
+}
+
+/// [`profile_steps`] with weights bound in packed form, as
+/// [`execute_bound`].
+pub(crate) fn profile_steps_bound<L: Launcher>(
+    launcher: &L,
+    checked: &CheckedPlan,
+    inputs: &[Tensor],
+    runs: usize,
+    bound: &BoundWeights,
+) -> Result<Vec<(String, Duration)>> {
     let inputs = bind_inputs(&checked.func, inputs)?;
-    let mut memory = Memory::new(launcher, &checked.plan, &inputs, Vec::new())?;
+    let mut memory = Memory::new(launcher, &checked.plan, &inputs, Vec::new(), bound)?;
     let status = launcher.zeroed(4)?;
     let steps = checked.plan.steps.len();
     let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); steps];
@@ -538,6 +736,17 @@ fn run_step<L: Launcher>(
         }
         Step::Matmul { a, b, out } => {
             let on_device = [a, b, out].map(|v| (buffers.get(v.buffer), v));
+            if let Some(packed) = &buffers.bound[b.buffer.index()] {
+                // (The buffer holds the packed copy's bytes, not the
+                // weight's: no other path may read it.)
+                return match launcher.matmul_bound(on_device, packed)? {
+                    true => Ok(()),
+                    false => Err(Error::new(
+                        ErrorKind::Backend,
+                        "this backend has no products for weights bound in packed form",
+                    )),
+                };
+            }
             if launcher.matmul(on_device, buffers.is_weight(b.buffer))? {
                 return Ok(());
             }
@@ -559,6 +768,29 @@ fn run_step<L: Launcher>(
             outputs,
             ..
         } => {
+            let is_bound = |v: &TensorView| buffers.bound[v.buffer.index()].is_some();
+            if views.iter().chain(outputs).any(is_bound) {
+                // (Binding packs a weight an island reads only for an
+                // embedding of it; no other path may read the buffer.)
+                let operands = island.as_ref().and_then(embedding_operands);
+                let (Some((weight, indices)), [out]) = (operands, &outputs[..]) else {
+                    return Err(bound_elsewhere());
+                };
+                let (weight, indices) = (&views[weight], &views[indices]);
+                let packed = match (&buffers.bound[weight.buffer.index()], is_bound(indices)) {
+                    (Some(packed), false) => packed,
+                    _ => return Err(bound_elsewhere()),
+                };
+                let done = launcher.embedding_bound(
+                    packed,
+                    (buffers.get(indices.buffer), indices),
+                    (buffers.get(out.buffer), out),
+                )?;
+                return match done {
+                    true => Ok(()),
+                    false => Err(bound_elsewhere()),
+                };
+            }
             let on_device: Vec<&L::Buffer> = views
                 .iter()
                 .chain(outputs)
@@ -818,6 +1050,9 @@ struct Memory<B> {
     /// Per buffer: an input the run does not write (no result is donated
     /// its storage), see [`Launcher::matmul`].
     weights: Vec<bool>,
+    /// Per buffer: the packed copy of a weight bound in packed form (the
+    /// buffer holds the copy's bytes), see [`Launcher::matmul_bound`].
+    bound: Vec<Option<Arc<Packed>>>,
 }
 
 impl<B> Memory<B> {
@@ -826,6 +1061,7 @@ impl<B> Memory<B> {
         plan: &KernelPlan,
         inputs: &[Tensor],
         mut donated: Vec<(BufferId, usize, B)>,
+        bound: &BoundWeights,
     ) -> Result<Memory<B>> {
         let slots = launcher.slots(&plan.slots)?;
         let written: Vec<usize> = donated.iter().map(|&(_, param, _)| param).collect();
@@ -833,6 +1069,14 @@ impl<B> Memory<B> {
             .buffers
             .iter()
             .map(|b| matches!(b.role, BufferRole::Input(i) if !written.contains(&i)))
+            .collect();
+        let bound = plan
+            .buffers
+            .iter()
+            .map(|b| match b.role {
+                BufferRole::Input(i) => bound.get(i).cloned().flatten(),
+                _ => None,
+            })
             .collect();
         let mut own = Vec::with_capacity(plan.buffers.len());
         let mut slot_of = Vec::with_capacity(plan.buffers.len());
@@ -865,6 +1109,7 @@ impl<B> Memory<B> {
             slot_of,
             scratch,
             weights,
+            bound,
         })
     }
 

@@ -122,13 +122,48 @@ pub unsafe fn gather_scatter(
 pub unsafe fn embedding(
     dtype: DType,
     weight: Operand,
+    indices: (Operand, DType),
+    out: Operand,
+) -> Result<bool> {
+    let w = weight.geometry;
+    if w.rank() != 2 {
+        return Ok(false);
+    }
+    let (offset, w_row) = (w.offset, w.strides[0]);
+    let rows = Rows {
+        ptr: weight.ptr,
+        shape: (w.shape[0], w.shape[1]),
+        col_stride: w.strides[1],
+    };
+    // SAFETY: forwarded.
+    unsafe { embedding_rows(dtype, rows, |row| offset + row * w_row, indices, out) }
+}
+
+/// The rows of an embedding's weight: its elements, `[V, D]`, and the
+/// step between a row's elements (where row `r` starts is the caller's).
+pub(crate) struct Rows {
+    pub(crate) ptr: *mut u8,
+    pub(crate) shape: (i64, i64),
+    pub(crate) col_stride: i64,
+}
+
+/// [`embedding`] of a weight whose row `r` starts at element
+/// `row_start(r)` (a weight held as a product's packed panels,
+/// `crate::packed`, lays its rows out so).
+///
+/// # Safety
+/// As [`embedding`]: every row's elements lie in the weight's buffer.
+pub(crate) unsafe fn embedding_rows(
+    dtype: DType,
+    weight: Rows,
+    row_start: impl Fn(i64) -> i64 + Sync,
     (indices, index_dtype): (Operand, DType),
     out: Operand,
 ) -> Result<bool> {
     use rayon::prelude::*;
 
-    let (w, o) = (weight.geometry, out.geometry);
-    if w.rank() != 2 || o.rank() != indices.geometry.rank() + 1 {
+    let o = out.geometry;
+    if o.rank() != indices.geometry.rank() + 1 {
         return Ok(false);
     }
     let read: unsafe fn(*const u8, isize) -> i64 = match index_dtype {
@@ -137,7 +172,7 @@ pub unsafe fn embedding(
         DType::I32 => |p, i| unsafe { i64::from(*(p as *const i32).offset(i)) },
         _ => return Ok(false),
     };
-    let (size, width) = (w.shape[0], w.shape[1]);
+    let (size, width) = weight.shape;
     let last = o.rank() - 1;
     let leading = Geometry::new(
         o.shape[..last].to_vec(),
@@ -159,11 +194,11 @@ pub unsafe fn embedding(
     }
     let item = dtype.itemsize();
     let (from, to) = (Shared(weight.ptr), Shared(out.ptr));
-    let (w_row, w_col, o_col) = (w.strides[0], w.strides[1], o.strides[last]);
+    let (w_col, o_col) = (weight.col_stride, o.strides[last]);
     let dense = w_col == 1 && o_col == 1;
     rows_at.par_chunks(256).for_each(|chunk| {
         for &(row, at) in chunk {
-            let start = w.offset + row * w_row;
+            let start = row_start(row);
             // SAFETY: the row is inside the weight (checked above), the
             // destination inside the output; tasks write disjoint rows.
             unsafe {

@@ -9,8 +9,13 @@ use rayon::prelude::*;
 
 use std::time::Duration;
 
-use crate::execute::{CheckedPlan, Launcher, execute, execute_donated, profile_steps};
-use crate::matmul::{MatrixArg, matmul_weight};
+use crate::bind::Packing;
+use crate::execute::{
+    CheckedPlan, Launcher, execute, execute_bound, execute_donated, execute_donated_bound,
+    profile_steps, profile_steps_bound,
+};
+use crate::matmul::{MatrixArg, Weight, matmul_weight};
+use crate::packed::Packed;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
@@ -100,8 +105,61 @@ impl Launcher for HostLauncher {
         }
         // SAFETY: the views were checked against their buffers, and a
         // product's output is a fresh buffer.
-        unsafe { matmul_weight(arg(a), arg(b), arg(out), weight.then(|| b.0.buffer()))? };
+        let weight = weight.then(|| Weight::Input(b.0.buffer()));
+        unsafe { matmul_weight(arg(a), arg(b), arg(out), weight)? };
         Ok(true)
+    }
+
+    fn matmul_bound(
+        &self,
+        [a, b, out]: [(&Storage, &TensorView); 3],
+        packed: &Packed,
+    ) -> Result<bool> {
+        fn arg<'v>((s, v): (&Storage, &'v TensorView)) -> MatrixArg<'v> {
+            MatrixArg {
+                ptr: ptr(s),
+                dtype: v.dtype,
+                geometry: &v.geometry,
+            }
+        }
+        // SAFETY: as above; `b`'s bytes are not read (the packed copy's
+        // are).
+        unsafe { matmul_weight(arg(a), arg(b), arg(out), Some(Weight::Bound(packed)))? };
+        Ok(true)
+    }
+
+    fn embedding_bound(
+        &self,
+        packed: &Packed,
+        (indices, index): (&Storage, &TensorView),
+        (out, out_view): (&Storage, &TensorView),
+    ) -> Result<bool> {
+        let view = packed.view();
+        fn operand<'v>(s: &Storage, v: &'v TensorView) -> crate::spatial::Operand<'v> {
+            crate::spatial::Operand {
+                ptr: ptr(s),
+                geometry: &v.geometry,
+            }
+        }
+        // The weight `[V, D]` is the panels' `Bᵀ`: row `r` is column `r`,
+        // in panel `r / 64` at lane `r % 64`, its elements 64 apart.
+        let rows = crate::gather::Rows {
+            ptr: packed.storage().as_ptr() as *mut u8,
+            shape: (view.n as i64, view.k as i64),
+            col_stride: crate::packed::PANEL as i64,
+        };
+        let (panel, k) = (crate::packed::PANEL as i64, view.k as i64);
+        // SAFETY: every row of the weight is inside the panels; the plan
+        // checked the other views against their buffers.
+        unsafe {
+            crate::gather::embedding_rows(
+                out_view.dtype,
+                rows,
+                |r| r / panel * panel * k + r % panel,
+                (operand(indices, index), index.dtype),
+                operand(out, out_view),
+            )
+        }
     }
 
     fn donated(&self, tensor: &Tensor, bytes: usize) -> Option<Storage> {
@@ -235,5 +293,82 @@ impl HostExecutor {
     /// Each step's median time over `runs` runs ([`profile_steps`]).
     pub fn step_times(&self, inputs: &[Tensor], runs: usize) -> Result<Vec<(String, Duration)>> {
         profile_steps(&self.launcher, &self.checked, inputs, runs)
+    }
+
+    /// Packs the weights being bound that only the plan's packing products
+    /// read ([`Executable::pack_bound`](crate::Executable::pack_bound)),
+    /// one at a time, each weight's handle dropped before the next is
+    /// packed.
+    pub fn pack_bound(&self, weights: &mut [Option<Tensor>]) -> Result<Packing> {
+        let func = &self.checked.func;
+        if weights.len() != func.params.len() {
+            return Err(Error::new(
+                ErrorKind::Input,
+                format!(
+                    "@{} takes {} inputs, {} were bound or left free",
+                    func.name,
+                    func.params.len(),
+                    weights.len()
+                ),
+            ));
+        }
+        let views = self.checked.packed_params();
+        let mut packing = vec![None; weights.len()];
+        for (i, view) in views.into_iter().enumerate() {
+            let Some(view) = view else { continue };
+            let Some(given) = weights[i].take() else {
+                continue;
+            };
+            // (Laid out as the parameter declares, as a run would.)
+            let weight = crate::backend::bind_input(func, i, &given)?;
+            drop(given);
+            let packed = crate::packed::pack_bound(&weight, view)?;
+            // (The panels hold at least the weight's elements, so they can
+            // stand in for it.)
+            let stand_in = packed.as_ref().and_then(|p| {
+                let (geometry, dtype) = (weight.geometry().clone(), weight.dtype());
+                Tensor::from_storage(p.storage().clone(), geometry, dtype, weight.device()).ok()
+            });
+            match stand_in {
+                Some(stand_in) => {
+                    weights[i] = Some(stand_in);
+                    packing[i] = packed;
+                }
+                None => weights[i] = Some(weight),
+            }
+        }
+        Ok(Packing::new(packing))
+    }
+
+    /// Runs with the stand-ins of `packing` ([`HostExecutor::pack_bound`]);
+    /// with `donate`, as [`HostExecutor::run_donated`].
+    pub fn run_bound(
+        &self,
+        inputs: Vec<Tensor>,
+        donate: bool,
+        packing: &Packing,
+    ) -> Result<Vec<Tensor>> {
+        match donate {
+            true => {
+                execute_donated_bound(&self.launcher, &self.checked, inputs, packing.by_param())
+            }
+            false => execute_bound(&self.launcher, &self.checked, &inputs, packing.by_param()),
+        }
+    }
+
+    /// [`HostExecutor::step_times`] with the stand-ins of `packing`.
+    pub fn step_times_bound(
+        &self,
+        inputs: &[Tensor],
+        runs: usize,
+        packing: &Packing,
+    ) -> Result<Vec<(String, Duration)>> {
+        profile_steps_bound(
+            &self.launcher,
+            &self.checked,
+            inputs,
+            runs,
+            packing.by_param(),
+        )
     }
 }

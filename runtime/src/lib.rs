@@ -23,12 +23,15 @@
 //! | [`gather`] | gather and scatter on the host's buffers |
 //! | [`lines`] | scans, topk and sort on the host's buffers, line by line |
 //! | [`backend`] | the backend interface, and the interpreter as a backend |
+//! | [`bind`] | weights bound to a compiled program, packed in place of the originals |
+//! | [`packed`] | f32 weights packed once for the products that use them |
 
 #![warn(missing_docs)]
 
 pub mod attention;
 mod avx512;
 pub mod backend;
+pub mod bind;
 pub mod cache;
 pub mod compare;
 pub mod constants;

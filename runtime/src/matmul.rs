@@ -9,10 +9,12 @@ use half::{bf16, f16};
 use kiln_ir::view::{Geometry, broadcast_shapes};
 use kiln_ir::{DType, Error, ErrorKind, Result};
 
+use crate::packed::{Packed, WeightView};
 use crate::storage::Buffer;
 use crate::tensor::Indices;
 
 /// One operand of a product: base pointer, dtype and geometry (in elements).
+#[derive(Clone, Copy)]
 pub struct MatrixArg<'a> {
     /// The start of the operand's buffer; the geometry counts from here.
     pub ptr: *mut u8,
@@ -202,41 +204,39 @@ pub unsafe fn matmul(a: MatrixArg, b: MatrixArg, out: MatrixArg) -> Result<()> {
     unsafe { matmul_weight(a, b, out, None) }
 }
 
-/// `out = a @ b`, where `weight`, when given, is the buffer `b` points
-/// into and holds bytes nothing writes while this runs nor later without
-/// renumbering them ([`Buffer::rewritten`]): an f32 `b` is then packed
-/// once and the copy kept for later products (`crate::packed`).
+/// What is known of a product's right operand beyond its view.
+#[derive(Clone, Copy)]
+pub(crate) enum Weight<'a> {
+    /// The buffer `b` points into, whose bytes nothing writes while this
+    /// runs nor later without renumbering them ([`Buffer::rewritten`]):
+    /// an f32 `b` is packed once and the copy kept for later products
+    /// (`crate::packed`).
+    Input(&'a Buffer),
+    /// `b`'s packed copy, made when the weight was bound to the program
+    /// (`crate::bind`): `b`'s own bytes are not the weight's and must not
+    /// be read.
+    Bound(&'a Packed),
+}
+
+/// `out = a @ b`, `b` being a weight where `weight` says so.
 ///
 /// # Safety
-/// As for [`matmul`]; with `weight`, `b.ptr` is its first byte.
-pub unsafe fn matmul_weight(
+/// As for [`matmul`]; with [`Weight::Input`], `b.ptr` is its buffer's
+/// first byte.
+pub(crate) unsafe fn matmul_weight(
     a: MatrixArg,
     b: MatrixArg,
     out: MatrixArg,
-    weight: Option<&Buffer>,
+    weight: Option<Weight>,
 ) -> Result<()> {
-    // A batch of matrices times one matrix (a linear layer over [batch,
-    // tokens, features]) is one product with the batch folded into the
-    // rows, as torch.matmul folds it: `b` is packed once, not once per
-    // batch entry, and the product is large enough for every thread.
-    // BERT-base's [8, 128, 3072] @ [3072, 768]ᵀ: 36 ms as 8 products, 23
-    // folded.
-    if a.geometry.rank() >= 3 && b.geometry.rank() == 2 {
-        let (shape, k) = a.geometry.shape.split_at(a.geometry.rank() - 1);
-        let rows: i64 = shape.iter().product();
-        let n = b.geometry.shape[1];
-        if let (Ok(ga), Ok(go)) = (
-            a.geometry.view(&[rows, k[0]]),
-            out.geometry.view(&[rows, n]),
-        ) {
-            let a = MatrixArg { geometry: &ga, ..a };
-            let out = MatrixArg {
-                geometry: &go,
-                ..out
-            };
-            // SAFETY: the same elements, viewed as one matrix each.
-            return unsafe { matmul_weight(a, b, out, weight) };
-        }
+    if let Some((ga, go)) = folded(&a, &b, &out) {
+        let a = MatrixArg { geometry: &ga, ..a };
+        let out = MatrixArg {
+            geometry: &go,
+            ..out
+        };
+        // SAFETY: the same elements, viewed as one matrix each.
+        return unsafe { matmul_weight(a, b, out, weight) };
     }
     let ma = matrices(a.geometry, true);
     let mb = matrices(b.geometry, false);
@@ -260,11 +260,14 @@ pub unsafe fn matmul_weight(
     let (m, k, n) = (ma.rows as usize, ma.cols as usize, mb.cols as usize);
     let work = m * n * k;
     #[cfg(target_arch = "x86_64")]
-    if let Some(buffer) = weight {
+    if let Some(weight) = weight {
         // SAFETY: as for `matmul_weight`.
-        if unsafe { packed_product(&a, &b, &out, (&ma, &mb, &mo), (m, k, n), buffer)? } {
+        if unsafe { packed_product(&a, &b, &out, (&ma, &mb, &mo), m, weight)? } {
             return Ok(());
         }
+    }
+    if let Some(Weight::Bound(_)) = weight {
+        return Err(bound_unpacked());
     }
     // A transposed right operand that gemm packs slowly goes to it as a
     // row-major copy, made once (see `nt_through_row_major_copy`).
@@ -340,11 +343,95 @@ pub unsafe fn matmul_weight(
     }
 }
 
-/// `out = a @ b` through `b`'s packed copy (`crate::packed`), when the
-/// three are f32 matrices (no batch), `a` has two or more rows (one row
-/// streams the weight in place, [`Row`]), `out`'s rows are contiguous and
-/// the weight is worth keeping (64 KiB or more); `false` when not (or on
-/// a CPU without AVX-512F).
+/// `a` and `out` folded into one matrix each where `a` is a batch of
+/// matrices and `b` one matrix (a linear layer over [batch, tokens,
+/// features]), as torch.matmul folds them: `b` is packed once, not once
+/// per batch entry, and the product is large enough for every thread
+/// (BERT-base's [8, 128, 3072] @ [3072, 768]ᵀ: 36 ms as 8 products, 23
+/// folded). `None` where there is nothing to fold, or the batch's rows do
+/// not make one matrix.
+fn folded(a: &MatrixArg, b: &MatrixArg, out: &MatrixArg) -> Option<(Geometry, Geometry)> {
+    if a.geometry.rank() < 3 || b.geometry.rank() != 2 {
+        return None;
+    }
+    let (shape, k) = a.geometry.shape.split_at(a.geometry.rank() - 1);
+    let rows: i64 = shape.iter().product();
+    let n = b.geometry.shape[1];
+    Some((
+        a.geometry.view(&[rows, k[0]]).ok()?,
+        out.geometry.view(&[rows, n]).ok()?,
+    ))
+}
+
+/// The view of `b` that a product packs (`crate::packed`): where the
+/// three are f32 matrices (no batch, once [`folded`]), `a` has two or more
+/// rows (one row streams the weight in place, [`Row`]), `out`'s rows are
+/// contiguous and the weight is worth keeping (64 KiB or more); `None`
+/// where it goes to `gemm`. (Whether the CPU has the instructions is
+/// `crate::packed`'s to say.)
+pub(crate) fn packed_view(a: &MatrixArg, b: &MatrixArg, out: &MatrixArg) -> Option<WeightView> {
+    if let Some((ga, go)) = folded(a, b, out) {
+        let a = MatrixArg {
+            geometry: &ga,
+            ..*a
+        };
+        let out = MatrixArg {
+            geometry: &go,
+            ..*out
+        };
+        return packed_view(&a, b, &out);
+    }
+    if a.geometry.rank() != 2 || b.geometry.rank() != 2 || out.geometry.rank() != 2 {
+        return None;
+    }
+    let (ma, mb, mo) = (
+        matrices(a.geometry, true),
+        matrices(b.geometry, false),
+        matrices(out.geometry, true),
+    );
+    packed_matrices(a, b, out, (&ma, &mb, &mo))
+}
+
+/// [`packed_view`] of matrices (`m = ma.rows`, `k`, `n = mb.cols`).
+fn packed_matrices(
+    a: &MatrixArg,
+    b: &MatrixArg,
+    out: &MatrixArg,
+    (ma, mb, mo): (&Matrices, &Matrices, &Matrices),
+) -> Option<WeightView> {
+    let (m, k, n) = (ma.rows as usize, ma.cols as usize, mb.cols as usize);
+    let f32s = [a.dtype, b.dtype, out.dtype]
+        .iter()
+        .all(|&d| d == DType::F32);
+    let packs = f32s
+        && b.geometry.rank() == 2
+        && ma.batch_shape.is_empty()
+        && mo.batch_shape.is_empty()
+        && m >= 2
+        && k > 0
+        && n * k >= 1 << 14
+        && mo.col_stride == 1;
+    packs.then_some(WeightView {
+        offset: mb.offset,
+        row_stride: mb.row_stride,
+        col_stride: mb.col_stride,
+        k,
+        n,
+    })
+}
+
+/// The error of a bound weight's product that does not take its packed
+/// copy: binding packs a weight only for products that do.
+fn bound_unpacked() -> Error {
+    Error::new(
+        ErrorKind::Backend,
+        "a weight bound to the program in packed form reached a product that does not pack it",
+    )
+}
+
+/// `out = a @ b` through `b`'s packed copy (`crate::packed`) where
+/// [`packed_view`] says it packs: the cached copy of an input, or a bound
+/// weight's; `false` when it does not (or the copy cannot be had).
 ///
 /// # Safety
 /// As for [`matmul_weight`].
@@ -354,46 +441,56 @@ unsafe fn packed_product(
     b: &MatrixArg,
     out: &MatrixArg,
     (ma, mb, mo): (&Matrices, &Matrices, &Matrices),
-    (m, k, n): (usize, usize, usize),
-    buffer: &Buffer,
+    m: usize,
+    weight: Weight,
 ) -> Result<bool> {
-    let f32s = [a.dtype, b.dtype, out.dtype]
-        .iter()
-        .all(|&d| d == DType::F32);
-    if !f32s
-        || b.geometry.rank() != 2
-        || !(ma.batch_shape.is_empty() && mo.batch_shape.is_empty())
-        || m < 2
-        || k == 0
-        || n * k < 1 << 14
-        || mo.col_stride != 1
-    {
-        return Ok(false);
-    }
-    let view = crate::packed::WeightView {
-        offset: mb.offset,
-        row_stride: mb.row_stride,
-        col_stride: mb.col_stride,
-        k,
-        n,
-    };
-    // SAFETY: `b` is a view of `buffer`'s f32 elements, which nothing
-    // writes meanwhile (the caller vouches).
-    let Some(packed) = (unsafe { crate::packed::packed(buffer, view)? }) else {
+    let Some(view) = packed_matrices(a, b, out, (ma, mb, mo)) else {
         return Ok(false);
     };
+    let packed = match weight {
+        // SAFETY: `b` is a view of `buffer`'s f32 elements, which nothing
+        // writes meanwhile (the caller vouches).
+        Weight::Input(buffer) => match unsafe { crate::packed::packed(buffer, view)? } {
+            Some(packed) => packed,
+            None => return Ok(false),
+        },
+        Weight::Bound(packed) if packed.view() == view => {
+            return {
+                // SAFETY: as below.
+                unsafe { packed_rows(a, out, (ma, mo), m, packed) };
+                Ok(true)
+            };
+        }
+        Weight::Bound(_) => return Err(bound_unpacked()),
+    };
+    // SAFETY: as below.
+    unsafe { packed_rows(a, out, (ma, mo), m, &packed) };
+    Ok(true)
+}
+
+/// `out = a @ packed`.
+///
+/// # Safety
+/// The operands' views address their elements; the CPU has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+unsafe fn packed_rows(
+    a: &MatrixArg,
+    out: &MatrixArg,
+    (ma, mo): (&Matrices, &Matrices),
+    m: usize,
+    packed: &Packed,
+) {
     // SAFETY: the operands' views address their elements.
     unsafe {
         let a_ptr = a.ptr.cast::<f32>().offset(ma.offset as isize);
         let out_ptr = out.ptr.cast::<f32>().offset(mo.offset as isize);
         crate::packed::product(
-            &packed,
+            packed,
             (a_ptr, ma.row_stride as isize, ma.col_stride as isize),
             (out_ptr, mo.row_stride as isize),
             m,
         );
     }
-    Ok(true)
 }
 
 /// A product of one f32 row by a matrix (`m = 1`: a decode step's

@@ -45,16 +45,35 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use kiln_ir::Result;
 
-use crate::storage::{Buffer, env_size};
+use crate::storage::{Buffer, Storage, env_size};
 
 /// Output columns per panel: four 16-lane registers.
 pub(crate) const PANEL: usize = 64;
 
 /// A weight `B` (`k × n`) packed as panels of [`PANEL`] columns.
-pub(crate) struct Packed {
-    buffer: Buffer,
-    k: usize,
-    n: usize,
+pub struct Packed {
+    /// The panels (shared with the stand-in tensor of a bound weight,
+    /// [`pack_bound`]).
+    storage: Storage,
+    /// The view of the weight it was packed from.
+    view: WeightView,
+}
+
+impl Packed {
+    /// Bytes of the packed copy.
+    pub fn bytes(&self) -> usize {
+        self.storage.len()
+    }
+
+    /// The panels' storage.
+    pub(crate) fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    /// The view of the weight it was packed from.
+    pub(crate) fn view(&self) -> WeightView {
+        self.view
+    }
 }
 
 /// Where a weight lives: its buffer's contents, and the matrix view into
@@ -154,7 +173,7 @@ pub(crate) fn forget(contents: u64) {
             .collect();
         for key in keys {
             if let Some(p) = c.packed.remove(&key) {
-                c.bytes -= p.buffer.len();
+                c.bytes -= p.bytes();
                 gone.push(p);
             }
         }
@@ -171,21 +190,36 @@ pub fn release() -> usize {
         let gone = std::mem::take(&mut c.packed);
         // (Only the copies taken: bytes reserved by a product packing now
         // stay counted until it keeps or drops its copy.)
-        c.bytes -= gone.values().map(|p| p.buffer.len()).sum::<usize>();
+        c.bytes -= gone.values().map(|p| p.bytes()).sum::<usize>();
         gone
     };
-    gone.values().map(|p| p.buffer.len()).sum()
+    gone.values().map(|p| p.bytes()).sum()
 }
 
 /// A weight view: `B[kk][j]` at element `offset + kk·row_stride +
 /// j·col_stride` of the buffer, `k × n`.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct WeightView {
     pub(crate) offset: i64,
     pub(crate) row_stride: i64,
     pub(crate) col_stride: i64,
     pub(crate) k: usize,
     pub(crate) n: usize,
+}
+
+impl WeightView {
+    /// The smallest and largest element offsets it covers (an empty view:
+    /// its offset).
+    fn extent(&self) -> (i64, i64) {
+        let (mut lo, mut hi) = (self.offset, self.offset);
+        for (len, stride) in [(self.k, self.row_stride), (self.n, self.col_stride)] {
+            if len > 1 {
+                let span = stride * (len as i64 - 1);
+                if span < 0 { lo += span } else { hi += span }
+            }
+        }
+        (lo, hi)
+    }
 }
 
 /// The packed copy of the f32 weight `view` of `buffer`: the cached one,
@@ -253,6 +287,57 @@ pub(crate) unsafe fn packed(buffer: &Buffer, view: WeightView) -> Result<Option<
     Ok(Some(p))
 }
 
+/// The packed copy of the f32 weight `view` of `tensor`'s storage, made
+/// for a weight bound to a program (`crate::bind`), outside the cache and
+/// its limit: the binding keeps the copy *instead of* the weight, so it
+/// costs no memory. `None` where the CPU lacks the product's
+/// instructions, `KILN_PACK_LIMIT` is 0 (packing off), or the copy's
+/// memory cannot be had (the binding then keeps the weight as it is).
+///
+/// The copy is the one [`packed`] would make: the bound program's products
+/// give the same bits as the same program's with its weights passed on
+/// every run.
+pub(crate) fn pack_bound(
+    tensor: &crate::tensor::Tensor,
+    view: WeightView,
+) -> Result<Option<Arc<Packed>>> {
+    if !available() || pack_limit()? == 0 {
+        return Ok(None);
+    }
+    let storage = tensor.storage();
+    let (lo, hi) = view.extent();
+    if tensor.dtype() != kiln_ir::DType::F32 || lo < 0 || (hi + 1) * 4 > storage.len() as i64 {
+        return Err(kiln_ir::Error::new(
+            kiln_ir::ErrorKind::Backend,
+            "a bound weight's packed view lies outside its tensor",
+        ));
+    }
+    // A weight with contiguous columns (nn.Linear's, `Bᵀ` dense) that the
+    // binding holds alone is let go a group of panels at a time, so that
+    // binding a model needs about no memory beyond its weights (GPT-2
+    // small's peak resident set: 840 MiB binding its 147 MiB token
+    // embedding whole, 730 so).
+    let (col, buffer) = (view.col_stride as usize, storage.buffer());
+    let dense_columns = view.row_stride == 1 && view.offset == 0 && col == view.k;
+    let release = |cols: std::ops::Range<usize>| {
+        if dense_columns && storage.is_unique() {
+            // SAFETY: the binding holds the weight alone, and is done with
+            // these columns' bytes: it drops the weight once packed.
+            unsafe { buffer.discard(cols.start * col * 4..cols.end * col * 4) };
+        }
+    };
+    // SAFETY: the view lies inside the storage's f32 elements (checked
+    // above); the binding holds the tensor, which nothing writes meanwhile
+    // (a write needs it unshared).
+    match unsafe { pack_with(storage.as_ptr() as *const f32, view, release) } {
+        Ok(p) => {
+            cache().packs += 1;
+            Ok(Some(Arc::new(p)))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
 /// Whether this CPU runs the packed product.
 fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -272,7 +357,20 @@ fn available() -> bool {
 /// # Safety
 /// As for [`packed`].
 unsafe fn pack(base: *const f32, view: WeightView) -> Result<Packed> {
-    use rayon::prelude::*;
+    // SAFETY: forwarded.
+    unsafe { pack_with(base, view, |_| {}) }
+}
+
+/// [`pack`] a group of panels at a time, calling `packed` with the range
+/// of columns packed after each group.
+///
+/// # Safety
+/// As for [`packed`].
+unsafe fn pack_with(
+    base: *const f32,
+    view: WeightView,
+    mut packed: impl FnMut(std::ops::Range<usize>),
+) -> Result<Packed> {
     let WeightView { k, n, .. } = view;
     let panel_len = PANEL * k;
     // (The last panel's columns past `n` are never written nor read: the
@@ -283,6 +381,34 @@ unsafe fn pack(base: *const f32, view: WeightView) -> Result<Packed> {
         // SAFETY: 64-byte aligned, a whole number of f32.
         unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut f32, bytes.len() / 4) }
     };
+    // Groups of panels of about 4 MiB, enough for every thread.
+    let group = ((4 << 20) / (panel_len * 4).max(1)).max(rayon::current_num_threads());
+    for (g, dst) in dst.chunks_mut((group * panel_len).max(1)).enumerate() {
+        let first = g * group * PANEL;
+        let cols = first..(first + group * PANEL).min(n);
+        let part = WeightView {
+            offset: view.offset + first as i64 * view.col_stride,
+            n: cols.len(),
+            ..view
+        };
+        // SAFETY: a part of the view.
+        unsafe { pack_into(base, part, dst) };
+        packed(cols);
+    }
+    Ok(Packed {
+        storage: Storage::from_buffer(buffer),
+        view,
+    })
+}
+
+/// Packs `view` into `dst` (its panels, in order).
+///
+/// # Safety
+/// As for [`packed`].
+unsafe fn pack_into(base: *const f32, view: WeightView, dst: &mut [f32]) {
+    use rayon::prelude::*;
+    let WeightView { k, n, .. } = view;
+    let panel_len = PANEL * k;
     let base = base as usize;
     dst.par_chunks_mut(panel_len.max(1))
         .enumerate()
@@ -321,7 +447,6 @@ unsafe fn pack(base: *const f32, view: WeightView) -> Result<Packed> {
                 }
             }
         });
-    Ok(Packed { buffer, k, n })
 }
 
 /// One panel of a weight whose columns are contiguous (`B[kk][j]` at
@@ -424,14 +549,14 @@ pub(crate) unsafe fn product(
 ) {
     use crate::panel::{Out, Panel, Rows};
     use rayon::prelude::*;
-    let (k, n) = (b.k, b.n);
+    let (k, n) = (b.view.k, b.view.n);
     let panels = n.div_ceil(PANEL);
     // Enough tasks for every thread to stay busy while one lags: bands of
     // rows when there are few panels.
     let wanted = 8 * rayon::current_num_threads();
     let bands = wanted.div_ceil(panels).clamp(1, m.div_ceil(48).max(1));
     let band = m.div_ceil(bands);
-    let (a_ptr, out_ptr, packed) = (a.0 as usize, out.0 as usize, b.buffer.as_ptr() as usize);
+    let (a_ptr, out_ptr, packed) = (a.0 as usize, out.0 as usize, b.storage.as_ptr() as usize);
     (0..panels * bands).into_par_iter().for_each(|task| {
         let (p, r) = (task / bands, task % bands);
         let rows = band.min(m.saturating_sub(r * band));
@@ -587,7 +712,7 @@ mod tests {
         assert!(!cache().packed.contains_key(&old));
         let fresh = unsafe { packed(&buffer, view) }.unwrap().expect("packed");
         assert!(!Arc::ptr_eq(&first, &fresh));
-        let values = unsafe { std::slice::from_raw_parts(fresh.buffer.as_ptr() as *const f32, 1) };
+        let values = unsafe { std::slice::from_raw_parts(fresh.storage.as_ptr() as *const f32, 1) };
         assert_eq!(values[0], at(&buffer, view, 0, 0), "the new contents");
         let now = key(&buffer);
         assert!(cache().packed.contains_key(&now));

@@ -394,6 +394,34 @@ impl Buffer {
         self.ptr.as_ptr()
     }
 
+    /// Gives the whole pages of `range` (bytes) back to the system, where
+    /// the buffer is whole pages (a pooled one): they read as zeros after,
+    /// and the process no longer holds them. (Kiln's live-byte count is
+    /// unchanged: the buffer is live until dropped.)
+    ///
+    /// # Safety
+    /// Nothing reads the range's bytes again expecting the old ones: the
+    /// caller holds the buffer alone and is done with them.
+    pub(crate) unsafe fn discard(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if self.class != 0 && range.end <= self.len {
+            let page = 4096;
+            let (start, end) = (range.start.next_multiple_of(page), range.end / page * page);
+            if start < end {
+                // SAFETY: whole pages inside the buffer's own mapping.
+                unsafe {
+                    libc::madvise(
+                        self.ptr.as_ptr().add(start).cast(),
+                        end - start,
+                        libc::MADV_DONTNEED,
+                    )
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+
     /// Its bytes.
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: ptr is valid for len bytes (or dangling with len 0).

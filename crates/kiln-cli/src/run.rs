@@ -18,7 +18,11 @@ pub fn run(
     let module = load(path, common)?;
     let compiled = Compiler::new(backend(backend_name)?).compile(&module)?;
     let inputs = io::load_inputs(compiled.module().entry()?, files)?;
-    let results = compiled.run(&inputs)?;
+    // Bound, the program holds a weight that only feeds products in the
+    // packed form they read, in place of the weight (one copy of each).
+    let results = compiled
+        .bind(inputs.into_iter().map(Some).collect())?
+        .run(&[])?;
     if out.is_none() && out_npy.is_none() {
         print!("{}", io::summarize(&results));
     }

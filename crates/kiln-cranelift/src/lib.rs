@@ -22,6 +22,7 @@ use kiln_ir::{DType, Device, Error, ErrorKind, Module, Result};
 use kiln_passes::plan::{self as planner, Target};
 use kiln_passes::plan::{KernelPlan, kernel_dtype};
 use kiln_runtime::backend::check_all_runnable;
+use kiln_runtime::bind::Packing;
 use kiln_runtime::host::{HostExecutor, KernelCode};
 use kiln_runtime::{Backend, Executable, Listing, ListingLanguage, Tensor};
 
@@ -104,6 +105,28 @@ impl Executable for Program {
 
     fn run_donated(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
         self.executor.run_donated(inputs)
+    }
+
+    fn pack_bound(&self, weights: &mut [Option<Tensor>]) -> Result<Packing> {
+        self.executor.pack_bound(weights)
+    }
+
+    fn run_bound(
+        &self,
+        inputs: Vec<Tensor>,
+        donate: bool,
+        packing: &Packing,
+    ) -> Result<Vec<Tensor>> {
+        self.executor.run_bound(inputs, donate, packing)
+    }
+
+    fn step_times_bound(
+        &self,
+        inputs: &[Tensor],
+        runs: usize,
+        packing: &Packing,
+    ) -> Option<Result<Vec<(String, std::time::Duration)>>> {
+        Some(self.executor.step_times_bound(inputs, runs, packing))
     }
 
     fn listings(&self) -> Result<Vec<Listing>> {

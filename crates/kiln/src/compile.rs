@@ -19,6 +19,8 @@ use std::sync::{Arc, LazyLock};
 use kiln_ir::{Device, DeviceType, Error, ErrorKind, Module, Result};
 use kiln_passes::PassManager;
 use kiln_passes::optimize::OptimizeConfig;
+use kiln_runtime::backend::check_input_count;
+use kiln_runtime::bind::Bound;
 use kiln_runtime::cache::BoundedCache;
 use kiln_runtime::fold::InterpreterFold;
 use kiln_runtime::{Executable, Interpreter, Listing, Tensor};
@@ -268,6 +270,18 @@ impl Compiled {
     /// the same as `run`'s.
     pub fn run_donated(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
         self.executable.run_donated(inputs)
+    }
+
+    /// Binds some inputs for good, a model's weights (one entry per
+    /// parameter, `None` for an input given on every run): the result runs
+    /// on the others. The CPU backend keeps a weight that only feeds
+    /// products in the packed form they read, in place of the weight
+    /// (`kiln_runtime::bind`): give the weights up (keep no other handle
+    /// to their storage) and each is held once.
+    pub fn bind(&self, weights: Vec<Option<Tensor>>) -> Result<Bound> {
+        let func = self.module.entry()?;
+        check_input_count(&func.name, func.params.len(), weights.len())?;
+        Bound::new(self.executable.clone(), weights)
     }
 
     /// For a backend whose memory is not the host's (CUDA): the times of

@@ -43,6 +43,8 @@ pub use kiln_passes as passes;
 pub use kiln_runtime as runtime;
 
 pub use compile::{BackendKind, Compiled, Compiler};
+/// A compiled program with its weights bound ([`Compiled::bind`]).
+pub use kiln_runtime::bind::Bound;
 pub use memory::{
     MemoryStats, memory_stats, release_cached, set_cache_limit, set_pack_limit,
     set_program_cache_limits,

@@ -6,7 +6,9 @@
 //! weights (shared, not copied: host tensors share storage) and append
 //! them to the user's inputs on every run, so callers pass only their own
 //! inputs, and the program text, which holds no weights, is what the
-//! program cache keys on.
+//! program cache keys on. A compiled model binds them to its program
+//! ([`Compiled::bind`]), which on the CPU keeps a weight that only feeds
+//! products in their packed form alone.
 
 use std::sync::Arc;
 
@@ -15,6 +17,7 @@ use kiln_runtime::Tensor as HostTensor;
 
 use crate::compile::{Compiled, Compiler};
 use crate::trace::Traced;
+use kiln_runtime::bind::Bound;
 
 /// A traced model: the program and the weights its parameter inputs take.
 #[derive(Clone)]
@@ -73,21 +76,17 @@ impl TracedModel {
 
     /// Compiles for a device with the backend that runs it.
     pub fn compile(&self, device: Device) -> Result<CompiledModel> {
-        Ok(CompiledModel {
-            compiled: self.traced.compile(device)?,
-            inputs: self.inputs,
-            weights: self.weights.clone(),
-        })
+        CompiledModel::new(self.traced.compile(device)?, self.inputs, &self.weights)
     }
 
     /// Compiles with a given compiler (to choose the backend:
     /// `Compiler::new(BackendKind::Interp)`).
     pub fn compile_with(&self, compiler: &Compiler) -> Result<CompiledModel> {
-        Ok(CompiledModel {
-            compiled: compiler.compile(self.traced.module())?,
-            inputs: self.inputs,
-            weights: self.weights.clone(),
-        })
+        CompiledModel::new(
+            compiler.compile(self.traced.module())?,
+            self.inputs,
+            &self.weights,
+        )
     }
 }
 
@@ -106,29 +105,36 @@ impl std::fmt::Debug for TracedModel {
     }
 }
 
-/// A compiled model with its weights, ready to run on the caller's inputs.
+/// A compiled model with its weights bound ([`Compiled::bind`]), ready to
+/// run on the caller's inputs. On the CPU, a weight that only feeds
+/// products is held in the packed form they read, in place of the
+/// original: once the [`TracedModel`] and the store it came from are
+/// dropped, each weight is held once.
 #[derive(Clone, Debug)]
 pub struct CompiledModel {
     compiled: Compiled,
-    inputs: usize,
-    weights: Arc<[HostTensor]>,
+    bound: Bound,
 }
 
 impl CompiledModel {
+    fn new(compiled: Compiled, inputs: usize, weights: &[HostTensor]) -> Result<CompiledModel> {
+        let mut all: Vec<Option<HostTensor>> = vec![None; inputs];
+        all.extend(weights.iter().cloned().map(Some));
+        let bound = compiled.bind(all)?;
+        Ok(CompiledModel { compiled, bound })
+    }
+
     /// Runs on the caller's inputs (in the order their specs were given to
     /// `VarStore::trace`); results come in return order.
     pub fn run(&self, inputs: &[HostTensor]) -> Result<Vec<HostTensor>> {
-        self.compiled
-            .run(&bind(self.inputs, &self.weights, inputs)?)
+        self.bound.run(inputs)
     }
 
     /// Runs as [`CompiledModel::run`], taking the inputs: results that
     /// update an input (a key/value cache) may be written into its storage
     /// ([`Compiled::run_donated`]). The weights are never written.
     pub fn run_donated(&self, inputs: Vec<HostTensor>) -> Result<Vec<HostTensor>> {
-        let bound = bind(self.inputs, &self.weights, &inputs)?;
-        drop(inputs);
-        self.compiled.run_donated(bound)
+        self.bound.run_donated(inputs)
     }
 
     /// The compiled program (its inputs: the caller's, then the weights).
@@ -136,9 +142,9 @@ impl CompiledModel {
         &self.compiled
     }
 
-    /// The weights, in input order.
-    pub fn weights(&self) -> &[HostTensor] {
-        &self.weights
+    /// The program with its weights bound.
+    pub fn bound(&self) -> &Bound {
+        &self.bound
     }
 }
 
