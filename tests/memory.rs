@@ -305,7 +305,7 @@ fn bound_weights_are_held_packed_alone_and_give_the_same_bits() {
     let (w, w2) = weights();
     let before = memory_stats();
     let bound = compiled
-        .bind(vec![None, None, Some(w), Some(w2), Some(s)])
+        .bind(vec![None, None, Some(w), Some(w2), Some(s.clone())])
         .unwrap();
     let after = memory_stats();
     let packing = bound.packing();
@@ -343,6 +343,36 @@ fn bound_weights_are_held_packed_alone_and_give_the_same_bits() {
         "{err}"
     );
     drop(bound);
+    kiln::release_cached();
+
+    // Weights the caller keeps: bound through the cache, so that two
+    // programs bound to them share one packed copy of each.
+    let (w, w2) = weights();
+    let before = memory_stats();
+    let bind = || {
+        compiled
+            .bind(vec![
+                None,
+                None,
+                Some(w.clone()),
+                Some(w2.clone()),
+                Some(s.clone()),
+            ])
+            .unwrap()
+    };
+    let (one, two) = (bind(), bind());
+    let after = memory_stats();
+    if packs {
+        assert_eq!(two.packing().weights(), 2);
+        assert_eq!(after.packed.entries, before.packed.entries + 2, "{after}");
+        assert_eq!(after.packed.hits, before.packed.hits + 2, "{after}");
+    }
+    let got = two.run(&[x.clone(), ids.clone()]).unwrap();
+    for (g, u) in got.iter().zip(&unbound) {
+        assert_eq!(g.to_vec::<f32>(), u.to_vec::<f32>(), "the same bits");
+    }
+    drop((one, two, w, w2));
+    assert_eq!(memory_stats().packed.entries, before.packed.entries);
     kiln::release_cached();
     kiln::set_pack_limit(limit);
 }

@@ -26,6 +26,21 @@
 //! the ones the same program computes on the same weights passed on every
 //! run: the same bits.
 //!
+//! A weight the caller still holds elsewhere (a `kiln::nn` store, whose
+//! compiled models bind handles to its tensors; programs of several
+//! lengths bound to one model's weights) is packed through the cache
+//! instead: its copy is shared by every program that multiplies by those
+//! bytes, within `KILN_PACK_LIMIT`, as when weights are passed on every
+//! run; dropping every other handle then leaves the packed copy alone.
+//!
+//! A run that fails on an index out of range names the bad index by
+//! running the interpreter on its inputs (`crate::execute`); with weights
+//! bound packed, the stand-ins are what it reads, so an index computed
+//! from a packed weight's values (an argmax of logits fed to a gather)
+//! would be named from the wrong values, or the error would say only that
+//! the device found one. Indices from the caller's inputs are named as
+//! before.
+//!
 //! What binding does not change: a weight read any other way (GPT-2's
 //! token embedding, which its output layer multiplies by too; a norm's
 //! scale) stays as given, shared with the caller; `KILN_PACK_LIMIT=0`

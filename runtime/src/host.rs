@@ -322,6 +322,13 @@ impl HostExecutor {
             // (Laid out as the parameter declares, as a run would.)
             let weight = crate::backend::bind_input(func, i, &given)?;
             drop(given);
+            // The panels stand in for the weight only where they are as
+            // large (a product of a slice of a weight packs less of it).
+            let panels = view.n.div_ceil(crate::packed::PANEL) * crate::packed::PANEL * view.k * 4;
+            if weight.geometry().storage_bytes(4)? > panels {
+                weights[i] = Some(weight);
+                continue;
+            }
             let packed = crate::packed::pack_bound(&weight, view)?;
             // (The panels hold at least the weight's elements, so they can
             // stand in for it.)

@@ -287,16 +287,25 @@ pub(crate) unsafe fn packed(buffer: &Buffer, view: WeightView) -> Result<Option<
     Ok(Some(p))
 }
 
-/// The packed copy of the f32 weight `view` of `tensor`'s storage, made
-/// for a weight bound to a program (`crate::bind`), outside the cache and
-/// its limit: the binding keeps the copy *instead of* the weight, so it
-/// costs no memory. `None` where the CPU lacks the product's
-/// instructions, `KILN_PACK_LIMIT` is 0 (packing off), or the copy's
-/// memory cannot be had (the binding then keeps the weight as it is).
+/// The packed copy of the f32 weight `view` of `tensor`'s storage, for a
+/// weight being bound to a program (`crate::bind`), which keeps the copy
+/// *instead of* the weight. Where the binding holds the weight alone (its
+/// caller gave it up), the copy is made outside the cache and its limit:
+/// it costs no memory, and a weight whose view is the whole of it with
+/// contiguous columns (nn.Linear's, `Bᵀ` dense) is let go a group of
+/// panels at a time as it packs, so that binding a model needs about no
+/// memory beyond its weights (GPT-2 small's peak resident set: 840 MiB
+/// binding its 147 MiB token embedding whole, 707 so). Where another
+/// handle keeps the weight (a `kiln::nn` store, several programs bound to
+/// the same weights), the copy is the cache's ([`packed`]): shared by
+/// every program and product that multiplies by those bytes, and within
+/// the limit. `None` where the CPU lacks the product's instructions,
+/// `KILN_PACK_LIMIT` is 0 (packing off), the copy would pass the limit, or
+/// its memory cannot be had (the binding then keeps the weight as given).
 ///
-/// The copy is the one [`packed`] would make: the bound program's products
-/// give the same bits as the same program's with its weights passed on
-/// every run.
+/// Either way the copy is the one [`packed`] makes: the bound program's
+/// products give the same bits as the same program's with its weights
+/// passed on every run. The caller drops `tensor` after.
 pub(crate) fn pack_bound(
     tensor: &crate::tensor::Tensor,
     view: WeightView,
@@ -312,23 +321,27 @@ pub(crate) fn pack_bound(
             "a bound weight's packed view lies outside its tensor",
         ));
     }
-    // A weight with contiguous columns (nn.Linear's, `Bᵀ` dense) that the
-    // binding holds alone is let go a group of panels at a time, so that
-    // binding a model needs about no memory beyond its weights (GPT-2
-    // small's peak resident set: 840 MiB binding its 147 MiB token
-    // embedding whole, 730 so).
+    if !storage.is_unique() {
+        // SAFETY: as below; the weight's buffer, which nothing writes
+        // while a handle to it is held here.
+        return unsafe { packed(storage.buffer(), view) };
+    }
     let (col, buffer) = (view.col_stride as usize, storage.buffer());
-    let dense_columns = view.row_stride == 1 && view.offset == 0 && col == view.k;
+    let whole = view.row_stride == 1
+        && view.offset == 0
+        && col == view.k
+        && view.k * view.n * 4 == storage.len();
     let release = |cols: std::ops::Range<usize>| {
-        if dense_columns && storage.is_unique() {
+        if whole {
             // SAFETY: the binding holds the weight alone, and is done with
-            // these columns' bytes: it drops the weight once packed.
+            // these columns' bytes: it drops the weight once packed, whose
+            // place the copy takes (it is as large, the view being all of
+            // the weight).
             unsafe { buffer.discard(cols.start * col * 4..cols.end * col * 4) };
         }
     };
     // SAFETY: the view lies inside the storage's f32 elements (checked
-    // above); the binding holds the tensor, which nothing writes meanwhile
-    // (a write needs it unshared).
+    // above); the binding holds the tensor alone, so nothing writes it.
     match unsafe { pack_with(storage.as_ptr() as *const f32, view, release) } {
         Ok(p) => {
             cache().packs += 1;

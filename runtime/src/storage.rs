@@ -405,7 +405,11 @@ impl Buffer {
     pub(crate) unsafe fn discard(&self, range: std::ops::Range<usize>) {
         #[cfg(unix)]
         if self.class != 0 && range.end <= self.len {
-            let page = 4096;
+            // SAFETY: sysconf only reads system configuration.
+            let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+                p if p > 0 => p as usize,
+                _ => return,
+            };
             let (start, end) = (range.start.next_multiple_of(page), range.end / page * page);
             if start < end {
                 // SAFETY: whole pages inside the buffer's own mapping.
