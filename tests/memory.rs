@@ -376,3 +376,58 @@ fn bound_weights_are_held_packed_alone_and_give_the_same_bits() {
     kiln::release_cached();
     kiln::set_pack_limit(limit);
 }
+
+#[test]
+fn a_convolution_weight_is_transformed_once_and_goes_with_its_tensor() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    kiln::release_cached();
+    let limit = memory_stats().packed.limit_bytes;
+    kiln::set_pack_limit(1 << 30);
+    let winograd = std::arch::is_x86_feature_detected!("avx512f");
+    // A 3×3 convolution with stride 1 over a 16×16 image of 16 channels:
+    // Winograd's (see `runtime/src/winograd.rs`).
+    let traced = trace(
+        &[
+            TensorSpec::new([1, 16, 16, 16], DType::F32).name("x"),
+            TensorSpec::new([20, 16, 3, 3], DType::F32).name("w"),
+        ],
+        |v| v[0].conv(&v[1], None, kiln::ConvOptions::default().padding(&[1])),
+    )
+    .expect("traces");
+    let compiled = traced.compile(Device::CPU).unwrap();
+    let x = Data::from_vec(
+        (0..16 * 256).map(|i| ((i * 7) % 23) as f32 / 11.0 - 1.0).collect(),
+        &[1, 16, 16, 16],
+    )
+    .unwrap();
+    let mut w = Data::from_vec(
+        (0..20 * 16 * 9).map(|i| ((i * 5) % 17) as f32 / 8.0 - 1.0).collect(),
+        &[20, 16, 3, 3],
+    )
+    .unwrap();
+    let start = memory_stats();
+    let first = compiled.run(&[x.clone(), w.clone()]).unwrap();
+    let after_first = memory_stats();
+    let second = compiled.run(&[x.clone(), w.clone()]).unwrap();
+    let after_second = memory_stats();
+    assert_eq!(first[0].to_vec::<f32>(), second[0].to_vec::<f32>(), "the same bits");
+    assert_close(&first[0], &traced.interpret(&[x.clone(), w.clone()]).unwrap()[0]);
+    if winograd {
+        // Transformed by the first run (16 floats per pair of channels)
+        // and kept; the second found it.
+        assert_eq!(after_first.packed.entries, start.packed.entries + 1, "{after_first}");
+        assert_eq!(after_first.packed.bytes, start.packed.bytes + 16 * 20 * 16 * 4);
+        assert_eq!(after_second.packed.hits, after_first.packed.hits + 1, "{after_second}");
+        assert_eq!(after_second.packed.packs, after_first.packed.packs);
+    }
+    // A written weight is transformed anew.
+    w.set(&[3, 2, 1, 1], kiln::runtime::convert::Elem::F(5.0)).unwrap();
+    let third = compiled.run(&[x.clone(), w.clone()]).unwrap();
+    assert_close(&third[0], &traced.interpret(&[x.clone(), w.clone()]).unwrap()[0]);
+    assert_ne!(third[0].to_vec::<f32>(), first[0].to_vec::<f32>());
+    drop(w);
+    let end = memory_stats();
+    assert_eq!(end.packed.entries, start.packed.entries, "{end}");
+    assert_eq!(end.packed.bytes, start.packed.bytes, "{end}");
+    kiln::set_pack_limit(limit);
+}

@@ -803,7 +803,10 @@ fn run_step<L: Launcher>(
             let host = HostCopies::download(launcher, buffers, views.iter().chain(outputs))?;
             // SAFETY: the views were checked against their buffers, of
             // which these are the host storages.
-            if !unsafe { native_step(module.entry()?, views, outputs, &host)? } {
+            // (A view's weight-ness: what a native step may keep derived
+            // from its bytes, as a product keeps a packed weight.)
+            let weights: Vec<bool> = views.iter().map(|v| buffers.is_weight(v.buffer)).collect();
+            if !unsafe { native_step(module.entry()?, (views, &weights), outputs, &host)? } {
                 let tensors = views
                     .iter()
                     .map(|v| host.tensor(v))
@@ -852,10 +855,12 @@ pub fn native_composite(func: &kiln_ir::Func, inst: &kiln_ir::Inst) -> bool {
 /// `host` holds the storages.
 unsafe fn native_step<'v>(
     func: &kiln_ir::Func,
-    views: &'v [TensorView],
+    (views, weights): (&'v [TensorView], &[bool]),
     outputs: &'v [TensorView],
     host: &HostCopies,
 ) -> Result<bool> {
+    // (`views` is the results' further down.)
+    let views_in = views;
     let [inst] = &func.insts[..] else {
         return Ok(false);
     };
@@ -1035,8 +1040,17 @@ unsafe fn native_step<'v>(
         &w.geometry.shape,
         bias.map(|b| &b.geometry.shape[..]),
     )?;
-    // SAFETY: forwarded; the plan gives the result its own buffer.
-    unsafe { crate::spatial::convolution(&conv, dtype, x, w, bias, views[0]) }
+    // The weight's buffer, where it is a program input the run does not
+    // write (its Winograd transform is then kept).
+    let weight = (|| {
+        let v = inst.operands.get(1)?.value()?;
+        let at = func.params.iter().position(|p| *p == v)?;
+        let view = views_in.get(at)?;
+        weights[at].then(|| host.storage(view.buffer).buffer())
+    })();
+    // SAFETY: forwarded; the plan gives the result its own buffer, and a
+    // weight's buffer is not written during the run.
+    unsafe { crate::spatial::convolution_weight(&conv, dtype, x, w, bias, views[0], weight) }
 }
 
 /// The memory of a plan's buffers: inputs and outputs their own, temps

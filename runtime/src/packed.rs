@@ -88,9 +88,21 @@ pub(crate) struct Key {
     n: usize,
 }
 
+/// Where a convolution's weight lives: its buffer's contents and its
+/// view (`[O, C, kh, kw]`, in elements).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+struct ConvKey {
+    contents: u64,
+    offset: i64,
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+}
+
 #[derive(Default)]
 struct Cache {
     packed: HashMap<Key, Arc<Packed>>,
+    /// Convolution weights in Winograd's domain (`crate::winograd`).
+    transformed: HashMap<ConvKey, Storage>,
     bytes: usize,
     packs: u64,
     hits: u64,
@@ -132,7 +144,7 @@ pub fn set_pack_limit(bytes: usize) {
 /// The packed-weight cache's state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PackStats {
-    /// Weights packed now.
+    /// Weights packed now (and convolution weights kept transformed).
     pub entries: usize,
     /// Their bytes (also counted in the host's live bytes).
     pub bytes: usize,
@@ -151,7 +163,7 @@ pub fn pack_stats() -> PackStats {
     let limit_bytes = pack_limit().unwrap_or(0);
     let c = cache();
     PackStats {
-        entries: c.packed.len(),
+        entries: c.packed.len() + c.transformed.len(),
         bytes: c.bytes,
         limit_bytes,
         packs: c.packs,
@@ -162,7 +174,7 @@ pub fn pack_stats() -> PackStats {
 /// Forgets everything derived from contents number `contents` (called
 /// when a buffer is rewritten or dropped).
 pub(crate) fn forget(contents: u64) {
-    let mut gone = Vec::new();
+    let (mut gone, mut gone_transformed) = (Vec::new(), Vec::new());
     {
         let mut c = cache();
         let keys: Vec<Key> = c
@@ -177,23 +189,100 @@ pub(crate) fn forget(contents: u64) {
                 gone.push(p);
             }
         }
+        let keys: Vec<ConvKey> = c
+            .transformed
+            .keys()
+            .filter(|k| k.contents == contents)
+            .cloned()
+            .collect();
+        for key in keys {
+            if let Some(t) = c.transformed.remove(&key) {
+                c.bytes -= t.len();
+                gone_transformed.push(t);
+            }
+        }
     }
     // (The packed buffers are freed here, outside the lock.)
-    drop(gone);
+    drop((gone, gone_transformed));
 }
 
 /// Drops every packed copy (they are made again when next used); returns
 /// their bytes.
 pub fn release() -> usize {
-    let gone = {
+    let (gone, transformed) = {
         let mut c = cache();
         let gone = std::mem::take(&mut c.packed);
+        let transformed = std::mem::take(&mut c.transformed);
         // (Only the copies taken: bytes reserved by a product packing now
         // stay counted until it keeps or drops its copy.)
-        c.bytes -= gone.values().map(|p| p.bytes()).sum::<usize>();
-        gone
+        let bytes = gone.values().map(|p| p.bytes()).sum::<usize>()
+            + transformed.values().map(|t| t.len()).sum::<usize>();
+        c.bytes -= bytes;
+        (gone, transformed)
     };
-    gone.values().map(|p| p.bytes()).sum()
+    gone.values().map(|p| p.bytes()).sum::<usize>()
+        + transformed.values().map(|t| t.len()).sum::<usize>()
+}
+
+/// A convolution weight's transform (Winograd's `G g Gᵀ` for every pair
+/// of channels, `crate::winograd`), made by `make` (`len` floats) and
+/// kept as packed weights are: under the weight's buffer's contents
+/// number, within the same limit, forgotten when the weight is written
+/// or dropped. `None` where it would pass the limit or `make` fails (the
+/// caller then transforms the weight for this call only).
+///
+/// # Safety
+/// `buffer` holds the weight at `g`, and nothing writes it while this
+/// runs (the executor vouches: a program input the run does not write).
+pub(crate) unsafe fn transformed(
+    buffer: &Buffer,
+    g: &kiln_ir::view::Geometry,
+    len: usize,
+    make: impl FnOnce() -> Result<Storage>,
+) -> Option<Storage> {
+    let limit = pack_limit().ok()?;
+    let key = ConvKey {
+        contents: buffer.contents(),
+        offset: g.offset,
+        shape: g.shape.clone(),
+        strides: g.strides.clone(),
+    };
+    let bytes = len * 4;
+    {
+        let mut c = cache();
+        if let Some(t) = c.transformed.get(&key) {
+            let t = t.clone();
+            c.hits += 1;
+            return Some(t);
+        }
+        if c.bytes + bytes > limit {
+            return None;
+        }
+        c.bytes += bytes;
+    }
+    let Ok(t) = make() else {
+        cache().bytes -= bytes;
+        return None;
+    };
+    buffer.mark_derived();
+    let mut c = cache();
+    c.packs += 1;
+    let keep = t.len() == bytes && buffer.contents() == key.contents;
+    match c.transformed.get(&key) {
+        Some(other) => {
+            let other = other.clone();
+            c.bytes -= bytes;
+            Some(other)
+        }
+        None if keep => {
+            c.transformed.insert(key, t.clone());
+            Some(t)
+        }
+        None => {
+            c.bytes -= bytes;
+            Some(t)
+        }
+    }
 }
 
 /// A weight view: `B[kk][j]` at element `offset + kk·row_stride +

@@ -22,6 +22,7 @@ use kiln_ir::view::Geometry;
 use kiln_ir::{DType, Result};
 use rayon::prelude::*;
 
+use crate::storage::Buffer;
 use crate::strided::Shared;
 use crate::wide::widest_vectors;
 
@@ -71,14 +72,35 @@ pub unsafe fn convolution(
     bias: Option<Operand>,
     out: Operand,
 ) -> Result<bool> {
+    // SAFETY: forwarded.
+    unsafe { convolution_weight(conv, dtype, x, w, bias, out, None) }
+}
+
+/// [`convolution`], where `weight`, when given, is the buffer `w` points
+/// into and holds bytes nothing writes while this runs nor later without
+/// renumbering them (a program input the run does not write): what is
+/// derived from the weight (Winograd's transform) is then kept
+/// (`crate::packed::transformed`).
+///
+/// # Safety
+/// As for [`convolution`].
+pub(crate) unsafe fn convolution_weight(
+    conv: &Conv,
+    dtype: DType,
+    x: Operand,
+    w: Operand,
+    bias: Option<Operand>,
+    out: Operand,
+    weight: Option<&Buffer>,
+) -> Result<bool> {
     if conv.transposed || !flattens(out.geometry, 2) {
         return Ok(false);
     }
     // SAFETY: forwarded from the caller.
     unsafe {
         match dtype {
-            DType::F32 => run::<f32>(conv, x, w, bias, out),
-            DType::F64 => run::<f64>(conv, x, w, bias, out),
+            DType::F32 => run::<f32>(conv, x, w, bias, out, weight),
+            DType::F64 => run::<f64>(conv, x, w, bias, out, weight),
             _ => return Ok(false),
         }
     }
@@ -111,6 +133,7 @@ unsafe fn run<T: Element>(
     w: Operand,
     bias: Option<Operand>,
     out: Operand,
+    weight: Option<&Buffer>,
 ) {
     let (xg, wg, og) = (x.geometry, w.geometry, out.geometry);
     let out_shape = conv_output_shape(conv, &xg.shape, &wg.shape);
@@ -141,7 +164,7 @@ unsafe fn run<T: Element>(
     if T::IS_F32 && crate::winograd::applies(conv, &shape, wg) {
         let cast = |p: Shared<T>| p.ptr().cast::<f32>();
         // SAFETY: T is f32; forwarded.
-        unsafe {
+        let done = unsafe {
             let bias = bias_values
                 .as_deref()
                 .map(|b| std::slice::from_raw_parts(b.as_ptr().cast::<f32>(), b.len()));
@@ -155,9 +178,12 @@ unsafe fn run<T: Element>(
                 bias,
                 cast(op),
                 og,
+                weight,
             )
         };
-        return;
+        if done {
+            return;
+        }
     }
     if shape.in_per_group == 1 && shape.out_per_group == 1 {
         // SAFETY: forwarded.
