@@ -396,12 +396,16 @@ fn a_convolution_weight_is_transformed_once_and_goes_with_its_tensor() {
     .expect("traces");
     let compiled = traced.compile(Device::CPU).unwrap();
     let x = Data::from_vec(
-        (0..16 * 256).map(|i| ((i * 7) % 23) as f32 / 11.0 - 1.0).collect(),
+        (0..16 * 256)
+            .map(|i| ((i * 7) % 23) as f32 / 11.0 - 1.0)
+            .collect(),
         &[1, 16, 16, 16],
     )
     .unwrap();
     let mut w = Data::from_vec(
-        (0..20 * 16 * 9).map(|i| ((i * 5) % 17) as f32 / 8.0 - 1.0).collect(),
+        (0..20 * 16 * 9)
+            .map(|i| ((i * 5) % 17) as f32 / 8.0 - 1.0)
+            .collect(),
         &[20, 16, 3, 3],
     )
     .unwrap();
@@ -410,20 +414,42 @@ fn a_convolution_weight_is_transformed_once_and_goes_with_its_tensor() {
     let after_first = memory_stats();
     let second = compiled.run(&[x.clone(), w.clone()]).unwrap();
     let after_second = memory_stats();
-    assert_eq!(first[0].to_vec::<f32>(), second[0].to_vec::<f32>(), "the same bits");
-    assert_close(&first[0], &traced.interpret(&[x.clone(), w.clone()]).unwrap()[0]);
+    assert_eq!(
+        first[0].to_vec::<f32>(),
+        second[0].to_vec::<f32>(),
+        "the same bits"
+    );
+    assert_close(
+        &first[0],
+        &traced.interpret(&[x.clone(), w.clone()]).unwrap()[0],
+    );
     if winograd {
         // Transformed by the first run (16 floats per pair of channels)
         // and kept; the second found it.
-        assert_eq!(after_first.packed.entries, start.packed.entries + 1, "{after_first}");
-        assert_eq!(after_first.packed.bytes, start.packed.bytes + 16 * 20 * 16 * 4);
-        assert_eq!(after_second.packed.hits, after_first.packed.hits + 1, "{after_second}");
+        assert_eq!(
+            after_first.packed.entries,
+            start.packed.entries + 1,
+            "{after_first}"
+        );
+        assert_eq!(
+            after_first.packed.bytes,
+            start.packed.bytes + 16 * 20 * 16 * 4
+        );
+        assert_eq!(
+            after_second.packed.hits,
+            after_first.packed.hits + 1,
+            "{after_second}"
+        );
         assert_eq!(after_second.packed.packs, after_first.packed.packs);
     }
     // A written weight is transformed anew.
-    w.set(&[3, 2, 1, 1], kiln::runtime::convert::Elem::F(5.0)).unwrap();
+    w.set(&[3, 2, 1, 1], kiln::runtime::convert::Elem::F(5.0))
+        .unwrap();
     let third = compiled.run(&[x.clone(), w.clone()]).unwrap();
-    assert_close(&third[0], &traced.interpret(&[x.clone(), w.clone()]).unwrap()[0]);
+    assert_close(
+        &third[0],
+        &traced.interpret(&[x.clone(), w.clone()]).unwrap()[0],
+    );
     assert_ne!(third[0].to_vec::<f32>(), first[0].to_vec::<f32>());
     drop(w);
     let end = memory_stats();
