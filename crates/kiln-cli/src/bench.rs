@@ -125,6 +125,8 @@ pub fn bench(
             "runs": times.len(),
             "peak_rss_bytes": peak_rss(),
             "peak_live_bytes": memory.host.peak_live_bytes,
+            "bound_packed_bytes": bound.packing().bytes(),
+            "kept_copies_bytes": memory.packed.bytes,
             "pooled_bytes": memory.host.pooled_bytes,
             "code_bytes": memory.code_bytes,
         });
@@ -172,6 +174,14 @@ pub fn bench(
             mib(memory.host.peak_live_bytes),
             mib(memory.host.pooled_bytes),
             mib(memory.code_bytes)
+        );
+        let (bound, kept) = (bound.packing(), memory.packed);
+        println!(
+            "  weights      {:>10} bound packed in place ({:.1} MiB); {} packed or transformed copies kept ({:.1} MiB)",
+            bound.weights(),
+            mib(bound.bytes()),
+            kept.entries,
+            mib(kept.bytes)
         );
         if !steps.is_empty() {
             let total: f64 = steps.iter().map(|(_, t)| ms(*t)).sum();
