@@ -77,6 +77,22 @@ fn compiled(backend: BackendKind) -> impl Fn(&Module, &[Tensor]) -> kiln::Result
                 "run_donated's results differ from run's",
             ));
         }
+        // Every input bound to the program (copies it holds alone, so
+        // that weights feeding only packing products are held packed in
+        // their place): the same bits.
+        let copies = inputs
+            .iter()
+            .map(own_copy)
+            .collect::<kiln::Result<Vec<_>>>()?;
+        let bound = program
+            .bind(copies.into_iter().map(Some).collect())?
+            .run(&[])?;
+        if results.len() != bound.len() || !results.iter().zip(&bound).all(|(x, y)| same(x, y)) {
+            return Err(kiln::Error::new(
+                kiln::ErrorKind::Backend,
+                "the results with every input bound differ from run's",
+            ));
+        }
         Ok(results)
     }
 }
