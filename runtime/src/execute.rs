@@ -117,6 +117,14 @@ pub trait Launcher {
         Ok(false)
     }
 
+    /// Whether the host copies of its buffers are the buffers themselves
+    /// (host memory): only then may a host step keep data derived from a
+    /// weight's bytes (a copy made for one step is gone after it). By
+    /// default, no.
+    fn host_memory(&self) -> bool {
+        false
+    }
+
     /// Bytes of scratch memory a kernel needs (zero: none).
     fn scratch_bytes(&self, _kernel: &Kernel) -> usize {
         0
@@ -805,7 +813,10 @@ fn run_step<L: Launcher>(
             // which these are the host storages.
             // (A view's weight-ness: what a native step may keep derived
             // from its bytes, as a product keeps a packed weight.)
-            let weights: Vec<bool> = views.iter().map(|v| buffers.is_weight(v.buffer)).collect();
+            let weights: Vec<bool> = views
+                .iter()
+                .map(|v| launcher.host_memory() && buffers.is_weight(v.buffer))
+                .collect();
             if !unsafe { native_step(module.entry()?, (views, &weights), outputs, &host)? } {
                 let tensors = views
                     .iter()

@@ -162,6 +162,10 @@ impl Launcher for HostLauncher {
         }
     }
 
+    fn host_memory(&self) -> bool {
+        true
+    }
+
     fn donated(&self, tensor: &Tensor, bytes: usize) -> Option<Storage> {
         // The caller gave the tensor up and nothing else shares its
         // storage, which holds exactly the parameter's dense layout: the

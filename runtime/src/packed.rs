@@ -91,6 +91,7 @@ pub(crate) struct Key {
 /// Where a convolution's weight lives: its buffer's contents and its
 /// view (`[O, C, kh, kw]`, in elements).
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct ConvKey {
     contents: u64,
     offset: i64,
@@ -150,10 +151,11 @@ pub struct PackStats {
     pub bytes: usize,
     /// The bound on `bytes`.
     pub limit_bytes: usize,
-    /// Weights packed since the process started (kept or not).
+    /// Weights packed (and convolution weights transformed) since the
+    /// process started, kept or not.
     pub packs: u64,
-    /// Products that found their weight's copy in the cache (the product
-    /// that packs it is not counted).
+    /// Products (and convolutions) that found their weight's copy in the
+    /// cache (the one that made it is not counted).
     pub hits: u64,
 }
 
@@ -234,6 +236,7 @@ pub fn release() -> usize {
 /// # Safety
 /// `buffer` holds the weight at `g`, and nothing writes it while this
 /// runs (the executor vouches: a program input the run does not write).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) unsafe fn transformed(
     buffer: &Buffer,
     g: &kiln_ir::view::Geometry,

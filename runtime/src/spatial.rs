@@ -185,6 +185,8 @@ unsafe fn run<T: Element>(
             return;
         }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = weight;
     if shape.in_per_group == 1 && shape.out_per_group == 1 {
         // SAFETY: forwarded.
         unsafe {
