@@ -11,13 +11,15 @@
 //!
 //! The arithmetic is the decomposition's: `m = amax(row)` (NaN
 //! propagates), `s = Σ exp(x − m)` with kiln-math's f32 `exp` summed in
-//! f64 and rounded once, `logp = (x_t − m) − log(s)` with kiln-math's `log`,
+//! f64 and rounded once (eight terms to a lane in f32 first, as softmax's
+//! rows, [`crate::softmax`]), `logp = (x_t − m) − log(s)` with kiln-math's `log`,
 //! the loss `−logp`; an ignored target gives 0 and no weight, a target
 //! outside `[0, C)` picks nothing (−0.0, counted), as the one-hot pick
 //! does (PyTorch raises there). Reductions: `none` writes each row's
 //! loss, `sum` their sum, `mean` the sum over the count of targets not
 //! ignored (NaN for none), each sum in f64 and rounded once. Results
-//! differ from the decomposition's only by summation order.
+//! differ from the decomposition's only by summation order and those
+//! roundings.
 
 use kiln_ir::graph::{Func, Inst};
 use kiln_ir::{DType, LossReduction, Op, Result};
