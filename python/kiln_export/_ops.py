@@ -139,7 +139,8 @@ UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", 
          "reciprocal", "logical_not", "bitwise_not", "isnan", "silu", "hardswish",
          "atan", "asin", "acos", "signbit", "erfc",
          "erfinv", "lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e",
-         "special_erfcx"]
+         "special_erfcx", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
+         "special_bessel_y1"]
 
 
 def _unary(kir_op):

@@ -3133,6 +3133,12 @@ def math_truth(name, x, q=None, n=None):
             return mpmath.besseli(1, v)
         if name == "special_i1e":
             return mpmath.besseli(1, v) * mpmath.exp(-abs(v))
+        if name in BESSEL_JY:
+            order = int(name[-1])
+            if name.startswith("special_bessel_y"):
+                # Y is NaN below 0 (PyTorch's and Kiln's), −inf at 0.
+                return None if x < 0 else (mpmath.bessely(order, v) if x != 0 else -mpmath.inf)
+            return mpmath.besselj(order, v)
         if name == "special_erfcx":
             if x < -30:
                 return mpmath.inf
@@ -3164,7 +3170,10 @@ def math_keep(name, xs, r, qs=None, n=None):
     flat_q = qs.double().reshape(-1).tolist() if qs is not None else [None] * len(flat_x)
     for x, q, got in zip(flat_x, flat_q, flat_r):
         if not math.isfinite(x) or (q is not None and not math.isfinite(q)):
-            keep.append(True)
+            # (PyTorch's Bessel J and Y are NaN at ±inf, where they tend to
+            # 0 (Y at −inf: NaN); Kiln's are the limits: README, "Where
+            # Kiln differs".)
+            keep.append(not (name in BESSEL_JY and math.isinf(x)))
             continue
         if name == "special_zeta" and (x <= 1 or q <= 0):
             keep.append(True)
@@ -3857,6 +3866,33 @@ def gen_embedding_bag():
                lambda: ebf(w, ii, offs, False, mode, False, psw, last, -1 if pad is None else pad))
 
 
+# torch.special's Bessel functions of the first and second kinds, orders 0
+# and 1 (f32 and f64; integers and bools as f32; f16 and bf16 refused):
+# every dtype, special values, random values over (−30, 100) and far out,
+# the first roots; kept where PyTorch's own is accurate, as the special
+# functions above (its f32 Cephes is not, next to the roots).
+BESSEL_JY = {"special_bessel_j0": torch.special.bessel_j0, "special_bessel_j1": torch.special.bessel_j1,
+             "special_bessel_y0": torch.special.bessel_y0, "special_bessel_y1": torch.special.bessel_y1}
+
+
+def gen_bessel():
+    g = torch.Generator().manual_seed(2027)
+    for name, fn in BESSEL_JY.items():
+        for dt in DTYPES:
+            x = make(dt, [3, 4])
+            # (Integers too: PyTorch's f32 kernel is off by up to 1e-5 of
+            # the value far out.)
+            record_math_unary(name, fn, x)
+            record_refusal(name, {}, [x], lambda: fn(x))
+        for dt in (torch.float32, torch.float64):
+            record_math_unary(name, fn, issue20_specials(dt))
+            record_math_unary(name, fn, issue20_random(dt, 256, -30.0, 100.0, g))
+            far = torch.tensor([1e3, 1e4, 1e5, 1e8, 1e15, 1e300, 2.0 ** -30, 1e-300, -1e-300, 5.0, 8.0,
+                                2.404825557695773, 3.8317059702075125, 0.8935769662791675,
+                                2.197141326031017], dtype=torch.float64).to(dt)
+            record_math_unary(name, fn, far)
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -3908,6 +3944,7 @@ def main():
     gen_selection_more()
     gen_view_lists()
     gen_math()
+    gen_bessel()
     out = {
         "meta": {
             "torch_version": torch.__version__,

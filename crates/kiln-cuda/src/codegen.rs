@@ -1431,6 +1431,11 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         SpecialErfcx => wide("kiln_erfcx"),
         SpecialI1 => wide("kiln_i1"),
         SpecialI1e => wide("kiln_i1e"),
+        // CUDA's own (as lgamma), libm's (fdlibm's) on the host.
+        SpecialBesselJ0 => wide("j0"),
+        SpecialBesselJ1 => wide("j1"),
+        SpecialBesselY0 => wide("y0"),
+        SpecialBesselY1 => wide("y1"),
         Atan => format!("atan({x})"),
         Asin => format!("asin({x})"),
         Acos => format!("acos({x})"),

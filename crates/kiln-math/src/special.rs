@@ -383,6 +383,90 @@ mod tests {
 
     /// erfcx against mpmath at 40 digits (rounded to f64), on both sides
     /// of the switch to the series at 26, far out, and the reflection.
+    /// torch.special's Bessel functions J and Y (orders 0 and 1) are the
+    /// `libm` crate's (fdlibm's algorithms; the interpreter calls them,
+    /// the Cranelift backend the interpreter, CUDA its own): against
+    /// mpmath at 40 digits away from their roots, and their limits at
+    /// the ends (PyTorch's are NaN at ±inf: README, "Where Kiln
+    /// differs").
+    #[test]
+    fn bessel_j_and_y_are_accurate_and_tend_to_their_limits() {
+        type F = fn(f64) -> f64;
+        let cases: [(&str, F, [f64; 6]); 4] = [
+            (
+                "j0",
+                libm::j0,
+                [
+                    0.99750156206604,
+                    0.7651976865579666,
+                    -0.048383776468198,
+                    0.16702466434058316,
+                    0.019985850304223122,
+                    0.024786686152420176,
+                ],
+            ),
+            (
+                "j1",
+                libm::j1,
+                [
+                    0.049937526036242,
+                    0.4400505857449335,
+                    0.49709410246427405,
+                    0.06683312417585005,
+                    -0.07714535201411216,
+                    0.004728311907089524,
+                ],
+            ),
+            (
+                "y0",
+                libm::y0,
+                [
+                    -1.5342386513503667,
+                    0.08825696421567696,
+                    0.4980703596152319,
+                    0.06264059680938383,
+                    -0.07724431336508315,
+                    0.0047159179776228135,
+                ],
+            ),
+            (
+                "y1",
+                libm::y1,
+                [
+                    -6.4589510947020266,
+                    -0.7812128213002887,
+                    0.1459181379667858,
+                    -0.1655116143625213,
+                    -0.020372312002759792,
+                    -0.024784331292351778,
+                ],
+            ),
+        ];
+        let xs = [0.1, 1.0, 2.5, 20.0, 100.0, 1000.0];
+        for (name, f, want) in cases {
+            for (x, want) in xs.iter().zip(want) {
+                assert!(
+                    near(f(*x), want, 4.0),
+                    "{name}({x}) = {:e}, want {want:e}",
+                    f(*x)
+                );
+            }
+            assert_eq!(f(f64::INFINITY), 0.0, "{name}(inf)");
+            assert!(f(f64::NAN).is_nan());
+        }
+        assert_eq!(libm::j0(f64::NEG_INFINITY), 0.0);
+        assert_eq!(libm::j1(f64::NEG_INFINITY), 0.0);
+        assert_eq!(
+            (libm::j0(0.0), libm::j1(-0.0).to_bits()),
+            (1.0, (-0.0f64).to_bits())
+        );
+        assert_eq!(
+            (libm::y0(0.0), libm::y1(0.0)),
+            (f64::NEG_INFINITY, f64::NEG_INFINITY)
+        );
+        assert!(libm::y0(-1.0).is_nan() && libm::y1(f64::NEG_INFINITY).is_nan());
+    }
+
     #[test]
     fn erfcx_is_accurate() {
         let cases = [

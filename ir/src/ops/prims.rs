@@ -102,6 +102,21 @@ impl UnaryDef {
         .traits(Traits::APPROXIMATE)
     }
 
+    /// [`UnaryDef::special`] for f32 and f64 only, as PyTorch's CPU
+    /// kernels of `torch.special`'s newer functions (integers and bools
+    /// are taken as the default float dtype; f16 and bf16 are errors).
+    pub const fn special_f32_f64(name: &'static str) -> UnaryDef {
+        UnaryDef {
+            int_to_float: true,
+            cost: Cost::Costly,
+            ..UnaryDef::new(
+                name,
+                DTypeSet::of(DType::F32).union(DTypeSet::of(DType::F64)),
+            )
+        }
+        .traits(Traits::APPROXIMATE)
+    }
+
     /// A rounding function (floats and integers; integers are unchanged).
     pub const fn rounding(name: &'static str) -> UnaryDef {
         UnaryDef::new(name, DTypeSet::ROUNDABLE)

@@ -154,12 +154,22 @@ macro_rules! unary_ops {
                 SpecialI1e(special_i1e) => UnaryDef::special("i1e_cpu"),
                 /// `torch.special.erfcx`: `e^{x²}·erfc(x)`, finite where
                 /// erfc underflows (inf below about −26.7).
-                SpecialErfcx(special_erfcx) => UnaryDef {
-                    int_to_float: true,
-                    cost: Cost::Costly,
-                    ..UnaryDef::new("erfcx_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                }
-                .traits(Traits::APPROXIMATE),
+                SpecialErfcx(special_erfcx) => UnaryDef::special_f32_f64("erfcx_cpu"),
+                /// `torch.special.bessel_j0`: the Bessel function of the
+                /// first kind, order 0; in f64 (libm's, fdlibm's
+                /// algorithm; CUDA's own on the GPU), rounded once.
+                SpecialBesselJ0(special_bessel_j0) => UnaryDef::special_f32_f64("bessel_j0_cpu"),
+                /// `torch.special.bessel_j1`: the Bessel function of the
+                /// first kind, order 1 (odd); as `special_bessel_j0`.
+                SpecialBesselJ1(special_bessel_j1) => UnaryDef::special_f32_f64("bessel_j1_cpu"),
+                /// `torch.special.bessel_y0`: the Bessel function of the
+                /// second kind, order 0 (−inf at 0, NaN below); as
+                /// `special_bessel_j0`.
+                SpecialBesselY0(special_bessel_y0) => UnaryDef::special_f32_f64("bessel_y0_cpu"),
+                /// `torch.special.bessel_y1`: the Bessel function of the
+                /// second kind, order 1 (−inf at 0, NaN below); as
+                /// `special_bessel_j0`.
+                SpecialBesselY1(special_bessel_y1) => UnaryDef::special_f32_f64("bessel_y1_cpu"),
             }
         }
     };
@@ -2445,7 +2455,7 @@ mod tests {
 
     #[test]
     fn families_cover_their_members() {
-        assert_eq!(UnaryOp::ALL.len(), 36);
+        assert_eq!(UnaryOp::ALL.len(), 40);
         assert_eq!(BinaryOp::ALL.len(), 30);
         assert_eq!(UnaryOp::Exp.def().kernel.name, "exp_vml_cpu");
         let _: Result<()> = Ok(());

@@ -497,6 +497,11 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
         SpecialI1 => analytic(x, op, special::i1, None)?,
         SpecialI1e => analytic(x, op, special::i1e, None)?,
         SpecialErfcx => analytic(x, op, special::erfcx, None)?,
+        // Bessel J and Y: libm's (fdlibm's algorithms).
+        SpecialBesselJ0 => analytic(x, op, libm::j0, None)?,
+        SpecialBesselJ1 => analytic(x, op, libm::j1, None)?,
+        SpecialBesselY0 => analytic(x, op, libm::y0, None)?,
+        SpecialBesselY1 => analytic(x, op, libm::y1, None)?,
         // The sign bit itself: -0.0 and NaNs with it set count.
         Signbit => match x {
             Elem::F(f) => Elem::B(f.is_sign_negative()),

@@ -137,7 +137,8 @@ impl Emit<'_, '_> {
             // The interpreter's function, in f64.
             Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf | Atan | Asin | Acos
             | Erfc | Erfinv | Lgamma | Digamma | I0 | SpecialI0e | SpecialI1 | SpecialI1e
-            | SpecialErfcx => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
+            | SpecialErfcx | SpecialBesselJ0 | SpecialBesselJ1 | SpecialBesselY0
+            | SpecialBesselY1 => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
             Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
             Rsqrt => {
                 let s = self.map(x, |b, v| b.ins().sqrt(v));
