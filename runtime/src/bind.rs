@@ -88,12 +88,28 @@ impl Packing {
     pub(crate) fn require_none(&self) -> Result<()> {
         match self.weights() {
             0 => Ok(()),
-            _ => Err(Error::new(
-                ErrorKind::Backend,
-                "this backend has no products for weights bound in packed form",
-            )),
+            _ => Err(no_packed_steps()),
         }
     }
+}
+
+/// The error of a backend asked to run a weight bound in packed form that
+/// it has no packed products (or embeddings) for.
+pub(crate) fn no_packed_steps() -> Error {
+    Error::new(
+        ErrorKind::Backend,
+        "this backend has no products for weights bound in packed form",
+    )
+}
+
+/// The error of a step that would read a weight bound in packed form as
+/// if it held the weight's values: binding packs only weights that no
+/// such step reads (`CheckedPlan::packed_params`).
+pub(crate) fn read_unpacked() -> Error {
+    Error::new(
+        ErrorKind::Backend,
+        "a weight bound in packed form reached a step that does not read it packed",
+    )
 }
 
 impl std::fmt::Debug for Packing {

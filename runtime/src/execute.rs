@@ -295,15 +295,6 @@ impl CheckedPlan {
     }
 }
 
-/// The error of a step that would read a weight bound in packed form as
-/// if it held the weight: binding packs only weights no such step reads.
-fn bound_elsewhere() -> Error {
-    Error::new(
-        ErrorKind::Backend,
-        "a weight bound in packed form reached a step that does not read it packed",
-    )
-}
-
 /// For an interpreted step that is one `embedding` of a dense `[V, D]`
 /// weight (a native step, [`native_step`]): the position of the weight
 /// among the step's views, and `(V, D)`.
@@ -332,7 +323,7 @@ fn embedding_operands(island: &Module) -> Option<(usize, usize)> {
 }
 
 /// The extent an access covers: its smallest and largest element offsets.
-fn extent(space: &[i64], offset: i64, strides: &[i64]) -> (i64, i64) {
+pub(crate) fn extent(space: &[i64], offset: i64, strides: &[i64]) -> (i64, i64) {
     let mut lo = offset;
     let mut hi = offset;
     for (&n, &s) in space.iter().zip(strides) {
@@ -749,10 +740,7 @@ fn run_step<L: Launcher>(
                 // weight's: no other path may read it.)
                 return match launcher.matmul_bound(on_device, packed)? {
                     true => Ok(()),
-                    false => Err(Error::new(
-                        ErrorKind::Backend,
-                        "this backend has no products for weights bound in packed form",
-                    )),
+                    false => Err(crate::bind::no_packed_steps()),
                 };
             }
             if launcher.matmul(on_device, buffers.is_weight(b.buffer))? {
@@ -782,12 +770,12 @@ fn run_step<L: Launcher>(
                 // embedding of it; no other path may read the buffer.)
                 let operands = island.as_ref().and_then(embedding_operands);
                 let (Some((weight, indices)), [out]) = (operands, &outputs[..]) else {
-                    return Err(bound_elsewhere());
+                    return Err(crate::bind::read_unpacked());
                 };
                 let (weight, indices) = (&views[weight], &views[indices]);
                 let packed = match (&buffers.bound[weight.buffer.index()], is_bound(indices)) {
                     (Some(packed), false) => packed,
-                    _ => return Err(bound_elsewhere()),
+                    _ => return Err(crate::bind::read_unpacked()),
                 };
                 let done = launcher.embedding_bound(
                     packed,
@@ -796,7 +784,7 @@ fn run_step<L: Launcher>(
                 )?;
                 return match done {
                     true => Ok(()),
-                    false => Err(bound_elsewhere()),
+                    false => Err(crate::bind::no_packed_steps()),
                 };
             }
             let on_device: Vec<&L::Buffer> = views
@@ -809,15 +797,12 @@ fn run_step<L: Launcher>(
             }
             let module = island.as_ref().expect("check_plan keeps every island");
             let host = HostCopies::download(launcher, buffers, views.iter().chain(outputs))?;
+            // (A buffer's weight-ness: what a native step may keep derived
+            // from its bytes, as a product keeps a packed weight.)
+            let is_weight = |b: BufferId| launcher.host_memory() && buffers.is_weight(b);
             // SAFETY: the views were checked against their buffers, of
             // which these are the host storages.
-            // (A view's weight-ness: what a native step may keep derived
-            // from its bytes, as a product keeps a packed weight.)
-            let weights: Vec<bool> = views
-                .iter()
-                .map(|v| launcher.host_memory() && buffers.is_weight(v.buffer))
-                .collect();
-            if !unsafe { native_step(module.entry()?, (views, &weights), outputs, &host)? } {
+            if !unsafe { native_step(module.entry()?, (views, &is_weight), outputs, &host)? } {
                 let tensors = views
                     .iter()
                     .map(|v| host.tensor(v))
@@ -866,12 +851,10 @@ pub fn native_composite(func: &kiln_ir::Func, inst: &kiln_ir::Inst) -> bool {
 /// `host` holds the storages.
 unsafe fn native_step<'v>(
     func: &kiln_ir::Func,
-    (views, weights): (&'v [TensorView], &[bool]),
+    (views, is_weight): (&'v [TensorView], &dyn Fn(BufferId) -> bool),
     outputs: &'v [TensorView],
     host: &HostCopies,
 ) -> Result<bool> {
-    // (`views` is the results' further down.)
-    let views_in = views;
     let [inst] = &func.insts[..] else {
         return Ok(false);
     };
@@ -1028,7 +1011,7 @@ unsafe fn native_step<'v>(
     let Some(x) = operand(0) else {
         return Ok(false);
     };
-    let views: Vec<crate::spatial::Operand> = outputs.iter().map(on_host).collect();
+    let results: Vec<crate::spatial::Operand> = outputs.iter().map(on_host).collect();
     let dtype = outputs[0].dtype;
     let conv = match spatial {
         kiln_ir::spatial::Spatial::Conv(conv) => conv,
@@ -1036,10 +1019,10 @@ unsafe fn native_step<'v>(
             let pool = kiln_ir::spatial::pool_params(&pool, inst.op.name(), &x.geometry.shape)?;
             let spatial = kiln_ir::spatial::Spatial::Pool { pool, indices };
             // SAFETY: forwarded; the plan gives each result its own buffer.
-            return unsafe { crate::spatial::window(&spatial, dtype, x, &views) };
+            return unsafe { crate::spatial::window(&spatial, dtype, x, &results) };
         }
         // SAFETY: as above.
-        other => return unsafe { crate::spatial::window(&other, dtype, x, &views) },
+        other => return unsafe { crate::spatial::window(&other, dtype, x, &results) },
     };
     let Some(w) = operand(1) else {
         return Ok(false);
@@ -1053,15 +1036,12 @@ unsafe fn native_step<'v>(
     )?;
     // The weight's buffer, where it is a program input the run does not
     // write (its Winograd transform is then kept).
-    let weight = (|| {
-        let v = inst.operands.get(1)?.value()?;
-        let at = func.params.iter().position(|p| *p == v)?;
-        let view = views_in.get(at)?;
-        weights[at].then(|| host.storage(view.buffer).buffer())
-    })();
+    let weight = view(1)
+        .filter(|v| is_weight(v.buffer))
+        .map(|v| host.storage(v.buffer).buffer());
     // SAFETY: forwarded; the plan gives the result its own buffer, and a
     // weight's buffer is not written during the run.
-    unsafe { crate::spatial::convolution_weight(&conv, dtype, x, w, bias, views[0], weight) }
+    unsafe { crate::spatial::convolution(&conv, dtype, x, w, bias, results[0], weight) }
 }
 
 /// The memory of a plan's buffers: inputs and outputs their own, temps

@@ -45,6 +45,15 @@ fn ptr(buffer: &Storage) -> *mut u8 {
     buffer.as_ptr() as *mut u8
 }
 
+/// A product's operand: a host buffer and its view.
+fn matrix_arg<'v>((s, v): (&Storage, &'v TensorView)) -> MatrixArg<'v> {
+    MatrixArg {
+        ptr: ptr(s),
+        dtype: v.dtype,
+        geometry: &v.geometry,
+    }
+}
+
 impl Launcher for HostLauncher {
     type Buffer = Storage;
 
@@ -96,17 +105,10 @@ impl Launcher for HostLauncher {
     }
 
     fn matmul(&self, [a, b, out]: [(&Storage, &TensorView); 3], weight: bool) -> Result<bool> {
-        fn arg<'v>((s, v): (&Storage, &'v TensorView)) -> MatrixArg<'v> {
-            MatrixArg {
-                ptr: ptr(s),
-                dtype: v.dtype,
-                geometry: &v.geometry,
-            }
-        }
         // SAFETY: the views were checked against their buffers, and a
         // product's output is a fresh buffer.
         let weight = weight.then(|| Weight::Input(b.0.buffer()));
-        unsafe { matmul_weight(arg(a), arg(b), arg(out), weight)? };
+        unsafe { matmul_weight(matrix_arg(a), matrix_arg(b), matrix_arg(out), weight)? };
         Ok(true)
     }
 
@@ -115,16 +117,16 @@ impl Launcher for HostLauncher {
         [a, b, out]: [(&Storage, &TensorView); 3],
         packed: &Packed,
     ) -> Result<bool> {
-        fn arg<'v>((s, v): (&Storage, &'v TensorView)) -> MatrixArg<'v> {
-            MatrixArg {
-                ptr: ptr(s),
-                dtype: v.dtype,
-                geometry: &v.geometry,
-            }
-        }
         // SAFETY: as above; `b`'s bytes are not read (the packed copy's
         // are).
-        unsafe { matmul_weight(arg(a), arg(b), arg(out), Some(Weight::Bound(packed)))? };
+        unsafe {
+            matmul_weight(
+                matrix_arg(a),
+                matrix_arg(b),
+                matrix_arg(out),
+                Some(Weight::Bound(packed)),
+            )?
+        };
         Ok(true)
     }
 
@@ -305,17 +307,7 @@ impl HostExecutor {
     /// packed.
     pub fn pack_bound(&self, weights: &mut [Option<Tensor>]) -> Result<Packing> {
         let func = &self.checked.func;
-        if weights.len() != func.params.len() {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "@{} takes {} inputs, {} were bound or left free",
-                    func.name,
-                    func.params.len(),
-                    weights.len()
-                ),
-            ));
-        }
+        crate::backend::check_input_count(&func.name, func.params.len(), weights.len())?;
         let views = self.checked.packed_params();
         let mut packing = vec![None; weights.len()];
         for (i, view) in views.into_iter().enumerate() {

@@ -267,7 +267,7 @@ pub(crate) unsafe fn matmul_weight(
         }
     }
     if let Some(Weight::Bound(_)) = weight {
-        return Err(bound_unpacked());
+        return Err(crate::bind::read_unpacked());
     }
     // A transposed right operand that gemm packs slowly goes to it as a
     // row-major copy, made once (see `nt_through_row_major_copy`).
@@ -420,15 +420,6 @@ fn packed_matrices(
     })
 }
 
-/// The error of a bound weight's product that does not take its packed
-/// copy: binding packs a weight only for products that do.
-fn bound_unpacked() -> Error {
-    Error::new(
-        ErrorKind::Backend,
-        "a weight bound to the program in packed form reached a product that does not pack it",
-    )
-}
-
 /// `out = a @ b` through `b`'s packed copy (`crate::packed`) where
 /// [`packed_view`] says it packs: the cached copy of an input, or a bound
 /// weight's; `false` when it does not (or the copy cannot be had).
@@ -447,40 +438,22 @@ unsafe fn packed_product(
     let Some(view) = packed_matrices(a, b, out, (ma, mb, mo)) else {
         return Ok(false);
     };
-    let packed = match weight {
+    let cached;
+    let packed: &Packed = match weight {
         // SAFETY: `b` is a view of `buffer`'s f32 elements, which nothing
         // writes meanwhile (the caller vouches).
         Weight::Input(buffer) => match unsafe { crate::packed::packed(buffer, view)? } {
-            Some(packed) => packed,
+            Some(packed) => {
+                cached = packed;
+                &cached
+            }
             None => return Ok(false),
         },
-        Weight::Bound(packed) if packed.view() == view => {
-            return {
-                // SAFETY: as below.
-                unsafe { packed_rows(a, out, (ma, mo), m, packed) };
-                Ok(true)
-            };
-        }
-        Weight::Bound(_) => return Err(bound_unpacked()),
+        Weight::Bound(packed) if packed.view() == view => packed,
+        Weight::Bound(_) => return Err(crate::bind::read_unpacked()),
     };
-    // SAFETY: as below.
-    unsafe { packed_rows(a, out, (ma, mo), m, &packed) };
-    Ok(true)
-}
-
-/// `out = a @ packed`.
-///
-/// # Safety
-/// The operands' views address their elements; the CPU has AVX-512F.
-#[cfg(target_arch = "x86_64")]
-unsafe fn packed_rows(
-    a: &MatrixArg,
-    out: &MatrixArg,
-    (ma, mo): (&Matrices, &Matrices),
-    m: usize,
-    packed: &Packed,
-) {
-    // SAFETY: the operands' views address their elements.
+    // SAFETY: the operands' views address their elements; a packed copy
+    // exists only where the CPU has AVX-512F.
     unsafe {
         let a_ptr = a.ptr.cast::<f32>().offset(ma.offset as isize);
         let out_ptr = out.ptr.cast::<f32>().offset(mo.offset as isize);
@@ -491,6 +464,7 @@ unsafe fn packed_rows(
             m,
         );
     }
+    Ok(true)
 }
 
 /// A product of one f32 row by a matrix (`m = 1`: a decode step's

@@ -173,57 +173,108 @@ pub fn pack_stats() -> PackStats {
     }
 }
 
+/// A copy derived from a weight's bytes, as the cache keeps it.
+trait Kept: Clone {
+    /// Its bytes, as the limit counts them.
+    fn bytes(&self) -> usize;
+}
+
+impl Kept for Arc<Packed> {
+    fn bytes(&self) -> usize {
+        self.storage.len()
+    }
+}
+
+impl Kept for Storage {
+    fn bytes(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Cache {
+    /// Takes out the copies derived from the contents numbers `from`
+    /// accepts, their bytes no longer counted (bytes reserved by a copy
+    /// being made stay counted until it is kept or dropped): returned with
+    /// their bytes, to be dropped outside the lock.
+    fn take(&mut self, from: impl Fn(u64) -> bool) -> ((Vec<Arc<Packed>>, Vec<Storage>), usize) {
+        let packed: Vec<_> = self
+            .packed
+            .extract_if(|k, _| from(k.contents))
+            .map(|(_, p)| p)
+            .collect();
+        let transformed: Vec<_> = self
+            .transformed
+            .extract_if(|k, _| from(k.contents))
+            .map(|(_, t)| t)
+            .collect();
+        let bytes = packed.iter().map(Kept::bytes).sum::<usize>()
+            + transformed.iter().map(Kept::bytes).sum::<usize>();
+        self.bytes -= bytes;
+        ((packed, transformed), bytes)
+    }
+
+    /// The copy of `buffer`'s bytes kept in `map` under `key`, or made by
+    /// `make` and kept there while those bytes are unchanged (`bytes`
+    /// reserved while it is made, so that threads making copies at once
+    /// stay within `limit` together); `None` where it would pass the
+    /// limit or `make` fails. The one protocol of packed weights and
+    /// transformed convolution weights.
+    fn kept<K: Eq + std::hash::Hash, V: Kept>(
+        map: fn(&mut Cache) -> &mut HashMap<K, V>,
+        (buffer, key, contents): (&Buffer, K, u64),
+        (bytes, limit): (usize, usize),
+        make: impl FnOnce() -> Option<V>,
+    ) -> Option<V> {
+        {
+            let mut c = cache();
+            if let Some(v) = map(&mut c).get(&key).cloned() {
+                c.hits += 1;
+                return Some(v);
+            }
+            if c.bytes + bytes > limit {
+                return None;
+            }
+            c.bytes += bytes;
+        }
+        let Some(made) = make() else {
+            cache().bytes -= bytes;
+            return None;
+        };
+        // (From here a write renumbers the contents and forgets the copy.
+        // None can happen while it is made: the caller vouches that
+        // nothing writes the bytes during the run, and a write needs the
+        // buffer to itself; the check below is a guard only.)
+        buffer.mark_derived();
+        let mut c = cache();
+        c.packs += 1;
+        if let Some(other) = map(&mut c).get(&key).cloned() {
+            // (Another thread made it meanwhile.)
+            c.bytes -= bytes;
+            return Some(other);
+        }
+        if buffer.contents() == contents && made.bytes() == bytes {
+            map(&mut c).insert(key, made.clone());
+        } else {
+            c.bytes -= bytes;
+        }
+        Some(made)
+    }
+}
+
 /// Forgets everything derived from contents number `contents` (called
 /// when a buffer is rewritten or dropped).
 pub(crate) fn forget(contents: u64) {
-    let (mut gone, mut gone_transformed) = (Vec::new(), Vec::new());
-    {
-        let mut c = cache();
-        let keys: Vec<Key> = c
-            .packed
-            .keys()
-            .filter(|k| k.contents == contents)
-            .copied()
-            .collect();
-        for key in keys {
-            if let Some(p) = c.packed.remove(&key) {
-                c.bytes -= p.bytes();
-                gone.push(p);
-            }
-        }
-        let keys: Vec<ConvKey> = c
-            .transformed
-            .keys()
-            .filter(|k| k.contents == contents)
-            .cloned()
-            .collect();
-        for key in keys {
-            if let Some(t) = c.transformed.remove(&key) {
-                c.bytes -= t.len();
-                gone_transformed.push(t);
-            }
-        }
-    }
-    // (The packed buffers are freed here, outside the lock.)
-    drop((gone, gone_transformed));
+    let (gone, _) = cache().take(|c| c == contents);
+    // (The copies are freed here, outside the lock.)
+    drop(gone);
 }
 
-/// Drops every packed copy (they are made again when next used); returns
-/// their bytes.
+/// Drops every packed copy and transform (they are made again when next
+/// used); returns their bytes.
 pub fn release() -> usize {
-    let (gone, transformed) = {
-        let mut c = cache();
-        let gone = std::mem::take(&mut c.packed);
-        let transformed = std::mem::take(&mut c.transformed);
-        // (Only the copies taken: bytes reserved by a product packing now
-        // stay counted until it keeps or drops its copy.)
-        let bytes = gone.values().map(|p| p.bytes()).sum::<usize>()
-            + transformed.values().map(|t| t.len()).sum::<usize>();
-        c.bytes -= bytes;
-        (gone, transformed)
-    };
-    gone.values().map(|p| p.bytes()).sum::<usize>()
-        + transformed.values().map(|t| t.len()).sum::<usize>()
+    let (gone, bytes) = cache().take(|_| true);
+    drop(gone);
+    bytes
 }
 
 /// A convolution weight's transform (Winograd's `G g Gᵀ` for every pair
@@ -244,48 +295,19 @@ pub(crate) unsafe fn transformed(
     make: impl FnOnce() -> Result<Storage>,
 ) -> Option<Storage> {
     let limit = pack_limit().ok()?;
+    let contents = buffer.contents();
     let key = ConvKey {
-        contents: buffer.contents(),
+        contents,
         offset: g.offset,
         shape: g.shape.clone(),
         strides: g.strides.clone(),
     };
-    let bytes = len * 4;
-    {
-        let mut c = cache();
-        if let Some(t) = c.transformed.get(&key) {
-            let t = t.clone();
-            c.hits += 1;
-            return Some(t);
-        }
-        if c.bytes + bytes > limit {
-            return None;
-        }
-        c.bytes += bytes;
-    }
-    let Ok(t) = make() else {
-        cache().bytes -= bytes;
-        return None;
-    };
-    buffer.mark_derived();
-    let mut c = cache();
-    c.packs += 1;
-    let keep = t.len() == bytes && buffer.contents() == key.contents;
-    match c.transformed.get(&key) {
-        Some(other) => {
-            let other = other.clone();
-            c.bytes -= bytes;
-            Some(other)
-        }
-        None if keep => {
-            c.transformed.insert(key, t.clone());
-            Some(t)
-        }
-        None => {
-            c.bytes -= bytes;
-            Some(t)
-        }
-    }
+    Cache::kept(
+        |c| &mut c.transformed,
+        (buffer, key, contents),
+        (len * 4, limit),
+        || make().ok(),
+    )
 }
 
 /// A weight view: `B[kk][j]` at element `offset + kk·row_stride +
@@ -297,21 +319,6 @@ pub(crate) struct WeightView {
     pub(crate) col_stride: i64,
     pub(crate) k: usize,
     pub(crate) n: usize,
-}
-
-impl WeightView {
-    /// The smallest and largest element offsets it covers (an empty view:
-    /// its offset).
-    fn extent(&self) -> (i64, i64) {
-        let (mut lo, mut hi) = (self.offset, self.offset);
-        for (len, stride) in [(self.k, self.row_stride), (self.n, self.col_stride)] {
-            if len > 1 {
-                let span = stride * (len as i64 - 1);
-                if span < 0 { lo += span } else { hi += span }
-            }
-        }
-        (lo, hi)
-    }
 }
 
 /// The packed copy of the f32 weight `view` of `buffer`: the cached one,
@@ -328,8 +335,9 @@ pub(crate) unsafe fn packed(buffer: &Buffer, view: WeightView) -> Result<Option<
         return Ok(None);
     }
     let limit = pack_limit()?;
+    let contents = buffer.contents();
     let key = Key {
-        contents: buffer.contents(),
+        contents,
         offset: view.offset,
         row_stride: view.row_stride,
         col_stride: view.col_stride,
@@ -337,46 +345,18 @@ pub(crate) unsafe fn packed(buffer: &Buffer, view: WeightView) -> Result<Option<
         n: view.n,
     };
     let bytes = view.n.div_ceil(PANEL) * PANEL * view.k * 4;
-    {
-        let mut c = cache();
-        if let Some(p) = c.packed.get(&key) {
-            let p = p.clone();
-            c.hits += 1;
-            return Ok(Some(p));
-        }
-        if c.bytes + bytes > limit {
-            return Ok(None);
-        }
-        // Reserved while it packs, so that threads packing at once stay
-        // within the limit together.
-        c.bytes += bytes;
-    }
-    let unreserve = |c: &mut Cache| c.bytes -= bytes;
-    // SAFETY: forwarded.
-    let Ok(p) = (unsafe { pack(buffer.as_ptr() as *const f32, view) }) else {
-        unreserve(&mut cache());
-        return Ok(None);
+    // SAFETY (of `pack`): forwarded.
+    let make = || {
+        unsafe { pack(buffer.as_ptr() as *const f32, view) }
+            .ok()
+            .map(Arc::new)
     };
-    let p = Arc::new(p);
-    // (From here a write renumbers the contents and forgets the copy.
-    // None can happen while this packs: the caller vouches that nothing
-    // writes the bytes during the run, and a write needs the buffer to
-    // itself; the check below is a guard only.)
-    buffer.mark_derived();
-    let mut c = cache();
-    c.packs += 1;
-    if let Some(other) = c.packed.get(&key) {
-        // (Another thread packed it meanwhile.)
-        let other = other.clone();
-        unreserve(&mut c);
-        return Ok(Some(other));
-    }
-    if buffer.contents() == key.contents {
-        c.packed.insert(key, p.clone());
-    } else {
-        unreserve(&mut c);
-    }
-    Ok(Some(p))
+    Ok(Cache::kept(
+        |c| &mut c.packed,
+        (buffer, key, contents),
+        (bytes, limit),
+        make,
+    ))
 }
 
 /// The packed copy of the f32 weight `view` of `tensor`'s storage, for a
@@ -406,7 +386,11 @@ pub(crate) fn pack_bound(
         return Ok(None);
     }
     let storage = tensor.storage();
-    let (lo, hi) = view.extent();
+    let (lo, hi) = crate::execute::extent(
+        &[view.k as i64, view.n as i64],
+        view.offset,
+        &[view.row_stride, view.col_stride],
+    );
     if tensor.dtype() != kiln_ir::DType::F32 || lo < 0 || (hi + 1) * 4 > storage.len() as i64 {
         return Err(kiln_ir::Error::new(
             kiln_ir::ErrorKind::Backend,
@@ -481,11 +465,7 @@ unsafe fn pack_with(
     // (The last panel's columns past `n` are never written nor read: the
     // product masks them.)
     let mut buffer = Buffer::for_overwrite(n.div_ceil(PANEL) * panel_len * 4)?;
-    let dst: &mut [f32] = {
-        let bytes = buffer.bytes_mut();
-        // SAFETY: 64-byte aligned, a whole number of f32.
-        unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut f32, bytes.len() / 4) }
-    };
+    let dst = buffer.floats_mut();
     // Groups of panels of about 4 MiB, enough for every thread.
     let group = ((4 << 20) / (panel_len * 4).max(1)).max(rayon::current_num_threads());
     for (g, dst) in dst.chunks_mut((group * panel_len).max(1)).enumerate() {

@@ -59,32 +59,17 @@ impl Element for f64 {
 
 /// Runs `convolution` when this file has a kernel for it (f32 or f64, not
 /// transposed, an output whose spatial dims flatten); `false` otherwise.
+/// `weight`, when given, is the buffer `w` points into, whose bytes
+/// nothing writes while this runs nor later without renumbering them (a
+/// program input the run does not write): what is derived from the
+/// weight (Winograd's transform) is then kept
+/// (`crate::packed::transformed`).
 ///
 /// # Safety
 /// Each pointer must address a buffer holding every element its geometry
 /// describes; `out` must not overlap the operands; `conv` must have been
 /// checked against the operand shapes (`kiln_ir::spatial::conv_params`).
 pub unsafe fn convolution(
-    conv: &Conv,
-    dtype: DType,
-    x: Operand,
-    w: Operand,
-    bias: Option<Operand>,
-    out: Operand,
-) -> Result<bool> {
-    // SAFETY: forwarded.
-    unsafe { convolution_weight(conv, dtype, x, w, bias, out, None) }
-}
-
-/// [`convolution`], where `weight`, when given, is the buffer `w` points
-/// into and holds bytes nothing writes while this runs nor later without
-/// renumbering them (a program input the run does not write): what is
-/// derived from the weight (Winograd's transform) is then kept
-/// (`crate::packed::transformed`).
-///
-/// # Safety
-/// As for [`convolution`].
-pub(crate) unsafe fn convolution_weight(
     conv: &Conv,
     dtype: DType,
     x: Operand,
@@ -1303,6 +1288,7 @@ mod tests {
                     operand(w.as_ptr() as *mut f32, &wg),
                     None,
                     operand(out.as_mut_ptr(), &og),
+                    None,
                 )
             };
             assert!(done.unwrap());

@@ -426,6 +426,20 @@ impl Buffer {
         let _ = range;
     }
 
+    /// Its bytes as f32 elements (a trailing partial element left out).
+    pub(crate) fn floats(&self) -> &[f32] {
+        // SAFETY: valid for len bytes, aligned to ALIGN (or dangling and
+        // aligned with len 0); every bit pattern is an f32.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<f32>(), self.len / 4) }
+    }
+
+    /// Its bytes as f32 elements, for writing (as [`Buffer::bytes_mut`]).
+    pub(crate) fn floats_mut(&mut self) -> &mut [f32] {
+        let bytes = self.bytes_mut();
+        // SAFETY: as for `floats`; `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<f32>(), bytes.len() / 4) }
+    }
+
     /// Its bytes.
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: ptr is valid for len bytes (or dangling with len 0).

@@ -119,15 +119,11 @@ pub(crate) unsafe fn run(
     // otherwise (ResNet-18 at batch 8: 5–8% of its time).
     let len = 16 * (c_n * o_n) as usize;
     let kept = weight.and_then(|b| unsafe { crate::packed::transformed(b, wg, len, make) });
-    let Some(u) = kept.or_else(|| make().ok()) else {
+    let Some(transformed) = kept.or_else(|| make().ok()) else {
         // (No memory for the transform: the direct convolution.)
         return false;
     };
-    let u: &[f32] = {
-        let bytes = u.bytes();
-        // SAFETY: 64-byte aligned, a whole number of f32.
-        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<f32>(), bytes.len() / 4) }
-    };
+    let u = transformed.buffer().floats();
     // Tasks: (image, first tile row, tile rows), the panels within
     // TASK_BYTES, at least as many tasks as threads where rows allow.
     let per_row = 16 * c_n.max(o_n) * tw_n * 4;
@@ -187,12 +183,8 @@ pub(crate) unsafe fn run(
 unsafe fn weights(w: *const f32, wg: &Geometry, c_n: i64, o_n: i64) -> kiln_ir::Result<Storage> {
     let (oc, cc) = (o_n as usize, c_n as usize);
     // (From the pool: a transform made on every call faults no pages.)
-    let mut storage = Storage::for_overwrite(16 * oc * cc * 4)?;
-    let u: &mut [f32] = {
-        let bytes = storage.bytes_mut().expect("a new storage is not shared");
-        // SAFETY: 64-byte aligned, a whole number of f32.
-        unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<f32>(), bytes.len() / 4) }
-    };
+    let mut buffer = Buffer::for_overwrite(16 * oc * cc * 4)?;
+    let u = buffer.floats_mut();
     let ws = &wg.strides;
     let w = Shared(w as *mut f32);
     u.par_chunks_mut(16 * cc).enumerate().for_each_init(
@@ -210,7 +202,7 @@ unsafe fn weights(w: *const f32, wg: &Geometry, c_n: i64, o_n: i64) -> kiln_ir::
             unsafe { transform_weights(g, u, cc) };
         },
     );
-    Ok(storage)
+    Ok(Storage::from_buffer(buffer))
 }
 
 crate::wide::widest_vectors! {
