@@ -17,7 +17,7 @@ use std::process::Command;
 
 use kiln::{BackendKind, Compiler, Module};
 use kiln_cuda::{Cuda, nvrtc};
-use kiln_tests::cuda_emulator;
+use kiln_tests::cuda_emulator::{self, plan_of};
 use kiln_tests::differential::{
     Math, check_random, check_random_with, every_program_on, every_program_with,
 };
@@ -185,27 +185,9 @@ fn without_nvrtc_or_a_gpu_the_errors_say_what_is_missing() {
     }
 }
 
-/// Whether the host C++ compiler the emulation needs is here; panics
-/// where CI requires it (`KILN_REQUIRE_EMULATOR`).
-fn emulator_here() -> bool {
-    let ok = cuda_emulator::available();
-    assert!(
-        ok || std::env::var_os("KILN_REQUIRE_EMULATOR").is_none(),
-        "KILN_REQUIRE_EMULATOR is set but {} does not run",
-        cuda_emulator::compiler().display()
-    );
-    if !ok {
-        eprintln!(
-            "skipped: no C++ compiler ({}) to emulate the CUDA C with",
-            cuda_emulator::compiler().display()
-        );
-    }
-    ok
-}
-
 #[test]
 fn every_program_emulated_matches_the_interpreter() {
-    if !emulator_here() {
+    if !cuda_emulator::here() {
         return;
     }
     let failures = every_program_with("cuda (emulated)", Math::Own, &cuda_emulator::run);
@@ -215,20 +197,6 @@ fn every_program_emulated_matches_the_interpreter() {
 /// Attention is one generated kernel per call (no matmul or softmax
 /// steps), which the emulation runs; heads too wide for a tile in shared
 /// memory, or empty, expand to matmuls and softmax instead, and agree too.
-/// A program as parsed, and its CUDA plan after the backend's passes.
-fn plan_of(text: &str) -> (Module, kiln_passes::plan::KernelPlan) {
-    let mut module = kiln::parse_module("program", text, kiln::DefaultDType::F32)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let source = module.clone();
-    Compiler::new(BackendKind::Cuda)
-        .pipeline()
-        .run(&mut module)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let plan = Cuda::default()
-        .plan(&module)
-        .unwrap_or_else(|e| panic!("{e}"));
-    (source, plan)
-}
 
 #[test]
 fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
@@ -272,7 +240,7 @@ fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     // expand too.
     let (empty, plan) = plan_of(&program(0, "f32"));
     assert!(kiln_cuda::steps::kernels(&plan).is_empty());
-    if !emulator_here() {
+    if !cuda_emulator::here() {
         return;
     }
     for module in [fits, wide, empty] {
@@ -306,7 +274,7 @@ fn embedding_and_gather_steps_are_kernels_that_check_their_indices() {
             .iter()
             .all(|k| k.source.contains("atomicOr(kiln_status, 2)"))
     );
-    if !emulator_here() {
+    if !cuda_emulator::here() {
         return;
     }
     let w = Tensor::from_vec(
@@ -433,7 +401,7 @@ fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
             .iter()
             .any(|k| k.source.contains("convolution (transposed)"))
     );
-    if !emulator_here() {
+    if !cuda_emulator::here() {
         return;
     }
     let inputs = kiln_tests::inputs_for(&module);
@@ -447,7 +415,7 @@ fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
 
 #[test]
 fn device_times_run_the_steps_with_resident_inputs() {
-    if !emulator_here() {
+    if !cuda_emulator::here() {
         return;
     }
     // Repeated runs on the same device memory: slots reused, split
@@ -489,7 +457,7 @@ fn device_times_run_the_steps_with_resident_inputs() {
 /// the same way, so such results are held to torch.testing's tolerances.
 #[test]
 fn library_math_is_held_to_torch_tolerances() {
-    if !emulator_here() {
+    if !cuda_emulator::here() {
         return;
     }
     let text = "func @main(%x: tensor<64xf64>) -> tensor<64xf64> {\n  %0 = gelu %x\n  %1 = log %0\n  return %1\n}\n";
@@ -504,7 +472,7 @@ fn library_math_is_held_to_torch_tolerances() {
 #[test]
 fn emulated_device_memory_is_pooled() {
     use kiln_runtime::pool::Pool;
-    if !emulator_here() {
+    if !cuda_emulator::here() {
         return;
     }
     let module = load(&kiln_tests::tests_dir().join("programs/softmax_layernorm.kir"));
@@ -534,7 +502,7 @@ fn emulated_device_memory_is_pooled() {
 #[test]
 fn split_reductions_leave_their_scratch_zeroed() {
     use kiln_runtime::execute::Launcher;
-    if !emulator_here() {
+    if !cuda_emulator::here() {
         return;
     }
     let module = load(&kiln_tests::tests_dir().join("programs/split_rows.kir"));
@@ -598,7 +566,7 @@ fn random_programs(var: &str, default: u32, check: &dyn Fn(&Module) -> Result<()
 
 #[test]
 fn random_programs_emulated_match_the_interpreter() {
-    if !emulator_here() {
+    if !cuda_emulator::here() {
         return;
     }
     // KILN_EMULATED_CASES makes a longer bug hunt than CI's 80.
@@ -685,7 +653,7 @@ proptest! {
 
     #[test]
     fn random_transposes_emulated_match_the_interpreter((dims, perm_seed, dtype, to) in transpose_cases()) {
-        if !emulator_here() {
+        if !cuda_emulator::here() {
             return Ok(());
         }
         let module = transpose_program(&dims, perm_seed, dtype, to)?;
@@ -699,7 +667,7 @@ proptest! {
 
     #[test]
     fn random_reductions_emulated_match_the_interpreter(((rows, len), op, dtype) in reduction_cases()) {
-        if !emulator_here() {
+        if !cuda_emulator::here() {
             return Ok(());
         }
         let module = reduction_program(rows, len, op, dtype)?;

@@ -34,6 +34,40 @@ pub fn available() -> bool {
     Command::new(compiler()).arg("--version").output().is_ok()
 }
 
+/// Whether the C++ compiler the emulation needs is here; panics where CI
+/// requires it (`KILN_REQUIRE_EMULATOR`), and says the test skipped where
+/// it is missing.
+pub fn here() -> bool {
+    let ok = available();
+    assert!(
+        ok || std::env::var_os("KILN_REQUIRE_EMULATOR").is_none(),
+        "KILN_REQUIRE_EMULATOR is set but {} does not run",
+        compiler().display()
+    );
+    if !ok {
+        eprintln!(
+            "skipped: no C++ compiler ({}) to emulate the CUDA C with",
+            compiler().display()
+        );
+    }
+    ok
+}
+
+/// A program as parsed, and its CUDA plan after the backend's passes.
+pub fn plan_of(text: &str) -> (Module, KernelPlan) {
+    let mut module = kiln::parse_module("program", text, kiln::DefaultDType::F32)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let source = module.clone();
+    Compiler::new(BackendKind::Cuda)
+        .pipeline()
+        .run(&mut module)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let plan = Cuda::default()
+        .plan(&module)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (source, plan)
+}
+
 /// Runs a module as the CUDA backend would, its kernels emulated.
 pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     let (checked, emulator) = prepare(module)?;

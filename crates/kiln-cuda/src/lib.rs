@@ -29,6 +29,7 @@ pub mod blas;
 pub mod codegen;
 pub mod device;
 pub mod gather;
+mod implicit_gemm;
 pub mod math;
 pub mod nvrtc;
 pub mod spatial;

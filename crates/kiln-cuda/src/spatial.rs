@@ -23,10 +23,10 @@
 //!
 //! These are direct kernels, correct and simple. On an H200 they beat
 //! PyTorch eager on pooling, resampling and depthwise convolution, which
-//! memory and launches bound, but a dense 3×3 convolution is 0.45× cuDNN
+//! memory and launches bound, but a dense 3×3 convolution was 0.45× cuDNN
 //! in NCHW and 0.10× in channels_last (BENCHMARKS.md, "CUDA on a GPU:
-//! second measurement"): implicit-GEMM tiles in shared memory, or cuDNN
-//! loaded at run time like cuBLAS, are what a fast version would use.
+//! second measurement"), so dense 2-D convolutions with enough channels
+//! are implicit-GEMM tiles instead ([`crate::implicit_gemm`]).
 
 use std::fmt::Write;
 
@@ -94,7 +94,18 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
                 bias,
                 out: (inputs.len(), out),
             };
-            convolution(&name, &conv, &views, args)
+            match crate::implicit_gemm::convolution(&name, &conv, &views, args) {
+                Some((source, tiled)) => {
+                    return Some(StepKernel {
+                        step: index,
+                        name,
+                        source,
+                        shape: tiled,
+                        args,
+                    });
+                }
+                None => convolution(&name, &conv, &views, args),
+            }
         }
         Spatial::Pool { pool, indices } => {
             let pool = pool_params(&pool, inst.op.name(), &x.geometry.shape).ok()?;
@@ -139,15 +150,15 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
 }
 
 /// A convolution's views and their argument numbers.
-struct ConvViews<'a> {
-    x: (usize, &'a TensorView),
-    w: (usize, &'a TensorView),
-    bias: Option<(usize, &'a TensorView)>,
-    out: (usize, &'a TensorView),
+pub(crate) struct ConvViews<'a> {
+    pub(crate) x: (usize, &'a TensorView),
+    pub(crate) w: (usize, &'a TensorView),
+    pub(crate) bias: Option<(usize, &'a TensorView)>,
+    pub(crate) out: (usize, &'a TensorView),
 }
 
 /// The C type of elements of `d` in memory (f16 and bf16 as their bits).
-fn mtype(d: DType) -> &'static str {
+pub(crate) fn mtype(d: DType) -> &'static str {
     match d {
         DType::F64 => "double",
         DType::F16 | DType::BF16 => "unsigned short",
@@ -156,7 +167,7 @@ fn mtype(d: DType) -> &'static str {
 }
 
 /// An element `e` of dtype `d` read as a double (exact).
-fn load(d: DType, e: &str) -> String {
+pub(crate) fn load(d: DType, e: &str) -> String {
     match d {
         DType::F16 => format!("(double)kiln_h2f({e})"),
         DType::BF16 => format!("(double)kiln_bf2f({e})"),
@@ -166,7 +177,7 @@ fn load(d: DType, e: &str) -> String {
 
 /// A double `v` rounded to `d` as the reference rounds a result: once to
 /// f32 or f64; f16 and bf16 through f32, their opmath (as PyTorch's).
-fn rounded(d: DType, v: &str) -> String {
+pub(crate) fn rounded(d: DType, v: &str) -> String {
     match d {
         DType::F64 => format!("(double)({v})"),
         DType::F16 => format!("kiln_f2h((float)({v}))"),
@@ -273,7 +284,7 @@ fn input_plane(c: &mut String, (xa, x): (usize, &TensorView), lead: usize) -> Ge
 }
 
 /// The element pointer of argument `arg` of `view`'s dtype.
-fn pointer(arg: usize, view: &TensorView, mutable: bool) -> String {
+pub(crate) fn pointer(arg: usize, view: &TensorView, mutable: bool) -> String {
     let t = mtype(view.dtype);
     if mutable {
         format!("(({t}*)b{arg})")
