@@ -140,18 +140,23 @@ UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", 
          "atan", "asin", "acos", "signbit", "erfc",
          "erfinv", "lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e",
          "special_erfcx", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
-         "special_bessel_y1"]
+         "special_bessel_y1", "special_modified_bessel_i0", "special_modified_bessel_i1",
+         "special_modified_bessel_k0", "special_modified_bessel_k1",
+         "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
+         "special_spherical_bessel_j0"]
 
 
-def _unary(kir_op):
+def _unary(kir_op, arg="self"):
     def fn(c):
-        return c.emit(kir_op, [c.tensor("self")])
+        return c.emit(kir_op, [c.tensor(arg)])
 
     return fn
 
 
 for _u in UNARY:
-    op(f"aten.{_u}.default")(_unary(_u))
+    # (torch.special's newer functions name their operand `x`.)
+    _arg = "x" if _u.startswith(("special_scaled_", "special_spherical_")) else "self"
+    op(f"aten.{_u}.default")(_unary(_u, _arg))
 # NumPy's names for the inverse trigonometric functions.
 for _u in ("arctan", "arcsin", "arccos", "special_erfc"):
     op(f"aten.{_u}.default")(_unary(_u.replace("arc", "a").replace("special_", "")))

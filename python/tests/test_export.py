@@ -462,23 +462,23 @@ def test_fully_masked_row(tmp_path, native, bool_mask):
 # ---- (4) an op Kiln lacks gives a clear error ----------------------------
 
 
-class BesselK0(nn.Module):
+class AiryAi(nn.Module):
     def forward(self, x, w):
         y = x * 2
-        return torch.special.modified_bessel_k0(y + w)  # the line the error names
+        return torch.special.airy_ai(y + w)  # the line the error names
 
 
 def test_unsupported_op_error(tmp_path):
     with pytest.raises(kiln_export.UnsupportedOpError) as e:
-        kiln_export.export(BesselK0(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
+        kiln_export.export(AiryAi(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
                            tmp_path / "m.kir", tmp_path / "m.safetensors")
     msg = str(e.value)
-    assert e.value.op == "aten.special_modified_bessel_k0.default"
-    assert e.value.node == "special_modified_bessel_k0"
-    assert ("aten.special_modified_bessel_k0.default (FX node 'special_modified_bessel_k0') "
+    assert e.value.op == "aten.special_airy_ai.default"
+    assert e.value.node == "special_airy_ai"
+    assert ("aten.special_airy_ai.default (FX node 'special_airy_ai') "
             "has no exact translation to Kiln") in msg
-    assert "Kiln has no translation for aten.special_modified_bessel_k0.default" in msg
-    assert "test_export.py" in msg and "torch.special.modified_bessel_k0(y + w)" in msg
+    assert "Kiln has no translation for aten.special_airy_ai.default" in msg
+    assert "test_export.py" in msg and "torch.special.airy_ai(y + w)" in msg
     assert not (tmp_path / "m.kir").exists()
 
 
@@ -494,6 +494,22 @@ def test_bessel_j_and_y(tmp_path):
     f32, where Kiln's f64 rounded once and PyTorch's f32 agree)."""
     g = torch.Generator().manual_seed(0)
     export_and_compare(BesselJY(), (torch.randn(3, 5, 8, generator=g),), tmp_path, tol=2e-6)
+
+
+class ModifiedBessel(nn.Module):
+    def forward(self, x):
+        a = x.abs() * 4 + 0.05
+        return (torch.special.modified_bessel_i0(x * 3), torch.special.modified_bessel_i1(x * 3),
+                torch.special.modified_bessel_k0(a), torch.special.modified_bessel_k1(a),
+                torch.special.scaled_modified_bessel_k0(a * 10), torch.special.scaled_modified_bessel_k1(a),
+                torch.special.spherical_bessel_j0(x * 5))
+
+
+def test_modified_bessel(tmp_path):
+    """torch.special's modified Bessel functions I and K (K scaled too) and
+    the spherical j0, over K's series, integral and asymptotic ranges."""
+    g = torch.Generator().manual_seed(0)
+    export_and_compare(ModifiedBessel(), (torch.randn(3, 5, 8, generator=g),), tmp_path, tol=2e-6)
 
 
 class RandomSlopes(nn.Module):
@@ -513,15 +529,15 @@ def test_unsupported_op_command_line(tmp_path):
         "import torch\n"
         "class M(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.special.modified_bessel_k0(x)\n"
+        "        return torch.special.airy_ai(x)\n"
         "model = M()\n")
     p = subprocess.run(
         [sys.executable, "-m", "kiln_export", f"{tmp_path / 'bessel.py'}:model",
          "--example-input", "1x3x8x8xf32", "-o", str(tmp_path / "c.kir"),
          "--weights", str(tmp_path / "c.safetensors")], capture_output=True, text=True)
     assert p.returncode == 1
-    assert "kiln_export: error: aten.special_modified_bessel_k0.default (FX node 'special_modified_bessel_k0')" in p.stderr
-    assert "Kiln has no translation for aten.special_modified_bessel_k0.default" in p.stderr
+    assert "kiln_export: error: aten.special_airy_ai.default (FX node 'special_airy_ai')" in p.stderr
+    assert "Kiln has no translation for aten.special_airy_ai.default" in p.stderr
 
 
 # ---- a sweep of translated ops ---------------------------------------------

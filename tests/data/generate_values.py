@@ -3133,6 +3133,8 @@ def math_truth(name, x, q=None, n=None):
             return mpmath.besseli(1, v)
         if name == "special_i1e":
             return mpmath.besseli(1, v) * mpmath.exp(-abs(v))
+        if name in MODIFIED_BESSEL:
+            return modified_bessel_truth(name, x, v)
         if name in BESSEL_JY:
             order = int(name[-1])
             if name.startswith("special_bessel_y"):
@@ -3893,6 +3895,67 @@ def gen_bessel():
             record_math_unary(name, fn, far)
 
 
+# torch.special's modified Bessel functions I and K of orders 0 and 1, K
+# scaled by e^x, and the spherical Bessel function j0 (f32 and f64;
+# integers and bools as f32; f16 and bf16 refused): every dtype, special
+# values, random values over (−5, 60) and far out, around Kiln's ranges for
+# K (its series up to 1, integral up to 25, asymptotic expansion beyond);
+# kept where PyTorch's own is accurate.
+MODIFIED_BESSEL = {
+    "special_modified_bessel_i0": torch.special.modified_bessel_i0,
+    "special_modified_bessel_i1": torch.special.modified_bessel_i1,
+    "special_modified_bessel_k0": torch.special.modified_bessel_k0,
+    "special_modified_bessel_k1": torch.special.modified_bessel_k1,
+    "special_scaled_modified_bessel_k0": torch.special.scaled_modified_bessel_k0,
+    "special_scaled_modified_bessel_k1": torch.special.scaled_modified_bessel_k1,
+    "special_spherical_bessel_j0": torch.special.spherical_bessel_j0,
+}
+
+
+def modified_bessel_truth(name, x, v):
+    import mpmath
+    if name == "special_spherical_bessel_j0":
+        return mpmath.mpf(1) if x == 0 else mpmath.sin(v) / v
+    nu = int(name[-1])
+    if "_i" in name:
+        if abs(x) > 1000:
+            # Past f64's range (and slow in mpmath this far out).
+            return mpmath.inf if nu == 0 or x > 0 else -mpmath.inf
+        return mpmath.besseli(nu, v)
+    if x < 0:
+        return None
+    if x == 0:
+        return mpmath.inf
+    scaled = "scaled" in name
+    if x > 1000:
+        # The asymptotic expansion (40 terms) is exact to far below an ulp
+        # here; unscaled, K underflows.
+        if not scaled:
+            return mpmath.mpf(0)
+        term, total = mpmath.mpf(1), mpmath.mpf(1)
+        for k in range(1, 40):
+            term *= (4 * nu * nu - (2 * k - 1) ** 2) / (8 * k * v)
+            total += term
+        return total * mpmath.sqrt(mpmath.pi / (2 * v))
+    k = mpmath.besselk(nu, v)
+    return k * mpmath.exp(v) if scaled else k
+
+
+def gen_modified_bessel():
+    g = torch.Generator().manual_seed(2028)
+    for name, fn in MODIFIED_BESSEL.items():
+        for dt in DTYPES:
+            x = make(dt, [3, 4])
+            record_math_unary(name, fn, x)
+            record_refusal(name, {}, [x], lambda: fn(x))
+        for dt in (torch.float32, torch.float64):
+            record_math_unary(name, fn, issue20_specials(dt))
+            record_math_unary(name, fn, issue20_random(dt, 256, -5.0, 60.0, g))
+            far = torch.tensor([1e-300, 2.0 ** -30, 1e-3, 0.999, 1.0, 1.001, 2.0, 7.5, 24.9, 25.0, 25.1,
+                                100.0, 700.0, 720.0, 750.0, 1e3, 1e5, 1e300], dtype=torch.float64).to(dt)
+            record_math_unary(name, fn, far)
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -3945,6 +4008,7 @@ def main():
     gen_view_lists()
     gen_math()
     gen_bessel()
+    gen_modified_bessel()
     out = {
         "meta": {
             "torch_version": torch.__version__,

@@ -170,6 +170,27 @@ macro_rules! unary_ops {
                 /// second kind, order 1 (−inf at 0, NaN below); as
                 /// `special_bessel_j0`.
                 SpecialBesselY1(special_bessel_y1) => UnaryDef::special_f32_f64("bessel_y1_cpu"),
+                /// `torch.special.modified_bessel_i0`: `i0` under
+                /// torch.special's newer name and dtypes (f32 and f64).
+                SpecialModifiedBesselI0(special_modified_bessel_i0) => UnaryDef::special_f32_f64("modified_bessel_i0_cpu"),
+                /// `torch.special.modified_bessel_i1`: `special_i1` under
+                /// torch.special's newer name and dtypes.
+                SpecialModifiedBesselI1(special_modified_bessel_i1) => UnaryDef::special_f32_f64("modified_bessel_i1_cpu"),
+                /// `torch.special.modified_bessel_k0`: the modified Bessel
+                /// function of the second kind, order 0 (+inf at 0, NaN
+                /// below); in f64 (`kiln_math::special::k0`), rounded once.
+                SpecialModifiedBesselK0(special_modified_bessel_k0) => UnaryDef::special_f32_f64("modified_bessel_k0_cpu"),
+                /// `torch.special.modified_bessel_k1`: order 1; as
+                /// `special_modified_bessel_k0`.
+                SpecialModifiedBesselK1(special_modified_bessel_k1) => UnaryDef::special_f32_f64("modified_bessel_k1_cpu"),
+                /// `torch.special.scaled_modified_bessel_k0`: `e^x·K₀(x)`,
+                /// finite where K₀ underflows.
+                SpecialScaledModifiedBesselK0(special_scaled_modified_bessel_k0) => UnaryDef::special_f32_f64("scaled_modified_bessel_k0_cpu"),
+                /// `torch.special.scaled_modified_bessel_k1`: `e^x·K₁(x)`.
+                SpecialScaledModifiedBesselK1(special_scaled_modified_bessel_k1) => UnaryDef::special_f32_f64("scaled_modified_bessel_k1_cpu"),
+                /// `torch.special.spherical_bessel_j0`: `sin(x)/x`, 1 at 0
+                /// and 0 at ±inf.
+                SpecialSphericalBesselJ0(special_spherical_bessel_j0) => UnaryDef::special_f32_f64("spherical_bessel_j0_cpu"),
             }
         }
     };
@@ -2455,7 +2476,7 @@ mod tests {
 
     #[test]
     fn families_cover_their_members() {
-        assert_eq!(UnaryOp::ALL.len(), 40);
+        assert_eq!(UnaryOp::ALL.len(), 47);
         assert_eq!(BinaryOp::ALL.len(), 30);
         assert_eq!(UnaryOp::Exp.def().kernel.name, "exp_vml_cpu");
         let _: Result<()> = Ok(());

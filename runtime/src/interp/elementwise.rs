@@ -502,6 +502,13 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
         SpecialBesselJ1 => analytic(x, op, libm::j1, None)?,
         SpecialBesselY0 => analytic(x, op, libm::y0, None)?,
         SpecialBesselY1 => analytic(x, op, libm::y1, None)?,
+        SpecialModifiedBesselI0 => analytic(x, op, special::i0, None)?,
+        SpecialModifiedBesselI1 => analytic(x, op, special::i1, None)?,
+        SpecialModifiedBesselK0 => analytic(x, op, special::k0, None)?,
+        SpecialModifiedBesselK1 => analytic(x, op, special::k1, None)?,
+        SpecialScaledModifiedBesselK0 => analytic(x, op, special::k0e, None)?,
+        SpecialScaledModifiedBesselK1 => analytic(x, op, special::k1e, None)?,
+        SpecialSphericalBesselJ0 => analytic(x, op, special::spherical_j0, None)?,
         // The sign bit itself: -0.0 and NaNs with it set count.
         Signbit => match x {
             Elem::F(f) => Elem::B(f.is_sign_negative()),

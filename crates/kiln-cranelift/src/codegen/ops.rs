@@ -135,10 +135,38 @@ impl Emit<'_, '_> {
                 function(self, ctx, f, x)
             }
             // The interpreter's function, in f64.
-            Exp | Log | Log2 | Log1p | Expm1 | Sin | Cos | Tanh | Erf | Atan | Asin | Acos
-            | Erfc | Erfinv | Lgamma | Digamma | I0 | SpecialI0e | SpecialI1 | SpecialI1e
-            | SpecialErfcx | SpecialBesselJ0 | SpecialBesselJ1 | SpecialBesselY0
-            | SpecialBesselY1 => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
+            Exp
+            | Log
+            | Log2
+            | Log1p
+            | Expm1
+            | Sin
+            | Cos
+            | Tanh
+            | Erf
+            | Atan
+            | Asin
+            | Acos
+            | Erfc
+            | Erfinv
+            | Lgamma
+            | Digamma
+            | I0
+            | SpecialI0e
+            | SpecialI1
+            | SpecialI1e
+            | SpecialErfcx
+            | SpecialBesselJ0
+            | SpecialBesselJ1
+            | SpecialBesselY0
+            | SpecialBesselY1
+            | SpecialModifiedBesselI0
+            | SpecialModifiedBesselI1
+            | SpecialModifiedBesselK0
+            | SpecialModifiedBesselK1
+            | SpecialScaledModifiedBesselK0
+            | SpecialScaledModifiedBesselK1
+            | SpecialSphericalBesselJ0 => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
             Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
             Rsqrt => {
                 let s = self.map(x, |b, v| b.ins().sqrt(v));
