@@ -18,41 +18,13 @@ use std::process::Command;
 use kiln::{BackendKind, Compiler, Module};
 use kiln_cuda::{Cuda, nvrtc};
 use kiln_tests::cuda_emulator::{self, plan_of};
+use kiln_tests::cuda_tools::{compiles, nvrtc_here, ptxas};
 use kiln_tests::differential::{
     Math, check_random, check_random_with, every_program_on, every_program_with,
 };
 use kiln_tests::programs::{DTypes, recipe_strategy};
 use kiln_tests::{load, programs, runnable};
 use proptest::prelude::*;
-
-/// Whether NVRTC can be used here; panics where CI requires it.
-fn nvrtc_here() -> bool {
-    if nvrtc::nvrtc_present() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("KILN_REQUIRE_NVRTC").is_none(),
-        "KILN_REQUIRE_NVRTC is set but libnvrtc.so.12 cannot be loaded (LD_LIBRARY_PATH?)"
-    );
-    eprintln!("skipped: NVRTC (libnvrtc.so.12) not found; see README \"Running on CUDA\"");
-    false
-}
-
-/// `ptxas`: `KILN_PTXAS`, or the one on PATH.
-fn ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("KILN_PTXAS") {
-        return Some(PathBuf::from(p));
-    }
-    let found = Command::new("ptxas").arg("--version").output().is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("KILN_REQUIRE_NVRTC").is_none(),
-            "KILN_REQUIRE_NVRTC is set but ptxas is not on PATH"
-        );
-        eprintln!("skipped: ptxas not found (set KILN_PTXAS or put it on PATH)");
-    }
-    found.then(|| PathBuf::from("ptxas"))
-}
 
 /// Whether a GPU can run the tests here.
 fn gpu_here() -> bool {
@@ -74,36 +46,6 @@ fn prepared(name: &str, path: &PathBuf) -> Option<Module> {
         .run(&mut module)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     Some(module)
-}
-
-/// Assembles PTX for sm_90; `Err` holds ptxas's complaint.
-fn assemble(ptxas: &PathBuf, ptx: &str) -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let input = dir.path().join("k.ptx");
-    std::fs::write(&input, ptx).map_err(|e| e.to_string())?;
-    let out = Command::new(ptxas)
-        .arg("-arch=sm_90")
-        .arg(&input)
-        .arg("-o")
-        .arg(dir.path().join("k.cubin"))
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
-}
-
-/// NVRTC and ptxas on the CUDA C of one module.
-fn compiles(module: &Module, ptxas: Option<&PathBuf>) -> Result<(), String> {
-    let plan = Cuda::default().plan(module).map_err(|e| e.to_string())?;
-    let source = Cuda::source(&plan);
-    let ptx = nvrtc::compile(&source, 90).map_err(|e| format!("{e}\n{source}"))?;
-    if let Some(ptxas) = ptxas {
-        assemble(ptxas, &ptx).map_err(|e| format!("ptxas: {e}\n{source}"))?;
-    }
-    Ok(())
 }
 
 #[test]
@@ -197,7 +139,6 @@ fn every_program_emulated_matches_the_interpreter() {
 /// Attention is one generated kernel per call (no matmul or softmax
 /// steps), which the emulation runs; heads too wide for a tile in shared
 /// memory, or empty, expand to matmuls and softmax instead, and agree too.
-
 #[test]
 fn attention_is_one_fused_kernel_unless_its_heads_are_too_wide() {
     use kiln_passes::plan::Step;

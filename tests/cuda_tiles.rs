@@ -9,11 +9,14 @@
 
 use kiln_runtime::Tensor;
 use kiln_tests::cuda_emulator::{self, plan_of};
+use kiln_tests::cuda_tools::{compiles_plan, nvrtc_here, ptxas};
 
 /// Dense 2-D convolutions (one group, at least 16 output channels and 32
 /// products an element) are implicit-GEMM kernels: tiles of output
 /// channels × positions staged in shared memory. With every tile (and
-/// with none: `off`, the direct kernels) they give the interpreter's bits,
+/// with none: `off`, the direct kernels; and with blocks looping over
+/// several tiles) they compile with NVRTC and ptxas and give the
+/// interpreter's bits,
 /// over partial tiles, batches, padding, strides, dilation, channels_last
 /// operands, f64 (multiply and add) and f16, and with an infinity and a
 /// NaN among the weights, whose padded taps the reference skips (`0 · inf`
@@ -31,14 +34,18 @@ fn dense_convolutions_give_the_references_bits_with_every_tile() {
 }
 ";
     // Each tile, `off` (the direct kernels), then the default choice.
+    // (`:N` caps the grid at N blocks, which then loop over the tiles.)
     let settings = [
-        "64x64", "64x32", "32x64", "32x32", "32x16", "16x32", "16x16", "off", "",
+        "64x64", "64x32", "32x64", "32x32", "32x16", "16x32", "16x16", "16x16:3", "64x32:2", "off",
+        "",
     ];
+    let nvrtc = nvrtc_here();
+    let ptxas = ptxas();
     let here = cuda_emulator::here();
     let mut inputs = None;
     for setting in settings {
-        // SAFETY: this binary's only test, on its only thread, sets the
-        // variable between runs.
+        // SAFETY: this binary's only test sets the variable between runs,
+        // when no other thread of the process reads the environment.
         unsafe {
             if setting.is_empty() {
                 std::env::remove_var("KILN_CUDA_CONV_TILE");
@@ -52,7 +59,11 @@ fn dense_convolutions_give_the_references_bits_with_every_tile() {
             .iter()
             .filter_map(|k| k.source.lines().find(|l| l.contains("implicit GEMM")))
             .collect();
-        match setting.split_once('x') {
+        if nvrtc {
+            compiles_plan(&plan, ptxas.as_ref()).unwrap_or_else(|e| panic!("{setting}: {e}"));
+        }
+        let tile = setting.split(':').next().unwrap_or_default();
+        match tile.split_once('x') {
             Some((to, tp)) => {
                 let name = format!("tiles of {to} channels x {tp} positions");
                 assert_eq!(tiled.len(), 6, "{setting}: {tiled:?}");
@@ -72,10 +83,12 @@ fn dense_convolutions_give_the_references_bits_with_every_tile() {
             let mut weights: Vec<f32> = (0..16 * 6 * 9)
                 .map(|i| ((i * 37) % 17) as f32 * 0.25 - 2.0)
                 .collect();
-            // A corner tap of output channel 3 (in the padding at the
-            // top-left border) and the centre tap of channel 9.
+            // The top-left tap of output channel 3's first input channel
+            // and the bottom-right tap of channel 9's last (a later pass
+            // where a pass stages fewer than 6): each in the padding at
+            // one corner of the output.
             weights[3 * 54] = f32::INFINITY;
-            weights[9 * 54 + 4] = f32::NAN;
+            weights[9 * 54 + 5 * 9 + 8] = f32::NAN;
             inputs[9] = Tensor::from_vec(weights, &[16, 6, 3, 3]).unwrap();
             inputs
         });
@@ -98,5 +111,7 @@ fn dense_convolutions_give_the_references_bits_with_every_tile() {
         };
         assert!(at(3, 0, 0).is_finite());
         assert!(!at(3, 1, 1).is_finite());
+        assert!(at(9, 8, 9).is_finite());
+        assert!(at(9, 7, 8).is_nan());
     }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
 pub mod cuda_emulator;
+pub mod cuda_tools;
 pub mod differential;
 pub mod programs;
 

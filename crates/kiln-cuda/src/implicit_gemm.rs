@@ -33,8 +33,8 @@
 //! hold zeros there, and adding `0 · w` to a sum leaves it unchanged when
 //! `w` is finite (the partial sums start at +0 and never become −0). A
 //! pass whose weights hold an infinity or a NaN (which times zero is NaN)
-//! instead checks every tap's position, as the reference does; the blocks
-//! agree on this per pass through one shared flag.
+//! instead checks every tap's position, as the reference does; a block's
+//! threads agree on this per pass through one shared flag.
 
 use std::fmt::Write;
 
@@ -77,55 +77,90 @@ pub(crate) struct Tile {
 }
 
 /// What `KILN_CUDA_CONV_TILE` asks for: a tile (`64x32`: output channels
-/// × positions, each 16, 32 or 64), or `off` (every convolution direct).
-/// For tuning on a GPU and for tests of every tile; other values are
-/// ignored. Read when a kernel is generated.
+/// × positions, each 16, 32 or 64; `64x32:4`: and at most 4 blocks, which
+/// then loop over the tiles), or `off` (every convolution direct). For
+/// tuning on a GPU and for tests of every tile; other values are ignored.
+/// Read when a kernel is generated.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Forced {
-    Tile(i64, i64),
+pub(crate) enum Forced {
+    Tile {
+        to: i64,
+        tp: i64,
+        blocks: Option<i64>,
+    },
     Off,
 }
 
-fn forced() -> Option<Forced> {
+/// `KILN_CUDA_CONV_TILE`, parsed ([`Forced`]).
+pub(crate) fn forced() -> Option<Forced> {
     let v = std::env::var("KILN_CUDA_CONV_TILE").ok()?;
     if v == "off" {
         return Some(Forced::Off);
     }
-    let (to, tp) = v.split_once('x')?;
+    let (tile, blocks) = match v.split_once(':') {
+        Some((tile, blocks)) => (tile, Some(blocks.parse().ok().filter(|&b| b >= 1)?)),
+        None => (v.as_str(), None),
+    };
+    let (to, tp) = tile.split_once('x')?;
     let side = |s: &str| s.parse().ok().filter(|n| [16, 32, 64].contains(n));
-    Some(Forced::Tile(side(to)?, side(tp)?))
+    Some(Forced::Tile {
+        to: side(to)?,
+        tp: side(tp)?,
+        blocks,
+    })
+}
+
+/// The input channels a pass for a tile of `to` × `tp` of `taps` taps:
+/// as many as fit [`SHARED_BYTES`] in double (rows padded by one,
+/// [`row`]), at most `channels`.
+fn channels_a_pass(to: i64, tp: i64, taps: i64, channels: i64) -> i64 {
+    (SHARED_BYTES / ((row(to) + row(tp)) * taps * 8)).min(channels)
 }
 
 /// The tile for `out_channels` × `positions` outputs of `channels` input
-/// channels of `taps` taps: the largest (64, 32 or 16 on each side) that
-/// still gives [`ENOUGH_BLOCKS`] blocks, else the one with the most; the input
-/// channels a pass as many as fit [`SHARED_BYTES`] in double (rows
-/// padded by one, [`row`]). `None`
-/// where even the smallest tile cannot stage one channel's taps.
-pub(crate) fn tile(out_channels: i64, positions: i64, channels: i64, taps: i64) -> Option<Tile> {
-    let sizes = [
-        (64, 64),
-        (64, 32),
-        (32, 64),
-        (32, 32),
-        (32, 16),
-        (16, 32),
-        (16, 16),
-    ];
-    let blocks =
-        |(to, tp): (i64, i64)| ((out_channels + to - 1) / to) * ((positions + tp - 1) / tp);
-    let most = sizes.iter().copied().max_by_key(|&s| blocks(s))?;
-    let (to, tp) = sizes
-        .iter()
-        .copied()
-        .find(|&s| blocks(s) >= ENOUGH_BLOCKS)
-        .unwrap_or(most);
-    let (to, tp) = match forced() {
-        Some(Forced::Tile(to, tp)) => (to, tp),
-        _ => (to, tp),
+/// channels of `taps` taps: of those that stage at least one channel's
+/// taps, the largest (64, 32 or 16 on each side) that still gives
+/// [`ENOUGH_BLOCKS`] blocks, else the one with the most; `forced` (a
+/// `KILN_CUDA_CONV_TILE` tile) instead where it fits. `None` where no
+/// tile fits (a kernel of more than 150 taps), or a forced one does not.
+pub(crate) fn tile(
+    out_channels: i64,
+    positions: i64,
+    channels: i64,
+    taps: i64,
+    forced: Option<Forced>,
+) -> Option<Tile> {
+    let fits = |&(to, tp): &(i64, i64)| channels_a_pass(to, tp, taps, channels) >= 1;
+    let (to, tp) = match forced {
+        Some(Forced::Tile { to, tp, .. }) => (to, tp),
+        _ => {
+            let sizes: Vec<(i64, i64)> = [
+                (64, 64),
+                (64, 32),
+                (32, 64),
+                (32, 32),
+                (32, 16),
+                (16, 32),
+                (16, 16),
+            ]
+            .into_iter()
+            .filter(fits)
+            .collect();
+            let blocks =
+                |(to, tp): (i64, i64)| ((out_channels + to - 1) / to) * ((positions + tp - 1) / tp);
+            let most = sizes.iter().copied().max_by_key(|&s| blocks(s))?;
+            sizes
+                .iter()
+                .copied()
+                .find(|&s| blocks(s) >= ENOUGH_BLOCKS)
+                .unwrap_or(most)
+        }
     };
-    let ck = (SHARED_BYTES / ((to + tp + 2) * taps * 8)).min(channels);
-    (ck >= 1).then_some(Tile { to, tp, ck })
+    fits(&(to, tp)).then(|| Tile {
+        to,
+        tp,
+        ck: channels_a_pass(to, tp, taps, channels),
+    })
 }
 
 /// The implicit-GEMM kernel of a dense 2-D convolution (not transposed,
@@ -150,10 +185,11 @@ pub(crate) fn convolution(
     if o < MIN_CHANNELS || c * taps < MIN_PRODUCTS || positions == 0 {
         return None;
     }
-    if forced() == Some(Forced::Off) {
+    let forced = forced();
+    if forced == Some(Forced::Off) {
         return None;
     }
-    let tile = tile(o, positions, c, taps)?;
+    let tile = tile(o, positions, c, taps, forced)?;
     let Tile { to, tp, ck } = tile;
     let (ro, rp) = (to / SIDE, tp / SIDE);
     let (o_tiles, p_tiles) = ((o + to - 1) / to, (positions + tp - 1) / tp);
@@ -182,7 +218,8 @@ pub(crate) fn convolution(
     // Threads take neighbouring outputs along the output's contiguous
     // side: positions in NCHW, channels in channels_last, so stores (and
     // the shared reads of that side) are consecutive.
-    let channels_fastest = og.strides[1] < og.strides[3] || ow == 1;
+    let (inner, inner_size) = if ow > 1 { (3, ow) } else { (2, oh) };
+    let channels_fastest = og.strides[1] < og.strides[inner] || inner_size == 1;
     let (lo, lp) = if channels_fastest {
         ("threadIdx.x % 16", "threadIdx.x / 16")
     } else {
@@ -423,7 +460,13 @@ pub(crate) fn convolution(
     let _ = writeln!(s, "    }}");
     let _ = writeln!(s, "  }}");
     let _ = writeln!(s, "}}");
-    let blocks = u32::try_from(tiles.min(MAX_BLOCKS)).ok()?;
+    let cap = match forced {
+        Some(Forced::Tile {
+            blocks: Some(cap), ..
+        }) => cap,
+        _ => MAX_BLOCKS,
+    };
+    let blocks = u32::try_from(tiles.min(cap)).ok()?;
     Some((
         s,
         LaunchShape {
@@ -473,18 +516,32 @@ mod tests {
     /// A 3×3 convolution of 64 channels over 56×56 (ResNet's first
     /// stage) has too few 64×64 tiles for 132 SMs and takes 32×16; a
     /// batch of 8 takes the largest; 512 channels over 7×7 (its last
-    /// stage) the smallest. Each stages as many input channels
+    /// stage) the smallest. Tiles that cannot stage a channel's taps are
+    /// passed over, and a forced one that cannot is refused. Each stages as many input channels
     /// as fit, and a 15×15 kernel's taps fit no tile.
     #[test]
     fn tiles_fill_the_gpu_and_the_shared_memory() {
-        let small = tile(64, 56 * 56, 64, 9).unwrap();
+        let small = tile(64, 56 * 56, 64, 9, None).unwrap();
         assert_eq!((small.to, small.tp), (32, 16));
         assert!((row(small.to) + row(small.tp)) * 9 * 8 * small.ck <= SHARED_BYTES);
-        let batch = tile(64, 8 * 56 * 56, 64, 9).unwrap();
+        let batch = tile(64, 8 * 56 * 56, 64, 9, None).unwrap();
         assert_eq!((batch.to, batch.tp), (64, 64));
         assert_eq!(batch.ck, 4);
-        assert_eq!(tile(512, 49, 512, 9).map(|t| (t.to, t.tp)), Some((16, 16)));
-        assert_eq!(tile(64, 100, 3, 49).unwrap().ck, 3);
-        assert_eq!(tile(64, 100, 3, 225), None);
+        assert_eq!(
+            tile(512, 49, 512, 9, None).map(|t| (t.to, t.tp)),
+            Some((16, 16))
+        );
+        assert_eq!(tile(64, 100, 3, 49, None).unwrap().ck, 3);
+        assert_eq!(tile(64, 100, 3, 225, None), None);
+        // ResNet's 7×7 stem at batch 8: 64×64 would not stage a channel.
+        let stem = tile(64, 8 * 112 * 112, 3, 49, None).unwrap();
+        assert_eq!((stem.to, stem.tp, stem.ck), (64, 32, 1));
+        let big = Forced::Tile {
+            to: 64,
+            tp: 64,
+            blocks: None,
+        };
+        assert_eq!(tile(64, 100, 3, 49, Some(big)), None);
+        assert_eq!(tile(64, 100, 3, 9, Some(big)).map(|t| t.to), Some(64));
     }
 }
