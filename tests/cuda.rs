@@ -13,7 +13,6 @@
 //! with a message where no GPU or driver is present.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use kiln::{BackendKind, Compiler, Module};
 use kiln_cuda::{Cuda, nvrtc};
