@@ -353,6 +353,50 @@ fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
     }
 }
 
+/// cumsum, cumprod, logcumsumexp, cummax and cummin are one generated
+/// kernel each (a thread per line, in the reference's order and
+/// accumulators): emulated, they give the interpreter's bits, along a
+/// contiguous dim and across one, through a transposed view, in f16 and
+/// bf16 (float accumulators), in i8 and u8 (wrapping in 64 bits, then to
+/// the dtype), and with positions. A bool cumsum (promoted to i64 by a
+/// cast first) and a scan of a zero-dim tensor stay on the host.
+#[test]
+fn scan_steps_are_kernels_with_the_references_bits() {
+    let text = "func @main(%x: tensor<3x7xf32>, %h: tensor<4x5xf16>, %b: tensor<4x5xbf16>, %i: tensor<5x6xi8>, %u: tensor<5x6xu8>, %d: tensor<6x3xf64>, %k: tensor<4x9xi64>, %q: tensor<4x5xbool>, %s: tensor<f32>) -> (tensor<3x7xf32>, tensor<7x3xf32>, tensor<4x5xf16>, tensor<4x5xbf16>, tensor<5x6xi8>, tensor<5x6xu8>, tensor<6x3xf64>, tensor<6x3xf64>, tensor<6x3xi64>, tensor<4x9xi64>, tensor<4x9xi32>, tensor<4x5xi64>, tensor<f32>) {
+  %a = cumsum %x {dim = 1}
+  %t = transpose %x {dim0 = 0, dim1 = 1}
+  %at = cumprod %t {dim = 0}
+  %hc = cumsum %h {dim = 0}
+  %bc = cumprod %b {dim = 1}
+  %ic = cumsum %i {dim = 1, dtype = i8}
+  %uc = cumprod %u {dim = 0, dtype = u8}
+  %l = logcumsumexp %d {dim = 0}
+  %mv, %mi = cummax %d {dim = 0}
+  %nv, %ni = cummin %k {dim = 1}
+  %n32 = cast %ni {dtype = i32}
+  %qc = cumsum %q {dim = 1}
+  %sc = cumsum %s {dim = 0}
+  return %a, %at, %hc, %bc, %ic, %uc, %l, %mv, %mi, %nv, %n32, %qc, %sc
+}
+";
+    let (module, plan) = plan_of(text);
+    let scans = kiln_cuda::steps::kernels(&plan)
+        .iter()
+        .filter(|k| k.name.starts_with("kiln_scan"))
+        .count();
+    assert_eq!(scans, 10, "{plan}");
+    if !cuda_emulator::here() {
+        return;
+    }
+    let inputs = kiln_tests::inputs_for(&module);
+    let expected = kiln_runtime::interp::run(&module, &inputs).unwrap_or_else(|e| panic!("{e}"));
+    let got = cuda_emulator::run(&module, &inputs).unwrap_or_else(|e| panic!("{e}"));
+    for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
+        assert!(g.to_bytes() == e.to_bytes(), "result {i}: {e} vs {g}");
+        assert_eq!(g.strides(), e.strides(), "result {i}");
+    }
+}
+
 #[test]
 fn device_times_run_the_steps_with_resident_inputs() {
     if !cuda_emulator::here() {

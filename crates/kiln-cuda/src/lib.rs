@@ -32,6 +32,7 @@ pub mod gather;
 mod implicit_gemm;
 pub mod math;
 pub mod nvrtc;
+pub mod scan;
 pub mod spatial;
 pub mod steps;
 

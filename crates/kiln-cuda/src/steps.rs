@@ -1,8 +1,8 @@
 //! Plan steps that run as one generated CUDA kernel each instead of on
 //! the host: attention ([`crate::attention`]), convolution, pooling and
 //! resampling ([`crate::spatial`]), embedding, index_select and gather
-//! ([`crate::gather`]). A step's kernel takes one buffer per view of the
-//! step, its inputs in the step's order, then its results, and last the
+//! ([`crate::gather`]), and the scans ([`crate::scan`]). A step's kernel
+//! takes one buffer per view of the step, its inputs in the step's order, then its results, and last the
 //! run's status word (as fused kernels do: an index out of range sets
 //! [`crate::gather::INDEX_OUT_OF_RANGE`] in it); the launcher looks
 //! kernels up by step, and a step without one runs on the host (natively
@@ -39,6 +39,7 @@ pub fn kernels(plan: &KernelPlan) -> Vec<StepKernel> {
             crate::attention::kernel(i, step)
                 .or_else(|| crate::spatial::kernel(i, step))
                 .or_else(|| crate::gather::kernel(i, step))
+                .or_else(|| crate::scan::kernel(i, step))
         })
         .collect()
 }

@@ -1,0 +1,255 @@
+//! Scans (`cumsum`, `cumprod`, `logcumsumexp`, `cummax`, `cummin`) as
+//! generated CUDA kernels, so that they stay on the GPU instead of going
+//! to the host and back.
+//!
+//! Each kernel is a grid-stride loop with one thread per line (the
+//! output's elements with the scanned dim taken out), which walks its line
+//! in order with the reference interpreter's arithmetic
+//! (`kiln_runtime::interp::scan`): PyTorch's CPU accumulators (f32 in
+//! double, f16 and bf16 in float, integers in 64 bits, wrapping), the sums
+//! and products folded from their identity (so a first −0.0 sums to
+//! +0.0), every output rounded once to the result's dtype, logcumsumexp's
+//! `_log_add_exp_helper` with its NaN and infinity rules, and cummax's and
+//! cummin's `x >= best || isnan(x)` (the last of equal values wins; a NaN
+//! sticks). A sum or product of two floats rounds once in either width,
+//! and rounding a double sum of two floats to float gives float's own sum
+//! (double has more than twice float's precision), so the kernels give the
+//! interpreter's bits; logcumsumexp calls CUDA's own `exp` and `log1p`
+//! (an ulp or two from the host's on a GPU; the emulation's are the
+//! host's).
+//!
+//! The lines are walked one element at a time: along a contiguous dim
+//! neighbouring threads read a line apart, so this is correct before it is
+//! fast (staging tiles of 32 lines through shared memory would read them
+//! coalesced). Shapes, strides and offsets are the plan's, written in as
+//! constants.
+
+use std::fmt::Write;
+
+use kiln_ir::view::{Geometry, wrap_dim};
+use kiln_ir::{DType, Op};
+use kiln_passes::plan::Step;
+
+use crate::spatial::{grid, offset, open};
+use crate::steps::StepKernel;
+
+/// What a scan computes.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Sum,
+    Product,
+    LogSumExp,
+    Max,
+    Min,
+}
+
+/// An element of a line in memory and in the accumulator: their C types,
+/// how a loaded element becomes an accumulator value, and how the
+/// running value is stored.
+struct Types {
+    memory: &'static str,
+    accumulator: &'static str,
+    load: fn(&str) -> String,
+    store: fn(&str) -> String,
+    integer: bool,
+}
+
+/// The kernel of plan step `index` when it is a scan of rank ≥ 1 whose
+/// input already has the result's dtype: cumsum and cumprod of f16, bf16,
+/// f32, f64 and the signed integers and u8; logcumsumexp of f32 and f64;
+/// cummax and cummin of f32, f64, i32 and i64 (positions i64 or i32).
+pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
+    let (func, inst, inputs, outputs) = step.lone_inst()?;
+    let (kind, dim) = match inst.op {
+        Op::Cumsum { dim, .. } => (Kind::Sum, dim),
+        Op::Cumprod { dim, .. } => (Kind::Product, dim),
+        Op::Logcumsumexp { dim } => (Kind::LogSumExp, dim),
+        Op::Cummax { dim } => (Kind::Max, dim),
+        Op::Cummin { dim } => (Kind::Min, dim),
+        _ => return None,
+    };
+    let xa = crate::steps::input_of(func, inst, 0)?;
+    let (x, out) = (&inputs[xa], outputs.first()?);
+    let (xg, og) = (&x.geometry, &out.geometry);
+    if x.dtype != out.dtype || xg.rank() == 0 || xg.shape != og.shape {
+        return None;
+    }
+    let types = types(kind, out.dtype)?;
+    let positions = match kind {
+        Kind::Max | Kind::Min => {
+            let p = outputs.get(1)?;
+            let ty = match p.dtype {
+                DType::I64 => "long long",
+                DType::I32 => "int",
+                _ => return None,
+            };
+            Some((inputs.len() + 1, p, ty))
+        }
+        _ => None,
+    };
+    let axis = wrap_dim(dim, xg.rank()).ok()?;
+    let n = xg.shape[axis];
+    // The lines: the output with the scanned dim as one element.
+    let mut lines: Geometry = og.clone();
+    lines.shape[axis] = 1;
+    let name = format!("kiln_scan_s{index}");
+    let args = inputs.len() + outputs.len();
+    let at = |g: &Geometry| {
+        offset(g, 0..g.rank(), |d| {
+            if d == axis {
+                "j".into()
+            } else {
+                format!("i{d}")
+            }
+        })
+    };
+    let mut c = String::new();
+    let comment = format!("{}: {:?} along dim {axis}", inst.op.name(), xg.shape);
+    open(&mut c, &name, args, &comment, &lines);
+    let (mem, acc) = (types.memory, types.accumulator);
+    let _ = writeln!(c, "    const {mem}* x = (const {mem}*)b{xa};");
+    let _ = writeln!(c, "    {mem}* y = ({mem}*)b{};", inputs.len());
+    if let Some((pa, _, ty)) = positions {
+        let _ = writeln!(c, "    {ty}* at = ({ty}*)b{pa};");
+    }
+    let identity = match kind {
+        Kind::Sum => Some("0"),
+        Kind::Product => Some("1"),
+        Kind::LogSumExp => Some("__longlong_as_double(0xfff0000000000000LL)"),
+        Kind::Max | Kind::Min => None,
+    };
+    match identity {
+        Some(v) => {
+            let _ = writeln!(c, "    {acc} run = ({acc}){v};");
+        }
+        None => {
+            let _ = writeln!(c, "    {acc} run = ({acc})0;");
+            let _ = writeln!(c, "    long long best = 0;");
+        }
+    }
+    let _ = writeln!(c, "    for (long long j = 0; j < {n}LL; ++j) {{");
+    let _ = writeln!(
+        c,
+        "      const {acc} v = {};",
+        (types.load)(&format!("x[{}]", at(xg)))
+    );
+    let step = match kind {
+        Kind::Sum if types.integer => {
+            "run = (long long)((unsigned long long)run + (unsigned long long)v);".to_string()
+        }
+        Kind::Product if types.integer => {
+            "run = (long long)((unsigned long long)run * (unsigned long long)v);".to_string()
+        }
+        Kind::Sum => "run = run + v;".to_string(),
+        Kind::Product => "run = run * v;".to_string(),
+        // PyTorch's `_log_add_exp_helper(v, r)`
+        // (`kiln_runtime::interp::scan::log_add_exp`).
+        Kind::LogSumExp => "{ double lo, hi; if (run != run) { lo = run; hi = run; } else { lo = run < v ? run : v; hi = v < run ? run : v; } run = (lo != hi || lo - lo == 0.0) ? hi + log1p(exp(lo - hi)) : v; }".to_string(),
+        Kind::Max | Kind::Min => {
+            let cmp = if kind == Kind::Max { ">=" } else { "<=" };
+            format!("if (j == 0 || v != v || v {cmp} run) {{ run = v; best = j; }}")
+        }
+    };
+    let _ = writeln!(c, "      {step}");
+    let _ = writeln!(c, "      y[{}] = {};", at(og), (types.store)("run"));
+    if let Some((_, p, ty)) = positions {
+        let _ = writeln!(c, "      at[{}] = ({ty})best;", at(&p.geometry));
+    }
+    let _ = writeln!(c, "    }}");
+    let _ = writeln!(c, "  }}");
+    let _ = writeln!(c, "}}");
+    Some(StepKernel {
+        step: index,
+        name,
+        source: c,
+        shape: grid(&lines)?,
+        args,
+    })
+}
+
+/// The element and accumulator types of a scan of `d` (`None`: no kernel).
+fn types(kind: Kind, d: DType) -> Option<Types> {
+    let integer = |memory| Types {
+        memory,
+        accumulator: "long long",
+        load: |e| format!("(long long){e}"),
+        store: |r| r.to_string(),
+        integer: true,
+    };
+    Some(match (kind, d) {
+        (Kind::Sum | Kind::Product | Kind::LogSumExp, DType::F32) => Types {
+            memory: "float",
+            accumulator: "double",
+            load: |e| format!("(double){e}"),
+            store: |r| format!("(float)({r})"),
+            integer: false,
+        },
+        (Kind::Sum | Kind::Product | Kind::LogSumExp, DType::F64) => Types {
+            memory: "double",
+            accumulator: "double",
+            load: |e| e.to_string(),
+            store: |r| r.to_string(),
+            integer: false,
+        },
+        (Kind::Sum | Kind::Product, DType::F16) => Types {
+            memory: "unsigned short",
+            accumulator: "float",
+            load: |e| format!("kiln_h2f({e})"),
+            store: |r| format!("kiln_f2h({r})"),
+            integer: false,
+        },
+        (Kind::Sum | Kind::Product, DType::BF16) => Types {
+            memory: "unsigned short",
+            accumulator: "float",
+            load: |e| format!("kiln_bf2f({e})"),
+            store: |r| format!("kiln_f2bf({r})"),
+            integer: false,
+        },
+        (Kind::Sum | Kind::Product, DType::I64) => integer("long long"),
+        (Kind::Sum | Kind::Product, DType::I32) => Types {
+            store: |r| format!("(int){r}"),
+            ..integer("int")
+        },
+        (Kind::Sum | Kind::Product, DType::I16) => Types {
+            store: |r| format!("(short){r}"),
+            ..integer("short")
+        },
+        (Kind::Sum | Kind::Product, DType::I8) => Types {
+            store: |r| format!("(signed char){r}"),
+            ..integer("signed char")
+        },
+        (Kind::Sum | Kind::Product, DType::U8) => Types {
+            store: |r| format!("(unsigned char){r}"),
+            ..integer("unsigned char")
+        },
+        (Kind::Max | Kind::Min, DType::F32) => Types {
+            memory: "float",
+            accumulator: "float",
+            load: |e| e.to_string(),
+            store: |r| r.to_string(),
+            integer: false,
+        },
+        (Kind::Max | Kind::Min, DType::F64) => Types {
+            memory: "double",
+            accumulator: "double",
+            load: |e| e.to_string(),
+            store: |r| r.to_string(),
+            integer: false,
+        },
+        (Kind::Max | Kind::Min, DType::I64) => Types {
+            memory: "long long",
+            accumulator: "long long",
+            load: |e| e.to_string(),
+            store: |r| r.to_string(),
+            integer: true,
+        },
+        (Kind::Max | Kind::Min, DType::I32) => Types {
+            memory: "int",
+            accumulator: "int",
+            load: |e| e.to_string(),
+            store: |r| r.to_string(),
+            integer: true,
+        },
+        _ => return None,
+    })
+}
