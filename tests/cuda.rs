@@ -345,12 +345,7 @@ fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
         return;
     }
     let inputs = kiln_tests::inputs_for(&module);
-    let expected = kiln_runtime::interp::run(&module, &inputs).unwrap_or_else(|e| panic!("{e}"));
-    let got = cuda_emulator::run(&module, &inputs).unwrap_or_else(|e| panic!("{e}"));
-    for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
-        let bits = |t: &kiln_runtime::Tensor| format!("{:?}", t.values());
-        assert_eq!(bits(g), bits(e), "result {i}");
-    }
+    cuda_emulator::assert_same_bits("spatial", &module, &inputs);
 }
 
 /// cumsum, cumprod, logcumsumexp, cummax and cummin are one generated
@@ -389,12 +384,7 @@ fn scan_steps_are_kernels_with_the_references_bits() {
         return;
     }
     let inputs = kiln_tests::inputs_for(&module);
-    let expected = kiln_runtime::interp::run(&module, &inputs).unwrap_or_else(|e| panic!("{e}"));
-    let got = cuda_emulator::run(&module, &inputs).unwrap_or_else(|e| panic!("{e}"));
-    for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
-        assert!(g.to_bytes() == e.to_bytes(), "result {i}: {e} vs {g}");
-        assert_eq!(g.strides(), e.strides(), "result {i}");
-    }
+    cuda_emulator::assert_same_bits("scans", &module, &inputs);
 }
 
 #[test]

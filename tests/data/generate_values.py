@@ -3877,9 +3877,11 @@ BESSEL_JY = {"special_bessel_j0": torch.special.bessel_j0, "special_bessel_j1": 
              "special_bessel_y0": torch.special.bessel_y0, "special_bessel_y1": torch.special.bessel_y1}
 
 
-def gen_bessel():
-    g = torch.Generator().manual_seed(2027)
-    for name, fn in BESSEL_JY.items():
+def gen_special_unary(table, seed, lo, hi, far):
+    """Every dtype (and its refusal), special values, 256 random values
+    over (lo, hi) and the points `far`, for each function of `table`."""
+    g = torch.Generator().manual_seed(seed)
+    for name, fn in table.items():
         for dt in DTYPES:
             x = make(dt, [3, 4])
             # (Integers too: PyTorch's f32 kernel is off by up to 1e-5 of
@@ -3888,11 +3890,14 @@ def gen_bessel():
             record_refusal(name, {}, [x], lambda: fn(x))
         for dt in (torch.float32, torch.float64):
             record_math_unary(name, fn, issue20_specials(dt))
-            record_math_unary(name, fn, issue20_random(dt, 256, -30.0, 100.0, g))
-            far = torch.tensor([1e3, 1e4, 1e5, 1e8, 1e15, 1e300, 2.0 ** -30, 1e-300, -1e-300, 5.0, 8.0,
-                                2.404825557695773, 3.8317059702075125, 0.8935769662791675,
-                                2.197141326031017], dtype=torch.float64).to(dt)
-            record_math_unary(name, fn, far)
+            record_math_unary(name, fn, issue20_random(dt, 256, lo, hi, g))
+            record_math_unary(name, fn, torch.tensor(far, dtype=torch.float64).to(dt))
+
+
+def gen_bessel():
+    gen_special_unary(BESSEL_JY, 2027, -30.0, 100.0,
+                      [1e3, 1e4, 1e5, 1e8, 1e15, 1e300, 2.0 ** -30, 1e-300, -1e-300, 5.0, 8.0,
+                       2.404825557695773, 3.8317059702075125, 0.8935769662791675, 2.197141326031017])
 
 
 # torch.special's modified Bessel functions I and K of orders 0 and 1, K
@@ -3942,18 +3947,9 @@ def modified_bessel_truth(name, x, v):
 
 
 def gen_modified_bessel():
-    g = torch.Generator().manual_seed(2028)
-    for name, fn in MODIFIED_BESSEL.items():
-        for dt in DTYPES:
-            x = make(dt, [3, 4])
-            record_math_unary(name, fn, x)
-            record_refusal(name, {}, [x], lambda: fn(x))
-        for dt in (torch.float32, torch.float64):
-            record_math_unary(name, fn, issue20_specials(dt))
-            record_math_unary(name, fn, issue20_random(dt, 256, -5.0, 60.0, g))
-            far = torch.tensor([1e-300, 2.0 ** -30, 1e-3, 0.999, 1.0, 1.001, 2.0, 7.5, 24.9, 25.0, 25.1,
-                                100.0, 700.0, 720.0, 750.0, 1e3, 1e5, 1e300], dtype=torch.float64).to(dt)
-            record_math_unary(name, fn, far)
+    gen_special_unary(MODIFIED_BESSEL, 2028, -5.0, 60.0,
+                      [1e-300, 2.0 ** -30, 1e-3, 0.999, 1.0, 1.001, 2.0, 7.5, 24.9, 25.0, 25.1,
+                       100.0, 700.0, 720.0, 750.0, 1e3, 1e5, 1e300])
 
 
 def main():

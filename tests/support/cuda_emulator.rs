@@ -68,6 +68,23 @@ pub fn plan_of(text: &str) -> (Module, KernelPlan) {
     (source, plan)
 }
 
+/// Runs `module` on the interpreter and emulated, asserts that every
+/// result has the same bytes and strides (`context` names the case in a
+/// failure), and returns the interpreter's results.
+pub fn assert_same_bits(context: &str, module: &Module, inputs: &[Tensor]) -> Vec<Tensor> {
+    let expected = kiln_runtime::interp::run(module, inputs).unwrap_or_else(|e| panic!("{e}"));
+    let got = run(module, inputs).unwrap_or_else(|e| panic!("{context}: {e}"));
+    assert_eq!(expected.len(), got.len(), "{context}");
+    for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
+        assert!(
+            g.to_bytes() == e.to_bytes(),
+            "{context}: result {i} differs: {e} emulated as {g}"
+        );
+        assert_eq!(g.strides(), e.strides(), "{context}: result {i}");
+    }
+    expected
+}
+
 /// Runs a module as the CUDA backend would, its kernels emulated.
 pub fn run(module: &Module, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     let (checked, emulator) = prepare(module)?;
