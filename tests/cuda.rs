@@ -353,11 +353,11 @@ fn convolution_and_pooling_steps_are_kernels_with_the_references_bits() {
 /// accumulators): emulated, they give the interpreter's bits, along a
 /// contiguous dim and across one, through a transposed view, in f16 and
 /// bf16 (float accumulators), in i8 and u8 (wrapping in 64 bits, then to
-/// the dtype), and with positions. A bool cumsum (promoted to i64 by a
-/// cast first) and a scan of a zero-dim tensor stay on the host.
+/// the dtype), and with positions; a bool cumsum, cast to i64 first, too.
+/// A scan of a zero-dim tensor, and one long line, stay on the host.
 #[test]
 fn scan_steps_are_kernels_with_the_references_bits() {
-    let text = "func @main(%x: tensor<3x7xf32>, %h: tensor<4x5xf16>, %b: tensor<4x5xbf16>, %i: tensor<5x6xi8>, %u: tensor<5x6xu8>, %d: tensor<6x3xf64>, %k: tensor<4x9xi64>, %q: tensor<4x5xbool>, %s: tensor<f32>) -> (tensor<3x7xf32>, tensor<7x3xf32>, tensor<4x5xf16>, tensor<4x5xbf16>, tensor<5x6xi8>, tensor<5x6xu8>, tensor<6x3xf64>, tensor<6x3xf64>, tensor<6x3xi64>, tensor<4x9xi64>, tensor<4x9xi32>, tensor<4x5xi64>, tensor<f32>) {
+    let text = "func @main(%x: tensor<3x7xf32>, %h: tensor<4x5xf16>, %b: tensor<4x5xbf16>, %i: tensor<5x6xi8>, %u: tensor<5x6xu8>, %d: tensor<6x3xf64>, %k: tensor<4x9xi64>, %q: tensor<4x5xbool>, %s: tensor<f32>, %long: tensor<65536xf32>) -> (tensor<3x7xf32>, tensor<7x3xf32>, tensor<4x5xf16>, tensor<4x5xbf16>, tensor<5x6xi8>, tensor<5x6xu8>, tensor<6x3xf64>, tensor<6x3xf64>, tensor<6x3xi64>, tensor<4x9xi64>, tensor<4x9xi32>, tensor<4x5xi64>, tensor<f32>, tensor<65536xf32>) {
   %a = cumsum %x {dim = 1}
   %t = transpose %x {dim0 = 0, dim1 = 1}
   %at = cumprod %t {dim = 0}
@@ -371,7 +371,8 @@ fn scan_steps_are_kernels_with_the_references_bits() {
   %n32 = cast %ni {dtype = i32}
   %qc = cumsum %q {dim = 1}
   %sc = cumsum %s {dim = 0}
-  return %a, %at, %hc, %bc, %ic, %uc, %l, %mv, %mi, %nv, %n32, %qc, %sc
+  %lc = cumsum %long {dim = 0}
+  return %a, %at, %hc, %bc, %ic, %uc, %l, %mv, %mi, %nv, %n32, %qc, %sc, %lc
 }
 ";
     let (module, plan) = plan_of(text);

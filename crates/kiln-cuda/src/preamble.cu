@@ -318,7 +318,7 @@ __device__ double kiln_bessel_k(double x, int nu, bool scaled) {
   if (x == __longlong_as_double(0x7ff0000000000000LL)) return 0.0;
   const double euler = 0.5772156649015329;
   if (x <= 1.0) {
-    double q = x * x / 4.0, lh = log(x / 2.0), term = 1.0, harmonic = 0.0, k = 1.0, r;
+    double q = x * x / 4.0, lh = log(x) - 0.6931471805599453, term = 1.0, harmonic = 0.0, k = 1.0, r;
     if (nu == 0) {
       double i0 = 1.0, sum = 0.0;
       for (int i = 0; i < 40; ++i) {
@@ -364,7 +364,7 @@ __device__ double kiln_bessel_k(double x, int nu, bool scaled) {
       if (fabs(term) < KILN_MACHEP * fabs(sum)) break;
       k += 1.0;
     }
-    s = sum * sqrt(KILN_PI / (2.0 * x));
+    s = sum * sqrt(1.5707963267948966 / x);
   }
   if (scaled) return s;
   double h = exp(-x / 2.0);

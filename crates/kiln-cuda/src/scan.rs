@@ -14,15 +14,16 @@
 //! sticks). A sum or product of two floats rounds once in either width,
 //! and rounding a double sum of two floats to float gives float's own sum
 //! (double has more than twice float's precision), so the kernels give the
-//! interpreter's bits; logcumsumexp calls CUDA's own `exp` and `log1p`
-//! (an ulp or two from the host's on a GPU; the emulation's are the
-//! host's).
+//! interpreter's values (and, emulated, its bits; a GPU does not keep NaN
+//! payloads); logcumsumexp calls CUDA's own `exp` and `log1p` (an ulp or
+//! two from the host's on a GPU; the emulation's are the host's).
 //!
 //! The lines are walked one element at a time: along a contiguous dim
 //! neighbouring threads read a line apart, so this is correct before it is
 //! fast (staging tiles of 32 lines through shared memory would read them
-//! coalesced). Shapes, strides and offsets are the plan's, written in as
-//! constants.
+//! coalesced), and a few long lines ([`FEW_LINES`], [`LONG_LINE`]) stay on
+//! the host, where one GPU thread would walk each alone. Shapes, strides
+//! and offsets are the plan's, written in as constants.
 
 use std::fmt::Write;
 
@@ -32,6 +33,12 @@ use kiln_passes::plan::Step;
 
 use crate::spatial::{grid, offset, open};
 use crate::steps::StepKernel;
+
+/// Fewer lines than this ...
+const FEW_LINES: i64 = 128;
+
+/// ... of at least this many elements are left to the host.
+const LONG_LINE: i64 = 1 << 16;
 
 /// What a scan computes.
 #[derive(Clone, Copy, PartialEq)]
@@ -57,7 +64,8 @@ struct Types {
 /// The kernel of plan step `index` when it is a scan of rank ≥ 1 whose
 /// input already has the result's dtype: cumsum and cumprod of f16, bf16,
 /// f32, f64 and the signed integers and u8; logcumsumexp of f32 and f64;
-/// cummax and cummin of f32, f64, i32 and i64 (positions i64 or i32).
+/// cummax and cummin of f32, f64, i32 and i64 (positions i64); not a few
+/// long lines.
 pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let (func, inst, inputs, outputs) = step.lone_inst()?;
     let (kind, dim) = match inst.op {
@@ -78,17 +86,19 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let positions = match kind {
         Kind::Max | Kind::Min => {
             let p = outputs.get(1)?;
-            let ty = match p.dtype {
-                DType::I64 => "long long",
-                DType::I32 => "int",
-                _ => return None,
-            };
-            Some((inputs.len() + 1, p, ty))
+            if p.dtype != DType::I64 {
+                return None;
+            }
+            Some((inputs.len() + 1, p, "long long"))
         }
         _ => None,
     };
     let axis = wrap_dim(dim, xg.rank()).ok()?;
     let n = xg.shape[axis];
+    let line_count = xg.shape.iter().product::<i64>() / n.max(1);
+    if line_count < FEW_LINES && n >= LONG_LINE {
+        return None;
+    }
     // The lines: the output with the scanned dim as one element.
     let mut lines: Geometry = og.clone();
     lines.shape[axis] = 1;
@@ -115,7 +125,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let identity = match kind {
         Kind::Sum => Some("0"),
         Kind::Product => Some("1"),
-        Kind::LogSumExp => Some("__longlong_as_double(0xfff0000000000000LL)"),
+        Kind::LogSumExp => Some("-__longlong_as_double(0x7ff0000000000000LL)"),
         Kind::Max | Kind::Min => None,
     };
     match identity {

@@ -264,7 +264,8 @@ const BESSEL_K_STEP: f64 = 0.125;
 /// with q = x²/4, H_k the harmonic numbers, ψ(k+1) = H_k − γ.
 fn bessel_k_series(x: f64, nu: u32) -> f64 {
     let q = x * x / 4.0;
-    let log_half = (x / 2.0).ln();
+    // (ln x − ln 2, not ln(x/2): halving a subnormal rounds.)
+    let log_half = x.ln() - std::f64::consts::LN_2;
     let mut term = 1.0;
     let mut harmonic = 0.0;
     if nu == 0 {
@@ -335,7 +336,8 @@ fn bessel_k_asymptotic(x: f64, nu: u32) -> f64 {
         }
         k += 1.0;
     }
-    sum * (PI / (2.0 * x)).sqrt()
+    // (π/2 over x: 2x overflows for the largest x.)
+    sum * (std::f64::consts::FRAC_PI_2 / x).sqrt()
 }
 
 /// K_ν(x) (ν = 0, 1), or e^x·K_ν(x) when `scaled`: +inf at ±0, NaN below
@@ -801,6 +803,17 @@ mod tests {
                 assert!(near(got, want, 4.0), "{name}({x}) = {got:e}, want {want:e}");
             }
         }
+        // Subnormal x (halving them rounds), and the largest (2x overflows).
+        for (x, want) in [
+            (5e-324, 744.5560034370396),
+            (1.5e-323, 743.4573911483716),
+            (1e-320, 736.9431724066324),
+        ] {
+            assert!(near(k0(x), want, 4.0), "k0({x:e}) = {}", k0(x));
+            assert!(near(k0e(x), want, 4.0), "k0e({x:e}) = {}", k0e(x));
+        }
+        assert!(near(k0e(f64::MAX), 9.347643879329245e-155, 4.0));
+        assert!(near(k1e(f64::MAX), 9.347643879329245e-155, 4.0));
         let inf = f64::INFINITY;
         for f in [k0, k1, k0e, k1e] {
             assert_eq!(f(0.0), inf);

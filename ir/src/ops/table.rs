@@ -494,8 +494,9 @@ define_ops! {
             .expand(expand::vector_norm);
     /// `torch.cumsum`: running sums along `dim` (integers and bool in int64),
     /// accumulated as PyTorch's CPU kernel does (f32 in f64, f16/bf16 in f32).
-    /// Run natively on the CPU (`kiln_runtime::lines`) and as a generated
-    /// kernel on CUDA (`kiln_cuda::scan`), with the interpreter's arithmetic.
+    /// The scans run on the interpreter, natively for their common dtypes
+    /// on the CPU (`kiln_runtime::lines`) and as generated kernels on CUDA
+    /// (`kiln_cuda::scan`), with the interpreter's arithmetic.
     Cumsum "cumsum" { dim: i64, dtype: Option<DType> = None } (input: Tensor)
         => Rules::new(infer::scan, LayoutRule::Contiguous, Cost::Kernel)
             .kernel(fixed("cumsum_cpu", S::NUMBERS.union(S::BOOL)));

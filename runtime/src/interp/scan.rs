@@ -4,11 +4,12 @@
 //! in f64, f16 and bf16 in f32, complex64 in complex128, integers in
 //! int64) and its rounding of every output to the result dtype.
 //!
-//! These ops have no generated kernel: backends run them here, inside
-//! their compiled plans (an `interpret` step), except cumsum and cumprod
-//! of f32, f64 and i64, logcumsumexp of f32 and f64, and cummax and
-//! cummin of f32, f64, i32 and i64, which compiled plans run natively
-//! with this arithmetic (`crate::lines`).
+//! The CPU backend runs them here, inside its compiled plans (an
+//! `interpret` step), except cumsum and cumprod of f32, f64 and i64,
+//! logcumsumexp of f32 and f64, and cummax and cummin of f32, f64, i32 and
+//! i64, which it runs natively with this arithmetic (`crate::lines`); the
+//! CUDA backend has generated kernels with this arithmetic for most
+//! (`kiln_cuda::scan`).
 
 use kiln_ir::layout::ResultLayout;
 use kiln_ir::view::wrap_dim;
