@@ -355,7 +355,7 @@ pub fn preamble() -> String {
 }
 
 /// The C type of a value of `d` in registers.
-fn ctype(d: DType) -> &'static str {
+pub(crate) fn ctype(d: DType) -> &'static str {
     match d {
         DType::Bool => "bool",
         DType::U8 => "unsigned char",
@@ -372,7 +372,7 @@ fn ctype(d: DType) -> &'static str {
 }
 
 /// The C type of an element of `d` in memory.
-fn mtype(d: DType) -> &'static str {
+pub(crate) fn mtype(d: DType) -> &'static str {
     match d {
         DType::Bool => "unsigned char",
         DType::F16 | DType::BF16 => "unsigned short",

@@ -42,7 +42,8 @@ use kiln_ir::DType;
 use kiln_ir::spatial::Conv;
 
 use crate::codegen::LaunchShape;
-use crate::spatial::{ConvViews, load, mtype, pointer, rounded};
+use crate::codegen::mtype;
+use crate::spatial::{ConvViews, load, pointer, rounded, signature};
 
 /// Threads per block: a 16 × 16 grid over the tile.
 const THREADS: i64 = 256;
@@ -201,17 +202,17 @@ pub(crate) fn convolution(
     let (t, wide) = (mtype(out.dtype), out.dtype == DType::F64);
     let (xp, wp) = (pointer(xa, x, false), pointer(wa, w, false));
     let mut s = String::new();
-    let params: Vec<String> = (0..args).map(|i| format!("unsigned char* b{i}")).collect();
-    let _ = writeln!(
-        s,
-        "// convolution as implicit GEMM: in {:?}, weight {:?}, out {:?}, stride {:?}, padding {:?}, dilation {:?}; tiles of {to} channels x {tp} positions, {ro}x{rp} a thread, {ck} input channels a pass",
+    let comment = format!(
+        "convolution as implicit GEMM: in {:?}, weight {:?}, out {:?}, stride {:?}, padding {:?}, dilation {:?}; tiles of {to} channels x {tp} positions, {ro}x{rp} a thread, {ck} input channels a pass",
         xg.shape, wg.shape, og.shape, conv.stride, conv.padding, conv.dilation
     );
-    let _ = writeln!(
-        s,
-        "extern \"C\" __global__ void __launch_bounds__({THREADS}) {name}({}, int* kiln_status) {{",
-        params.join(", ")
+    signature(&mut s, name, args, THREADS as u32, &comment);
+    // Where tap `t` of the position `q` of an image reads the input, and
+    // whether that is inside it (the reference skips the taps that are not).
+    let tap = format!(
+        "const long long y = q / {ow}LL * {sh}LL - {ph}LL + t / {kw} * {dh}LL, z = q % {ow}LL * {sw}LL - {pw}LL + t % {kw} * {dw}LL;"
     );
+    let inside = format!("y >= 0 && y < {h}LL && z >= 0 && z < {wd}LL");
     let (wrow, xrow) = (row(to), row(tp));
     let _ = writeln!(s, "  __shared__ double ws[{}];", ck * taps * wrow);
     let _ = writeln!(s, "  __shared__ double xs[{}];", ck * taps * xrow);
@@ -315,13 +316,10 @@ pub(crate) fn convolution(
         oh * ow,
         oh * ow
     );
+    let _ = writeln!(s, "          {tap}");
     let _ = writeln!(
         s,
-        "          const long long y = q / {ow}LL * {sh}LL - {ph}LL + t / {kw} * {dh}LL, z = q % {ow}LL * {sw}LL - {pw}LL + t % {kw} * {dw}LL;"
-    );
-    let _ = writeln!(
-        s,
-        "          if (y >= 0 && y < {h}LL && z >= 0 && z < {wd}LL) v = {};",
+        "          if ({inside}) v = {};",
         load(
             x.dtype,
             &format!(
@@ -380,14 +378,8 @@ pub(crate) fn convolution(
                 "{ind}      const long long p = p0 + lp + j * {SIDE}, q = p % {}LL;",
                 oh * ow
             );
-            let _ = writeln!(
-                s,
-                "{ind}      const long long y = q / {ow}LL * {sh}LL - {ph}LL + t / {kw} * {dh}LL, z = q % {ow}LL * {sw}LL - {pw}LL + t % {kw} * {dw}LL;"
-            );
-            let _ = writeln!(
-                s,
-                "{ind}      if (y < 0 || y >= {h}LL || z < 0 || z >= {wd}LL) continue;"
-            );
+            let _ = writeln!(s, "{ind}      {tap}");
+            let _ = writeln!(s, "{ind}      if (!({inside})) continue;");
             let _ = writeln!(
                 s,
                 "{ind}      for (int i = 0; i < {ro}; ++i) {}",

@@ -271,6 +271,19 @@ __device__ double kiln_digamma(double x) {
   }
   return (acc + log(x) - 0.5 / x - series) - reflection;
 }
+// kiln_math::special::bessel_asymptotic: I's asymptotic series at x,
+// K's at -x.
+__device__ double kiln_bessel_asymptotic(double x, int nu) {
+  double mu = 4.0 * (double)(nu * nu), term = 1.0, sum = 1.0, k = 1.0;
+  for (int i = 0; i < 60; ++i) {
+    double odd = 2.0 * k - 1.0;
+    term *= (odd * odd - mu) / (8.0 * k * x);
+    sum += term;
+    if (fabs(term) < KILN_MACHEP * fabs(sum)) break;
+    k += 1.0;
+  }
+  return sum;
+}
 __device__ double kiln_bessel_i(double x, int nu, bool scaled) {
   double a = fabs(x);
   if (a != a) return a;
@@ -286,15 +299,7 @@ __device__ double kiln_bessel_i(double x, int nu, bool scaled) {
     double s = nu == 1 ? sum * (a / 2.0) : sum;
     return scaled ? s * exp(-a) : s;
   }
-  double mu = 4.0 * (double)(nu * nu), term = 1.0, sum = 1.0, k = 1.0;
-  for (int i = 0; i < 60; ++i) {
-    double odd = 2.0 * k - 1.0;
-    term *= (odd * odd - mu) / (8.0 * k * a);
-    sum += term;
-    if (fabs(term) < KILN_MACHEP * fabs(sum)) break;
-    k += 1.0;
-  }
-  double s = sum / (sqrt(2.0 * KILN_PI) * sqrt(a));
+  double s = kiln_bessel_asymptotic(a, nu) / (sqrt(2.0 * KILN_PI) * sqrt(a));
   if (scaled) return s;
   double h = exp(a / 2.0);
   return h * (h * s);
@@ -356,15 +361,7 @@ __device__ double kiln_bessel_k(double x, int nu, bool scaled) {
     }
     s *= 0.125;
   } else {
-    double mu = 4.0 * (double)(nu * nu), term = 1.0, sum = 1.0, k = 1.0;
-    for (int i = 0; i < 60; ++i) {
-      double odd = 2.0 * k - 1.0;
-      term *= (mu - odd * odd) / (8.0 * k * x);
-      sum += term;
-      if (fabs(term) < KILN_MACHEP * fabs(sum)) break;
-      k += 1.0;
-    }
-    s = sum * sqrt(1.5707963267948966 / x);
+    s = kiln_bessel_asymptotic(-x, nu) * sqrt(1.5707963267948966 / x);
   }
   if (scaled) return s;
   double h = exp(-x / 2.0);

@@ -31,6 +31,7 @@ use kiln_ir::view::{Geometry, wrap_dim};
 use kiln_ir::{DType, Op};
 use kiln_passes::plan::Step;
 
+use crate::codegen::{ctype, mtype};
 use crate::spatial::{grid, offset, open};
 use crate::steps::StepKernel;
 
@@ -56,8 +57,8 @@ enum Kind {
 struct Types {
     memory: &'static str,
     accumulator: &'static str,
-    load: fn(&str) -> String,
-    store: fn(&str) -> String,
+    load: Box<dyn Fn(&str) -> String>,
+    store: Box<dyn Fn(&str) -> String>,
     integer: bool,
 }
 
@@ -89,7 +90,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
             if p.dtype != DType::I64 {
                 return None;
             }
-            Some((inputs.len() + 1, p, "long long"))
+            Some((inputs.len() + 1, p))
         }
         _ => None,
     };
@@ -119,23 +120,19 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     let (mem, acc) = (types.memory, types.accumulator);
     let _ = writeln!(c, "    const {mem}* x = (const {mem}*)b{xa};");
     let _ = writeln!(c, "    {mem}* y = ({mem}*)b{};", inputs.len());
-    if let Some((pa, _, ty)) = positions {
-        let _ = writeln!(c, "    {ty}* at = ({ty}*)b{pa};");
+    if let Some((pa, _)) = positions {
+        let _ = writeln!(c, "    long long* at = (long long*)b{pa};");
     }
+    // The sums and products fold from their identity; cummax and cummin
+    // take the first element (`j == 0` below).
     let identity = match kind {
-        Kind::Sum => Some("0"),
-        Kind::Product => Some("1"),
-        Kind::LogSumExp => Some("-__longlong_as_double(0x7ff0000000000000LL)"),
-        Kind::Max | Kind::Min => None,
+        Kind::Sum | Kind::Max | Kind::Min => "0",
+        Kind::Product => "1",
+        Kind::LogSumExp => "-__longlong_as_double(0x7ff0000000000000LL)",
     };
-    match identity {
-        Some(v) => {
-            let _ = writeln!(c, "    {acc} run = ({acc}){v};");
-        }
-        None => {
-            let _ = writeln!(c, "    {acc} run = ({acc})0;");
-            let _ = writeln!(c, "    long long best = 0;");
-        }
+    let _ = writeln!(c, "    {acc} run = ({acc}){identity};");
+    if positions.is_some() {
+        let _ = writeln!(c, "    long long best = 0;");
     }
     let _ = writeln!(c, "    for (long long j = 0; j < {n}LL; ++j) {{");
     let _ = writeln!(
@@ -152,7 +149,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         }
         Kind::Sum => "run = run + v;".to_string(),
         Kind::Product => "run = run * v;".to_string(),
-        // PyTorch's `_log_add_exp_helper(v, r)`
+        // PyTorch's `_log_add_exp_helper(v, run)`
         // (`kiln_runtime::interp::scan::log_add_exp`).
         Kind::LogSumExp => "{ double lo, hi; if (run != run) { lo = run; hi = run; } else { lo = run < v ? run : v; hi = v < run ? run : v; } run = (lo != hi || lo - lo == 0.0) ? hi + log1p(exp(lo - hi)) : v; }".to_string(),
         Kind::Max | Kind::Min => {
@@ -162,8 +159,8 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     };
     let _ = writeln!(c, "      {step}");
     let _ = writeln!(c, "      y[{}] = {};", at(og), (types.store)("run"));
-    if let Some((_, p, ty)) = positions {
-        let _ = writeln!(c, "      at[{}] = ({ty})best;", at(&p.geometry));
+    if let Some((_, p)) = positions {
+        let _ = writeln!(c, "      at[{}] = best;", at(&p.geometry));
     }
     let _ = writeln!(c, "    }}");
     let _ = writeln!(c, "  }}");
@@ -177,89 +174,50 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
     })
 }
 
-/// The element and accumulator types of a scan of `d` (`None`: no kernel).
+/// The element and accumulator types of a scan of `d` (`None`: no kernel):
+/// the sums and products accumulate in the scans' accumulator
+/// (`kiln_ir::ops::scan_accumulator`), cummax and cummin in `d` itself.
 fn types(kind: Kind, d: DType) -> Option<Types> {
-    let integer = |memory| Types {
-        memory,
-        accumulator: "long long",
-        load: |e| format!("(long long){e}"),
-        store: |r| r.to_string(),
-        integer: true,
+    use DType::*;
+    let supported = match kind {
+        Kind::Sum | Kind::Product => {
+            matches!(d, F16 | BF16 | F32 | F64 | I64 | I32 | I16 | I8 | U8)
+        }
+        Kind::LogSumExp => matches!(d, F32 | F64),
+        Kind::Max | Kind::Min => matches!(d, F32 | F64 | I32 | I64),
     };
-    Some(match (kind, d) {
-        (Kind::Sum | Kind::Product | Kind::LogSumExp, DType::F32) => Types {
-            memory: "float",
-            accumulator: "double",
-            load: |e| format!("(double){e}"),
-            store: |r| format!("(float)({r})"),
-            integer: false,
-        },
-        (Kind::Sum | Kind::Product | Kind::LogSumExp, DType::F64) => Types {
-            memory: "double",
-            accumulator: "double",
-            load: |e| e.to_string(),
-            store: |r| r.to_string(),
-            integer: false,
-        },
-        (Kind::Sum | Kind::Product, DType::F16) => Types {
-            memory: "unsigned short",
-            accumulator: "float",
-            load: |e| format!("kiln_h2f({e})"),
-            store: |r| format!("kiln_f2h({r})"),
-            integer: false,
-        },
-        (Kind::Sum | Kind::Product, DType::BF16) => Types {
-            memory: "unsigned short",
-            accumulator: "float",
-            load: |e| format!("kiln_bf2f({e})"),
-            store: |r| format!("kiln_f2bf({r})"),
-            integer: false,
-        },
-        (Kind::Sum | Kind::Product, DType::I64) => integer("long long"),
-        (Kind::Sum | Kind::Product, DType::I32) => Types {
-            store: |r| format!("(int){r}"),
-            ..integer("int")
-        },
-        (Kind::Sum | Kind::Product, DType::I16) => Types {
-            store: |r| format!("(short){r}"),
-            ..integer("short")
-        },
-        (Kind::Sum | Kind::Product, DType::I8) => Types {
-            store: |r| format!("(signed char){r}"),
-            ..integer("signed char")
-        },
-        (Kind::Sum | Kind::Product, DType::U8) => Types {
-            store: |r| format!("(unsigned char){r}"),
-            ..integer("unsigned char")
-        },
-        (Kind::Max | Kind::Min, DType::F32) => Types {
-            memory: "float",
-            accumulator: "float",
-            load: |e| e.to_string(),
-            store: |r| r.to_string(),
-            integer: false,
-        },
-        (Kind::Max | Kind::Min, DType::F64) => Types {
-            memory: "double",
-            accumulator: "double",
-            load: |e| e.to_string(),
-            store: |r| r.to_string(),
-            integer: false,
-        },
-        (Kind::Max | Kind::Min, DType::I64) => Types {
-            memory: "long long",
-            accumulator: "long long",
-            load: |e| e.to_string(),
-            store: |r| r.to_string(),
-            integer: true,
-        },
-        (Kind::Max | Kind::Min, DType::I32) => Types {
-            memory: "int",
-            accumulator: "int",
-            load: |e| e.to_string(),
-            store: |r| r.to_string(),
-            integer: true,
-        },
-        _ => return None,
+    if !supported {
+        return None;
+    }
+    let acc = match kind {
+        Kind::Max | Kind::Min => d,
+        _ => kiln_ir::ops::scan_accumulator(d),
+    };
+    let accumulator = ctype(acc);
+    let (load, store): (Box<dyn Fn(&str) -> String>, Box<dyn Fn(&str) -> String>) = match d {
+        _ if acc == d => (Box::new(|e| e.to_string()), Box::new(|r| r.to_string())),
+        F16 => (
+            Box::new(|e| format!("kiln_h2f({e})")),
+            Box::new(|r| format!("kiln_f2h({r})")),
+        ),
+        BF16 => (
+            Box::new(|e| format!("kiln_bf2f({e})")),
+            Box::new(|r| format!("kiln_f2bf({r})")),
+        ),
+        // (f32 in double; the integers in 64 bits, wrapping to `d`.)
+        _ => (
+            Box::new(move |e| format!("({accumulator}){e}")),
+            Box::new(move |r| match d {
+                F32 => format!("(float)({r})"),
+                _ => format!("({}){r}", ctype(d)),
+            }),
+        ),
+    };
+    Some(Types {
+        memory: mtype(d),
+        accumulator,
+        load,
+        store,
+        integer: d.is_integral(),
     })
 }

@@ -35,7 +35,7 @@ use kiln_ir::spatial::{Conv, Pool, Resample, Sampling, Spatial, Window, conv_par
 use kiln_ir::view::Geometry;
 use kiln_passes::plan::{Step, TensorView};
 
-use crate::codegen::LaunchShape;
+use crate::codegen::{LaunchShape, mtype};
 use crate::steps::{StepKernel, literal};
 
 /// Threads per block.
@@ -157,15 +157,6 @@ pub(crate) struct ConvViews<'a> {
     pub(crate) out: (usize, &'a TensorView),
 }
 
-/// The C type of elements of `d` in memory (f16 and bf16 as their bits).
-pub(crate) fn mtype(d: DType) -> &'static str {
-    match d {
-        DType::F64 => "double",
-        DType::F16 | DType::BF16 => "unsigned short",
-        _ => "float",
-    }
-}
-
 /// An element `e` of dtype `d` read as a double (exact).
 pub(crate) fn load(d: DType, e: &str) -> String {
     match d {
@@ -203,14 +194,8 @@ pub(crate) fn grid(out: &Geometry) -> Option<LaunchShape> {
 /// output's elements with each dim's index (`i0`, `i1`, ...) taken apart
 /// from the element number `e`.
 pub(crate) fn open(c: &mut String, name: &str, args: usize, comment: &str, out: &Geometry) {
-    let params: Vec<String> = (0..args).map(|i| format!("unsigned char* b{i}")).collect();
     let total: i64 = out.shape.iter().product();
-    let _ = writeln!(c, "// {comment}");
-    let _ = writeln!(
-        c,
-        "extern \"C\" __global__ void __launch_bounds__({THREADS}) {name}({}, int* kiln_status) {{",
-        params.join(", ")
-    );
+    signature(c, name, args, THREADS, comment);
     let _ = writeln!(
         c,
         "  for (long long e = (long long)blockIdx.x * {THREADS} + threadIdx.x; e < {total}LL; e += (long long)gridDim.x * {THREADS}) {{"
@@ -227,6 +212,19 @@ pub(crate) fn open(c: &mut String, name: &str, args: usize, comment: &str, out: 
             let _ = writeln!(c, "    const long long i{d} = r % {n}LL; r /= {n}LL;");
         }
     }
+}
+
+/// A step kernel's comment line and signature, up to its opening brace:
+/// `args` buffers, then the status word ([`crate::steps`]), launched with
+/// at most `threads` threads a block.
+pub(crate) fn signature(c: &mut String, name: &str, args: usize, threads: u32, comment: &str) {
+    let params: Vec<String> = (0..args).map(|i| format!("unsigned char* b{i}")).collect();
+    let _ = writeln!(c, "// {comment}");
+    let _ = writeln!(
+        c,
+        "extern \"C\" __global__ void __launch_bounds__({threads}) {name}({}, int* kiln_status) {{",
+        params.join(", ")
+    );
 }
 
 /// The output's dims from the one that varies fastest in memory (the

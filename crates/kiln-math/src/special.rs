@@ -173,7 +173,8 @@ fn bessel_series(x: f64, nu: u32) -> f64 {
 
 /// √(2πx)·e^{−x}·I_ν(x) for x ≥ 30 by the asymptotic expansion
 /// Σ_k (−1)^k ∏_{j≤k} (4ν² − (2j−1)²) / (k!·(8x)^k), summed until a term
-/// is below an ulp (the terms shrink while k < 2x).
+/// is below an ulp (the terms shrink while k < 2|x|). At −x it is K_ν's
+/// series ([`bessel_k_asymptotic`]).
 fn bessel_asymptotic(x: f64, nu: u32) -> f64 {
     let mu = 4.0 * f64::from(nu * nu);
     let mut term = 1.0;
@@ -322,22 +323,11 @@ fn bessel_k_integral(x: f64, nu: u32) -> f64 {
 }
 
 /// e^x·K_ν(x) for x ≥ [`BESSEL_K_ASYMPTOTIC`]: √(π/(2x))·Σ_k
-/// ∏_{j≤k} (4ν² − (2j−1)²) / (k!·(8x)^k), summed until a term is below an
-/// ulp (the terms shrink while k < 2x).
+/// ∏_{j≤k} (4ν² − (2j−1)²) / (k!·(8x)^k), I_ν's series at −x (each term's
+/// sign flipped exactly), summed until a term is below an ulp.
 fn bessel_k_asymptotic(x: f64, nu: u32) -> f64 {
-    let mu = 4.0 * f64::from(nu * nu);
-    let (mut term, mut sum, mut k) = (1.0, 1.0, 1.0);
-    for _ in 0..60 {
-        let odd = 2.0 * k - 1.0;
-        term *= (mu - odd * odd) / (8.0 * k * x);
-        sum += term;
-        if term.abs() < MACHEP * sum.abs() {
-            break;
-        }
-        k += 1.0;
-    }
     // (π/2 over x: 2x overflows for the largest x.)
-    sum * (std::f64::consts::FRAC_PI_2 / x).sqrt()
+    bessel_asymptotic(-x, nu) * (std::f64::consts::FRAC_PI_2 / x).sqrt()
 }
 
 /// K_ν(x) (ν = 0, 1), or e^x·K_ν(x) when `scaled`: +inf at ±0, NaN below

@@ -42,7 +42,7 @@ pub use attrs::{
     SearchSide,
 };
 pub use def::{Alias, Cost, OpDef, Results, Rules, Slot, SlotKind, Traits};
-pub use prims::Fold;
+pub use prims::{Fold, scan_accumulator};
 pub use table::{ArgReduceOp, BinaryOp, Op, ReduceOp, UnaryOp};
 
 /// How `pow` with a scalar exponent computes ([`Op::pow_scalar_form`]).

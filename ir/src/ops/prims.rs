@@ -425,3 +425,18 @@ impl Fold {
         }
     }
 }
+
+/// The dtype a scan (`cumsum`, `cumprod`, `logcumsumexp`) of result dtype
+/// `d` accumulates in: PyTorch's CPU `acc_type<T, false>` (f32 in f64, f16
+/// and bf16 in f32, complex64 in complex128, integers and bool in int64),
+/// which every backend follows so that they agree. (Reductions widen
+/// every float to f64 instead, [`Fold::accumulator`].)
+pub fn scan_accumulator(d: DType) -> DType {
+    match d {
+        DType::F32 => DType::F64,
+        DType::F16 | DType::BF16 => DType::F32,
+        DType::C64 | DType::C32 => DType::C128,
+        d if d.is_integral() || d.is_bool() => DType::I64,
+        d => d,
+    }
+}

@@ -18,17 +18,6 @@ use kiln_ir::{DType, Op, Result, TensorType};
 use crate::convert::{Elem, convert};
 use crate::tensor::{Indices, Tensor};
 
-/// PyTorch's CPU accumulator for a scan whose result is `d`.
-fn accumulator(d: DType) -> DType {
-    match d {
-        DType::F32 => DType::F64,
-        DType::F16 | DType::BF16 => DType::F32,
-        DType::C64 | DType::C32 => DType::C128,
-        d if d.is_integral() || d.is_bool() => DType::I64,
-        d => d,
-    }
-}
-
 fn add(a: Elem, b: Elem) -> Elem {
     match (a, b) {
         (Elem::I(x), Elem::I(y)) => Elem::I(x.wrapping_add(y)),
@@ -90,7 +79,7 @@ pub fn scan(
 ) -> Result<Vec<Tensor>> {
     let mut outs = super::fresh_results(types, layouts)?;
     let d = types[0].dtype;
-    let acc = accumulator(d);
+    let acc = kiln_ir::ops::scan_accumulator(d);
     let dim = match op {
         Op::Cumsum { dim, .. }
         | Op::Cumprod { dim, .. }
