@@ -446,6 +446,8 @@ fn traced_special_math() {
             e.lcm(e),
             e.bitwise_left_shift(3),
             e.bitwise_right_shift(e),
+            x.special_chebyshev_polynomial_t(y),
+            e.special_hermite_polynomial_he(5),
         ]
     })
     .unwrap();
@@ -467,6 +469,8 @@ fn traced_special_math() {
         "%13 = lcm %e, %e : tensor<4xi32>",
         "%14 = bitwise_left_shift %e, 3 : tensor<4xi32>",
         "%15 = bitwise_right_shift %e, %e : tensor<4xi32>",
+        "%16 = special_chebyshev_polynomial_t %x, %y : tensor<3x4xf32>",
+        "%17 = special_hermite_polynomial_he %e, 5 : tensor<4xf32>",
     ] {
         assert!(text.contains(line), "{line}\n{text}");
     }

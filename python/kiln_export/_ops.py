@@ -143,20 +143,20 @@ UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", 
          "special_bessel_y1", "special_modified_bessel_i0", "special_modified_bessel_i1",
          "special_modified_bessel_k0", "special_modified_bessel_k1",
          "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
-         "special_spherical_bessel_j0"]
+         "special_spherical_bessel_j0", "special_airy_ai"]
 
 
-def _unary(kir_op, arg="self"):
+def _unary(kir_op):
     def fn(c):
-        return c.emit(kir_op, [c.tensor(arg)])
+        # The schema's own name for the operand (`self`; torch.special's
+        # newer functions say `x`).
+        return c.emit(kir_op, [c.tensor(c.node.target._schema.arguments[0].name)])
 
     return fn
 
 
 for _u in UNARY:
-    # (torch.special's newer functions name their operand `x`.)
-    _arg = "x" if _u.startswith(("special_scaled_", "special_spherical_")) else "self"
-    op(f"aten.{_u}.default")(_unary(_u, _arg))
+    op(f"aten.{_u}.default")(_unary(_u))
 # NumPy's names for the inverse trigonometric functions.
 for _u in ("arctan", "arcsin", "arccos", "special_erfc"):
     op(f"aten.{_u}.default")(_unary(_u.replace("arc", "a").replace("special_", "")))
@@ -210,6 +210,13 @@ BINARY = {
     "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
     "special_zeta": "special_zeta",
 }
+# torch.special's orthogonal polynomials (x, n): Kiln's op of the same name.
+POLYNOMIALS = [f"special_{k}" for k in (
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+    "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")]
+BINARY.update({p: p for p in POLYNOMIALS})
 
 
 def _binary(kir_op):
@@ -228,6 +235,9 @@ for _b, _k in BINARY.items():
 op("aten.pow.Scalar")(_binary("pow"))
 for _ov in ("self_scalar", "other_scalar"):
     op(f"aten.special_zeta.{_ov}")(_binary("special_zeta"))
+for _p in POLYNOMIALS:
+    for _ov in ("x_scalar", "n_scalar"):
+        op(f"aten.{_p}.{_ov}")(_binary(_p))
 
 
 def _add_sub(kir_op):

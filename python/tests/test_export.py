@@ -462,23 +462,23 @@ def test_fully_masked_row(tmp_path, native, bool_mask):
 # ---- (4) an op Kiln lacks gives a clear error ----------------------------
 
 
-class AiryAi(nn.Module):
+class Ndtri(nn.Module):
     def forward(self, x, w):
         y = x * 2
-        return torch.special.airy_ai(y + w)  # the line the error names
+        return torch.special.ndtri(y + w)  # the line the error names
 
 
 def test_unsupported_op_error(tmp_path):
     with pytest.raises(kiln_export.UnsupportedOpError) as e:
-        kiln_export.export(AiryAi(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
+        kiln_export.export(Ndtri(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
                            tmp_path / "m.kir", tmp_path / "m.safetensors")
     msg = str(e.value)
-    assert e.value.op == "aten.special_airy_ai.default"
-    assert e.value.node == "special_airy_ai"
-    assert ("aten.special_airy_ai.default (FX node 'special_airy_ai') "
+    assert e.value.op == "aten.special_ndtri.default"
+    assert e.value.node == "special_ndtri"
+    assert ("aten.special_ndtri.default (FX node 'special_ndtri') "
             "has no exact translation to Kiln") in msg
-    assert "Kiln has no translation for aten.special_airy_ai.default" in msg
-    assert "test_export.py" in msg and "torch.special.airy_ai(y + w)" in msg
+    assert "Kiln has no translation for aten.special_ndtri.default" in msg
+    assert "test_export.py" in msg and "torch.special.ndtri(y + w)" in msg
     assert not (tmp_path / "m.kir").exists()
 
 
@@ -502,14 +502,36 @@ class ModifiedBessel(nn.Module):
         return (torch.special.modified_bessel_i0(x * 3), torch.special.modified_bessel_i1(x * 3),
                 torch.special.modified_bessel_k0(a), torch.special.modified_bessel_k1(a),
                 torch.special.scaled_modified_bessel_k0(a * 10), torch.special.scaled_modified_bessel_k1(a),
-                torch.special.spherical_bessel_j0(x * 5))
+                torch.special.spherical_bessel_j0(x * 5), torch.special.airy_ai(x * 6))
 
 
 def test_modified_bessel(tmp_path):
-    """torch.special's modified Bessel functions I and K (K scaled too) and
-    the spherical j0, over K's series, integral and asymptotic ranges."""
+    """torch.special's modified Bessel functions I and K (K scaled too), the
+    spherical j0 and the Airy function Ai, over K's series, integral and
+    asymptotic ranges and Ai's series and both asymptotic forms."""
     g = torch.Generator().manual_seed(0)
     export_and_compare(ModifiedBessel(), (torch.randn(3, 5, 8, generator=g),), tmp_path, tol=2e-6)
+
+
+class OrthogonalPolynomials(nn.Module):
+    def forward(self, x):
+        n = (x.abs() * 12).floor()
+        S = torch.special
+        return (S.chebyshev_polynomial_t(x, n), S.chebyshev_polynomial_u(x * 1.2, n),
+                S.chebyshev_polynomial_v(x, n), S.chebyshev_polynomial_w(x, 9),
+                S.shifted_chebyshev_polynomial_t(x, n), S.shifted_chebyshev_polynomial_u(0.3, n),
+                S.shifted_chebyshev_polynomial_v(x, n), S.shifted_chebyshev_polynomial_w(x, n),
+                S.hermite_polynomial_h(x, n), S.hermite_polynomial_he(x, n),
+                S.laguerre_polynomial_l(x * 3, n), S.legendre_polynomial_p(x, n))
+
+
+def test_orthogonal_polynomials(tmp_path):
+    """torch.special's orthogonal polynomials, degrees 0 to about 30 from
+    the input, scalar x and n: in f64, where Kiln runs ATen's algorithm
+    (PyTorch's f32 kernel computes its closed forms in f32)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 5, 8, generator=g, dtype=torch.float64)
+    export_and_compare(OrthogonalPolynomials(), (x,), tmp_path, tol=1e-12)
 
 
 class RandomSlopes(nn.Module):
@@ -529,15 +551,15 @@ def test_unsupported_op_command_line(tmp_path):
         "import torch\n"
         "class M(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.special.airy_ai(x)\n"
+        "        return torch.special.ndtri(x)\n"
         "model = M()\n")
     p = subprocess.run(
         [sys.executable, "-m", "kiln_export", f"{tmp_path / 'bessel.py'}:model",
          "--example-input", "1x3x8x8xf32", "-o", str(tmp_path / "c.kir"),
          "--weights", str(tmp_path / "c.safetensors")], capture_output=True, text=True)
     assert p.returncode == 1
-    assert "kiln_export: error: aten.special_airy_ai.default (FX node 'special_airy_ai')" in p.stderr
-    assert "Kiln has no translation for aten.special_airy_ai.default" in p.stderr
+    assert "kiln_export: error: aten.special_ndtri.default (FX node 'special_ndtri')" in p.stderr
+    assert "Kiln has no translation for aten.special_ndtri.default" in p.stderr
 
 
 # ---- a sweep of translated ops ---------------------------------------------

@@ -3135,6 +3135,8 @@ def math_truth(name, x, q=None, n=None):
             return mpmath.besseli(1, v) * mpmath.exp(-abs(v))
         if name in MODIFIED_BESSEL:
             return modified_bessel_truth(name, x, v)
+        if name == "special_airy_ai":
+            return mpmath.airyai(v)
         if name in BESSEL_JY:
             order = int(name[-1])
             if name.startswith("special_bessel_y"):
@@ -3162,6 +3164,17 @@ def math_truth(name, x, q=None, n=None):
     raise ValueError(name)
 
 
+def near_truth(got, t, dt, tol):
+    """Whether PyTorch's value `got` is within `tol` (relative) of the exact
+    value `t` rounded to dt (equal where either is not finite or it is 0)."""
+    tv = torch.tensor(float(t), dtype=torch.float64).to(dt).double().item()
+    if not math.isfinite(tv) or not math.isfinite(got):
+        return tv == got or (math.isnan(tv) and math.isnan(got))
+    if tv == 0:
+        return got == 0
+    return abs(got - tv) <= tol * abs(tv)
+
+
 def math_keep(name, xs, r, qs=None, n=None):
     """Which results of a special function the tables keep (see above)."""
     dt = r.dtype
@@ -3175,7 +3188,8 @@ def math_keep(name, xs, r, qs=None, n=None):
             # (PyTorch's Bessel J and Y are NaN at ±inf, where they tend to
             # 0 (Y at −inf: NaN); Kiln's are the limits: README, "Where
             # Kiln differs".)
-            keep.append(not (name in BESSEL_JY and math.isinf(x)))
+            # (Likewise the Airy function Ai at ±inf.)
+            keep.append(not ((name in BESSEL_JY or name == "special_airy_ai") and math.isinf(x)))
             continue
         if name == "special_zeta" and (x <= 1 or q <= 0):
             keep.append(True)
@@ -3188,13 +3202,7 @@ def math_keep(name, xs, r, qs=None, n=None):
             keep.append((not math.isfinite(got) or name == "lgamma" or abs(x) > 1e15)
                         and not trigamma_pole)
             continue
-        tv = torch.tensor(float(t), dtype=torch.float64).to(dt).double().item()
-        if not math.isfinite(tv) or not math.isfinite(got):
-            keep.append(tv == got or (math.isnan(tv) and math.isnan(got)))
-        elif tv == 0:
-            keep.append(got == 0)
-        else:
-            keep.append(abs(got - tv) <= tol * abs(tv))
+        keep.append(near_truth(got, t, dt, tol))
     return torch.tensor(keep, dtype=torch.bool).reshape(r.shape)
 
 
@@ -3952,6 +3960,129 @@ def gen_modified_bessel():
                        100.0, 700.0, 720.0, 750.0, 1e3, 1e5, 1e300])
 
 
+# torch.special's orthogonal polynomials of x and a degree n (f32 and f64;
+# integers and bools as f32; f16 and bf16 refused): a grid of x (the ends
+# ±1, the shifted forms' 0 and 1, beyond, infinities, NaN) against degrees
+# (negative, fractional, around ATen's closed-form thresholds and Hermite's
+# limits, NaN), random x in (−1.2, 1.2) with random degrees, scalar
+# operands, integer dtypes. Kept where PyTorch's value is within a quarter
+# of the tests' tolerance of the exact one (mpmath, 50 digits): this drops
+# PyTorch's f32 closed forms at high degree, its NaN where a recurrence
+# overflows or x is infinite, and its uninitialised result at NaN (Kiln's
+# values there are tested in kiln_math: README, "Where Kiln differs").
+POLYNOMIALS = {
+    "special_chebyshev_polynomial_t": torch.special.chebyshev_polynomial_t,
+    "special_chebyshev_polynomial_u": torch.special.chebyshev_polynomial_u,
+    "special_chebyshev_polynomial_v": torch.special.chebyshev_polynomial_v,
+    "special_chebyshev_polynomial_w": torch.special.chebyshev_polynomial_w,
+    "special_shifted_chebyshev_polynomial_t": torch.special.shifted_chebyshev_polynomial_t,
+    "special_shifted_chebyshev_polynomial_u": torch.special.shifted_chebyshev_polynomial_u,
+    "special_shifted_chebyshev_polynomial_v": torch.special.shifted_chebyshev_polynomial_v,
+    "special_shifted_chebyshev_polynomial_w": torch.special.shifted_chebyshev_polynomial_w,
+    "special_hermite_polynomial_h": torch.special.hermite_polynomial_h,
+    "special_hermite_polynomial_he": torch.special.hermite_polynomial_he,
+    "special_laguerre_polynomial_l": torch.special.laguerre_polynomial_l,
+    "special_legendre_polynomial_p": torch.special.legendre_polynomial_p,
+}
+
+
+def polynomial_truth(name, x, n, dt):
+    """The exact value (mpmath) of a polynomial at x with the degree PyTorch
+    takes from n (C's truncation; NaN and out-of-range: i64::MIN), None
+    where Kiln's rules (infinities, NaN) decide instead."""
+    import mpmath
+    mpmath.mp.dps = 50
+    d = int(n) if math.isfinite(n) and abs(n) < 2.0 ** 63 else -(2 ** 63)
+    if d < 0:
+        return mpmath.mpf(0)
+    if "hermite" in name and d > (128 if dt == torch.float32 else 512):
+        return mpmath.nan
+    if not math.isfinite(x):
+        return None
+    v = mpmath.mpf(x)
+    if "shifted" in name:
+        v = 2 * v - 1
+    kind = name.split("_")[-1]
+    if "chebyshev" in name:
+        first = {"t": v, "u": 2 * v, "v": 2 * v - 1, "w": 2 * v + 1}[kind]
+        step = lambda k, p, q: 2 * v * q - p
+    elif kind == "h":
+        first, step = 2 * v, lambda k, p, q: 2 * v * q - 2 * k * p
+    elif kind == "he":
+        first, step = v, lambda k, p, q: v * q - k * p
+    elif kind == "l":
+        first, step = 1 - v, lambda k, p, q: ((2 * k + 1 - v) * q - k * p) / (k + 1)
+    else:
+        first, step = v, lambda k, p, q: ((2 * k + 1) * v * q - k * p) / (k + 1)
+    if d == 0:
+        return mpmath.mpf(1)
+    p, q = mpmath.mpf(1), first
+    for k in range(1, d):
+        p, q = q, step(k, p, q)
+    return q
+
+
+def polynomial_keep(name, xs, ns, r):
+    dt = r.dtype
+    tol = MATH_RTOL[dt] / 4
+    keep = []
+    for x, n, got in zip(xs.double().reshape(-1).tolist(), ns.double().reshape(-1).tolist(),
+                         r.double().reshape(-1).tolist()):
+        t = polynomial_truth(name, x, n, dt)
+        if t is None:
+            keep.append(False)
+            continue
+        keep.append(near_truth(got, t, dt, tol))
+    return torch.tensor(keep, dtype=torch.bool).reshape(r.shape)
+
+
+def record_polynomial(name, fn, x, n):
+    """Records fn(x, n) at the kept points (a Python number stays a scalar
+    operand)."""
+    tx = x if isinstance(x, torch.Tensor) else torch.tensor(float(x))
+    tn = n if isinstance(n, torch.Tensor) else torch.tensor(float(n))
+    bx, bn = torch.broadcast_tensors(tx, tn)
+    keep = polynomial_keep(name, bx, bn, fn(x, n).expand(bx.shape))
+    kx = x if not isinstance(x, torch.Tensor) else bx[keep].contiguous()
+    kn = n if not isinstance(n, torch.Tensor) else bn[keep].contiguous()
+    record(name, {}, [kx, kn], lambda: fn(kx, kn))
+
+
+def gen_polynomials():
+    g = torch.Generator().manual_seed(2029)
+    xs = [float("-inf"), -2.0, -1.0, -0.75, -0.3, -0.0, 0.25, 0.5, 0.999, 1.0, 1.25, 3.0, 1e10, float("nan")]
+    ns = [-1.0, 0.0, 1.0, 2.0, 3.7, 5.0, 7.0, 9.0, 12.0, 25.0, 128.0, 129.0, 600.0, float("nan")]
+    for name, fn in POLYNOMIALS.items():
+        for dt in DTYPES:
+            a, b = make(dt, [3, 4]), make(dt, [4], reverse=True)
+            record_refusal(name, {}, [a, b], lambda: fn(a, b))
+        for dt in (torch.float32, torch.float64):
+            x = torch.tensor(xs, dtype=torch.float64).to(dt).reshape(-1, 1)
+            n = torch.tensor(ns, dtype=torch.float64).to(dt).reshape(1, -1)
+            record_polynomial(name, fn, x, n)
+            rx = (torch.rand(64, generator=g, dtype=torch.float64) * 2.4 - 1.2).to(dt)
+            rn = torch.randint(0, 40, (64,), generator=g).to(dt)
+            record_polynomial(name, fn, rx, rn)
+            record_polynomial(name, fn, rx[:8].contiguous(), 5)
+            record_polynomial(name, fn, 0.375, rn[:8].contiguous())
+        for dx, dn in ((torch.int32, torch.int64), (torch.int64, torch.float64), (torch.bool, torch.int32),
+                       (torch.float32, torch.uint8)):
+            x = torch.tensor([-3, -1, 0, 1, 2, 4], dtype=torch.int64).to(dx).reshape(-1, 1)
+            n = torch.tensor([0, 1, 2, 3, 6, 9, 10], dtype=torch.int64).to(dn).reshape(1, -1)
+            record_polynomial(name, fn, x, n)
+
+
+# torch.special's Airy function Ai (f32 and f64; integers and bools as f32;
+# f16 and bf16 refused): every dtype, special values, random values over
+# (−30, 30) and points around Cephes' ranges (the series inside ±2.09, the
+# asymptotic forms beyond, 0 above 103.892); kept where PyTorch's own is
+# accurate.
+def gen_airy():
+    gen_special_unary({"special_airy_ai": torch.special.airy_ai}, 2030, -30.0, 30.0,
+                      [-2.09, -2.0899999, 2.09, 2.0899999, 8.32, 8.3203353, 8.33, 25.0, 100.0, 103.89,
+                       103.9, 200.0, -10.0, -100.0, -1e3, -1e4, 1e-300, -1e-300, 1e-5])
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -4005,6 +4136,8 @@ def main():
     gen_math()
     gen_bessel()
     gen_modified_bessel()
+    gen_polynomials()
+    gen_airy()
     out = {
         "meta": {
             "torch_version": torch.__version__,

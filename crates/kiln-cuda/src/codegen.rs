@@ -31,7 +31,7 @@ use kiln_ir::ops::Fold;
 use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, Scalar, UnaryOp};
 use kiln_passes::plan::{Access, Expr, Kernel, NodeId, NodeSchedule};
 use kiln_runtime::convert::{Elem, convert};
-use kiln_runtime::interp::elementwise::f32_algorithm;
+use kiln_runtime::interp::elementwise::{f32_algorithm, polynomial};
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;
@@ -1443,6 +1443,7 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         SpecialScaledModifiedBesselK0 => wide("kiln_k0e"),
         SpecialScaledModifiedBesselK1 => wide("kiln_k1e"),
         SpecialSphericalBesselJ0 => wide("kiln_spherical_j0"),
+        SpecialAiryAi => wide("kiln_airy_ai"),
         Atan => format!("atan({x})"),
         Asin => format!("asin({x})"),
         Acos => format!("acos({x})"),
@@ -1552,6 +1553,23 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         Nextafter => format!("nextafterf({a}, {b})"),
         SpecialZeta if c == DType::F64 => format!("kiln_zeta({a}, {b})"),
         SpecialZeta => format!("(float)kiln_zeta((double){a}, (double){b})"),
+        // The orthogonal polynomials: one preamble function, the
+        // polynomial by its kind code, in double; the last argument is
+        // whether the values are f32 (Hermite's degree limit).
+        kiln_ir::polynomial_ops!() => {
+            let kind = polynomial(op).map_or(0, |p| p.code());
+            let call = |x: &str, n: &str, single: u8| {
+                format!("kiln_polynomial({kind}, {x}, {n}, {single})")
+            };
+            if c == DType::F64 {
+                call(a, b, 0)
+            } else {
+                format!(
+                    "(float){}",
+                    call(&format!("(double){a}"), &format!("(double){b}"), 1)
+                )
+            }
+        }
         // Integers compute as floats (inference converts them).
         Atan2 if c == DType::F64 => format!("atan2({a}, {b})"),
         Atan2 => format!("kiln_atan2_f32({a}, {b})"),

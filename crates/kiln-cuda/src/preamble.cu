@@ -222,6 +222,12 @@ __device__ __forceinline__ double kiln_poly(double z, const double* c, int n) {
   for (int i = 0; i < n; ++i) acc = acc * z + c[i];
   return acc;
 }
+// z^n + kiln_poly(z, c, n): Cephes' p1evl (a leading 1 not stored).
+__device__ __forceinline__ double kiln_poly1(double z, const double* c, int n) {
+  double acc = 1.0;
+  for (int i = 0; i < n; ++i) acc = acc * z + c[i];
+  return acc;
+}
 __device__ double kiln_erfinv(double x) {
   const double central[9] = {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
                              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941};
@@ -376,6 +382,57 @@ __device__ double kiln_spherical_j0(double x) {
   if (fabs(x) == __longlong_as_double(0x7ff0000000000000LL)) return 0.0;
   return x == 0.0 ? 1.0 : sin(x) / x;
 }
+// kiln_math::special::airy_ai: Cephes' Ai (0 above 103.892 and at +-inf,
+// NaN at NaN).
+__device__ double kiln_airy_ai(double x) {
+  const double an_c[8] = {0.346538101525629, 12.007595273964581, 76.27960536152345,
+      168.08922493463058, 159.75639135016442, 70.53609068404442, 14.026469116338967, 1.0};
+  const double ad_c[8] = {0.5675945326387702, 14.75625625848472, 84.51389701414746,
+      177.31808814540045, 164.2346928715297, 71.47784008255756, 14.095913560783403, 1.0};
+  const double afn_c[9] = {-0.1316963234183318, -0.6264565444319123, -0.6931580360369335,
+      -0.2797799815451191, -0.04919001326095003, -0.004062659235948854, -0.0001592764962392621,
+      -2.776491081552329e-06, -1.6778769848911465e-08};
+  const double afd_c[9] = {13.356042070655324, 32.682503279522464, 26.736704094149957,
+      9.187074029072596, 1.4752914677166642, 0.11568717379518804, 0.004402916416152112,
+      7.547203482874142e-05, 4.5185009297058035e-07};
+  const double agn_c[11] = {0.01973399320916857, 0.39110302961568827, 1.0657989759959559,
+      0.9391692298166502, 0.35146565610554764, 0.06338889196289255, 0.005858041130483885,
+      0.000282851600836737, 6.98793669997261e-06, 8.117892395543892e-08, 3.415517847659236e-10};
+  const double agd_c[10] = {9.30892908077442, 19.835292871831214, 15.564662893286462,
+      5.476860694229755, 0.9542936116189619, 0.08645808263523921, 0.004126565238242226,
+      0.00010125908511650914, 1.1716673321441352e-06, 4.9183457006293e-09};
+  if (fabs(x) == __longlong_as_double(0x7ff0000000000000LL) || x > 103.892) return 0.0;
+  if (x < -2.09) {
+    const double z = 1.0 / (-2.0 * x * sqrt(-x) / 3.0), zz = z * z;
+    // The denominators with Cephes' implicit leading 1 (p1evl).
+    const double afn = kiln_poly(zz, afn_c, 9), afd = kiln_poly1(zz, afd_c, 9);
+    const double agn = kiln_poly(zz, agn_c, 11), agd = kiln_poly1(zz, agd_c, 10);
+    const double t = -2.0 * x * sqrt(-x) / 3.0 + 0.25 * KILN_PI;
+    return 0.5641895835477563 / sqrt(sqrt(-x)) * (sin(t) * (1.0 + z * z * afn / afd) - cos(t) * (z * agn / agd));
+  }
+  if (x >= 2.09) {
+    const double zeta = 2.0 * x * sqrt(x) / 3.0;
+    const double an = kiln_poly(1.0 / zeta, an_c, 8), ad = kiln_poly(1.0 / zeta, ad_c, 8);
+    return 0.5641895835477563 * (an / ad) / (2.0 * sqrt(sqrt(x)) * exp(zeta));
+  }
+  double f = 1.0, g = x, k = 1.0, m = 1.0, n = x, t = 1.0;
+  const double z = x * x * x;
+  while (t > 2.220446049250313e-16) {
+    m *= z;
+    k += 1.0;
+    m /= k;
+    n *= z;
+    k += 1.0;
+    n /= k;
+    m /= k;
+    f += m;
+    k += 1.0;
+    n /= k;
+    g += n;
+    t = fabs(m / f);
+  }
+  return 0.3550280538878172 * f - 0.2588194037928068 * g;
+}
 // kiln_math::special::erfcx: e^(x^2) erfc(x), the square's rounding
 // error applied by an fma; the asymptotic series from 26; the reflection
 // below 0 (CUDA's own erfc inside).
@@ -436,6 +493,141 @@ __device__ double kiln_zeta(double x, double q) {
     k += 1.0;
   }
   return s;
+}
+
+// torch.special's orthogonal polynomials: kiln_math::polynomials (ATen's
+// algorithms in double, an infinity of the right sign where a value
+// overflows, at most 2^16 recurrence steps), the same code. `kind` is the
+// index in Polynomial::ALL; `single`: the values are f32 (Hermite's degree
+// limit is 128 then, else 512).
+#define KILN_F64_INF __longlong_as_double(0x7ff0000000000000LL)
+#define KILN_MAX_RECURRENCE 65536LL
+__device__ long long kiln_degree(double n) {
+  // C's truncation, with x86's i64::MIN for NaN and values beyond i64.
+  if (!(n >= -9.223372036854775808e18 && n < 9.223372036854775808e18)) return -9223372036854775807LL - 1;
+  return (long long)n;
+}
+__device__ double kiln_parity(long long n, double v) { return n % 2 == 0 ? v : -v; }
+__device__ double kiln_signed_inf(double x, long long n) {
+  return x < 0.0 && n % 2 != 0 ? -KILN_F64_INF : KILN_F64_INF;
+}
+__device__ double kiln_chebyshev(int kind, double x, long long n, long long closed_above) {
+  // kind: 0 T, 1 U, 2 V, 3 W.
+  const double nf = (double)n, n1 = (double)((unsigned long long)n + 1ULL);
+  const double n2 = (double)(2ULL * (unsigned long long)n + 1ULL);
+  if (fabs(x) == 1.0) {
+    const bool pos = x > 0.0;
+    if (kind == 0) return pos ? 1.0 : kiln_parity(n, 1.0);
+    if (kind == 1) return pos ? n1 : kiln_parity(n, n1);
+    if (kind == 2) return pos ? 1.0 : kiln_parity(n, n2);
+    return pos ? n2 : kiln_parity(n, 1.0);
+  }
+  if (n > closed_above && fabs(x) < 1.0) {
+    const double a = acos(x);
+    if (kind == 0) return cos(nf * a);
+    if (kind == 1) return sin(a) != 0.0 ? sin(n1 * a) / sin(a) : n1 * cos(n1 * a) / x;
+    if (kind == 2) return sin(a / 2.0) != 1.0 ? cos((nf + 0.5) * a) / cos(a / 2.0) : kiln_parity(n, n2);
+    if (cos(a / 2.0) != 1.0) return sin((nf + 0.5) * a) / sin(a / 2.0);
+    return x > 0.0 ? n2 : kiln_parity(n, 1.0);
+  }
+  const double first = kind == 0 ? x : kind == 1 ? x + x : kind == 2 ? x + x - 1.0 : x + x + 1.0;
+  if (n == 0) return 1.0;
+  if (n == 1) return first;
+  if (x != x) return KILN_F64_NAN;
+  if (fabs(x) == KILN_F64_INF) return kiln_signed_inf(x, n);
+  if (n > KILN_MAX_RECURRENCE) {
+    const double ax = fabs(x), t = log(ax + sqrt(ax - 1.0) * sqrt(ax + 1.0)), half = (nf + 0.5) * t;
+    if (t == KILN_F64_INF) return kiln_signed_inf(x, n);
+    const double v = cosh(half) / cosh(t / 2.0), w = sinh(half) / sinh(t / 2.0);
+    const double m = kind == 0 ? cosh(nf * t) : kind == 1 ? sinh(n1 * t) / sinh(t) : (kind == 2) == (x > 0.0) ? v : w;
+    return x > 0.0 ? m : kiln_parity(n, m);
+  }
+  double p = 1.0, q = first;
+  for (long long k = 2; k <= n; ++k) {
+    const double r = (x + x) * q - p;
+    if (fabs(r) == KILN_F64_INF) return kiln_signed_inf(x, n);
+    p = q;
+    q = r;
+  }
+  return q;
+}
+// One step's bookkeeping of a rescaled recurrence: when the newest term
+// passes 2^512, both terms are scaled by 2^-512 (exactly but in the
+// subnormals). (A step that overflows returns the leading term's infinity
+// at the call.)
+__device__ void kiln_rescale(double& p, double& q, unsigned& scaled) {
+  if (fabs(q) > ldexp(1.0, 512)) {
+    p *= ldexp(1.0, -512);
+    q *= ldexp(1.0, -512);
+    scaled += 1;
+  }
+}
+__device__ double kiln_unscale(double q, unsigned scaled) {
+  for (unsigned i = 0; i < scaled; ++i) q *= ldexp(1.0, 512);
+  return q;
+}
+__device__ double kiln_polynomial(int kind, double x, double n_value, int single) {
+  const long long n = kiln_degree(n_value);
+  if (n < 0) return 0.0;
+  const double y = x + x - 1.0;
+  switch (kind) {
+    case 0: return kiln_chebyshev(0, x, n, 6);
+    case 1: return kiln_chebyshev(1, x, n, 8);
+    case 2: return kiln_chebyshev(2, x, n, 8);
+    case 3: return kiln_chebyshev(3, x, n, 8);
+    case 4: return kiln_chebyshev(0, y, n, 6);
+    case 5: return kiln_chebyshev(1, y, n, 6);
+    case 6: return kiln_chebyshev(2, y, n, 6);
+    case 7: return kiln_chebyshev(3, y, n, 4);
+    default: break;
+  }
+  double p = 1.0, q;
+  unsigned scaled = 0;
+  if (kind == 8 || kind == 9) {  // Hermite H, He
+    q = kind == 8 ? x + x : x;
+    if (n == 0) return 1.0;
+    if (n == 1) return q;
+    if (n > (single ? 128 : 512)) return KILN_F64_NAN;
+    if (fabs(x) == KILN_F64_INF) return kiln_signed_inf(x, n);
+    for (long long k = 1; k < n; ++k) {
+      const double r = kind == 8 ? (x + x) * q - (double)(2 * k) * p : x * q - (double)k * p;
+      if (fabs(r) == KILN_F64_INF) return kiln_signed_inf(x, n);
+      p = q;
+      q = r;
+      kiln_rescale(p, q, scaled);
+    }
+    return kiln_unscale(q, scaled);
+  }
+  if (kind == 10) {  // Laguerre
+    if (fabs(x) == 0.0 || n == 0) return 1.0;
+    q = 1.0 - x;
+    if (n == 1) return q;
+    if (fabs(x) == KILN_F64_INF) return kiln_signed_inf(-x, n);
+    if (x != x || n > KILN_MAX_RECURRENCE) return KILN_F64_NAN;
+    for (long long k = 1; k < n; ++k) {
+      const double kf = (double)k, r = ((kf + kf + (1.0 - x)) * q - kf * p) / (kf + 1.0);
+      if (fabs(r) == KILN_F64_INF) return kiln_signed_inf(-x, n);
+      p = q;
+      q = r;
+      kiln_rescale(p, q, scaled);
+    }
+    return kiln_unscale(q, scaled);
+  }
+  // Legendre
+  if (fabs(x) == 1.0) return x > 0.0 ? 1.0 : kiln_parity(n, 1.0);
+  if (n == 0) return 1.0;
+  if (n == 1) return x;
+  if (fabs(x) == KILN_F64_INF) return kiln_signed_inf(x, n);
+  if (x != x || n > KILN_MAX_RECURRENCE) return KILN_F64_NAN;
+  q = x;
+  for (long long k = 1; k < n; ++k) {
+    const double kf = (double)k, r = ((kf + kf + 1.0) * x * q - kf * p) / (kf + 1.0);
+    if (fabs(r) == KILN_F64_INF) return kiln_signed_inf(x, n);
+    p = q;
+    q = r;
+    kiln_rescale(p, q, scaled);
+  }
+  return kiln_unscale(q, scaled);
 }
 
 // Block reductions: warp shuffles, then one value per warp through shared

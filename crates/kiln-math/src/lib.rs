@@ -33,8 +33,10 @@
 //! rounded to f32; `tests::accuracy` is the check that matters).
 
 // The special functions (erfinv, digamma, i0, i1, zeta) are f64 functions
-// in `special`, computed in f64 and rounded once for every dtype.
+// in `special`, and torch.special's orthogonal polynomials in
+// `polynomials`, computed in f64 and rounded once for every dtype.
 pub mod algorithms;
+pub mod polynomials;
 pub mod scalar;
 pub mod special;
 

@@ -191,6 +191,9 @@ macro_rules! unary_ops {
                 /// `torch.special.spherical_bessel_j0`: `sin(x)/x`, 1 at 0
                 /// and 0 at ±inf.
                 SpecialSphericalBesselJ0(special_spherical_bessel_j0) => UnaryDef::special_f32_f64("spherical_bessel_j0_cpu"),
+                /// `torch.special.airy_ai`: the Airy function Ai (Cephes'
+                /// algorithm, as ATen), 0 above 103.892 and at ±inf.
+                SpecialAiryAi(special_airy_ai) => UnaryDef::special_f32_f64("airy_ai_cpu"),
             }
         }
     };
@@ -326,6 +329,81 @@ macro_rules! binary_ops {
                     .int_to_float()
                     .costly()
                     .traits(Traits::APPROXIMATE),
+                /// `torch.special.chebyshev_polynomial_t`: Chebyshev's polynomial of the first kind `T_n(x)` of `x`
+                /// (`input`) and the degree `n` (`other`, truncated to an
+                /// integer as C does; negative: 0), by ATen's algorithm in
+                /// f64 (`kiln_math::polynomials`); integers in the default
+                /// float dtype, f16 and bf16 refused.
+                SpecialChebyshevPolynomialT(special_chebyshev_polynomial_t) => BinaryDef::kernel("chebyshev_polynomial_t_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.chebyshev_polynomial_u`: of the second kind `U_n(x)`; as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialChebyshevPolynomialU(special_chebyshev_polynomial_u) => BinaryDef::kernel("chebyshev_polynomial_u_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.chebyshev_polynomial_v`: of the third kind `V_n(x)`; as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialChebyshevPolynomialV(special_chebyshev_polynomial_v) => BinaryDef::kernel("chebyshev_polynomial_v_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.chebyshev_polynomial_w`: of the fourth kind `W_n(x)`; as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialChebyshevPolynomialW(special_chebyshev_polynomial_w) => BinaryDef::kernel("chebyshev_polynomial_w_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.shifted_chebyshev_polynomial_t`: `T_n(2x - 1)`; as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialShiftedChebyshevPolynomialT(special_shifted_chebyshev_polynomial_t) => BinaryDef::kernel("shifted_chebyshev_polynomial_t_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.shifted_chebyshev_polynomial_u`: `U_n(2x - 1)`; as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialShiftedChebyshevPolynomialU(special_shifted_chebyshev_polynomial_u) => BinaryDef::kernel("shifted_chebyshev_polynomial_u_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.shifted_chebyshev_polynomial_v`: `V_n(2x - 1)`; as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialShiftedChebyshevPolynomialV(special_shifted_chebyshev_polynomial_v) => BinaryDef::kernel("shifted_chebyshev_polynomial_v_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.shifted_chebyshev_polynomial_w`: `W_n(2x - 1)`; as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialShiftedChebyshevPolynomialW(special_shifted_chebyshev_polynomial_w) => BinaryDef::kernel("shifted_chebyshev_polynomial_w_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.hermite_polynomial_h`: the physicists' Hermite polynomial `H_n(x)` (NaN above degree 128 for f32, 512 for f64, as PyTorch); as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialHermitePolynomialH(special_hermite_polynomial_h) => BinaryDef::kernel("hermite_polynomial_h_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.hermite_polynomial_he`: the probabilists' Hermite polynomial `He_n(x)` (degree limits as `H`); as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialHermitePolynomialHe(special_hermite_polynomial_he) => BinaryDef::kernel("hermite_polynomial_he_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.laguerre_polynomial_l`: Laguerre's polynomial `L_n(x)`; as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialLaguerrePolynomialL(special_laguerre_polynomial_l) => BinaryDef::kernel("laguerre_polynomial_l_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                /// `torch.special.legendre_polynomial_p`: Legendre's polynomial `P_n(x)`; as
+                /// `special_chebyshev_polynomial_t`.
+                SpecialLegendrePolynomialP(special_legendre_polynomial_p) => BinaryDef::kernel("legendre_polynomial_p_cpu", S::of(DType::F32).union(S::of(DType::F64)))
+                    .int_to_float()
+                    .costly()
+                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
             }
         }
     };
@@ -333,6 +411,28 @@ macro_rules! binary_ops {
 
 unary_ops!(define_kind);
 binary_ops!(define_kind);
+
+/// The pattern of torch.special's orthogonal polynomial ops, in a match on
+/// [`BinaryOp`](crate::BinaryOp) (`polynomial_ops!() => ...`): one family
+/// that each backend computes with one function of the polynomial, so the
+/// family is listed once and every match stays exhaustive.
+#[macro_export]
+macro_rules! polynomial_ops {
+    () => {
+        $crate::BinaryOp::SpecialChebyshevPolynomialT
+            | $crate::BinaryOp::SpecialChebyshevPolynomialU
+            | $crate::BinaryOp::SpecialChebyshevPolynomialV
+            | $crate::BinaryOp::SpecialChebyshevPolynomialW
+            | $crate::BinaryOp::SpecialShiftedChebyshevPolynomialT
+            | $crate::BinaryOp::SpecialShiftedChebyshevPolynomialU
+            | $crate::BinaryOp::SpecialShiftedChebyshevPolynomialV
+            | $crate::BinaryOp::SpecialShiftedChebyshevPolynomialW
+            | $crate::BinaryOp::SpecialHermitePolynomialH
+            | $crate::BinaryOp::SpecialHermitePolynomialHe
+            | $crate::BinaryOp::SpecialLaguerrePolynomialL
+            | $crate::BinaryOp::SpecialLegendrePolynomialP
+    };
+}
 
 define_kind! {
     /// Primitive value reductions.

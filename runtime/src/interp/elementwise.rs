@@ -11,6 +11,7 @@
 //! `ZeroDivisionError`.
 
 use kiln_ir::{BinaryOp, DType, Error, ErrorKind, PowForm, Result, Scalar, UnaryOp};
+use kiln_math::polynomials::{self, Polynomial};
 use kiln_math::{Function, Function2, special};
 use num_traits::Float;
 
@@ -509,6 +510,7 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
         SpecialScaledModifiedBesselK0 => analytic(x, op, special::k0e, None)?,
         SpecialScaledModifiedBesselK1 => analytic(x, op, special::k1e, None)?,
         SpecialSphericalBesselJ0 => analytic(x, op, special::spherical_j0, None)?,
+        SpecialAiryAi => analytic(x, op, special::airy_ai, None)?,
         // The sign bit itself: -0.0 and NaNs with it set count.
         Signbit => match x {
             Elem::F(f) => Elem::B(f.is_sign_negative()),
@@ -603,6 +605,28 @@ fn ordering(a: Elem, b: Elem) -> Option<std::cmp::Ordering> {
         }
         _ => None,
     }
+}
+
+/// The orthogonal polynomial an op of torch.special computes (None for
+/// every other op): the one map from ops to `kiln_math`'s polynomials,
+/// which the CUDA backend asks too.
+pub fn polynomial(op: BinaryOp) -> Option<Polynomial> {
+    use BinaryOp::*;
+    Some(match op {
+        SpecialChebyshevPolynomialT => Polynomial::ChebyshevT,
+        SpecialChebyshevPolynomialU => Polynomial::ChebyshevU,
+        SpecialChebyshevPolynomialV => Polynomial::ChebyshevV,
+        SpecialChebyshevPolynomialW => Polynomial::ChebyshevW,
+        SpecialShiftedChebyshevPolynomialT => Polynomial::ShiftedChebyshevT,
+        SpecialShiftedChebyshevPolynomialU => Polynomial::ShiftedChebyshevU,
+        SpecialShiftedChebyshevPolynomialV => Polynomial::ShiftedChebyshevV,
+        SpecialShiftedChebyshevPolynomialW => Polynomial::ShiftedChebyshevW,
+        SpecialHermitePolynomialH => Polynomial::HermiteH,
+        SpecialHermitePolynomialHe => Polynomial::HermiteHe,
+        SpecialLaguerrePolynomialL => Polynomial::LaguerreL,
+        SpecialLegendrePolynomialP => Polynomial::LegendreP,
+        _ => return None,
+    })
 }
 
 /// A binary op on values already converted to the computation dtype (the
@@ -746,6 +770,17 @@ pub fn binary(op: BinaryOp, a: Elem, b: Elem, compute: DType) -> Result<Elem> {
         // Integers arrive converted to floats (inference's int_to_float).
         SpecialZeta => match (a, b) {
             (Elem::F(x), Elem::F(q)) => Ok(Elem::F(special::zeta(x, q))),
+            _ => Err(unsupported(op.name(), compute)),
+        },
+        // The orthogonal polynomials, in f64 (Hermite's degree limit is
+        // the dtype's); integers arrive converted to floats.
+        kiln_ir::polynomial_ops!() => match (a, b, polynomial(op)) {
+            (Elem::F(x), Elem::F(n), Some(p)) => Ok(Elem::F(polynomials::polynomial(
+                p,
+                x,
+                n,
+                compute == DType::F32,
+            ))),
             _ => Err(unsupported(op.name(), compute)),
         },
         // Integers arrive converted to floats (inference's int_to_float).

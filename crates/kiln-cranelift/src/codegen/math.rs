@@ -40,8 +40,9 @@ pub enum Helper {
     /// An integer binary op of this dtype's width by the interpreter's
     /// own function (gcd, lcm, the shifts), on values widened to i64.
     IntWidth(BinaryOp, DType),
-    /// A float binary op in this dtype's format by the interpreter's own
-    /// function (nextafter), on values widened to f64.
+    /// A float binary op whose value depends on the dtype, by the
+    /// interpreter's own function (nextafter in the dtype's format, the
+    /// orthogonal polynomials' degree limits), on values widened to f64.
     FloatWidth(BinaryOp, DType),
 }
 

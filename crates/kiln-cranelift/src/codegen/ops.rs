@@ -166,7 +166,8 @@ impl Emit<'_, '_> {
             | SpecialModifiedBesselK1
             | SpecialScaledModifiedBesselK0
             | SpecialScaledModifiedBesselK1
-            | SpecialSphericalBesselJ0 => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
+            | SpecialSphericalBesselJ0
+            | SpecialAiryAi => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
             Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
             Rsqrt => {
                 let s = self.map(x, |b, v| b.ins().sqrt(v));
@@ -327,9 +328,11 @@ impl Emit<'_, '_> {
             // Hurwitz zeta: the interpreter's f64 function.
             SpecialZeta => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
             // nextafter steps in the compute dtype's own format (f16 and
-            // bf16 too): the interpreter's function, on values widened to
-            // f64 (exactly) and narrowed back (exactly).
-            Nextafter => {
+            // bf16 too), and the orthogonal polynomials' degree limits
+            // depend on it: the interpreter's function, on values widened
+            // to f64 (exactly) and narrowed back (exactly for nextafter,
+            // rounded once for the polynomials).
+            Nextafter | kiln_ir::polynomial_ops!() => {
                 self.scalar_only()?;
                 let wide = |e: &mut Self, v: Val| {
                     if c == Class::F32 {
