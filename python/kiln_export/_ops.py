@@ -143,7 +143,7 @@ UNARY = ["neg", "abs", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", 
          "special_bessel_y1", "special_modified_bessel_i0", "special_modified_bessel_i1",
          "special_modified_bessel_k0", "special_modified_bessel_k1",
          "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
-         "special_spherical_bessel_j0", "special_airy_ai"]
+         "special_spherical_bessel_j0", "special_airy_ai", "special_ndtri"]
 
 
 def _unary(kir_op):

@@ -3137,6 +3137,10 @@ def math_truth(name, x, q=None, n=None):
             return modified_bessel_truth(name, x, v)
         if name == "special_airy_ai":
             return mpmath.airyai(v)
+        if name == "special_ndtri":
+            # √2·erfinv(2y − 1), with the digits 2y − 1 needs near 0.
+            with mpmath.workdps(400):
+                return mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(x) - 1)
         if name in BESSEL_JY:
             order = int(name[-1])
             if name.startswith("special_bessel_y"):
@@ -4074,13 +4078,53 @@ def gen_polynomials():
 
 # torch.special's Airy function Ai (f32 and f64; integers and bools as f32;
 # f16 and bf16 refused): every dtype, special values, random values over
-# (−30, 30) and points around Cephes' ranges (the series inside ±2.09, the
-# asymptotic forms beyond, 0 above 103.892); kept where PyTorch's own is
-# accurate.
+# (−30, 30), points around PyTorch's (Cephes') ranges (its series inside
+# ±2.09, its asymptotic forms beyond, 0 above 103.892) and Kiln's (its
+# series inside ±9); kept where PyTorch's own is accurate.
 def gen_airy():
     gen_special_unary({"special_airy_ai": torch.special.airy_ai}, 2030, -30.0, 30.0,
                       [-2.09, -2.0899999, 2.09, 2.0899999, 8.32, 8.3203353, 8.33, 25.0, 100.0, 103.89,
-                       103.9, 200.0, -10.0, -100.0, -1e3, -1e4, 1e-300, -1e-300, 1e-5])
+                       103.9, 200.0, -10.0, -100.0, -1e3, -1e4, 1e-300, -1e-300, 1e-5, 9.0, -9.0,
+                       8.999999999999998, -8.999999999999998])
+
+
+# torch.special.ndtri, the normal quantile (f32 and f64; integers and
+# bools as f32; f16 and bf16 refused): every dtype, special values, random values
+# over (0, 1), points around PyTorch's (Cephes') ranges (the centre up to
+# e^-2 from the ends, its tails' two approximations on either side of
+# √(−2 ln y) = 8) and Kiln's (the centre [¼, ¾], the switch of Newton's
+# start near y = 2.8e-8), the subnormals; kept where PyTorch's own is
+# accurate.
+def gen_ndtri():
+    gen_special_unary({"special_ndtri": torch.special.ndtri}, 2031, 0.0, 1.0,
+                      [1e-300, 5e-324, 1e-20, 1e-14, 1.2664165549e-14, 0.1353352832366127,
+                       0.13533528, 0.8646647167633873, 0.86466472, 0.999999, 1 - 2 ** -53, 0.5, 0.25,
+                       0.75, 0.24999999999999997, 0.7500000000000001, 2.8e-8, 2.9e-8, 5.79e-17, 5.81e-17])
+
+
+# PyTorch's OpInfo samples (0-D, broadcast, empty operands; those of up
+# to 64 elements) of the orthogonal polynomials, airy_ai and ndtri,
+# recorded as they are where PyTorch's values are all accurate, else at
+# their accurate points.
+def gen_special_opinfo():
+    polys = {f"special.{n[len('special_'):]}": n for n in POLYNOMIALS}
+    unary = {"special.airy_ai": ("special_airy_ai", torch.special.airy_ai),
+             "special.ndtri": ("special_ndtri", torch.special.ndtri)}
+    for name, dt, s in op_db_samples(set(polys) | set(unary), [torch.float32, torch.float64]):
+        shapes = [s.input.shape] + [a.shape for a in s.args if isinstance(a, torch.Tensor)]
+        if math.prod(torch.broadcast_shapes(*shapes)) > 64:
+            continue
+        if name in unary:
+            kir, fn = unary[name]
+            record_math_unary(kir, fn, s.input)
+            continue
+        kir, fn = polys[name], POLYNOMIALS[polys[name]]
+        x, n = s.input, s.args[0]
+        bx, bn = torch.broadcast_tensors(x, n)
+        if bool(polynomial_keep(kir, bx, bn, fn(x, n)).all()):
+            record(kir, {}, [x, n], lambda: fn(x, n))
+        else:
+            record_polynomial(kir, fn, x, n)
 
 
 def main():
@@ -4138,6 +4182,8 @@ def main():
     gen_modified_bessel()
     gen_polynomials()
     gen_airy()
+    gen_ndtri()
+    gen_special_opinfo()
     out = {
         "meta": {
             "torch_version": torch.__version__,

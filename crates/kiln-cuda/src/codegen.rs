@@ -1444,6 +1444,7 @@ fn unary(op: UnaryOp, x: &str, c: DType) -> (String, DType) {
         SpecialScaledModifiedBesselK1 => wide("kiln_k1e"),
         SpecialSphericalBesselJ0 => wide("kiln_spherical_j0"),
         SpecialAiryAi => wide("kiln_airy_ai"),
+        SpecialNdtri => wide("kiln_ndtri"),
         Atan => format!("atan({x})"),
         Asin => format!("asin({x})"),
         Acos => format!("acos({x})"),

@@ -222,24 +222,22 @@ __device__ __forceinline__ double kiln_poly(double z, const double* c, int n) {
   for (int i = 0; i < n; ++i) acc = acc * z + c[i];
   return acc;
 }
-// z^n + kiln_poly(z, c, n): Cephes' p1evl (a leading 1 not stored).
-__device__ __forceinline__ double kiln_poly1(double z, const double* c, int n) {
-  double acc = 1.0;
-  for (int i = 0; i < n; ++i) acc = acc * z + c[i];
-  return acc;
-}
-__device__ double kiln_erfinv(double x) {
+// Giles' approximation of erfinv(a)/a in w = -ln(1 - a^2)
+// (kiln_math::special::giles).
+__device__ double kiln_giles(double w) {
   const double central[9] = {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
                              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941};
   const double tail[9] = {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
                           -0.0076224613, 0.00943887047, 1.00167406, 2.83297682};
+  return w < 5.0 ? kiln_poly(w - 2.5, central, 9) : kiln_poly(sqrt(w) - 3.0, tail, 9);
+}
+__device__ double kiln_erfinv(double x) {
   double a = fabs(x);
   if (x != x || a > 1.0) return KILN_F64_NAN;
   if (a == 0.0) return x;
   if (a == 1.0) return copysign(__longlong_as_double(0x7ff0000000000000LL), x);
   double w = -log((1.0 - a) * (1.0 + a));
-  double p = w < 5.0 ? kiln_poly(w - 2.5, central, 9) : kiln_poly(sqrt(w) - 3.0, tail, 9);
-  double y = p * a;
+  double y = kiln_giles(w) * a;
   const double two_over_sqrt_pi = 2.0 / sqrt(KILN_PI);
   const double c = 1.0 - a;
   for (int i = 0; i < 4; ++i) {
@@ -382,56 +380,94 @@ __device__ double kiln_spherical_j0(double x) {
   if (fabs(x) == __longlong_as_double(0x7ff0000000000000LL)) return 0.0;
   return x == 0.0 ? 1.0 : sin(x) / x;
 }
-// kiln_math::special::airy_ai: Cephes' Ai (0 above 103.892 and at +-inf,
-// NaN at NaN).
+// Double-doubles (hi + lo), Dekker's and Knuth's exact transformations:
+// kiln_math::special::Dd, the same code.
+struct kiln_dd { double hi, lo; };
+__device__ kiln_dd kiln_dd_two_sum(double a, double b) {
+  const double s = a + b, bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+__device__ kiln_dd kiln_dd_quick(double a, double b) {
+  const double s = a + b;
+  return {s, b - (s - a)};
+}
+__device__ kiln_dd kiln_dd_two_prod(double a, double b) {
+  const double p = a * b;
+  return {p, fma(a, b, -p)};
+}
+__device__ kiln_dd kiln_dd_add(kiln_dd x, kiln_dd y) {
+  const kiln_dd s = kiln_dd_two_sum(x.hi, y.hi);
+  return kiln_dd_quick(s.hi, s.lo + x.lo + y.lo);
+}
+__device__ kiln_dd kiln_dd_mul(kiln_dd x, kiln_dd y) {
+  const kiln_dd p = kiln_dd_two_prod(x.hi, y.hi);
+  return kiln_dd_quick(p.hi, p.lo + (x.hi * y.lo + x.lo * y.hi));
+}
+__device__ kiln_dd kiln_dd_mul_f(kiln_dd x, double d) {
+  const kiln_dd p = kiln_dd_two_prod(x.hi, d);
+  return kiln_dd_quick(p.hi, p.lo + x.lo * d);
+}
+__device__ kiln_dd kiln_dd_div_f(kiln_dd x, double d) {
+  const double q1 = x.hi / d;
+  const kiln_dd p = kiln_dd_two_prod(q1, d), s = kiln_dd_two_sum(x.hi, -p.hi);
+  const double f = s.lo - p.lo + x.lo;
+  return kiln_dd_quick(q1, (s.hi + f) / d);
+}
+// kiln_math::special::airy_ai: the Maclaurin series in double-double below
+// |x| = 9, the asymptotic expansions beyond (0 at +-inf, NaN at NaN).
 __device__ double kiln_airy_ai(double x) {
-  const double an_c[8] = {0.346538101525629, 12.007595273964581, 76.27960536152345,
-      168.08922493463058, 159.75639135016442, 70.53609068404442, 14.026469116338967, 1.0};
-  const double ad_c[8] = {0.5675945326387702, 14.75625625848472, 84.51389701414746,
-      177.31808814540045, 164.2346928715297, 71.47784008255756, 14.095913560783403, 1.0};
-  const double afn_c[9] = {-0.1316963234183318, -0.6264565444319123, -0.6931580360369335,
-      -0.2797799815451191, -0.04919001326095003, -0.004062659235948854, -0.0001592764962392621,
-      -2.776491081552329e-06, -1.6778769848911465e-08};
-  const double afd_c[9] = {13.356042070655324, 32.682503279522464, 26.736704094149957,
-      9.187074029072596, 1.4752914677166642, 0.11568717379518804, 0.004402916416152112,
-      7.547203482874142e-05, 4.5185009297058035e-07};
-  const double agn_c[11] = {0.01973399320916857, 0.39110302961568827, 1.0657989759959559,
-      0.9391692298166502, 0.35146565610554764, 0.06338889196289255, 0.005858041130483885,
-      0.000282851600836737, 6.98793669997261e-06, 8.117892395543892e-08, 3.415517847659236e-10};
-  const double agd_c[10] = {9.30892908077442, 19.835292871831214, 15.564662893286462,
-      5.476860694229755, 0.9542936116189619, 0.08645808263523921, 0.004126565238242226,
-      0.00010125908511650914, 1.1716673321441352e-06, 4.9183457006293e-09};
-  if (fabs(x) == __longlong_as_double(0x7ff0000000000000LL) || x > 103.892) return 0.0;
-  if (x < -2.09) {
-    const double z = 1.0 / (-2.0 * x * sqrt(-x) / 3.0), zz = z * z;
-    // The denominators with Cephes' implicit leading 1 (p1evl).
-    const double afn = kiln_poly(zz, afn_c, 9), afd = kiln_poly1(zz, afd_c, 9);
-    const double agn = kiln_poly(zz, agn_c, 11), agd = kiln_poly1(zz, agd_c, 10);
-    const double t = -2.0 * x * sqrt(-x) / 3.0 + 0.25 * KILN_PI;
-    return 0.5641895835477563 / sqrt(sqrt(-x)) * (sin(t) * (1.0 + z * z * afn / afd) - cos(t) * (z * agn / agd));
+  if (x != x) return x;
+  if (fabs(x) == __longlong_as_double(0x7ff0000000000000LL)) return 0.0;
+  const double a = fabs(x);
+  if (a < 9.0) {
+    const kiln_dd ai0 = {0.3550280538878172, 2.05233632436212e-17};
+    const kiln_dd dai0 = {0.2588194037928068, -2.522243111610832e-17};
+    const kiln_dd z = kiln_dd_mul_f(kiln_dd_two_prod(x, x), x);
+    kiln_dd t = {1.0, 0.0}, u = {x, 0.0}, f = t, g = u;
+    double k = 1.0;
+    for (int i = 0; i < 200; ++i) {
+      t = kiln_dd_div_f(kiln_dd_mul(t, z), (3.0 * k - 1.0) * (3.0 * k));
+      u = kiln_dd_div_f(kiln_dd_mul(u, z), (3.0 * k) * (3.0 * k + 1.0));
+      f = kiln_dd_add(f, t);
+      g = kiln_dd_add(g, u);
+      if (fabs(t.hi) <= 1e-36 * fabs(f.hi) && fabs(u.hi) <= 1e-36 * fabs(g.hi)) break;
+      k += 1.0;
+    }
+    const kiln_dd bg = kiln_dd_mul(dai0, g);
+    const kiln_dd r = kiln_dd_add(kiln_dd_mul(ai0, f), {-bg.hi, -bg.lo});
+    return r.hi + r.lo;
   }
-  if (x >= 2.09) {
-    const double zeta = 2.0 * x * sqrt(x) / 3.0;
-    const double an = kiln_poly(1.0 / zeta, an_c, 8), ad = kiln_poly(1.0 / zeta, ad_c, 8);
-    return 0.5641895835477563 * (an / ad) / (2.0 * sqrt(sqrt(x)) * exp(zeta));
+  // zeta = (2/3) a^(3/2) in double-double.
+  const double s = sqrt(a);
+  const kiln_dd r = kiln_dd_two_prod(s, s);
+  const kiln_dd root = {s, ((a - r.hi) - r.lo) / (2.0 * s)};
+  const kiln_dd zeta = kiln_dd_div_f(kiln_dd_mul_f(kiln_dd_mul_f(root, a), 2.0), 3.0);
+  if (!(fabs(zeta.hi) <= 1.7976931348623157e308) || (x > 0.0 && zeta.hi > 750.0)) return 0.0;
+  double alternating = 0.0, even = 0.0, odd = 0.0, term = 1.0, previous = __longlong_as_double(0x7ff0000000000000LL);
+  unsigned j = 0;
+  while (fabs(term) < previous && j < 200) {
+    alternating += j % 2 == 0 ? term : -term;
+    const double sgn = (j / 2) % 2 == 0 ? term : -term;
+    if (j % 2 == 0) {
+      even += sgn;
+    } else {
+      odd += sgn;
+    }
+    if (fabs(term) < 1e-17 * (fabs(even) + fabs(odd))) break;
+    previous = fabs(term);
+    j += 1;
+    const double kk = (double)j;
+    term *= (6.0 * kk - 5.0) * (6.0 * kk - 3.0) * (6.0 * kk - 1.0) / (216.0 * kk * (2.0 * kk - 1.0)) / zeta.hi;
   }
-  double f = 1.0, g = x, k = 1.0, m = 1.0, n = x, t = 1.0;
-  const double z = x * x * x;
-  while (t > 2.220446049250313e-16) {
-    m *= z;
-    k += 1.0;
-    m /= k;
-    n *= z;
-    k += 1.0;
-    n /= k;
-    m /= k;
-    f += m;
-    k += 1.0;
-    n /= k;
-    g += n;
-    t = fabs(m / f);
+  const double quarter = sqrt(sqrt(a));
+  if (x > 0.0) {
+    const double h = exp(-zeta.hi / 2.0);
+    return ((alternating / (2.0 * sqrt(KILN_PI) * quarter) * (1.0 - zeta.lo)) * h) * h;
   }
-  return 0.3550280538878172 * f - 0.2588194037928068 * g;
+  const double sz = sin(zeta.hi), cz = cos(zeta.hi), sl = sin(zeta.lo), cl = cos(zeta.lo);
+  const double sn = sz * cl + cz * sl, cs = cz * cl - sz * sl;
+  const double sq = (sn - cs) / 1.4142135623730951, cq = (cs + sn) / 1.4142135623730951;
+  return (cq * even + sq * odd) / (sqrt(KILN_PI) * quarter);
 }
 // kiln_math::special::erfcx: e^(x^2) erfc(x), the square's rounding
 // error applied by an fma; the asymptotic series from 26; the reflection
@@ -456,6 +492,30 @@ __device__ double kiln_erfcx(double x) {
     total += term;
   }
   return frac_1_sqrt_pi / x * total;
+}
+// kiln_math::special::ndtri: -sqrt(2) erfcinv(2y), by erfinv in the
+// centre and Newton on ln erfcx(t) - t^2 = ln 2q in the tails.
+__device__ double kiln_ndtri(double y) {
+  if (!(y >= 0.0 && y <= 1.0)) return KILN_F64_NAN;
+  if (y == 0.0) return -__longlong_as_double(0x7ff0000000000000LL);
+  if (y == 1.0) return __longlong_as_double(0x7ff0000000000000LL);
+  const double sqrt2 = 1.4142135623730951;
+  if (y >= 0.25 && y <= 0.75) return sqrt2 * kiln_erfinv(2.0 * y - 1.0);
+  const double q = y < 0.5 ? y : 1.0 - y, sign = y < 0.5 ? -1.0 : 1.0;
+  const double c = 2.0 * q, w = -log(c * (2.0 - c));
+  double t;
+  if (w < 16.0) {
+    t = kiln_giles(w) * (1.0 - c);
+  } else {
+    const double l = -log(c);
+    t = sqrt(l - log(sqrt(l) * sqrt(KILN_PI)));
+  }
+  const double target = log(c);
+  for (int i = 0; i < 4; ++i) {
+    const double e = kiln_erfcx(t);
+    t += (log(e) - t * t - target) * e * (sqrt(KILN_PI) / 2.0);
+  }
+  return sign * sqrt2 * t;
 }
 __device__ double kiln_zeta(double x, double q) {
   const double em[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1892437580.3183792,

@@ -191,9 +191,14 @@ macro_rules! unary_ops {
                 /// `torch.special.spherical_bessel_j0`: `sin(x)/x`, 1 at 0
                 /// and 0 at ±inf.
                 SpecialSphericalBesselJ0(special_spherical_bessel_j0) => UnaryDef::special_f32_f64("spherical_bessel_j0_cpu"),
-                /// `torch.special.airy_ai`: the Airy function Ai (Cephes'
-                /// algorithm, as ATen), 0 above 103.892 and at ±inf.
+                /// `torch.special.airy_ai`: the Airy function Ai (a
+                /// double-double Maclaurin series below |x| = 9, the
+                /// asymptotic expansions beyond), 0 at ±inf.
                 SpecialAiryAi(special_airy_ai) => UnaryDef::special_f32_f64("airy_ai_cpu"),
+                /// `torch.special.ndtri`: the standard normal quantile
+                /// (erfinv in the centre, Newton on ln erfcx in the tails),
+                /// −inf at 0, +inf at 1, NaN outside [0, 1].
+                SpecialNdtri(special_ndtri) => UnaryDef::special_f32_f64("ndtri_cpu"),
             }
         }
     };

@@ -511,6 +511,7 @@ pub fn unary(op: UnaryOp, x: Elem, compute: DType) -> Result<Elem> {
         SpecialScaledModifiedBesselK1 => analytic(x, op, special::k1e, None)?,
         SpecialSphericalBesselJ0 => analytic(x, op, special::spherical_j0, None)?,
         SpecialAiryAi => analytic(x, op, special::airy_ai, None)?,
+        SpecialNdtri => analytic(x, op, special::ndtri, None)?,
         // The sign bit itself: -0.0 and NaNs with it set count.
         Signbit => match x {
             Elem::F(f) => Elem::B(f.is_sign_negative()),

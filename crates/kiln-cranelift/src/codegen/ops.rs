@@ -167,7 +167,8 @@ impl Emit<'_, '_> {
             | SpecialScaledModifiedBesselK0
             | SpecialScaledModifiedBesselK1
             | SpecialSphericalBesselJ0
-            | SpecialAiryAi => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
+            | SpecialAiryAi
+            | SpecialNdtri => self.call_f64(ctx, Helper::Unary(op), &[x], c)?,
             Sqrt => self.map(x, |b, v| b.ins().sqrt(v)),
             Rsqrt => {
                 let s = self.map(x, |b, v| b.ins().sqrt(v));
