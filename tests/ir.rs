@@ -448,6 +448,7 @@ fn traced_special_math() {
             e.bitwise_right_shift(e),
             x.special_chebyshev_polynomial_t(y),
             e.special_hermite_polynomial_he(5),
+            x.igamma(y),
         ]
     })
     .unwrap();
@@ -471,6 +472,7 @@ fn traced_special_math() {
         "%15 = bitwise_right_shift %e, %e : tensor<4xi32>",
         "%16 = special_chebyshev_polynomial_t %x, %y : tensor<3x4xf32>",
         "%17 = special_hermite_polynomial_he %e, 5 : tensor<4xf32>",
+        "%18 = igamma %x, %y : tensor<3x4xf32>",
     ] {
         assert!(text.contains(line), "{line}\n{text}");
     }

@@ -209,6 +209,7 @@ BINARY = {
     "bitwise_left_shift": "bitwise_left_shift", "bitwise_right_shift": "bitwise_right_shift",
     "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
     "special_zeta": "special_zeta",
+    "igamma": "igamma", "igammac": "igammac",
 }
 # torch.special's orthogonal polynomials (x, n): Kiln's op of the same name.
 POLYNOMIALS = [f"special_{k}" for k in (

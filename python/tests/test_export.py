@@ -462,23 +462,23 @@ def test_fully_masked_row(tmp_path, native, bool_mask):
 # ---- (4) an op Kiln lacks gives a clear error ----------------------------
 
 
-class Gammainc(nn.Module):
+class Histc(nn.Module):
     def forward(self, x, w):
         y = x * 2
-        return torch.special.gammainc(y.abs(), w.abs())  # the line the error names
+        return torch.histc(y + w, bins=4)  # the line the error names
 
 
 def test_unsupported_op_error(tmp_path):
     with pytest.raises(kiln_export.UnsupportedOpError) as e:
-        kiln_export.export(Gammainc(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
+        kiln_export.export(Histc(), (torch.randn(1, 3, 8), torch.randn(3, 8)),
                            tmp_path / "m.kir", tmp_path / "m.safetensors")
     msg = str(e.value)
-    assert e.value.op == "aten.igamma.default"
-    assert e.value.node == "igamma"
-    assert ("aten.igamma.default (FX node 'igamma') "
+    assert e.value.op == "aten.histc.default"
+    assert e.value.node == "histc"
+    assert ("aten.histc.default (FX node 'histc') "
             "has no exact translation to Kiln") in msg
-    assert "Kiln has no translation for aten.igamma.default" in msg
-    assert "test_export.py" in msg and "torch.special.gammainc(y.abs(), w.abs())" in msg
+    assert "Kiln has no translation for aten.histc.default" in msg
+    assert "test_export.py" in msg and "torch.histc(y + w, bins=4)" in msg
     assert not (tmp_path / "m.kir").exists()
 
 
@@ -503,7 +503,9 @@ class ModifiedBessel(nn.Module):
                 torch.special.modified_bessel_k0(a), torch.special.modified_bessel_k1(a),
                 torch.special.scaled_modified_bessel_k0(a * 10), torch.special.scaled_modified_bessel_k1(a),
                 torch.special.spherical_bessel_j0(x * 5), torch.special.airy_ai(x * 6),
-                torch.special.ndtri(torch.sigmoid(x * 4)))
+                torch.special.ndtri(torch.sigmoid(x * 4)),
+                torch.special.gammainc(a, x.abs() * 8), torch.special.gammaincc(a * 20, a * 20 + x),
+                torch.igamma(x.abs() * 0.3, a))
 
 
 def test_modified_bessel(tmp_path):
@@ -552,15 +554,15 @@ def test_unsupported_op_command_line(tmp_path):
         "import torch\n"
         "class M(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.special.gammainc(x, x)\n"
+        "        return torch.histc(x, bins=4)\n"
         "model = M()\n")
     p = subprocess.run(
         [sys.executable, "-m", "kiln_export", f"{tmp_path / 'bessel.py'}:model",
          "--example-input", "1x3x8x8xf32", "-o", str(tmp_path / "c.kir"),
          "--weights", str(tmp_path / "c.safetensors")], capture_output=True, text=True)
     assert p.returncode == 1
-    assert "kiln_export: error: aten.igamma.default (FX node 'igamma')" in p.stderr
-    assert "Kiln has no translation for aten.igamma.default" in p.stderr
+    assert "kiln_export: error: aten.histc.default (FX node 'histc')" in p.stderr
+    assert "Kiln has no translation for aten.histc.default" in p.stderr
 
 
 # ---- a sweep of translated ops ---------------------------------------------

@@ -3161,6 +3161,18 @@ def math_truth(name, x, q=None, n=None):
             return mpmath.exp(v * v) * mpmath.erfc(v)
         if name == "special_zeta":
             return mpmath.zeta(v, mpmath.mpf(q))
+        if name in ("igamma", "igammac"):
+            # SciPy's (PyTorch's) rules on the domain's edges.
+            lower = name == "igamma"
+            if x < 0 or q < 0:
+                return mpmath.nan
+            if x == 0:
+                return (mpmath.mpf(1 if lower else 0)) if q > 0 else mpmath.nan
+            if q == 0:
+                return mpmath.mpf(0 if lower else 1)
+            if lower:
+                return mpmath.gammainc(v, 0, mpmath.mpf(q), regularized=True)
+            return mpmath.gammainc(v, mpmath.mpf(q), mpmath.inf, regularized=True)
         if name == "polygamma":
             return mpmath.psi(n, v)
     except (ValueError, ZeroDivisionError):
@@ -4127,6 +4139,42 @@ def gen_special_opinfo():
             record_polynomial(kir, fn, x, n)
 
 
+# torch.igamma and torch.igammac (torch.special.gammainc, gammaincc): every
+# dtype (floats only; integers and bools refused), a grid over each of
+# Kiln's regimes (P's series, DLMF 8.7.3 for Q with a < 1, the continued
+# fraction, the prefactor below and above a = 10, x near a) and the
+# domain's edges, random pairs with x near a; kept where PyTorch's own is
+# accurate.
+def gen_igamma():
+    g = torch.Generator().manual_seed(2032)
+    fns = {"igamma": torch.igamma, "igammac": torch.igammac}
+    grid_a = [0.0, 1e-3, 0.1, 0.5, 1.0, 2.5, 9.99, 10.0, 10.01, 30.0, 100.0, 1000.0,
+              float("inf"), float("nan"), -1.0]
+    grid_x = [0.0, 1e-300, 0.1, 0.5, 1.0, 2.0, 5.0, 9.0, 10.0, 11.0, 30.0, 90.0, 100.0, 110.0,
+              1000.0, float("inf"), float("nan"), -1.0]
+    for name, fn in fns.items():
+        for dt in DTYPES:
+            a, b = make(dt, [3, 4]), make(dt, [4], reverse=True)
+            record_refusal(name, {}, [a, b], lambda: fn(a, b))
+        for dt in ISSUE20_FLOATS:
+            a = torch.tensor(grid_a, dtype=torch.float64).to(dt).reshape(-1, 1).expand(-1, len(grid_x))
+            x = torch.tensor(grid_x, dtype=torch.float64).to(dt).reshape(1, -1).expand(len(grid_a), -1)
+            a, x = a.contiguous(), x.contiguous()
+            keep = math_keep(name, a, fn(a, x), qs=x)
+            ka, kx = a[keep].contiguous(), x[keep].contiguous()
+            record(name, {}, [ka, kx], lambda: fn(ka, kx))
+            ra = torch.exp(torch.rand(64, generator=g, dtype=torch.float64) * 9 - 4.6)
+            rx = (ra + torch.randn(64, generator=g, dtype=torch.float64) * ra.sqrt()).abs()
+            ra, rx = ra.to(dt), rx.to(dt)
+            keep = math_keep(name, ra, fn(ra, rx), qs=rx)
+            ka, kx = ra[keep].contiguous(), rx[keep].contiguous()
+            record(name, {}, [ka, kx], lambda: fn(ka, kx))
+        # Broadcasting.
+        a = torch.tensor([[0.5], [2.0], [7.0]])
+        x = torch.tensor([0.25, 1.0, 3.0, 8.0])
+        record(name, {}, [a, x], lambda: fn(a, x))
+
+
 def main():
     gen_unary()
     gen_activations()
@@ -4184,6 +4232,7 @@ def main():
     gen_airy()
     gen_ndtri()
     gen_special_opinfo()
+    gen_igamma()
     out = {
         "meta": {
             "torch_version": torch.__version__,

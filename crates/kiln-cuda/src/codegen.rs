@@ -1554,6 +1554,14 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         Nextafter => format!("nextafterf({a}, {b})"),
         SpecialZeta if c == DType::F64 => format!("kiln_zeta({a}, {b})"),
         SpecialZeta => format!("(float)kiln_zeta((double){a}, (double){b})"),
+        Igamma | Igammac => {
+            let lower = u8::from(op == Igamma);
+            if c == DType::F64 {
+                format!("kiln_gamma_inc({a}, {b}, {lower})")
+            } else {
+                format!("(float)kiln_gamma_inc((double){a}, (double){b}, {lower})")
+            }
+        }
         // The orthogonal polynomials: one preamble function, the
         // polynomial by its kind code, in double; the last argument is
         // whether the values are f32 (Hermite's degree limit).

@@ -334,6 +334,21 @@ macro_rules! binary_ops {
                     .int_to_float()
                     .costly()
                     .traits(Traits::APPROXIMATE),
+                /// `torch.igamma` (`torch.special.gammainc`): the regularized
+                /// lower incomplete gamma function P(a, x) of `a` (`input`)
+                /// and `x` (`other`), in f64 (`kiln_math::special::gamma_inc`);
+                /// floats only (integers refused, as PyTorch's kernel), no
+                /// scalar operands; SciPy's values on the domain's edges.
+                Igamma(igamma) => BinaryDef::kernel("igamma_cpu", S::FLOATS)
+                    .scalars(ScalarOperands::Neither)
+                    .costly()
+                    .traits(Traits::APPROXIMATE),
+                /// `torch.igammac` (`torch.special.gammaincc`): the upper one,
+                /// Q(a, x) = 1 − P(a, x); as `igamma`.
+                Igammac(igammac) => BinaryDef::kernel("igammac_cpu", S::FLOATS)
+                    .scalars(ScalarOperands::Neither)
+                    .costly()
+                    .traits(Traits::APPROXIMATE),
                 /// `torch.special.chebyshev_polynomial_t`: Chebyshev's polynomial of the first kind `T_n(x)` of `x`
                 /// (`input`) and the degree `n` (`other`, truncated to an
                 /// integer as C does; negative: 0), by ATen's algorithm in

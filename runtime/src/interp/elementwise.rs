@@ -773,6 +773,10 @@ pub fn binary(op: BinaryOp, a: Elem, b: Elem, compute: DType) -> Result<Elem> {
             (Elem::F(x), Elem::F(q)) => Ok(Elem::F(special::zeta(x, q))),
             _ => Err(unsupported(op.name(), compute)),
         },
+        Igamma | Igammac => match (a, b) {
+            (Elem::F(a), Elem::F(x)) => Ok(Elem::F(special::gamma_inc(a, x, op == Igamma))),
+            _ => Err(unsupported(op.name(), compute)),
+        },
         // The orthogonal polynomials, in f64 (Hermite's degree limit is
         // the dtype's); integers arrive converted to floats.
         kiln_ir::polynomial_ops!() => match (a, b, polynomial(op)) {

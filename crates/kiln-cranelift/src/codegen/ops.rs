@@ -326,8 +326,9 @@ impl Emit<'_, '_> {
             }
             // fmod of floats: the interpreter's function (exact).
             Fmod if float => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
-            // Hurwitz zeta: the interpreter's f64 function.
-            SpecialZeta => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
+            // Hurwitz zeta, the incomplete gamma functions: the
+            // interpreter's f64 functions.
+            SpecialZeta | Igamma | Igammac => self.call_f64(ctx, Helper::Binary(op), &[a, b], c)?,
             // nextafter steps in the compute dtype's own format (f16 and
             // bf16 too), and the orthogonal polynomials' degree limits
             // depend on it: the interpreter's function, on values widened
