@@ -557,7 +557,8 @@ __device__ double kiln_zeta(double x, double q) {
 // kiln_math::special::gamma_inc: the regularized incomplete gamma
 // functions P (lower) and Q by their series, DLMF 8.7.3 and the continued
 // fraction, with the prefactor x^a e^-x / Gamma(a+1) computed without the
-// cancellation of its logarithm (the same code; CUDA's own lgamma, tgamma).
+// cancellation of its logarithm (the same code, with CUDA's own exp, log,
+// log1p, pow, expm1, lgamma and tgamma).
 __device__ double kiln_ln_gamma_1p(double a) {
   const double c[25] = {0.03846153903467518, 0.04000000119214014, 0.04166666915034121, 0.04347826605304026, 0.04545455629320467, 0.047619070330142226, 0.05000004769810169, 0.05263167937961666, 0.055555767627403614, 0.058823978658684585, 0.06250095514121304, 0.06666870588242046, 0.07143294629536133, 0.0769325164113522, 0.083353840546109, 0.09095401714582904, 0.1000994575127818, 0.11133426586956469, 0.12550966952474304, 0.1440498967688461, 0.1695571769974082, 0.20738555102867398, 0.27058080842778454, 0.40068563438653143, 0.8224670334241132};
   if (a >= 0.2) return lgamma(1.0 + a);
@@ -565,9 +566,12 @@ __device__ double kiln_ln_gamma_1p(double a) {
 }
 __device__ double kiln_gamma_inc_prefactor(double a, double x) {
   if (a < 10.0) {
-    const double p = pow(x, a), e = exp(-x);
-    if (fabs(p) <= 1.7976931348623157e308 && e > 0.0) return p * e / tgamma(a + 1.0);
-    return exp(a * log(x) - x - lgamma(a + 1.0));
+    const double p = pow(x, a);
+    if (!(fabs(p) <= 1.7976931348623157e308)) return exp(a * log(x) - x - lgamma(a + 1.0));
+    const double e = exp(-x);
+    if (e >= 2.2250738585072014e-308) return p * e / tgamma(a + 1.0);
+    const double h = exp(-x / 2.0);
+    return p / tgamma(a + 1.0) * h * h;
   }
   const double sigma = (x - a) / a;
   double phi;
@@ -581,13 +585,15 @@ __device__ double kiln_gamma_inc_prefactor(double a, double x) {
       k += 1.0;
     }
     phi = sum;
+  } else if (sigma >= -0.5) {
+    phi = sigma - log1p(sigma);
   } else {
     phi = sigma - log(x / a);
   }
   const double stirling[8] = {-3617.0 / 122400.0, 1.0 / 156.0, -691.0 / 360360.0, 1.0 / 1188.0,
                               -1.0 / 1680.0, 1.0 / 1260.0, -1.0 / 360.0, 1.0 / 12.0};
   const double inverse = 1.0 / a, star = inverse * kiln_poly(inverse * inverse, stirling, 8);
-  return exp(-a * phi) / (sqrt(2.0 * KILN_PI * a) * exp(star));
+  return exp(-a * phi) / (sqrt(2.0 * KILN_PI) * sqrt(a) * exp(star));
 }
 __device__ double kiln_gamma_inc(double a, double x, int lower) {
   const double nan = KILN_F64_NAN, inf = __longlong_as_double(0x7ff0000000000000LL);

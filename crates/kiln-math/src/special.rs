@@ -467,19 +467,27 @@ const GAMMA_INC_STEPS: u32 = 100_000;
 
 /// x^a·e^{−x}/Γ(a+1), the incomplete gamma functions' prefactor, without
 /// the cancellation of its logarithm's terms: for a < 10 as the product
-/// of pow, exp and Γ (each accurate to an ulp or two; by logarithms where
-/// they overflow); from 10 as e^{−a·φ(σ)}/(√(2πa)·Γ*(a)) with σ = (x − a)/a,
-/// φ(σ) = σ − ln(x/a) (its series in σ for |σ| < 0.3) and Γ*(a) by
-/// Stirling's series. Its relative error is about a·φ ulps (the
-/// exponent's own rounding, amplified): an ulp or two where the value is
-/// not far below 1, some hundreds where it is near e^{−700}.
+/// of pow, exp and Γ (each accurate to an ulp or two; e^{−x} in two halves
+/// where it is subnormal, by logarithms where pow overflows); from 10 as
+/// e^{−a·φ(σ)}/(√(2πa)·Γ*(a)) with σ = (x − a)/a, φ(σ) = σ − ln(1 + σ) (its
+/// series for |σ| < 0.3, ln(x/a) below σ = −0.5 where 1 + σ would lose
+/// x/a's digits) and Γ*(a) by Stirling's series. Its relative error grows
+/// with the exponent a·φ (whose own rounding e^{−a·φ} amplifies): a few
+/// ulps where the value is not far below 1, thousands near e^{−700}.
 fn gamma_inc_prefactor(a: f64, x: f64) -> f64 {
     if a < 10.0 {
-        let (p, e) = (x.powf(a), (-x).exp());
-        if p.is_finite() && e > 0.0 {
+        let p = x.powf(a);
+        if !p.is_finite() {
+            return (a * x.ln() - x - libm::lgamma(a + 1.0)).exp();
+        }
+        let e = (-x).exp();
+        if e >= f64::MIN_POSITIVE {
             return p * e / libm::tgamma(a + 1.0);
         }
-        return (a * x.ln() - x - libm::lgamma(a + 1.0)).exp();
+        // e^{−x} in the subnormals would carry few digits into a normal
+        // result: apply it in two halves.
+        let h = (-x / 2.0).exp();
+        return p / libm::tgamma(a + 1.0) * h * h;
     }
     let sigma = (x - a) / a;
     let phi = if sigma.abs() < 0.3 {
@@ -495,6 +503,8 @@ fn gamma_inc_prefactor(a: f64, x: f64) -> f64 {
             k += 1.0;
         }
         sum
+    } else if sigma >= -0.5 {
+        sigma - sigma.ln_1p()
     } else {
         // ln(x/a) rather than ln(1 + σ): 1 + σ loses x/a's digits when
         // x ≪ a.
@@ -502,7 +512,8 @@ fn gamma_inc_prefactor(a: f64, x: f64) -> f64 {
     };
     let inverse = 1.0 / a;
     let star = inverse * poly(inverse * inverse, &STIRLING);
-    (-a * phi).exp() / ((2.0 * PI * a).sqrt() * star.exp())
+    // (√(2π)·√a: 2πa overflows for the largest a.)
+    (-a * phi).exp() / ((2.0 * PI).sqrt() * a.sqrt() * star.exp())
 }
 
 /// P(a, x) (`lower`) or Q(a, x) = 1 − P, the regularized incomplete gamma
@@ -515,8 +526,9 @@ fn gamma_inc_prefactor(a: f64, x: f64) -> f64 {
 /// in its order: NaN for a < 0 or x < 0, P(0, x > 0) = 1, P(0, 0) NaN,
 /// P(a, 0) = 0, P(inf, x) = 0 (NaN at x = inf), P(a, inf) = 1, whatever
 /// the other operand (NaN included). NaN where the series or
-/// fraction has not converged in 10⁵ terms (a beyond about 10⁸ with x
-/// within a few √a of a).
+/// fraction has not converged in 10⁵ terms: for x < a + 1 with a beyond
+/// about 1.5·10⁸ (wherever P does not underflow), and near x = a beyond
+/// about 10¹³.
 pub fn gamma_inc(a: f64, x: f64, lower: bool) -> f64 {
     let pick = |p: f64, q: f64| if lower { p } else { q };
     // The edges in PyTorch's order, which decides a NaN beside them
@@ -1436,6 +1448,13 @@ mod tests {
                 6.876_264_968_732_097e-6,
             ),
             (1e4, 1e4, 0.501_329_808_339_955_2, 0.498_670_191_660_044_8),
+            // φ just past its series (σ ≈ 0.31).
+            (
+                97.480_779_653_208_02,
+                128.037_441_399_684_52,
+                0.997_835_823_370_096_9,
+                0.002_164_176_629_903_047_6,
+            ),
         ];
         for (a, x, p, q) in cases {
             let (gp, gq) = (gamma_inc(a, x, true), gamma_inc(a, x, false));
@@ -1463,6 +1482,14 @@ mod tests {
             assert!(gp == p || (gp.is_nan() && p.is_nan()), "P({a}, {x}) = {gp}");
             assert!(gq == q || (gq.is_nan() && q.is_nan()), "Q({a}, {x}) = {gq}");
         }
+        // e^{−x} subnormal for a < 10: Q keeps its digits.
+        assert!(near(
+            gamma_inc(9.0, 740.0, false),
+            9.443_452_461_696_709e-304,
+            32.0
+        ));
+        // √(2πa) would overflow.
+        assert!(gamma_inc(1.7e308, 1.7e308, true).is_nan());
         // Beyond 10⁵ steps (a ≈ 10¹², x = a): NaN, not a hang.
         assert!(gamma_inc(1e12, 1e12, true).is_nan());
         // Far from x = a the series and fraction converge for any a.
