@@ -269,13 +269,18 @@ fn for_each_line<const N: usize>(
     });
 }
 
-/// The element types scanned here, with PyTorch's CPU accumulator.
+/// The element types scanned here, with PyTorch's CPU accumulator: the
+/// rule is `kiln_ir::ops::scan_accumulator`'s, which `DTYPE` and `ACC`
+/// name and a test holds these types to.
 trait Scanned: Copy + Send + Sync + 'static {
     type Acc: Copy
         + Send
         + Sync
         + std::ops::Add<Output = Self::Acc>
         + std::ops::Mul<Output = Self::Acc>;
+    /// The element's dtype and its accumulator's.
+    const DTYPE: DType;
+    const ACC: DType;
     /// The accumulator's 0 and 1, where sums and products start.
     const ZERO: Self::Acc;
     const ONE: Self::Acc;
@@ -295,6 +300,8 @@ trait Scanned: Copy + Send + Sync + 'static {
 
 impl Scanned for f32 {
     type Acc = f64;
+    const DTYPE: DType = DType::F32;
+    const ACC: DType = DType::F64;
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
     #[inline]
@@ -309,6 +316,8 @@ impl Scanned for f32 {
 
 impl Scanned for f64 {
     type Acc = f64;
+    const DTYPE: DType = DType::F64;
+    const ACC: DType = DType::F64;
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
     #[inline]
@@ -323,6 +332,8 @@ impl Scanned for f64 {
 
 impl Scanned for i64 {
     type Acc = i64;
+    const DTYPE: DType = DType::I64;
+    const ACC: DType = DType::I64;
     const ZERO: i64 = 0;
     const ONE: i64 = 1;
     #[inline]
@@ -895,6 +906,24 @@ impl Select {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The native scans accumulate in `kiln_ir::ops::scan_accumulator`'s
+    /// dtype, as the interpreter and the CUDA scans do.
+    #[test]
+    fn scans_accumulate_in_the_rules_dtype() {
+        fn check<T: Scanned>() {
+            assert_eq!(
+                kiln_ir::ops::scan_accumulator(T::DTYPE),
+                T::ACC,
+                "{:?}",
+                T::DTYPE
+            );
+            assert_eq!(std::mem::size_of::<T::Acc>(), T::ACC.itemsize());
+        }
+        check::<f32>();
+        check::<f64>();
+        check::<i64>();
+    }
 
     /// The keyed form of [`pick`] picks what the pairs' form picks, on
     /// lines of f32 full of ties, both zeros, infinities and NaN, and of
