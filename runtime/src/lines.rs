@@ -359,6 +359,7 @@ impl Scanned for i64 {
 /// # Safety
 /// As [`run`]; each line is written by one task.
 unsafe fn scan<T: Scanned>(product: bool, axis: usize, x: &Operand, out: &Operand) {
+    debug_assert_eq!(kiln_ir::ops::scan_accumulator(T::DTYPE), T::ACC);
     // Each step its own loop (a function pointer would be a call per
     // element).
     // SAFETY: forwarded.

@@ -1503,6 +1503,19 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         |sym: &str| format!("(({t})((unsigned long long)({a}) {sym} (unsigned long long)({b})))");
     let compare = |sym: &str| (format!("({a} {sym} {b})"), DType::Bool);
     let truth = |v: &str| format!("({v} != 0)");
+    // Functions computed in f64 for every float dtype, as the
+    // interpreter computes them: `call` of the two operands, widened and
+    // its result narrowed below f64.
+    let wide = |call: &dyn Fn(&str, &str) -> String| {
+        if c == DType::F64 {
+            call(a, b)
+        } else {
+            format!(
+                "(float){}",
+                call(&format!("(double){a}"), &format!("(double){b}"))
+            )
+        }
+    };
     let r = match op {
         LogicalAnd => return (format!("({} && {})", truth(a), truth(b)), DType::Bool),
         LogicalOr => return (format!("({} || {})", truth(a), truth(b)), DType::Bool),
@@ -1534,8 +1547,7 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         Remainder => format!("kiln_iremainder<{t}>({a}, {b}, kiln_status)"),
         Fmod if float => format!("fmod({a}, {b})"),
         Fmod => format!("kiln_ifmod<{t}>({a}, {b}, kiln_status)"),
-        Pow if c == DType::F64 => format!("pow({a}, {b})"),
-        Pow if float => format!("(float)pow((double){a}, (double){b})"),
+        Pow if float => wide(&|x, y| format!("pow({x}, {y})")),
         Pow => format!("kiln_ipow<{t}>({a}, {b})"),
         Maximum if float => format!("kiln_max({a}, {b})"),
         Maximum => format!("kiln_max<{t}>({a}, {b})"),
@@ -1552,32 +1564,18 @@ fn binary(op: BinaryOp, a: &str, b: &str, c: DType) -> (String, DType) {
         Nextafter if c == DType::F16 => format!("kiln_nextafter_f16({a}, {b})"),
         Nextafter if c == DType::BF16 => format!("kiln_nextafter_bf16({a}, {b})"),
         Nextafter => format!("nextafterf({a}, {b})"),
-        SpecialZeta if c == DType::F64 => format!("kiln_zeta({a}, {b})"),
-        SpecialZeta => format!("(float)kiln_zeta((double){a}, (double){b})"),
+        SpecialZeta => wide(&|x, y| format!("kiln_zeta({x}, {y})")),
         Igamma | Igammac => {
             let lower = u8::from(op == Igamma);
-            if c == DType::F64 {
-                format!("kiln_gamma_inc({a}, {b}, {lower})")
-            } else {
-                format!("(float)kiln_gamma_inc((double){a}, (double){b}, {lower})")
-            }
+            wide(&|x, y| format!("kiln_gamma_inc({x}, {y}, {lower})"))
         }
         // The orthogonal polynomials: one preamble function, the
-        // polynomial by its kind code, in double; the last argument is
-        // whether the values are f32 (Hermite's degree limit).
+        // polynomial by its kind code; the last argument is whether the
+        // values are f32 (Hermite's degree limit).
         kiln_ir::polynomial_ops!() => {
             let kind = polynomial(op).map_or(0, |p| p.code());
-            let call = |x: &str, n: &str, single: u8| {
-                format!("kiln_polynomial({kind}, {x}, {n}, {single})")
-            };
-            if c == DType::F64 {
-                call(a, b, 0)
-            } else {
-                format!(
-                    "(float){}",
-                    call(&format!("(double){a}"), &format!("(double){b}"), 1)
-                )
-            }
+            let single = u8::from(c != DType::F64);
+            wide(&|x, n| format!("kiln_polynomial({kind}, {x}, {n}, {single})"))
         }
         // Integers compute as floats (inference converts them).
         Atan2 if c == DType::F64 => format!("atan2({a}, {b})"),

@@ -22,7 +22,7 @@ use kiln_ir::view::{Geometry, wrap_dim};
 use kiln_ir::{DType, Op};
 use kiln_passes::plan::Step;
 
-use crate::spatial::{grid, offset, open};
+use crate::spatial::{close, grid, offset, open};
 use crate::steps::StepKernel;
 
 /// The status bit a kernel sets for an index out of range (integer
@@ -135,8 +135,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         inputs.len(),
         offset(og, 0..og.rank(), |d| format!("i{d}"))
     );
-    let _ = writeln!(c, "  }}");
-    let _ = writeln!(c, "}}");
+    close(&mut c);
     Some(StepKernel {
         step: index,
         name,

@@ -32,7 +32,7 @@ use kiln_ir::{DType, Op};
 use kiln_passes::plan::Step;
 
 use crate::codegen::{ctype, mtype};
-use crate::spatial::{grid, offset, open};
+use crate::spatial::{close, grid, offset, open};
 use crate::steps::StepKernel;
 
 /// Fewer lines than this ...
@@ -163,8 +163,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         let _ = writeln!(c, "      at[{}] = best;", at(&p.geometry));
     }
     let _ = writeln!(c, "    }}");
-    let _ = writeln!(c, "  }}");
-    let _ = writeln!(c, "}}");
+    close(&mut c);
     Some(StepKernel {
         step: index,
         name,

@@ -214,6 +214,12 @@ pub(crate) fn open(c: &mut String, name: &str, args: usize, comment: &str, out: 
     }
 }
 
+/// Closes the grid-stride loop and the kernel that [`open`] began.
+pub(crate) fn close(c: &mut String) {
+    let _ = writeln!(c, "  }}");
+    let _ = writeln!(c, "}}");
+}
+
 /// A step kernel's comment line and signature, up to its opening brace:
 /// `args` buffers, then the status word ([`crate::steps`]), launched with
 /// at most `threads` threads a block.
@@ -430,8 +436,7 @@ fn store(c: &mut String, (oa, out): (usize, &TensorView), value: &str) {
         offset(og, 0..og.rank(), |d| format!("i{d}")),
         rounded(out.dtype, value)
     );
-    let _ = writeln!(c, "  }}");
-    let _ = writeln!(c, "}}");
+    close(c);
 }
 
 /// A pooling step's windows: sliding (`max_pool`, `avg_pool`), or

@@ -268,6 +268,25 @@ impl BinaryDef {
         }
     }
 
+    /// A special function of two operands computed in f64 (`<name>`'s
+    /// kernel takes f32 and f64, as `torch.special`'s newer functions;
+    /// integers and bools compute in the default float dtype).
+    pub const fn special_f32_f64(name: &'static str) -> BinaryDef {
+        BinaryDef::kernel(
+            name,
+            DTypeSet::of(DType::F32).union(DTypeSet::of(DType::F64)),
+        )
+        .int_to_float()
+        .costly()
+        .traits(Traits::APPROXIMATE)
+    }
+
+    /// An orthogonal polynomial of `x` and a degree (truncated: a step
+    /// function of it): [`BinaryDef::special_f32_f64`].
+    pub const fn polynomial(name: &'static str) -> BinaryDef {
+        BinaryDef::special_f32_f64(name).traits(Traits::DISCONTINUOUS)
+    }
+
     /// With these properties.
     pub const fn traits(mut self, traits: Traits) -> BinaryDef {
         self.traits = self.traits.with(traits);

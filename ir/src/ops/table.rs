@@ -330,10 +330,7 @@ macro_rules! binary_ops {
                 /// `Σ_k (q + k)^-x` of `x` (`input`) and `q` (`other`),
                 /// integers in the default float dtype (f16 and bf16
                 /// refused); in f64, rounded once.
-                SpecialZeta(special_zeta) => BinaryDef::kernel("zeta_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE),
+                SpecialZeta(special_zeta) => BinaryDef::special_f32_f64("zeta_cpu"),
                 /// `torch.igamma` (`torch.special.gammainc`): the regularized
                 /// lower incomplete gamma function P(a, x) of `a` (`input`)
                 /// and `x` (`other`), in f64 (`kiln_math::special::gamma_inc`);
@@ -354,76 +351,40 @@ macro_rules! binary_ops {
                 /// integer as C does; negative: 0), by ATen's algorithm in
                 /// f64 (`kiln_math::polynomials`); integers in the default
                 /// float dtype, f16 and bf16 refused.
-                SpecialChebyshevPolynomialT(special_chebyshev_polynomial_t) => BinaryDef::kernel("chebyshev_polynomial_t_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialChebyshevPolynomialT(special_chebyshev_polynomial_t) => BinaryDef::polynomial("chebyshev_polynomial_t_cpu"),
                 /// `torch.special.chebyshev_polynomial_u`: of the second kind `U_n(x)`; as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialChebyshevPolynomialU(special_chebyshev_polynomial_u) => BinaryDef::kernel("chebyshev_polynomial_u_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialChebyshevPolynomialU(special_chebyshev_polynomial_u) => BinaryDef::polynomial("chebyshev_polynomial_u_cpu"),
                 /// `torch.special.chebyshev_polynomial_v`: of the third kind `V_n(x)`; as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialChebyshevPolynomialV(special_chebyshev_polynomial_v) => BinaryDef::kernel("chebyshev_polynomial_v_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialChebyshevPolynomialV(special_chebyshev_polynomial_v) => BinaryDef::polynomial("chebyshev_polynomial_v_cpu"),
                 /// `torch.special.chebyshev_polynomial_w`: of the fourth kind `W_n(x)`; as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialChebyshevPolynomialW(special_chebyshev_polynomial_w) => BinaryDef::kernel("chebyshev_polynomial_w_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialChebyshevPolynomialW(special_chebyshev_polynomial_w) => BinaryDef::polynomial("chebyshev_polynomial_w_cpu"),
                 /// `torch.special.shifted_chebyshev_polynomial_t`: `T_n(2x - 1)`; as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialShiftedChebyshevPolynomialT(special_shifted_chebyshev_polynomial_t) => BinaryDef::kernel("shifted_chebyshev_polynomial_t_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialShiftedChebyshevPolynomialT(special_shifted_chebyshev_polynomial_t) => BinaryDef::polynomial("shifted_chebyshev_polynomial_t_cpu"),
                 /// `torch.special.shifted_chebyshev_polynomial_u`: `U_n(2x - 1)`; as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialShiftedChebyshevPolynomialU(special_shifted_chebyshev_polynomial_u) => BinaryDef::kernel("shifted_chebyshev_polynomial_u_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialShiftedChebyshevPolynomialU(special_shifted_chebyshev_polynomial_u) => BinaryDef::polynomial("shifted_chebyshev_polynomial_u_cpu"),
                 /// `torch.special.shifted_chebyshev_polynomial_v`: `V_n(2x - 1)`; as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialShiftedChebyshevPolynomialV(special_shifted_chebyshev_polynomial_v) => BinaryDef::kernel("shifted_chebyshev_polynomial_v_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialShiftedChebyshevPolynomialV(special_shifted_chebyshev_polynomial_v) => BinaryDef::polynomial("shifted_chebyshev_polynomial_v_cpu"),
                 /// `torch.special.shifted_chebyshev_polynomial_w`: `W_n(2x - 1)`; as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialShiftedChebyshevPolynomialW(special_shifted_chebyshev_polynomial_w) => BinaryDef::kernel("shifted_chebyshev_polynomial_w_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialShiftedChebyshevPolynomialW(special_shifted_chebyshev_polynomial_w) => BinaryDef::polynomial("shifted_chebyshev_polynomial_w_cpu"),
                 /// `torch.special.hermite_polynomial_h`: the physicists' Hermite polynomial `H_n(x)` (NaN above degree 128 for f32, 512 for f64, as PyTorch); as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialHermitePolynomialH(special_hermite_polynomial_h) => BinaryDef::kernel("hermite_polynomial_h_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialHermitePolynomialH(special_hermite_polynomial_h) => BinaryDef::polynomial("hermite_polynomial_h_cpu"),
                 /// `torch.special.hermite_polynomial_he`: the probabilists' Hermite polynomial `He_n(x)` (degree limits as `H`); as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialHermitePolynomialHe(special_hermite_polynomial_he) => BinaryDef::kernel("hermite_polynomial_he_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialHermitePolynomialHe(special_hermite_polynomial_he) => BinaryDef::polynomial("hermite_polynomial_he_cpu"),
                 /// `torch.special.laguerre_polynomial_l`: Laguerre's polynomial `L_n(x)`; as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialLaguerrePolynomialL(special_laguerre_polynomial_l) => BinaryDef::kernel("laguerre_polynomial_l_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialLaguerrePolynomialL(special_laguerre_polynomial_l) => BinaryDef::polynomial("laguerre_polynomial_l_cpu"),
                 /// `torch.special.legendre_polynomial_p`: Legendre's polynomial `P_n(x)`; as
                 /// `special_chebyshev_polynomial_t`.
-                SpecialLegendrePolynomialP(special_legendre_polynomial_p) => BinaryDef::kernel("legendre_polynomial_p_cpu", S::of(DType::F32).union(S::of(DType::F64)))
-                    .int_to_float()
-                    .costly()
-                    .traits(Traits::APPROXIMATE.with(Traits::DISCONTINUOUS)),
+                SpecialLegendrePolynomialP(special_legendre_polynomial_p) => BinaryDef::polynomial("legendre_polynomial_p_cpu"),
             }
         }
     };
