@@ -848,6 +848,98 @@ fn erf_with_its_rare_branch_skipped_keeps_every_bit() {
     }
 }
 
+/// kiln-math's functions in fused kernels whose rows run four vector
+/// copies, whose lanes go to one 16-lane call where the CPU has AVX-512F
+/// (`vector_loop`): the interpreter's bits for every function, in f32 and
+/// through f16 and bf16, alone and chained (a function of a function, a
+/// value used before and after the call), rows of 70 (four 16-lane
+/// iterations, a 4-lane one, a scalar tail).
+#[test]
+fn functions_in_sixteen_lane_calls_keep_every_bit() {
+    use kiln_runtime::Tensor;
+    let (rows, cols) = (3usize, 70usize);
+    let mut xs: Vec<f32> = (0..rows * cols)
+        .map(|i| {
+            let t = i as f32 / (rows * cols) as f32;
+            match i % 4 {
+                0 => t * 1.9 - 0.95,
+                1 => (t - 0.5) * 40.0,
+                2 => f32::from_bits((i as u32).wrapping_mul(2_654_435_761)),
+                _ => (t - 0.5) * 200.0,
+            }
+        })
+        .collect();
+    for (i, v) in [
+        f32::NAN,
+        -0.0,
+        f32::INFINITY,
+        -f32::INFINITY,
+        1e-40,
+        88.8,
+        -104.5,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        xs[17 * i + 3] = v;
+    }
+    let functions = [
+        "exp", "log", "tanh", "erf", "erfc", "sin", "cos", "atan", "asin", "acos", "expm1", "log1p",
+    ];
+    let ty = format!("tensor<{rows}x{cols}xf32>");
+    for dtype in ["f32", "f16", "bf16"] {
+        let mut body = format!("  %x = cast %x0 {{dtype = {dtype}}}\n");
+        let mut results = Vec::new();
+        for f in functions {
+            body.push_str(&format!("  %{f} = {f} %x\n"));
+            results.push(f.to_string());
+        }
+        // gelu_new's shape: tanh of a chain, its input used again after.
+        body.push_str(
+            "  %c = mul %x, 0.7978845608028654\n  %t = tanh %c\n  %u = add %t, 1.0\n  %h = mul %x, 0.5\n  %g = mul %h, %u\n",
+        );
+        results.push("g".into());
+        // A function of a function.
+        body.push_str("  %s = sin %x\n  %e = exp %s\n");
+        results.push("e".into());
+        let mut returned = Vec::new();
+        for r in &results {
+            body.push_str(&format!("  %{r}32 = cast %{r} {{dtype = f32}}\n"));
+            returned.push(format!("%{r}32"));
+        }
+        let types = vec![ty.clone(); results.len()].join(", ");
+        let text = format!(
+            "func @main(%x0: {ty}) -> ({types}) {{\n{body}  return {}\n}}",
+            returned.join(", ")
+        );
+        let module = kiln::parse_module("sixteen.kir", &text, kiln::DefaultDType::F32).unwrap();
+        let x = Tensor::from_vec(xs.clone(), &[rows as i64, cols as i64]).unwrap();
+        let got = Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
+            .unwrap()
+            .run(std::slice::from_ref(&x))
+            .unwrap();
+        let expected = interp::run(&module, &[x]).unwrap();
+        for ((g, e), name) in got.iter().zip(&expected).zip(&results) {
+            // Every bit, but a NaN's sign (unspecified for sin(±inf) by
+            // IEEE and PyTorch; the f16/bf16 roundings keep it apart).
+            let bits = |t: &Tensor| -> Vec<u32> {
+                kiln_tests::f32_bits(t)
+                    .into_iter()
+                    .map(|b| {
+                        if f32::from_bits(b).is_nan() {
+                            0x7fc0_0000
+                        } else {
+                            b
+                        }
+                    })
+                    .collect()
+            };
+            assert_eq!(bits(g), bits(e), "{name} in {dtype}");
+        }
+    }
+}
+
 /// Scans as PyTorch's CPU kernels fold them, hand-checked against PyTorch
 /// 2.15 on both the interpreter and the CPU backend's native steps:
 /// cumsum and logcumsumexp start from their identity (0, −inf), so a

@@ -237,6 +237,50 @@ pub(crate) unsafe fn evaluate_all(f: Function, values: &mut [f32]) {
     }
 }
 
+/// A function JIT code calls for 16 lanes of one of kiln-math's
+/// functions: `f` (by its index in [`Function::ALL`]) of the 16 floats
+/// at `values` (16-byte aligned), in place. (Cranelift's x64 vectors are 4 lanes; a kernel
+/// with four copies of its body hands the function their 16 lanes in one
+/// call: see kiln-cranelift's `vector_loop`.)
+pub type SixteenLanes = unsafe extern "C" fn(f: u32, values: *mut f32);
+
+/// [`SixteenLanes`] where the CPU has AVX-512F.
+pub fn sixteen_lanes() -> Option<SixteenLanes> {
+    std::arch::is_x86_feature_detected!("avx512f").then_some(sixteen as SixteenLanes)
+}
+
+/// `f` of 16 floats in place, the scalar algorithm's bits (the tests
+/// below). An index past [`Function::ALL`] leaves them as they are.
+///
+/// # Safety
+/// The CPU has AVX-512F, and `values` points to 16 floats, 16-byte
+/// aligned, that nothing else reads or writes during the call.
+#[target_feature(enable = "avx512f")]
+unsafe extern "C" fn sixteen(f: u32, values: *mut f32) {
+    let Some(&f) = Function::ALL.get(f as usize) else {
+        return;
+    };
+    // The lanes come and go as four 128-bit quarters, as the caller's
+    // 4-lane code stores and loads them: a 512-bit load of four separate
+    // stores (or quarters of a 512-bit store) would wait for them to
+    // reach the cache instead of being forwarded.
+    // SAFETY: the caller vouches for the CPU and the 16 floats.
+    unsafe {
+        // (Volatile, so that the compiler does not merge them back into
+        // one 512-bit load.)
+        let q = |i: usize| std::ptr::read_volatile(values.add(4 * i).cast::<__m128>());
+        let x = _mm512_castps128_ps512(q(0));
+        let x = _mm512_insertf32x4::<1>(x, q(1));
+        let x = _mm512_insertf32x4::<2>(x, q(2));
+        let x = _mm512_insertf32x4::<3>(x, q(3));
+        let y = f.build(&mut Avx512::new(), x);
+        _mm_storeu_ps(values, _mm512_castps512_ps128(y));
+        _mm_storeu_ps(values.add(4), _mm512_extractf32x4_ps::<1>(y));
+        _mm_storeu_ps(values.add(8), _mm512_extractf32x4_ps::<2>(y));
+        _mm_storeu_ps(values.add(12), _mm512_extractf32x4_ps::<3>(y));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +308,32 @@ mod tests {
             _mm512_storeu_ps(out.as_mut_ptr(), y);
         }
         out
+    }
+
+    /// The call JIT code makes gives the scalar algorithm's bits, and
+    /// leaves the values alone for an index past the functions.
+    #[test]
+    fn sixteen_lanes_in_place() {
+        let Some(call) = sixteen_lanes() else {
+            return;
+        };
+        #[repr(align(16))]
+        #[derive(Clone, Copy)]
+        struct Lanes([f32; 16]);
+        let xs = Lanes(std::array::from_fn(|i| i as f32 * 0.37 - 2.9));
+        for (index, f) in Function::ALL.into_iter().enumerate() {
+            let mut ys = xs;
+            // SAFETY: the CPU has AVX-512F (sixteen_lanes); 16 aligned floats.
+            unsafe { call(index as u32, ys.0.as_mut_ptr()) };
+            for (x, y) in xs.0.iter().zip(ys.0) {
+                let want = kiln_math::eval(f, *x);
+                assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()));
+            }
+        }
+        let mut ys = xs;
+        // SAFETY: as above.
+        unsafe { call(Function::ALL.len() as u32, ys.0.as_mut_ptr()) };
+        assert_eq!(ys.0, xs.0);
     }
 
     /// Every function of kiln-math gives the scalar builder's bits (on

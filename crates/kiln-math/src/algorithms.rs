@@ -415,17 +415,24 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let is_small = b.lt(a, one);
     // 1 ≤ |x| < 4: 1 − e^{−x²}·Q(1/|x|), with x² = hi + lo exactly. Rare
     // where erf is used most (GELU's x/√2 of activations near zero), so
-    // computed only where some lane needs it.
-    let r = b.unless_rare(is_small, small, |b| {
-        let u = b.div(one, a);
-        let center = b.f32(ERFC_CENTER);
-        let t = b.sub(u, center);
-        let q = horner(b, t, &ERFC_SCALED);
-        let e = exp_minus_square(b, a);
-        let eq = b.mul(e, q);
-        let mid = b.sub(one, eq);
-        with_sign_of(b, mid, x)
-    });
+    // computed only where some lane needs it. The closure is inlined as
+    // the functions are (module doc): left out of line, a builder's vector
+    // operations in it would be calls.
+    let r = b.unless_rare(
+        is_small,
+        small,
+        #[inline(always)]
+        |b| {
+            let u = b.div(one, a);
+            let center = b.f32(ERFC_CENTER);
+            let t = b.sub(u, center);
+            let q = horner(b, t, &ERFC_SCALED);
+            let e = exp_minus_square(b, a);
+            let eq = b.mul(e, q);
+            let mid = b.sub(one, eq);
+            with_sign_of(b, mid, x)
+        },
+    );
     let limit = b.f32(ERF_ONE);
     let saturated = b.gt(a, limit);
     let unit = with_sign_of(b, one, x);

@@ -4,7 +4,9 @@
 //! atan, asin, acos, atan2) are
 //! inline: [`Lanes`] implements its `Builder` over Cranelift values, so
 //! scalar and 4-lane vector code run the interpreter's algorithm step for
-//! step and give the same bits. Other functions (log2, expm1, pow, floor
+//! step and give the same bits (and where the CPU has AVX-512F, vector
+//! rows call the same algorithm on 16 lanes instead: [`Helper::Sixteen`]).
+//! Other functions (log2, expm1, pow, floor
 //! division, f64 math, ...) are calls to the reference interpreter's own
 //! element semantics, computed in f64 for f16/bf16/f32 inputs and rounded
 //! once: bit-identical to the interpreter ([`Helper::Unary`],
@@ -44,6 +46,9 @@ pub enum Helper {
     /// interpreter's own function (nextafter in the dtype's format, the
     /// orthogonal polynomials' degree limits), on values widened to f64.
     FloatWidth(BinaryOp, DType),
+    /// A kiln-math function on the 16 floats at a pointer, in place, by
+    /// AVX-512 (`kiln_runtime::sixteen_lanes`: only where the CPU has it).
+    Sixteen(Function),
 }
 
 /// The op and dtype of [`Helper::IntWidth`] and [`Helper::FloatWidth`],
@@ -137,6 +142,8 @@ impl Helper {
             Helper::Exact(_) => exact_f32 as extern "C" fn(u32, f32) -> f32 as usize,
             Helper::IntWidth(..) => int_width as extern "C" fn(u32, i64, i64) -> i64 as usize,
             Helper::FloatWidth(..) => float_width as extern "C" fn(u32, f64, f64) -> f64 as usize,
+            // Emitted only where the CPU has it (`Gen::sixteen`).
+            Helper::Sixteen(_) => kiln_runtime::sixteen_lanes().map_or(0, |f| f as usize),
         }
     }
 
@@ -145,7 +152,7 @@ impl Helper {
         match self {
             Helper::Unary(op) => UnaryOp::ALL.iter().position(|o| *o == op),
             Helper::Binary(op) => BinaryOp::ALL.iter().position(|o| *o == op),
-            Helper::Exact(f) => Function::ALL.iter().position(|g| *g == f),
+            Helper::Exact(f) | Helper::Sixteen(f) => Function::ALL.iter().position(|g| *g == f),
             Helper::IntWidth(op, d) | Helper::FloatWidth(op, d) => width_code(op, d),
             _ => None,
         }
@@ -153,9 +160,9 @@ impl Helper {
     }
 
     /// The parameter types (the op index first where there is one) and
-    /// the result type.
-    fn signature(self) -> (Vec<types::Type>, types::Type) {
-        match self {
+    /// the result type (none for a helper that writes through a pointer).
+    fn signature(self) -> (Vec<types::Type>, Option<types::Type>) {
+        let (params, result) = match self {
             Helper::Unary(_) => (vec![types::I32, types::F64], types::F64),
             Helper::Binary(_) => (vec![types::I32, types::F64, types::F64], types::F64),
             Helper::DivFloor64 | Helper::Remainder64 => (vec![types::F64; 2], types::F64),
@@ -164,18 +171,23 @@ impl Helper {
             Helper::Exact(_) => (vec![types::I32, types::F32], types::F32),
             Helper::IntWidth(..) => (vec![types::I32, types::I64, types::I64], types::I64),
             Helper::FloatWidth(..) => (vec![types::I32, types::F64, types::F64], types::F64),
-        }
+            Helper::Sixteen(_) => return (vec![types::I32, types::I64], None),
+        };
+        (params, Some(result))
     }
 }
+
+/// A helper's parameter types and result type.
+type Shape = (Vec<types::Type>, Option<types::Type>);
 
 /// The signatures a function has imported, by helper shape.
 #[derive(Default)]
 pub struct Calls {
-    sigs: Vec<((Vec<types::Type>, types::Type), SigRef)>,
+    sigs: Vec<(Shape, SigRef)>,
 }
 
 impl Calls {
-    /// Calls `helper` on scalar arguments.
+    /// Calls `helper` on scalar arguments; its result.
     pub fn call(
         &mut self,
         b: &mut FunctionBuilder,
@@ -183,6 +195,29 @@ impl Calls {
         helper: Helper,
         args: &[Value],
     ) -> Value {
+        let call = self.emit(b, call_conv, helper, args);
+        b.inst_results(call)[0]
+    }
+
+    /// Calls a helper that returns nothing (it writes through a pointer
+    /// among `args`).
+    pub fn call_in_place(
+        &mut self,
+        b: &mut FunctionBuilder,
+        call_conv: CallConv,
+        helper: Helper,
+        args: &[Value],
+    ) {
+        self.emit(b, call_conv, helper, args);
+    }
+
+    fn emit(
+        &mut self,
+        b: &mut FunctionBuilder,
+        call_conv: CallConv,
+        helper: Helper,
+        args: &[Value],
+    ) -> cranelift_codegen::ir::Inst {
         let shape = helper.signature();
         let sig = match self.sigs.iter().find(|(s, _)| *s == shape) {
             Some((_, r)) => *r,
@@ -191,7 +226,7 @@ impl Calls {
                 for &t in &shape.0 {
                     sig.params.push(AbiParam::new(t));
                 }
-                sig.returns.push(AbiParam::new(shape.1));
+                sig.returns.extend(shape.1.map(AbiParam::new));
                 let r = b.import_signature(sig);
                 self.sigs.push((shape, r));
                 r
@@ -203,8 +238,7 @@ impl Calls {
         }
         all.extend_from_slice(args);
         let callee = b.ins().iconst(types::I64, helper.address() as i64);
-        let call = b.ins().call_indirect(sig, callee, &all);
-        b.inst_results(call)[0]
+        b.ins().call_indirect(sig, callee, &all)
     }
 }
 

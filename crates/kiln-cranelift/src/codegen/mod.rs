@@ -6,7 +6,11 @@
 //! the innermost dim (of the outer dims for pointwise kernels, of the
 //! reduced dims for each phase of a reduction kernel) is the *row* loop,
 //! which runs four elements at a time in 128-bit registers and finishes
-//! with a scalar tail. Nodes that do not vary along the row are computed
+//! with a scalar tail. Where the CPU has AVX-512F, a row that computes one
+//! of kiln-math's functions runs four copies of its 4-lane body, and each
+//! such function takes their 16 lanes in one call to kiln-runtime's
+//! AVX-512 code (`sixteen`): x64 Cranelift has no wider vectors, and the
+//! functions are most of such a row's work. Nodes that do not vary along the row are computed
 //! once before it. A kernel with an op that has no vector form is compiled
 //! with scalar code only. A pointwise kernel with an operand that walks
 //! memory across its rows (a transpose) runs its last two dims in tiles,
@@ -21,7 +25,8 @@ use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    AbiParam, Block, Function, InstBuilder, Signature, UserFuncName, Value, types,
+    AbiParam, Block, Function, InstBuilder, Signature, StackSlot, StackSlotData, StackSlotKind,
+    UserFuncName, Value, types,
 };
 use cranelift_codegen::isa::{CallConv, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -31,7 +36,7 @@ use kiln_ir::{ArgReduceOp, BinaryOp, DType, Op, PowForm, Scalar, UnaryOp};
 use kiln_passes::plan::{Expr, Kernel, NodeId, NodeSchedule};
 use kiln_runtime::convert::{Elem, convert};
 
-use math::Calls;
+use math::{Calls, Helper};
 use ops::{Ctx, Emitted, NoVector};
 use values::{Class, Consts, Emit, LANES, Stride, Val, Width};
 
@@ -194,6 +199,9 @@ struct RowWork<'r> {
 /// body (see `pointwise_copies`).
 const MANY_ELEMENTS: i64 = 1 << 16;
 
+/// Copies of a vector body whose lanes make one 16-lane call (`sixteen`).
+const SIXTEEN_COPIES: usize = 4;
+
 struct Gen<'a, 'b> {
     b: FunctionBuilder<'b>,
     /// Whether the last two dims run in tiles (see `tiled_loops`).
@@ -216,6 +224,12 @@ struct Gen<'a, 'b> {
     iota_cursor: HashMap<NodeId, usize>,
     /// Values computed per outer iteration (scalar), and before row loops.
     outer: HashMap<NodeId, Val>,
+    /// Whether the CPU computes kiln-math's functions 16 lanes at a time
+    /// (`kiln_runtime::sixteen_lanes`): then a vector loop of four copies
+    /// hands their lanes to one call (`sixteen`).
+    sixteen: bool,
+    /// The 64 bytes through which those calls take and give their lanes.
+    sixteen_slot: Option<StackSlot>,
 }
 
 fn build(kernel: &Kernel, isa: &dyn TargetIsa, vector: bool) -> Result<Function, NoVector> {
@@ -264,6 +278,8 @@ fn build(kernel: &Kernel, isa: &dyn TargetIsa, vector: bool) -> Result<Function,
         cursor_offsets,
         iota_cursor,
         outer: HashMap::new(),
+        sixteen: vector && kiln_runtime::sixteen_lanes().is_some(),
+        sixteen_slot: None,
     };
     let offsets: Vec<Value> = g
         .cursor_offsets
@@ -801,10 +817,12 @@ impl<'b> Gen<'_, 'b> {
     /// chain: 400 -> 175 ms with four). A short body gains nothing (the
     /// window already spans iterations), and each copy costs compile
     /// time, which a small kernel never earns back.
+    ///
+    /// A row with one of kiln-math's functions gets four copies where the
+    /// CPU computes them 16 lanes at a time (`sixteen`), whatever the
+    /// kernel's size: the call replaces the function's inline code, so the
+    /// copies cost little compile time.
     fn pointwise_copies(&self, needed: &[NodeId], invariant: &[NodeId], d: usize) -> usize {
-        if self.k.space.iter().product::<i64>() < MANY_ELEMENTS {
-            return 1;
-        }
         // The row loop's length (a tile's, in tiled kernels): copies its
         // rows are too short to run would be compile time for nothing.
         let row = if self.tiled {
@@ -812,6 +830,15 @@ impl<'b> Gen<'_, 'b> {
         } else {
             self.k.space[d]
         };
+        let sixteen_lanes = needed
+            .iter()
+            .any(|&n| !invariant.contains(&n) && self.sixteen_function(n).is_some());
+        if sixteen_lanes && row >= LANES * SIXTEEN_COPIES as i64 {
+            return SIXTEEN_COPIES;
+        }
+        if self.k.space.iter().product::<i64>() < MANY_ELEMENTS {
+            return 1;
+        }
         let costly = needed
             .iter()
             .filter(|n| !invariant.contains(n))
@@ -869,6 +896,14 @@ impl<'b> Gen<'_, 'b> {
             });
         }
         for &n in needed {
+            if bodies.len() == SIXTEEN_COPIES
+                && !bodies[0].memo.contains_key(&n)
+                && !self.outer.contains_key(&n)
+                && let Some(f) = self.sixteen_function(n)
+            {
+                self.eval_sixteen(n, f, &mut bodies, offsets, d)?;
+                continue;
+            }
             for body in &mut bodies {
                 self.eval(n, body, offsets, Some(d))?;
             }
@@ -955,6 +990,70 @@ impl<'b> Gen<'_, 'b> {
             self.b.ins().imul_imm_s(i, step)
         };
         self.b.ins().iadd(base, scaled)
+    }
+
+    /// The kiln-math function node `n` computes in f32 lanes, where the
+    /// CPU computes it 16 lanes at a time (as `Emit::unary` computes it
+    /// inline otherwise).
+    fn sixteen_function(&self, n: NodeId) -> Option<kiln_math::Function> {
+        if !self.sixteen {
+            return None;
+        }
+        let node = self.k.node(n);
+        match node.expr {
+            Expr::Unary { op, .. } if Class::of(node.compute) == Class::F32 => {
+                kiln_runtime::interp::elementwise::f32_algorithm(op)
+            }
+            _ => None,
+        }
+    }
+
+    /// Node `n` (unary `f`) in all four copies of a vector body by one
+    /// call: the copies' operand lanes go through a stack slot to the
+    /// 16-lane function and come back in place. The same bits as inline
+    /// code (the function is the same algorithm: kiln-runtime's tests).
+    fn eval_sixteen(
+        &mut self,
+        n: NodeId,
+        f: kiln_math::Function,
+        bodies: &mut [Body],
+        offsets: &[Value],
+        d: usize,
+    ) -> Emitted<()> {
+        let node = self.k.node(n);
+        let Expr::Unary { op, x } = node.expr else {
+            unreachable!("sixteen_function takes unary nodes")
+        };
+        let slot = match self.sixteen_slot {
+            Some(s) => s,
+            None => {
+                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, 64, 4);
+                let s = self.b.create_sized_stack_slot(data);
+                self.sixteen_slot = Some(s);
+                s
+            }
+        };
+        for (copy, body) in bodies.iter_mut().enumerate() {
+            let xv = self.eval(x, body, offsets, Some(d))?;
+            self.b
+                .ins()
+                .stack_store(types::I64, xv.part(0), slot, (copy * 16) as i32);
+        }
+        let p = self.b.ins().stack_addr(types::I64, slot, 0);
+        self.calls
+            .call_in_place(&mut self.b, self.call_conv, Helper::Sixteen(f), &[p]);
+        for (copy, body) in bodies.iter_mut().enumerate() {
+            let r = self
+                .b
+                .ins()
+                .stack_load(types::I64, types::F32X4, slot, (copy * 16) as i32);
+            let mut e = self.emit(Width::Vector);
+            // As `Emit::unary` ends (rounding f16/bf16), then `eval`.
+            let r = e.finish(Val::one(r), node.compute);
+            let r = e.cast(r, result_dtype_of_unary(op, node.compute), node.dtype)?;
+            body.memo.insert(n, r);
+        }
+        Ok(())
     }
 
     /// Evaluates node `n` in `body` (memoized).
