@@ -848,11 +848,11 @@ fn erf_with_its_rare_branch_skipped_keeps_every_bit() {
     }
 }
 
-/// kiln-math's functions in fused kernels whose rows run four vector
-/// copies, whose lanes go to one 16-lane call where the CPU has AVX-512F
+/// kiln-math's functions in fused kernels whose rows run eight vector
+/// copies, whose lanes go to one AVX-512 call where the CPU has AVX-512F
 /// (`vector_loop`): the interpreter's bits for every function, in f32 and
 /// through f16 and bf16, alone and chained (a function of a function, a
-/// value used before and after the call), rows of 70 (four 16-lane
+/// value used before and after the call), rows of 70 (two 32-lane
 /// iterations, a 4-lane one, a scalar tail).
 #[test]
 fn functions_in_sixteen_lane_calls_keep_every_bit() {

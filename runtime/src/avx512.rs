@@ -237,37 +237,55 @@ pub(crate) unsafe fn evaluate_all(f: Function, values: &mut [f32]) {
     }
 }
 
-/// A function JIT code calls for 16 lanes of one of kiln-math's
-/// functions: `f` (by its index in [`Function::ALL`]) of the 16 floats
-/// at `values` (16-byte aligned), in place. (Cranelift's x64 vectors are 4 lanes; a kernel
-/// with four copies of its body hands the function their 16 lanes in one
-/// call: see kiln-cranelift's `vector_loop`.)
-pub type SixteenLanes = unsafe extern "C" fn(f: u32, values: *mut f32);
+/// A function JIT code calls for lanes of one of kiln-math's functions:
+/// `f` (by its index in [`Function::ALL`]) of the `n` floats at `values`
+/// (16-byte aligned; `n` a multiple of 16), in place. (Cranelift's x64
+/// vectors are 4 lanes; a kernel with several copies of its body hands
+/// the function all their lanes in one call: see kiln-cranelift's
+/// `vector_loop`.)
+pub type SixteenLanes = unsafe extern "C" fn(f: u32, values: *mut f32, n: u64);
 
 /// [`SixteenLanes`] where the CPU has AVX-512F.
 pub fn sixteen_lanes() -> Option<SixteenLanes> {
     std::arch::is_x86_feature_detected!("avx512f").then_some(sixteen as SixteenLanes)
 }
 
-/// `f` of 16 floats in place, the scalar algorithm's bits (the tests
-/// below). An index past [`Function::ALL`] leaves them as they are.
+/// `f` of `n` floats in place, 16 at a time, the scalar algorithm's bits
+/// (the tests below). An index past [`Function::ALL`] leaves them as they
+/// are.
 ///
 /// # Safety
-/// The CPU has AVX-512F, and `values` points to 16 floats, 16-byte
-/// aligned, that nothing else reads or writes during the call.
+/// The CPU has AVX-512F, and `values` points to `n` floats (a multiple of
+/// 16), 16-byte aligned, that nothing else reads or writes during the call.
 #[target_feature(enable = "avx512f")]
-unsafe extern "C" fn sixteen(f: u32, values: *mut f32) {
+unsafe extern "C" fn sixteen(f: u32, values: *mut f32, n: u64) {
     let Some(&f) = Function::ALL.get(f as usize) else {
         return;
     };
+    // Each group of 16 is independent of the others, so the processor
+    // overlaps their computations: several groups per call give a chain
+    // of functions (each call waiting on the one before) the parallelism
+    // one group's dependent operations lack.
+    for group in 0..(n / 16) as usize {
+        // SAFETY: the caller vouches for the CPU and the floats.
+        unsafe { sixteen_in_place(f, values.add(16 * group)) };
+    }
+}
+
+/// `f` of the 16 floats at `values` (16-byte aligned), in place.
+///
+/// # Safety
+/// As [`sixteen`]'s, for 16 floats.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn sixteen_in_place(f: Function, values: *mut f32) {
     // The lanes come and go as four 128-bit quarters, as the caller's
     // 4-lane code stores and loads them: a 512-bit load of four separate
     // stores (or quarters of a 512-bit store) would wait for them to
-    // reach the cache instead of being forwarded.
+    // reach the cache instead of being forwarded. (Volatile, so that the
+    // compiler does not merge them back into one 512-bit load.)
     // SAFETY: the caller vouches for the CPU and the 16 floats.
     unsafe {
-        // (Volatile, so that the compiler does not merge them back into
-        // one 512-bit load.)
         let q = |i: usize| std::ptr::read_volatile(values.add(4 * i).cast::<__m128>());
         let x = _mm512_castps128_ps512(q(0));
         let x = _mm512_insertf32x4::<1>(x, q(1));
@@ -324,7 +342,7 @@ mod tests {
         for (index, f) in Function::ALL.into_iter().enumerate() {
             let mut ys = xs;
             // SAFETY: the CPU has AVX-512F (sixteen_lanes); 16 aligned floats.
-            unsafe { call(index as u32, ys.0.as_mut_ptr()) };
+            unsafe { call(index as u32, ys.0.as_mut_ptr(), 16) };
             for (x, y) in xs.0.iter().zip(ys.0) {
                 let want = kiln_math::eval(f, *x);
                 assert!(y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()));
@@ -332,7 +350,7 @@ mod tests {
         }
         let mut ys = xs;
         // SAFETY: as above.
-        unsafe { call(Function::ALL.len() as u32, ys.0.as_mut_ptr()) };
+        unsafe { call(Function::ALL.len() as u32, ys.0.as_mut_ptr(), 16) };
         assert_eq!(ys.0, xs.0);
     }
 

@@ -68,7 +68,7 @@ pub use backend::{Backend, Executable, Interpreter, Listing, ListingLanguage};
 /// How JIT code computes 16 lanes of kiln-math's functions at once: only
 /// on x86-64 with AVX-512F.
 #[cfg(not(target_arch = "x86_64"))]
-pub type SixteenLanes = unsafe extern "C" fn(f: u32, values: *mut f32);
+pub type SixteenLanes = unsafe extern "C" fn(f: u32, values: *mut f32, n: u64);
 
 /// None: only x86-64 has the 16-lane functions.
 #[cfg(not(target_arch = "x86_64"))]

@@ -171,7 +171,7 @@ impl Helper {
             Helper::Exact(_) => (vec![types::I32, types::F32], types::F32),
             Helper::IntWidth(..) => (vec![types::I32, types::I64, types::I64], types::I64),
             Helper::FloatWidth(..) => (vec![types::I32, types::F64, types::F64], types::F64),
-            Helper::Sixteen(_) => return (vec![types::I32, types::I64], None),
+            Helper::Sixteen(_) => return (vec![types::I32, types::I64, types::I64], None),
         };
         (params, Some(result))
     }

@@ -7,8 +7,8 @@
 //! reduced dims for each phase of a reduction kernel) is the *row* loop,
 //! which runs four elements at a time in 128-bit registers and finishes
 //! with a scalar tail. Where the CPU has AVX-512F, a row that computes one
-//! of kiln-math's functions runs four copies of its 4-lane body, and each
-//! such function takes their 16 lanes in one call to kiln-runtime's
+//! of kiln-math's functions runs eight copies of its 4-lane body, and each
+//! such function takes their 32 lanes in one call to kiln-runtime's
 //! AVX-512 code (`sixteen`): x64 Cranelift has no wider vectors, and the
 //! functions are most of such a row's work. Nodes that do not vary along the row are computed
 //! once before it. A kernel with an op that has no vector form is compiled
@@ -199,8 +199,14 @@ struct RowWork<'r> {
 /// body (see `pointwise_copies`).
 const MANY_ELEMENTS: i64 = 1 << 16;
 
-/// Copies of a vector body whose lanes make one 16-lane call (`sixteen`).
-const SIXTEEN_COPIES: usize = 4;
+/// Copies of a vector body whose lanes go to one call of a kiln-math
+/// function on AVX-512 (`sixteen`): two groups of 16 lanes, which the
+/// processor computes side by side. A chain of functions waits on each
+/// call in turn, so one group per call left the processor idle (a 12-op
+/// activation chain on 16M f32: 167 ms with four copies, 100 with eight,
+/// 92 with sixteen, which made single functions slower: gelu 0.26–0.28 →
+/// 0.31–0.32 ms on 128×3072).
+const CALL_COPIES: usize = 8;
 
 struct Gen<'a, 'b> {
     b: FunctionBuilder<'b>,
@@ -225,10 +231,10 @@ struct Gen<'a, 'b> {
     /// Values computed per outer iteration (scalar), and before row loops.
     outer: HashMap<NodeId, Val>,
     /// Whether the CPU computes kiln-math's functions 16 lanes at a time
-    /// (`kiln_runtime::sixteen_lanes`): then a vector loop of four copies
-    /// hands their lanes to one call (`sixteen`).
+    /// (`kiln_runtime::sixteen_lanes`): then a vector loop of
+    /// [`CALL_COPIES`] copies hands their lanes to one call (`sixteen`).
     sixteen: bool,
-    /// The 64 bytes through which those calls take and give their lanes.
+    /// The bytes through which those calls take and give their lanes.
     sixteen_slot: Option<StackSlot>,
 }
 
@@ -818,8 +824,8 @@ impl<'b> Gen<'_, 'b> {
     /// window already spans iterations), and each copy costs compile
     /// time, which a small kernel never earns back.
     ///
-    /// A row with one of kiln-math's functions gets four copies where the
-    /// CPU computes them 16 lanes at a time (`sixteen`), whatever the
+    /// A row with one of kiln-math's functions gets [`CALL_COPIES`] copies
+    /// where the CPU computes them on AVX-512 (`sixteen`), whatever the
     /// kernel's size: the call replaces the function's inline code, so the
     /// copies cost little compile time.
     fn pointwise_copies(&self, needed: &[NodeId], invariant: &[NodeId], d: usize) -> usize {
@@ -833,8 +839,8 @@ impl<'b> Gen<'_, 'b> {
         let sixteen_lanes = needed
             .iter()
             .any(|&n| !invariant.contains(&n) && self.sixteen_function(n).is_some());
-        if sixteen_lanes && row >= LANES * SIXTEEN_COPIES as i64 {
-            return SIXTEEN_COPIES;
+        if sixteen_lanes && row >= LANES * CALL_COPIES as i64 {
+            return CALL_COPIES;
         }
         if self.k.space.iter().product::<i64>() < MANY_ELEMENTS {
             return 1;
@@ -896,7 +902,7 @@ impl<'b> Gen<'_, 'b> {
             });
         }
         for &n in needed {
-            if bodies.len() == SIXTEEN_COPIES
+            if bodies.len() == CALL_COPIES
                 && !bodies[0].memo.contains_key(&n)
                 && !self.outer.contains_key(&n)
                 && let Some(f) = self.sixteen_function(n)
@@ -1008,9 +1014,9 @@ impl<'b> Gen<'_, 'b> {
         }
     }
 
-    /// Node `n` (unary `f`) in all four copies of a vector body by one
-    /// call: the copies' operand lanes go through a stack slot to the
-    /// 16-lane function and come back in place. The same bits as inline
+    /// Node `n` (unary `f`) in all [`CALL_COPIES`] copies of a vector body
+    /// by one call: the copies' operand lanes go through a stack slot to
+    /// the AVX-512 function and come back in place. The same bits as inline
     /// code (the function is the same algorithm: kiln-runtime's tests).
     fn eval_sixteen(
         &mut self,
@@ -1027,7 +1033,8 @@ impl<'b> Gen<'_, 'b> {
         let slot = match self.sixteen_slot {
             Some(s) => s,
             None => {
-                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, 64, 4);
+                let size = (CALL_COPIES * 16) as u32;
+                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, size, 4);
                 let s = self.b.create_sized_stack_slot(data);
                 self.sixteen_slot = Some(s);
                 s
@@ -1040,8 +1047,9 @@ impl<'b> Gen<'_, 'b> {
                 .stack_store(types::I64, xv.part(0), slot, (copy * 16) as i32);
         }
         let p = self.b.ins().stack_addr(types::I64, slot, 0);
+        let lanes = self.b.ins().iconst(types::I64, LANES * bodies.len() as i64);
         self.calls
-            .call_in_place(&mut self.b, self.call_conv, Helper::Sixteen(f), &[p]);
+            .call_in_place(&mut self.b, self.call_conv, Helper::Sixteen(f), &[p, lanes]);
         for (copy, body) in bodies.iter_mut().enumerate() {
             let r = self
                 .b
