@@ -106,9 +106,22 @@ pub unsafe fn cross_entropy(
             if target == *ignore_index {
                 return (0.0, false);
             }
+            // The next row, when contiguous, is fetched while this one's
+            // exponentials are computed (rayon hands a thread runs of
+            // consecutive rows).
+            let ahead = (col_stride == 1 && i + 1 < n).then(|| {
+                // SAFETY: row i + 1's c elements are inside the buffer,
+                // which nothing writes during the step.
+                unsafe {
+                    let first = logits
+                        .ptr()
+                        .offset((x_offset + (i + 1) * row_stride) as isize);
+                    std::slice::from_raw_parts(first, c)
+                }
+            });
             let picked = match usize::try_from(target) {
                 Ok(j) if j < c => {
-                    let (m, s) = crate::softmax::max_and_sum(row, None);
+                    let (m, s) = crate::softmax::max_and_sum_ahead(row, None, ahead);
                     (row[j] - m) - kiln_math::eval(Function::Log, s)
                 }
                 _ => 0.0,
