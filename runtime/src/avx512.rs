@@ -196,6 +196,11 @@ impl Builder for Avx512 {
         self.select(usual, common, r)
     }
     #[inline(always)]
+    fn scale_by_pow2(&mut self, p: __m512, n: __m512) -> __m512 {
+        // p·2^floor(n), rounded once: the halves' value (n is integral).
+        unsafe { _mm512_scalef_ps(p, n) }
+    }
+    #[inline(always)]
     fn exact(&mut self, f: Function, x: __m512, when: __mmask16, fast: __m512) -> __m512 {
         if when == 0 {
             return fast;

@@ -196,7 +196,7 @@ pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let (n, u) = exp_reduced(b, xc);
     let one = b.f32(1.0);
     let p = b.add(u, one);
-    let p = scale_by_pow2(b, p, n);
+    let p = b.scale_by_pow2(p, n);
     let p = b.select(below, zero, p);
     let nan = b.is_nan(x);
     b.select(nan, x, p)
@@ -224,9 +224,9 @@ fn exp_reduced<B: Builder>(b: &mut B, x: B::F) -> (B::F, B::F) {
 }
 
 /// `p`·2^n for an integral n in [−150, 128], in two halves, so that a
-/// subnormal result rounds once.
+/// subnormal result rounds once: [`Builder::scale_by_pow2`]'s default.
 #[inline(always)]
-fn scale_by_pow2<B: Builder>(b: &mut B, mut p: B::F, n: B::F) -> B::F {
+pub fn scale_by_pow2_in_halves<B: Builder>(b: &mut B, mut p: B::F, n: B::F) -> B::F {
     let ni = b.to_i32(n);
     let n1 = b.sar(ni, 1);
     let n2 = b.isub(ni, n1);
@@ -267,7 +267,7 @@ pub fn expm1<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let pow2_minus_1 = b.sub(pow2, one);
     let near = b.fma(pow2, u, pow2_minus_1);
     let p = b.add(u, one);
-    let far = scale_by_pow2(b, p, n);
+    let far = b.scale_by_pow2(p, n);
     let r = b.select(large, far, near);
     // |x| < 2^−24: x itself (its sign kept, subnormals exact).
     let ax = b.abs(x);

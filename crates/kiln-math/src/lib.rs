@@ -240,6 +240,19 @@ pub trait Builder {
     fn bits(&mut self, a: Self::F) -> Self::I;
     /// The f32 of some bits.
     fn from_bits(&mut self, a: Self::I) -> Self::F;
+    /// `p`·2^n for an integral `n` in [−150, 128] (as an f32), rounded
+    /// once (p is in [1/2, 2]: only a subnormal or infinite result
+    /// rounds). By default two multiplications by powers of two built
+    /// from n's bits ([`algorithms::scale_by_pow2_in_halves`]); a builder
+    /// with an instruction for it (AVX-512's `vscalefps`) gives the same
+    /// value in one.
+    #[inline(always)]
+    fn scale_by_pow2(&mut self, p: Self::F, n: Self::F) -> Self::F
+    where
+        Self: Sized,
+    {
+        algorithms::scale_by_pow2_in_halves(self, p, n)
+    }
     /// Where `when` holds, `f` by [`exact`] (the f64 function, rounded
     /// once: for arguments the fast path does not cover); elsewhere `fast`.
     fn exact(&mut self, f: Function, x: Self::F, when: Self::M, fast: Self::F) -> Self::F;
