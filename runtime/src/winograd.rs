@@ -61,17 +61,36 @@ pub(crate) fn applies(conv: &Conv, s: &Shape, wg: &Geometry) -> bool {
         && conv.dilation == [1, 1]
         && s.in_per_group >= 16
         && s.out_per_group >= 16
-        && worth(tiles(s).0 * tiles(s).1, s.batch)
+        && worth(tiles(s).0 * tiles(s).1, s.batch, s.out_per_group)
         && crate::panel::available()
 }
 
 /// Whether images of `tiles` tiles, `batch` of them, are worth the
 /// transforms: [`MIN_TILES`] each, or a task's images (see
 /// [`images_per_task`]) half as many together (ResNet's 14×14 layers at
-/// batch 8: 10.3 → 7.1 ms; at batch 1 their 49 tiles split across the
-/// threads make panels too narrow, and the direct convolution is faster).
-fn worth(tiles: i64, batch: i64) -> bool {
-    tiles >= MIN_TILES || tiles * images_per_task(tiles, batch) >= MIN_TILES / 2
+/// batch 8: 10.3 → 7.1 ms), or a quarter as many where the threads split
+/// the output channels instead ([`channel_splits`]: ResNet's 7×7 layers
+/// at batch 1, 16 tiles, 1.55 → 0.95 ms; the products' panels are one
+/// register tall, and as fast per lane).
+fn worth(tiles: i64, batch: i64, o_n: i64) -> bool {
+    let small_tasks = (batch + images_per_task(tiles, batch) - 1) / images_per_task(tiles, batch);
+    tiles >= MIN_TILES
+        || tiles * images_per_task(tiles, batch) >= MIN_TILES / 2
+        || (tiles >= MIN_TILES / 4 && channel_splits(small_tasks, o_n) > 1)
+}
+
+/// Into how many ranges of output channels each task of an image's
+/// tiles is split: one per thread where there are fewer tasks than
+/// threads (a small image at batch 1: ResNet's 14×14 layers, one task of
+/// 49 tiles, ran on one thread: 1×256×14×14 2.0 → 1.1 ms), each range's
+/// task transforming the input itself; else 1.
+fn channel_splits(tasks: i64, o_n: i64) -> i64 {
+    let threads = rayon::current_num_threads() as i64;
+    if tasks < threads && o_n >= 32 * threads {
+        threads
+    } else {
+        1
+    }
 }
 
 /// How many whole images of `tiles` tiles (fewer than [`MIN_TILES`]) a
@@ -144,16 +163,8 @@ pub(crate) unsafe fn run(
     } else {
         1
     };
-    // Fewer tasks than threads (a small image at batch 1: ResNet's 14×14
-    // layers, one task of 49 tiles) split the output channels among the
-    // threads instead, each transforming the input itself: one thread ran
-    // the whole convolution (1×256×14×14: 2.0 → 1.1 ms).
     let tasks_by_tiles = (s.batch + group - 1) / group * ((th_n + rows - 1) / rows);
-    let splits = if tasks_by_tiles < threads && o_n >= 32 * threads {
-        threads
-    } else {
-        1
-    };
+    let splits = channel_splits(tasks_by_tiles, o_n);
     // Output channels per split, a multiple of the products' 6 columns.
     let o_chunk = ((o_n + splits - 1) / splits + 5) / 6 * 6;
     // (first image, images, first tile row, tile rows, output channels)
@@ -163,7 +174,13 @@ pub(crate) unsafe fn run(
             let images = group.min(s.batch - b);
             (0..th_n).step_by(rows as usize).flat_map(move |t| {
                 (0..o_n).step_by(o_chunk as usize).map(move |o0| {
-                    (b, images, t, rows.min(th_n - t), (o0, o_chunk.min(o_n - o0)))
+                    (
+                        b,
+                        images,
+                        t,
+                        rows.min(th_n - t),
+                        (o0, o_chunk.min(o_n - o0)),
+                    )
                 })
             })
         })
@@ -404,9 +421,7 @@ impl Job<'_> {
                     y[..4 * tw].iter_mut().for_each(|v| *v += bias[o0 + o]);
                 }
                 // SAFETY: forwarded; the row of tiles is this task's.
-                unsafe {
-                    self.store_tiles(&y[..4 * tw], out, b0 + r / tr, o0 + o, t0 + r % tr)
-                };
+                unsafe { self.store_tiles(&y[..4 * tw], out, b0 + r / tr, o0 + o, t0 + r % tr) };
             }
         }
     }
