@@ -827,24 +827,33 @@ fn erf_with_its_rare_branch_skipped_keeps_every_bit() {
         0.999_999_94,
         -1.0,
     ]);
+    // One long row (where the CPU has AVX-512F, its functions go to
+    // 16-lane calls, all but the last few elements), and rows of 24 (too
+    // short for the calls: the inline 4-lane code and its branch).
+    while xs.len() % 24 != 0 {
+        xs.push(0.5);
+    }
     let n = xs.len();
-    let text = format!(
-        "func @main(%x: tensor<{n}xf32>) -> (tensor<{n}xf32>, tensor<{n}xf32>) {{
+    for shape in [format!("{n}"), format!("{}x24", n / 24)] {
+        let text = format!(
+            "func @main(%x: tensor<{shape}xf32>) -> (tensor<{shape}xf32>, tensor<{shape}xf32>) {{
   %e = erf %x
   %g = gelu %x
   return %e, %g
 }}"
-    );
-    let module = kiln::parse_module("erf.kir", &text, kiln::DefaultDType::F32).unwrap();
-    let x = Tensor::from_vec(xs, &[n as i64]).unwrap();
-    let got = Compiler::new(BackendKind::Cranelift)
-        .compile(&module)
-        .unwrap()
-        .run(std::slice::from_ref(&x))
-        .unwrap();
-    let expected = interp::run(&module, &[x]).unwrap();
-    for (g, e) in got.iter().zip(&expected) {
-        assert_eq!(kiln_tests::f32_bits(g), kiln_tests::f32_bits(e));
+        );
+        let module = kiln::parse_module("erf.kir", &text, kiln::DefaultDType::F32).unwrap();
+        let dims: Vec<i64> = shape.split('x').map(|d| d.parse().unwrap()).collect();
+        let x = Tensor::from_vec(xs.clone(), &dims).unwrap();
+        let got = Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
+            .unwrap()
+            .run(std::slice::from_ref(&x))
+            .unwrap();
+        let expected = interp::run(&module, &[x]).unwrap();
+        for (g, e) in got.iter().zip(&expected) {
+            assert_eq!(kiln_tests::f32_bits(g), kiln_tests::f32_bits(e), "{shape}");
+        }
     }
 }
 
@@ -886,58 +895,87 @@ fn functions_in_sixteen_lane_calls_keep_every_bit() {
     let functions = [
         "exp", "log", "tanh", "erf", "erfc", "sin", "cos", "atan", "asin", "acos", "expm1", "log1p",
     ];
-    let ty = format!("tensor<{rows}x{cols}xf32>");
+    // The same values in rows of 21, too short for the calls: the inline
+    // 4-lane code, which the calls must match bit for bit, NaNs included.
+    let shapes = [(rows, cols), (rows * cols / 21, 21)];
     for dtype in ["f32", "f16", "bf16"] {
-        let mut body = format!("  %x = cast %x0 {{dtype = {dtype}}}\n");
-        let mut results = Vec::new();
-        for f in functions {
-            body.push_str(&format!("  %{f} = {f} %x\n"));
-            results.push(f.to_string());
+        let mut by_shape = Vec::new();
+        for (r, c) in shapes {
+            let (module, results) = function_program(&functions, dtype, r, c);
+            let x = Tensor::from_vec(xs.clone(), &[r as i64, c as i64]).unwrap();
+            let got = Compiler::new(BackendKind::Cranelift)
+                .compile(&module)
+                .unwrap()
+                .run(std::slice::from_ref(&x))
+                .unwrap();
+            let expected = interp::run(&module, &[x]).unwrap();
+            for ((g, e), name) in got.iter().zip(&expected).zip(&results) {
+                // Every bit, but a NaN's sign (unspecified for sin(±inf)
+                // by IEEE and PyTorch; the interpreter's f16/bf16
+                // roundings keep it apart from the compiled code's).
+                let bits = |t: &Tensor| -> Vec<u32> {
+                    kiln_tests::f32_bits(t)
+                        .into_iter()
+                        .map(|b| {
+                            if f32::from_bits(b).is_nan() {
+                                0x7fc0_0000
+                            } else {
+                                b
+                            }
+                        })
+                        .collect()
+                };
+                assert_eq!(bits(g), bits(e), "{name} in {dtype}, rows of {c}");
+            }
+            by_shape.push((got, results));
         }
-        // gelu_new's shape: tanh of a chain, its input used again after.
-        body.push_str(
-            "  %c = mul %x, 0.7978845608028654\n  %t = tanh %c\n  %u = add %t, 1.0\n  %h = mul %x, 0.5\n  %g = mul %h, %u\n",
-        );
-        results.push("g".into());
-        // A function of a function.
-        body.push_str("  %s = sin %x\n  %e = exp %s\n");
-        results.push("e".into());
-        let mut returned = Vec::new();
-        for r in &results {
-            body.push_str(&format!("  %{r}32 = cast %{r} {{dtype = f32}}\n"));
-            returned.push(format!("%{r}32"));
-        }
-        let types = vec![ty.clone(); results.len()].join(", ");
-        let text = format!(
-            "func @main(%x0: {ty}) -> ({types}) {{\n{body}  return {}\n}}",
-            returned.join(", ")
-        );
-        let module = kiln::parse_module("sixteen.kir", &text, kiln::DefaultDType::F32).unwrap();
-        let x = Tensor::from_vec(xs.clone(), &[rows as i64, cols as i64]).unwrap();
-        let got = Compiler::new(BackendKind::Cranelift)
-            .compile(&module)
-            .unwrap()
-            .run(std::slice::from_ref(&x))
-            .unwrap();
-        let expected = interp::run(&module, &[x]).unwrap();
-        for ((g, e), name) in got.iter().zip(&expected).zip(&results) {
-            // Every bit, but a NaN's sign (unspecified for sin(±inf) by
-            // IEEE and PyTorch; the f16/bf16 roundings keep it apart).
-            let bits = |t: &Tensor| -> Vec<u32> {
-                kiln_tests::f32_bits(t)
-                    .into_iter()
-                    .map(|b| {
-                        if f32::from_bits(b).is_nan() {
-                            0x7fc0_0000
-                        } else {
-                            b
-                        }
-                    })
-                    .collect()
-            };
-            assert_eq!(bits(g), bits(e), "{name} in {dtype}");
+        let ((called, names), (inline, _)) = (&by_shape[0], &by_shape[1]);
+        for ((a, b), name) in called.iter().zip(inline).zip(names) {
+            assert_eq!(
+                kiln_tests::f32_bits(a),
+                kiln_tests::f32_bits(b),
+                "{name} in {dtype}: called and inline"
+            );
         }
     }
+}
+
+/// Every function of `functions` on an `[r, c]` f32 input cast to
+/// `dtype`, a gelu_new-shaped chain and a function of a function, each
+/// result cast back to f32; and the results' names.
+fn function_program(
+    functions: &[&str],
+    dtype: &str,
+    r: usize,
+    c: usize,
+) -> (kiln::Module, Vec<String>) {
+    let ty = format!("tensor<{r}x{c}xf32>");
+    let mut body = format!("  %x = cast %x0 {{dtype = {dtype}}}\n");
+    let mut results = Vec::new();
+    for f in functions {
+        body.push_str(&format!("  %{f} = {f} %x\n"));
+        results.push(f.to_string());
+    }
+    // gelu_new's shape: tanh of a chain, its input used again after.
+    body.push_str(
+        "  %c = mul %x, 0.7978845608028654\n  %t = tanh %c\n  %u = add %t, 1.0\n  %h = mul %x, 0.5\n  %g = mul %h, %u\n",
+    );
+    results.push("g".into());
+    // A function of a function.
+    body.push_str("  %s = sin %x\n  %e = exp %s\n");
+    results.push("e".into());
+    let mut returned = Vec::new();
+    for name in &results {
+        body.push_str(&format!("  %{name}32 = cast %{name} {{dtype = f32}}\n"));
+        returned.push(format!("%{name}32"));
+    }
+    let types = vec![ty.clone(); results.len()].join(", ");
+    let text = format!(
+        "func @main(%x0: {ty}) -> ({types}) {{\n{body}  return {}\n}}",
+        returned.join(", ")
+    );
+    let module = kiln::parse_module("sixteen.kir", &text, kiln::DefaultDType::F32).unwrap();
+    (module, results)
 }
 
 /// Scans as PyTorch's CPU kernels fold them, hand-checked against PyTorch

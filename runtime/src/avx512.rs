@@ -264,6 +264,7 @@ pub fn sixteen_lanes() -> Option<SixteenLanes> {
 /// 16), 16-byte aligned, that nothing else reads or writes during the call.
 #[target_feature(enable = "avx512f")]
 unsafe extern "C" fn sixteen(f: u32, values: *mut f32, n: u64) {
+    debug_assert!(n.is_multiple_of(16), "whole groups of 16 lanes");
     let Some(&f) = Function::ALL.get(f as usize) else {
         return;
     };

@@ -1243,10 +1243,21 @@ mod tests {
     /// With more threads than tiles, a convolution splits its output
     /// channels among the threads; with 512 channels over 28 threads the
     /// chunks of 19 are 27, and a 28th started past the last channel (a
-    /// negative count: writes past the output). Against the direct sum.
+    /// negative count: writes past the output). Against the direct sum,
+    /// with 2, 3 and 28 threads, on images of 16 and 36 Winograd tiles
+    /// (whose tasks split their output channels into ranges of at least
+    /// 32: 70 of them into 36 and 34 over two or more threads, 512 into
+    /// sixteen of 32 over 28) and of 9 (direct).
     #[test]
     fn channel_chunks_stay_inside_the_output_with_many_threads() {
-        let (c, o, h) = (16i64, 512i64, 7i64);
+        for threads in [2, 3, 28] {
+            for (o, h) in [(512, 7), (70, 7), (70, 12), (64, 5)] {
+                convolve_and_check(16, o, h, threads);
+            }
+        }
+    }
+
+    fn convolve_and_check(c: i64, o: i64, h: i64, threads: usize) {
         let x: Vec<f32> = (0..c * h * h)
             .map(|i| ((i * 7) % 13) as f32 / 6.0 - 1.0)
             .collect();
@@ -1271,7 +1282,7 @@ mod tests {
             Geometry::contiguous(&[1, o, h, h]),
         );
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(28)
+            .num_threads(threads)
             .build()
             .unwrap();
         pool.install(|| {
@@ -1313,7 +1324,7 @@ mod tests {
                     let got = f64::from(out[(oc * h * h + y * h + xx) as usize]);
                     assert!(
                         (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                        "[{oc}, {y}, {xx}]: {got} vs {want}"
+                        "{o}x{h}x{h} on {threads} threads [{oc}, {y}, {xx}]: {got} vs {want}"
                     );
                 }
             }

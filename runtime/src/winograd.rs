@@ -29,7 +29,10 @@
 //! `[channel][tile]`, runs the 16 products against the transformed weights
 //! (`[point][out channel][channel]`: made once and kept while a weight that
 //! is a program input lives, as packed weights are, else once per call),
-//! and transforms the results back into the output with the bias.
+//! and transforms the results back into the output with the bias. Where
+//! that makes fewer tasks than threads (small images at batch 1), each
+//! task is split into ranges of output channels, each range's task
+//! transforming the input itself ([`channel_splits`]).
 
 #![cfg(target_arch = "x86_64")]
 
@@ -80,16 +83,29 @@ fn worth(tiles: i64, batch: i64, o_n: i64) -> bool {
 }
 
 /// Into how many ranges of output channels each task of an image's
-/// tiles is split: one per thread where there are fewer tasks than
-/// threads (a small image at batch 1: ResNet's 14×14 layers, one task of
-/// 49 tiles, ran on one thread: 1×256×14×14 2.0 → 1.1 ms), each range's
-/// task transforming the input itself; else 1.
+/// tiles is split where there are fewer tasks than threads (a small image
+/// at batch 1: ResNet's 14×14 layers, one task of 49 tiles, ran on one
+/// thread: 1×256×14×14 1.6 → 1.2 ms): enough ranges to give every thread
+/// a task, each of at least 32 channels, each range's task transforming
+/// the input itself; else 1.
 fn channel_splits(tasks: i64, o_n: i64) -> i64 {
     let threads = rayon::current_num_threads() as i64;
-    if tasks < threads && o_n >= 32 * threads {
-        threads
+    if tasks >= threads {
+        return 1;
+    }
+    let wanted = (threads + tasks - 1) / tasks.max(1);
+    wanted.min(o_n / 32).max(1)
+}
+
+/// Output channels per range of `splits` ranges over `o_n`: a multiple of
+/// the products' 6 columns where that still makes `splits` ranges.
+fn channel_chunk(o_n: i64, splits: i64) -> i64 {
+    let even = (o_n + splits - 1) / splits.max(1);
+    let by_six = (even + 5) / 6 * 6;
+    if (o_n + by_six - 1) / by_six == splits {
+        by_six
     } else {
-        1
+        even
     }
 }
 
@@ -143,8 +159,9 @@ pub(crate) unsafe fn run(
         return false;
     };
     let u = transformed.buffer().floats();
-    // Tasks: (image, first tile row, tile rows), the panels within
-    // TASK_BYTES, at least as many tasks as threads where rows allow.
+    // Tasks: (image, first tile row, tile rows, output channels), the
+    // panels within TASK_BYTES, at least as many tasks as threads where
+    // rows allow, else where the output channels allow.
     let per_row = 16 * c_n.max(o_n) * tw_n * 4;
     let threads = rayon::current_num_threads() as i64;
     // Images with fewer than MIN_TILES tiles (run when the batch keeps
@@ -165,8 +182,7 @@ pub(crate) unsafe fn run(
     };
     let tasks_by_tiles = (s.batch + group - 1) / group * ((th_n + rows - 1) / rows);
     let splits = channel_splits(tasks_by_tiles, o_n);
-    // Output channels per split, a multiple of the products' 6 columns.
-    let o_chunk = ((o_n + splits - 1) / splits + 5) / 6 * 6;
+    let o_chunk = channel_chunk(o_n, splits);
     // (first image, images, first tile row, tile rows, output channels)
     let tasks: Vec<(i64, i64, i64, i64, (i64, i64))> = (0..s.batch)
         .step_by(group as usize)

@@ -46,8 +46,9 @@ pub enum Helper {
     /// interpreter's own function (nextafter in the dtype's format, the
     /// orthogonal polynomials' degree limits), on values widened to f64.
     FloatWidth(BinaryOp, DType),
-    /// A kiln-math function on the 16 floats at a pointer, in place, by
-    /// AVX-512 (`kiln_runtime::sixteen_lanes`: only where the CPU has it).
+    /// A kiln-math function on the n floats at a pointer (a multiple of
+    /// 16), in place, by AVX-512 (`kiln_runtime::sixteen_lanes`: only
+    /// where the CPU has it).
     Sixteen(Function),
 }
 

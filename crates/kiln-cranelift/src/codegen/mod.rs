@@ -6,10 +6,12 @@
 //! the innermost dim (of the outer dims for pointwise kernels, of the
 //! reduced dims for each phase of a reduction kernel) is the *row* loop,
 //! which runs four elements at a time in 128-bit registers and finishes
-//! with a scalar tail. Where the CPU has AVX-512F, a row that computes one
-//! of kiln-math's functions runs eight copies of its 4-lane body, and each
-//! such function takes their 32 lanes in one call to kiln-runtime's
-//! AVX-512 code (`sixteen`): x64 Cranelift has no wider vectors, and the
+//! with a scalar tail. Where the CPU has AVX-512F, a pointwise row of 32
+//! or more elements that computes one of kiln-math's one-argument
+//! functions runs eight copies of its 4-lane body, and each such function
+//! takes their 32 lanes in one call to kiln-runtime's AVX-512 code
+//! (`sixteen`; reductions' rows and the tiles of transposing kernels keep
+//! the inline code): x64 Cranelift has no wider vectors, and the
 //! functions are most of such a row's work. Nodes that do not vary along the row are computed
 //! once before it. A kernel with an op that has no vector form is compiled
 //! with scalar code only. A pointwise kernel with an operand that walks
@@ -207,6 +209,9 @@ const MANY_ELEMENTS: i64 = 1 << 16;
 /// 92 with sixteen, which made single functions slower: gelu 0.26–0.28 →
 /// 0.31–0.32 ms on 128×3072).
 const CALL_COPIES: usize = 8;
+
+// The call takes whole groups of 16 lanes.
+const _: () = assert!((LANES as usize * CALL_COPIES).is_multiple_of(16));
 
 struct Gen<'a, 'b> {
     b: FunctionBuilder<'b>,
@@ -824,10 +829,11 @@ impl<'b> Gen<'_, 'b> {
     /// window already spans iterations), and each copy costs compile
     /// time, which a small kernel never earns back.
     ///
-    /// A row with one of kiln-math's functions gets [`CALL_COPIES`] copies
-    /// where the CPU computes them on AVX-512 (`sixteen`), whatever the
-    /// kernel's size: the call replaces the function's inline code, so the
-    /// copies cost little compile time.
+    /// A row with one of kiln-math's one-argument functions gets
+    /// [`CALL_COPIES`] copies where the CPU computes them on AVX-512
+    /// (`sixteen`), whatever the kernel's size: the call replaces the
+    /// function's inline code, the longest part of such a body, though the
+    /// rest of the row is copied eight times.
     fn pointwise_copies(&self, needed: &[NodeId], invariant: &[NodeId], d: usize) -> usize {
         // The row loop's length (a tile's, in tiled kernels): copies its
         // rows are too short to run would be compile time for nothing.
@@ -1033,7 +1039,8 @@ impl<'b> Gen<'_, 'b> {
         let slot = match self.sixteen_slot {
             Some(s) => s,
             None => {
-                let size = (CALL_COPIES * 16) as u32;
+                // Four f32 lanes of 4 bytes a copy.
+                let size = (bodies.len() * 16) as u32;
                 let data = StackSlotData::new(StackSlotKind::ExplicitSlot, size, 4);
                 let s = self.b.create_sized_stack_slot(data);
                 self.sixteen_slot = Some(s);
