@@ -845,12 +845,7 @@ fn erf_with_its_rare_branch_skipped_keeps_every_bit() {
         let module = kiln::parse_module("erf.kir", &text, kiln::DefaultDType::F32).unwrap();
         let dims: Vec<i64> = shape.split('x').map(|d| d.parse().unwrap()).collect();
         let x = Tensor::from_vec(xs.clone(), &dims).unwrap();
-        let got = Compiler::new(BackendKind::Cranelift)
-            .compile(&module)
-            .unwrap()
-            .run(std::slice::from_ref(&x))
-            .unwrap();
-        let expected = interp::run(&module, &[x]).unwrap();
+        let (got, expected) = compiled_and_reference(&module, x);
         for (g, e) in got.iter().zip(&expected) {
             assert_eq!(kiln_tests::f32_bits(g), kiln_tests::f32_bits(e), "{shape}");
         }
@@ -903,12 +898,7 @@ fn functions_in_sixteen_lane_calls_keep_every_bit() {
         for (r, c) in shapes {
             let (module, results) = function_program(&functions, dtype, r, c);
             let x = Tensor::from_vec(xs.clone(), &[r as i64, c as i64]).unwrap();
-            let got = Compiler::new(BackendKind::Cranelift)
-                .compile(&module)
-                .unwrap()
-                .run(std::slice::from_ref(&x))
-                .unwrap();
-            let expected = interp::run(&module, &[x]).unwrap();
+            let (got, expected) = compiled_and_reference(&module, x);
             for ((g, e), name) in got.iter().zip(&expected).zip(&results) {
                 // Every bit, but a NaN's sign (unspecified for sin(±inf)
                 // by IEEE and PyTorch; the interpreter's f16/bf16
@@ -938,6 +928,21 @@ fn functions_in_sixteen_lane_calls_keep_every_bit() {
             );
         }
     }
+}
+
+/// A one-input module's results on the Cranelift backend and on the
+/// reference interpreter.
+fn compiled_and_reference(
+    module: &kiln::Module,
+    x: kiln_runtime::Tensor,
+) -> (Vec<kiln_runtime::Tensor>, Vec<kiln_runtime::Tensor>) {
+    let got = Compiler::new(BackendKind::Cranelift)
+        .compile(module)
+        .unwrap()
+        .run(std::slice::from_ref(&x))
+        .unwrap();
+    let expected = interp::run(module, &[x]).unwrap();
+    (got, expected)
 }
 
 /// Every function of `functions` on an `[r, c]` f32 input cast to
