@@ -930,6 +930,59 @@ fn functions_in_sixteen_lane_calls_keep_every_bit() {
     }
 }
 
+/// Max pools of stride 2 without positions read rows split into even and
+/// odd columns with −inf for the padding (`runtime/src/spatial.rs`,
+/// `Halves`): the interpreter's bits where windows hold ±0 ties (the
+/// first wins), NaNs of both signs (the last wins), −inf and padding, over
+/// odd and even widths and a dilated ceil-mode window.
+#[test]
+fn max_pools_by_halves_keep_pytorchs_order() {
+    use kiln_runtime::Tensor;
+    let special = [
+        0.0,
+        -0.0,
+        f32::NAN,
+        -f32::NAN,
+        f32::NEG_INFINITY,
+        1.5,
+        -2.0,
+        -0.0,
+    ];
+    let xs: Vec<f32> = (0..126)
+        .map(|i| special[(i * 5 + i / 7) % special.len()])
+        .collect();
+    for (input, attrs, output) in [
+        (
+            "1x2x7x9",
+            "kernel_size = 3, stride = 2, padding = 1",
+            "1x2x4x5",
+        ),
+        (
+            "1x2x7x9",
+            "kernel_size = [2, 3], stride = 2, dilation = [1, 2], ceil_mode = true",
+            "1x2x4x3",
+        ),
+        (
+            "1x1x9x14",
+            "kernel_size = 3, stride = 2, padding = 1",
+            "1x1x5x7",
+        ),
+    ] {
+        let text = format!(
+            "func @main(%x: tensor<{input}xf32>) -> tensor<{output}xf32> {{\n  %y = max_pool2d %x {{{attrs}}}\n  return %y\n}}"
+        );
+        let module = kiln::parse_module("pool.kir", &text, kiln::DefaultDType::F32).unwrap();
+        let dims: Vec<i64> = input.split('x').map(|d| d.parse().unwrap()).collect();
+        let x = Tensor::from_vec(xs.clone(), &dims).unwrap();
+        let (got, expected) = compiled_and_reference(&module, x);
+        assert_eq!(
+            kiln_tests::f32_bits(&got[0]),
+            kiln_tests::f32_bits(&expected[0]),
+            "{input} {attrs}"
+        );
+    }
+}
+
 /// A one-input module's results on the Cranelift backend and on the
 /// reference interpreter.
 fn compiled_and_reference(

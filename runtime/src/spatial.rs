@@ -1079,9 +1079,19 @@ unsafe fn pool2d_plain<T: Element + Into<f64> + FromF64 + PartialOrd>(
     let mut best = vec![T::NEG_INFINITY; ow_n];
     let mut at = vec![-1i64; ow_n];
     let mut sum = vec![0f64; ow_n];
+    let by_halves = matches!(pool.window, Window::Max)
+        && indices.is_none()
+        && sw == 2
+        && xs[1] == 1
+        && os[1] == 1;
+    let mut halves = by_halves.then(|| Halves::new(pool, iw_n, ow_n));
     for oh in 0..out_size[0] {
         let hs = oh * sh - ph;
         match pool.window {
+            Window::Max if let Some(halves) = &mut halves => {
+                // SAFETY: forwarded; the output row oh is inside its plane.
+                unsafe { halves.row(x, xs[0], (hs, ih_n), out.offset((oh * os[0]) as isize)) };
+            }
             Window::Max => {
                 best.fill(T::NEG_INFINITY);
                 at.fill(-1);
@@ -1172,6 +1182,117 @@ unsafe fn pool2d_plain<T: Element + Into<f64> + FromF64 + PartialOrd>(
                     };
                 }
             }
+        }
+    }
+}
+
+/// Values-only 2-D max pools of stride 2 along contiguous rows (ResNet's
+/// 3×3/2), an output row at a time: each of the window's input rows is
+/// split into its even and odd columns, with −inf where the padding and
+/// the ceil-mode overhang are (no tap of PyTorch's rule takes −inf over
+/// what it holds), so that every tap of 16 outputs reads 16 contiguous
+/// values, and the 16 running maxima stay in a register across the taps
+/// (1×64×112×112: 0.9 → 0.3 ms). Each output sees its taps in the
+/// reference's order, row by row, so the first maximum and the last NaN
+/// win as there.
+struct Halves<T> {
+    /// Per kernel row, the even columns then the odd ones, `len` each.
+    planes: Vec<T>,
+    len: usize,
+    /// Per tap of a row: which half (0 even, 1 odd) and its first index.
+    taps: Vec<(usize, usize)>,
+    /// Input columns are at `column + off` in the halves' interleaving.
+    off: usize,
+    kh: i64,
+    dh: i64,
+    iw: usize,
+    ow: usize,
+}
+
+/// Outputs a [`Halves`] row computes together (one AVX-512 register of f32).
+const POOL_BLOCK: usize = 16;
+
+impl<T: Element + PartialOrd> Halves<T> {
+    fn new(pool: &Pool, iw_n: i64, ow_n: usize) -> Halves<T> {
+        let (kh, kw) = (pool.kernel[0], pool.kernel[1]);
+        let (pw, dw) = (
+            pool.padding[1].max(0) as usize,
+            pool.dilation[1].max(1) as usize,
+        );
+        let off = pw + pw % 2;
+        let taps: Vec<(usize, usize)> = (0..kw.max(0) as usize)
+            .map(|i| {
+                let t = i * dw + off - pw;
+                (t % 2, t / 2)
+            })
+            .collect();
+        let last_tap = taps.iter().map(|t| t.1).max().unwrap_or(0);
+        let iw = iw_n.max(0) as usize;
+        let len = (last_tap + ow_n.div_ceil(POOL_BLOCK) * POOL_BLOCK).max((iw + off) / 2 + 1);
+        Halves {
+            planes: vec![T::NEG_INFINITY; kh.max(0) as usize * 2 * len],
+            len,
+            taps,
+            off,
+            kh,
+            dh: pool.dilation[0],
+            iw,
+            ow: ow_n,
+        }
+    }
+
+    /// The output row whose window starts at input row `hs` (of `ih_n`),
+    /// from the plane at `x` (rows `row_stride` apart, columns contiguous)
+    /// into `out` (contiguous).
+    ///
+    /// # Safety
+    /// The plane's rows hold `iw` elements each; `out` holds the row.
+    #[inline(always)]
+    unsafe fn row(&mut self, x: *const T, row_stride: i64, (hs, ih_n): (i64, i64), out: *mut T) {
+        let mut rows = 0;
+        for j in 0..self.kh {
+            let ih = hs + j * self.dh;
+            if ih < 0 || ih >= ih_n {
+                continue;
+            }
+            // SAFETY: row ih of the plane.
+            let src = unsafe {
+                std::slice::from_raw_parts(x.offset((ih * row_stride) as isize), self.iw)
+            };
+            let plane = &mut self.planes[rows * 2 * self.len..(rows + 1) * 2 * self.len];
+            // Column c is at c + off, off even: even columns to the even
+            // half, odd ones to the odd half, from off / 2 on.
+            let (even, odd) = plane.split_at_mut(self.len);
+            let h = self.off / 2;
+            let pairs = src.chunks_exact(2);
+            if let [last] = pairs.remainder() {
+                even[h + self.iw / 2] = *last;
+            }
+            for ((e, o), pair) in even[h..].iter_mut().zip(&mut odd[h..]).zip(pairs) {
+                *e = pair[0];
+                *o = pair[1];
+            }
+            rows += 1;
+        }
+        let mut ow0 = 0;
+        while ow0 < self.ow {
+            let mut acc = [T::NEG_INFINITY; POOL_BLOCK];
+            for r in 0..rows {
+                let plane = &self.planes[r * 2 * self.len..(r + 1) * 2 * self.len];
+                for &(half, first) in &self.taps {
+                    let at = half * self.len + first + ow0;
+                    let taps = &plane[at..at + POOL_BLOCK];
+                    for (b, &v) in acc.iter_mut().zip(taps) {
+                        #[allow(clippy::eq_op)]
+                        let take = v > *b || v != v;
+                        *b = if take { v } else { *b };
+                    }
+                }
+            }
+            let n = POOL_BLOCK.min(self.ow - ow0);
+            // SAFETY: outputs ow0..ow0 + n of the row.
+            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), out.add(ow0), n) };
+            ow0 += POOL_BLOCK;
         }
     }
 }
