@@ -1013,9 +1013,7 @@ impl<'b> Gen<'_, 'b> {
         }
         let node = self.k.node(n);
         match node.expr {
-            Expr::Unary { op, .. } if Class::of(node.compute) == Class::F32 => {
-                kiln_runtime::interp::elementwise::f32_algorithm(op)
-            }
+            Expr::Unary { op, .. } => ops::lane_function(op, node.compute),
             _ => None,
         }
     }

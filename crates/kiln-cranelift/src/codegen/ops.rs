@@ -32,6 +32,15 @@ pub struct Ctx<'c> {
     pub status: Variable,
 }
 
+/// The kiln-math function a unary op computes in f32 lanes (f16, bf16
+/// and f32 computation dtypes), where it has one: inline in `Emit::unary`,
+/// or by the AVX-512 call of a vector loop (`Gen::sixteen_function`).
+pub fn lane_function(op: UnaryOp, compute: DType) -> Option<kiln_math::Function> {
+    (Class::of(compute) == Class::F32)
+        .then(|| f32_algorithm(op))
+        .flatten()
+}
+
 impl Emit<'_, '_> {
     fn scalar_only(&self) -> Emitted<()> {
         if self.w == Width::Vector {
@@ -129,11 +138,7 @@ impl Emit<'_, '_> {
                 self.map(x, |b, v| b.ins().iabs(v))
             }
             // kiln-math's f32 functions, inline in any width.
-            _ if c == Class::F32
-                && let Some(f) = f32_algorithm(op) =>
-            {
-                function(self, ctx, f, x)
-            }
+            _ if let Some(f) = lane_function(op, compute) => function(self, ctx, f, x),
             // The interpreter's function, in f64.
             Exp
             | Log
