@@ -29,7 +29,11 @@
 //! `[channel][tile]`, runs the 16 products against the transformed weights
 //! (`[point][out channel][channel]`: made once and kept while a weight that
 //! is a program input lives, as packed weights are, else once per call),
-//! and transforms the results back into the output with the bias. Where
+//! and transforms the results back into the output with the bias. The
+//! transforms and copies run 16 tiles at a time in AVX-512 registers,
+//! masked at a row's end ([`by_sixteen`]: rows of ResNet's images are 4 to
+//! 28 tiles, which compiled loops left mostly to their scalar remainders;
+//! 8×128×28×28 7.5 → 5.3 ms). Where
 //! that makes fewer tasks than threads (small images at batch 1), each
 //! task is split into ranges of output channels, each range's task
 //! transforming the input itself ([`channel_splits`]).
@@ -39,7 +43,9 @@
 use kiln_ir::spatial::Conv;
 use kiln_ir::view::Geometry;
 use rayon::prelude::*;
+use std::arch::x86_64::*;
 
+use crate::avx512::first_lanes;
 use crate::panel::{Out, Panel, Rows, product};
 use crate::spatial::Shape;
 use crate::storage::{Buffer, Storage};
@@ -317,9 +323,6 @@ struct Scratch {
     v: Vec<f32>,
     /// The products: `[point][out channel][tile]`.
     m: Vec<f32>,
-    /// `Bᵀ d` of a row of tiles, and `Aᵀ m A` with its scratch.
-    t_rows: Vec<f32>,
-    y: Vec<f32>,
 }
 
 impl Job<'_> {
@@ -352,13 +355,7 @@ impl Job<'_> {
         let half = tw + 1;
         let prow = 2 * half;
         let plane_len = (2 * tr as usize + 2) * prow;
-        let Scratch {
-            plane,
-            v,
-            m,
-            t_rows,
-            y,
-        } = sc;
+        let Scratch { plane, v, m } = sc;
         // Channels contiguous (channels_last): every channel's plane at
         // once, each input position's channels read together (a plane at
         // a time would read an element per cache line).
@@ -373,8 +370,6 @@ impl Job<'_> {
         );
         v.resize(16 * c_n * tiles, 0.0);
         m.resize(16 * o_n * tiles, 0.0);
-        t_rows.resize(8 * half, 0.0);
-        y.resize(12 * tw, 0.0);
         for q in 0..images as usize {
             let b = b0 + q as i64;
             if all_at_once {
@@ -393,13 +388,17 @@ impl Job<'_> {
                     let rows: [&[f32]; 4] =
                         std::array::from_fn(|r| &plane[(2 * t + r) * prow..(2 * t + r + 1) * prow]);
                     let row = q * tr as usize + t;
-                    let at = |point: usize| (point * c_n + c) * tiles + row * tw;
-                    input_tiles(rows, tw, t_rows, |point| {
-                        let at = at(point);
-                        // SAFETY: the panel of `point` holds this row of
-                        // tiles; the 16 points' rows are disjoint.
-                        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().add(at), tw) }
-                    });
+                    // SAFETY: point p's panel holds this row of tiles at
+                    // p·C·tiles from channel c's row; the task runs on
+                    // AVX-512.
+                    unsafe {
+                        input_tiles(
+                            rows,
+                            tw,
+                            v.as_mut_ptr().add(c * tiles + row * tw),
+                            c_n * tiles,
+                        )
+                    };
                 }
             }
         }
@@ -428,17 +427,21 @@ impl Job<'_> {
         // The task's rows of tiles: row r is image r / tr's row t0 + r % tr,
         // its tiles from r·tw in the panels.
         for o in 0..o_n {
-            for r in 0..images * tr {
-                let products = |point: usize| -> &[f32] {
-                    let at = (point * o_n + o) * tiles + r as usize * tw;
-                    &m[at..at + tw]
+            let bias = self.bias.map(|b| b[o0 + o]);
+            for r in 0..(images * tr) as usize {
+                let (b, t) = (b0 + r as i64 / tr, t0 + r as i64 % tr);
+                // SAFETY: point p's products for this row of tiles are at
+                // p·O·tiles from point 0's; forwarded, and the row of
+                // tiles is this task's.
+                unsafe {
+                    output_tiles(
+                        m.as_ptr().add(o * tiles + r * tw),
+                        o_n * tiles,
+                        tw,
+                        bias,
+                        |k, lanes, y| self.store_tiles(y, out, b, o0 + o, t, k, lanes),
+                    )
                 };
-                output_tiles(std::array::from_fn(products), y);
-                if let Some(bias) = self.bias {
-                    y[..4 * tw].iter_mut().for_each(|v| *v += bias[o0 + o]);
-                }
-                // SAFETY: forwarded; the row of tiles is this task's.
-                unsafe { self.store_tiles(&y[..4 * tw], out, b0 + r / tr, o0 + o, t0 + r % tr) };
             }
         }
     }
@@ -492,7 +495,8 @@ impl Job<'_> {
     ///
     /// # Safety
     /// As for [`run`].
-    #[inline(always)]
+    #[target_feature(enable = "avx512f")]
+    #[inline]
     unsafe fn copy_channel(
         &self,
         plane: &mut [f32],
@@ -522,14 +526,34 @@ impl Job<'_> {
                 };
                 even[0] = 0.0;
                 odd[half - 1] = 0.0;
-                for ((pair, e), o) in src
-                    .chunks_exact(2)
-                    .zip(&mut even[1..])
-                    .zip(&mut odd[..half - 1])
-                {
-                    *o = pair[0];
-                    *e = pair[1];
-                }
+                // 16 pairs at a time: columns 2k to odd[k], 2k + 1 to
+                // even[k + 1].
+                by_sixteen(half - 1, |k, lanes| {
+                    // SAFETY: the pairs k..k + lanes are in the row, and
+                    // their halves' places in `odd` and `even`; the task
+                    // runs on AVX-512.
+                    unsafe {
+                        let at = src.as_ptr().add(2 * k);
+                        let lo = _mm512_maskz_loadu_ps(first_lanes(2 * lanes), at);
+                        let hi = _mm512_maskz_loadu_ps(
+                            first_lanes((2 * lanes).saturating_sub(16)),
+                            at.add(16),
+                        );
+                        let m = first_lanes(lanes);
+                        let firsts = _mm512_permutex2var_ps(
+                            lo,
+                            _mm512_loadu_si512(EVENS.as_ptr().cast()),
+                            hi,
+                        );
+                        let seconds = _mm512_permutex2var_ps(
+                            lo,
+                            _mm512_loadu_si512(ODDS.as_ptr().cast()),
+                            hi,
+                        );
+                        _mm512_mask_storeu_ps(odd.as_mut_ptr().add(k), m, firsts);
+                        _mm512_mask_storeu_ps(even.as_mut_ptr().add(k + 1), m, seconds);
+                    }
+                });
                 continue;
             }
             for (q, side) in [(0, even), (1, odd)] {
@@ -557,119 +581,193 @@ impl Job<'_> {
         }
     }
 
-    /// A row of tiles `y` (`[row a][column b][tile]`, from [`output_tiles`])
-    /// into output rows 2·`t`, 2·`t` + 1 of channel `o` of image `b`, the
-    /// half tiles past the output's edge left out.
+    /// Outputs (a, b) of 16 tiles from tile `k` of tile row `t` (`y[a][b]`,
+    /// from [`output_tiles`]; `lanes` of them in the row) into output rows
+    /// 2·`t` + a, columns 2·k.. of channel `o` of image `b`, the half tiles
+    /// past the output's edge left out: along contiguous rows, the two
+    /// columns of each tile interleaved in registers.
     ///
     /// # Safety
-    /// As for [`run`]; the rows are this task's.
-    #[inline(always)]
-    unsafe fn store_tiles(&self, y: &[f32], out: Shared<f32>, b: i64, o: usize, t: i64) {
+    /// As for [`run`]; the rows are this task's; compiled for AVX-512F.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn store_tiles(
+        &self,
+        y: [[__m512; 2]; 2],
+        out: Shared<f32>,
+        b: i64,
+        o: usize,
+        t: i64,
+        k: usize,
+        lanes: usize,
+    ) {
         let os = &self.og.strides;
         let (oh_n, ow_n) = (self.s.out_size[0], self.s.out_size[1]);
-        let tw = y.len() / 4;
-        for a in 0..2 {
+        // Output columns 2k.. of this group inside the row.
+        let columns = (ow_n as usize - 2 * k).min(2 * lanes);
+        for (a, [left, right]) in y.into_iter().enumerate() {
             let oh = 2 * t + a as i64;
             if oh >= oh_n {
                 continue;
             }
-            let row = b * os[0] + o as i64 * os[1] + oh * os[2];
-            let (left, right) = (
-                &y[2 * a * tw..(2 * a + 1) * tw],
-                &y[(2 * a + 1) * tw..(2 * a + 2) * tw],
-            );
-            // SAFETY: the output row of this task's tiles.
-            let dst = unsafe { out.ptr().offset(row as isize) };
-            let step = os[3] as isize;
-            let pairs = (ow_n / 2) as usize;
-            for k in 0..pairs {
-                // SAFETY: columns 2k and 2k + 1 < ow_n.
-                unsafe {
-                    *dst.offset(2 * k as isize * step) = left[k];
-                    *dst.offset((2 * k as isize + 1) * step) = right[k];
+            let row = b * os[0] + o as i64 * os[1] + oh * os[2] + 2 * k as i64 * os[3];
+            // SAFETY: the output row of this task's tiles, columns 2k..2k + columns.
+            unsafe {
+                let dst = out.ptr().offset(row as isize);
+                if os[3] == 1 {
+                    let (first, second) = (
+                        _mm512_permutex2var_ps(
+                            left,
+                            _mm512_loadu_si512(FIRST_HALVES.as_ptr().cast()),
+                            right,
+                        ),
+                        _mm512_permutex2var_ps(
+                            left,
+                            _mm512_loadu_si512(SECOND_HALVES.as_ptr().cast()),
+                            right,
+                        ),
+                    );
+                    _mm512_mask_storeu_ps(dst, first_lanes(columns), first);
+                    _mm512_mask_storeu_ps(
+                        dst.add(16),
+                        first_lanes(columns.saturating_sub(16)),
+                        second,
+                    );
+                } else {
+                    let (mut l, mut r) = ([0f32; 16], [0f32; 16]);
+                    _mm512_storeu_ps(l.as_mut_ptr(), left);
+                    _mm512_storeu_ps(r.as_mut_ptr(), right);
+                    let step = os[3] as isize;
+                    for c in 0..columns {
+                        let v = if c % 2 == 0 { l[c / 2] } else { r[c / 2] };
+                        *dst.offset(c as isize * step) = v;
+                    }
                 }
             }
-            if ow_n % 2 == 1 {
-                // SAFETY: the last column, of the last tile.
-                unsafe { *dst.offset(2 * pairs as isize * step) = left[pairs] };
+        }
+    }
+}
+
+/// Indices of `_mm512_permutex2var_ps` that pick the even lanes of two
+/// registers' 32, then the odd ones (16 pairs split apart).
+static EVENS: [i32; 16] = [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30];
+static ODDS: [i32; 16] = [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31];
+/// And that interleave two registers' lanes: the first 8 of each, then
+/// the last 8 (16 pairs put together).
+static FIRST_HALVES: [i32; 16] = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
+static SECOND_HALVES: [i32; 16] = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
+
+/// Runs `f(i, lanes)` over `0..n` in groups of 16 (`lanes` of them, 16
+/// but in the last group): the rows of tiles' loops, in AVX-512 registers
+/// with masks (rows of ResNet's small images are 4 to 28 tiles long, where
+/// a compiler's vector loop leaves most of them to its scalar remainder).
+#[inline(always)]
+fn by_sixteen(n: usize, mut f: impl FnMut(usize, usize)) {
+    let mut i = 0;
+    while i < n {
+        f(i, (n - i).min(16));
+        i += 16;
+    }
+}
+
+/// `Bᵀ d B` for the `tw` tiles along four padded rows (each its `tw + 1`
+/// even columns, then its odd ones): point `p`'s row of tiles into
+/// `v + p·stride`. 16 tiles at a time: tile k's columns 2k .. 2k + 3 are
+/// even k, odd k, even k + 1 and odd k + 1 of each row.
+///
+/// # Safety
+/// Compiled for AVX-512F; `v + p·stride` addresses `tw` floats for every
+/// point `p` < 16, none of them in `rows`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn input_tiles(rows: [&[f32]; 4], tw: usize, v: *mut f32, stride: usize) {
+    let half = tw + 1;
+    by_sixteen(tw, |k, lanes| {
+        let m = first_lanes(lanes);
+        // SAFETY: columns up to 2·(k + lanes) + 1 < 2·half of each row;
+        // the points' rows as the caller vouches.
+        unsafe {
+            let load = |r: &[f32], at: usize| _mm512_maskz_loadu_ps(m, r.as_ptr().add(at));
+            // d[i][j]: row i, column 2k + j of the 16 tiles.
+            let d: [[__m512; 4]; 4] = std::array::from_fn(|i| {
+                let r = rows[i];
+                [
+                    load(r, k),
+                    load(r, half + k),
+                    load(r, k + 1),
+                    load(r, half + k + 1),
+                ]
+            });
+            // Bᵀ d, column by column.
+            let t: [[__m512; 4]; 4] = {
+                let col = |j: usize| {
+                    let (a, b, c, e) = (d[0][j], d[1][j], d[2][j], d[3][j]);
+                    [
+                        _mm512_sub_ps(a, c),
+                        _mm512_add_ps(b, c),
+                        _mm512_sub_ps(c, b),
+                        _mm512_sub_ps(b, e),
+                    ]
+                };
+                let cols: [[__m512; 4]; 4] = std::array::from_fn(col);
+                std::array::from_fn(|i| std::array::from_fn(|j| cols[j][i]))
+            };
+            // · B, row by row.
+            for (i, [a, b, c, e]) in t.into_iter().enumerate() {
+                let put = |j: usize, x: __m512| {
+                    _mm512_mask_storeu_ps(v.add((4 * i + j) * stride + k), m, x)
+                };
+                put(0, _mm512_sub_ps(a, c));
+                put(1, _mm512_add_ps(b, c));
+                put(2, _mm512_sub_ps(c, b));
+                put(3, _mm512_sub_ps(b, e));
             }
         }
-    }
+    });
 }
 
-/// `Bᵀ d B` for the `tw` tiles along four padded rows (each its even
-/// columns, then its odd ones): the 16 points' rows of tiles into
-/// `panel(point)`. `t` (8 half-rows) holds `Bᵀ d` of the even and odd
-/// columns; every loop runs along the tiles (vectorized).
-#[inline(always)]
-fn input_tiles<'p>(
-    rows: [&[f32]; 4],
+/// `Aᵀ m A` plus the bias for a row of `tw` tiles from the 16 points'
+/// products (point `p`'s at `m + p·stride`), 16 tiles at a time:
+/// `put(k, lanes, y)` gets output (a, b) of tiles k.. as `y[a][b]`.
+///
+/// # Safety
+/// Compiled for AVX-512F; `m + p·stride` addresses `tw` floats for every
+/// point `p` < 16.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn output_tiles(
+    m: *const f32,
+    stride: usize,
     tw: usize,
-    t: &mut [f32],
-    mut panel: impl FnMut(usize) -> &'p mut [f32],
+    bias: Option<f32>,
+    mut put: impl FnMut(usize, usize, [[__m512; 2]; 2]),
 ) {
-    let half = tw + 1;
-    let (te, to) = t.split_at_mut(4 * half);
-    for (side, t) in [(0, &mut *te), (1, &mut *to)] {
-        let r: [&[f32]; 4] = std::array::from_fn(|i| &rows[i][side * half..(side + 1) * half]);
-        let (t0, rest) = t.split_at_mut(half);
-        let (t1, rest) = rest.split_at_mut(half);
-        let (t2, t3) = rest.split_at_mut(half);
-        for k in 0..half {
-            let (a, b, c, d) = (r[0][k], r[1][k], r[2][k], r[3][k]);
-            t0[k] = a - c;
-            t1[k] = b + c;
-            t2[k] = c - b;
-            t3[k] = b - d;
+    by_sixteen(tw, |k, lanes| {
+        let mask = first_lanes(lanes);
+        // SAFETY: as the caller vouches.
+        unsafe {
+            let p: [__m512; 16] =
+                std::array::from_fn(|point| _mm512_maskz_loadu_ps(mask, m.add(point * stride + k)));
+            // Aᵀ m: its two rows, column by column.
+            let s: [[__m512; 4]; 2] = [
+                std::array::from_fn(|j| _mm512_add_ps(_mm512_add_ps(p[j], p[4 + j]), p[8 + j])),
+                std::array::from_fn(|j| {
+                    _mm512_sub_ps(_mm512_sub_ps(p[4 + j], p[8 + j]), p[12 + j])
+                }),
+            ];
+            // · A, and the bias.
+            let y = s.map(|[p, q, u, v]| {
+                let pair = [
+                    _mm512_add_ps(_mm512_add_ps(p, q), u),
+                    _mm512_sub_ps(_mm512_sub_ps(q, u), v),
+                ];
+                match bias {
+                    Some(b) => pair.map(|x| _mm512_add_ps(x, _mm512_set1_ps(b))),
+                    None => pair,
+                }
+            });
+            put(k, lanes, y);
         }
-    }
-    let (te, to) = (&*te, &*to);
-    // Columns 2k .. 2k + 3 of tile k: even k, odd k, even k + 1, odd k + 1
-    // (zipped slices: loops without bounds checks, vectorized).
-    let pairs = |f: fn(f32, f32) -> f32, v: &mut [f32], a: &[f32], b: &[f32]| {
-        for ((v, a), b) in v.iter_mut().zip(a).zip(b) {
-            *v = f(*a, *b);
-        }
-    };
-    for i in 0..4 {
-        let e = &te[i * half..(i + 1) * half];
-        let od = &to[i * half..(i + 1) * half];
-        pairs(|a, b| a - b, panel(i * 4), &e[..tw], &e[1..]);
-        pairs(|a, b| a + b, panel(i * 4 + 1), &od[..tw], &e[1..]);
-        pairs(|a, b| a - b, panel(i * 4 + 2), &e[1..], &od[..tw]);
-        pairs(|a, b| a - b, panel(i * 4 + 3), &od[..tw], &od[1..]);
-    }
-}
-
-/// `Aᵀ m A` for a row of tiles from the 16 points' products: `y[(a·2 + b)
-/// · tw + k]` is output (a, b) of tile k. In two stages of few operands
-/// each (loops the compiler vectorizes): `Aᵀ m`'s two rows of four into `y`'s
-/// scratch half, then `· A`.
-#[inline(always)]
-fn output_tiles(m: [&[f32]; 16], y: &mut [f32]) {
-    let tw = m[0].len();
-    let (out, s) = y.split_at_mut(4 * tw);
-    for j in 0..4 {
-        let (s0, s1) = s[2 * j * tw..(2 * j + 2) * tw].split_at_mut(tw);
-        let (a, b, c, d) = (
-            &m[j][..tw],
-            &m[4 + j][..tw],
-            &m[8 + j][..tw],
-            &m[12 + j][..tw],
-        );
-        for k in 0..tw {
-            s0[k] = a[k] + b[k] + c[k];
-            s1[k] = b[k] - c[k] - d[k];
-        }
-    }
-    let row = |j: usize, r: usize| &s[(2 * j + r) * tw..(2 * j + r + 1) * tw];
-    for r in 0..2 {
-        let (p, q, u, v) = (row(0, r), row(1, r), row(2, r), row(3, r));
-        let (left, right) = out[2 * r * tw..(2 * r + 2) * tw].split_at_mut(tw);
-        let (p, q, u, v) = (&p[..tw], &q[..tw], &u[..tw], &v[..tw]);
-        for k in 0..tw {
-            left[k] = p[k] + q[k] + u[k];
-            right[k] = q[k] - u[k] - v[k];
-        }
-    }
+    });
 }
