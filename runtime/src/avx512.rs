@@ -33,6 +33,42 @@ pub(crate) fn first_lanes(n: usize) -> __mmask16 {
     }
 }
 
+/// Transposes the 16×16 matrix whose rows are `r`: interleaves of 32-bit
+/// then 64-bit elements within 128-bit lanes, then two shuffles of the
+/// lanes (row `i` of the result is column `i` of the input).
+#[target_feature(enable = "avx512f")]
+pub(crate) fn transpose16(r: &mut [__m512; 16]) {
+    let mut t = [_mm512_setzero_ps(); 16];
+    for i in 0..8 {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    let lo = |a: __m512, b: __m512| {
+        _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+    };
+    let hi = |a: __m512, b: __m512| {
+        _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+    };
+    // r[4i + e], lane L: rows 4i..4i + 4 at column 4L + e.
+    for i in 0..4 {
+        r[4 * i] = lo(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 1] = hi(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 2] = lo(t[4 * i + 1], t[4 * i + 3]);
+        r[4 * i + 3] = hi(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for e in 0..4 {
+        let a = _mm512_shuffle_f32x4::<0x88>(r[e], r[4 + e]);
+        let a2 = _mm512_shuffle_f32x4::<0xDD>(r[e], r[4 + e]);
+        let b = _mm512_shuffle_f32x4::<0x88>(r[8 + e], r[12 + e]);
+        let b2 = _mm512_shuffle_f32x4::<0xDD>(r[8 + e], r[12 + e]);
+        t[e] = _mm512_shuffle_f32x4::<0x88>(a, b);
+        t[8 + e] = _mm512_shuffle_f32x4::<0xDD>(a, b);
+        t[4 + e] = _mm512_shuffle_f32x4::<0x88>(a2, b2);
+        t[12 + e] = _mm512_shuffle_f32x4::<0xDD>(a2, b2);
+    }
+    *r = t;
+}
+
 impl Avx512 {
     /// The builder.
     ///

@@ -426,33 +426,60 @@ impl Job<'_> {
         }
         // The task's rows of tiles: row r is image r / tr's row t0 + r % tr,
         // its tiles from r·tw in the panels.
-        for o in 0..o_n {
-            let bias = self.bias.map(|b| b[o0 + o]);
+        let bias = |o: usize| self.bias.map(|b| b[o0 + o]);
+        // Point p's products for output channel o and row r of tiles are
+        // at p·O·tiles from `products(o, r)`.
+        let products = |o: usize, r: usize| m[o * tiles + r * tw..].as_ptr();
+        let stride = o_n * tiles;
+        // Channels contiguous (channels_last): 16 channels' outputs of 16
+        // tiles at once, transposed in registers, so that each position's
+        // 16 channels are one store.
+        let by_channels = self.og.strides[1] == 1 && o_n > 1;
+        let channel_step = if by_channels { 16 } else { 1 };
+        for o in (0..o_n).step_by(channel_step) {
             for r in 0..(images * tr) as usize {
                 let (b, t) = (b0 + r as i64 / tr, t0 + r as i64 % tr);
-                // SAFETY: point p's products for this row of tiles are at
-                // p·O·tiles from point 0's; forwarded, and the row of
-                // tiles is this task's.
-                unsafe {
-                    output_tiles(
-                        m.as_ptr().add(o * tiles + r * tw),
-                        o_n * tiles,
-                        tw,
-                        bias,
-                        |k, lanes, y| self.store_tiles(y, out, b, o0 + o, t, k, lanes),
-                    )
-                };
+                by_sixteen(tw, |k, lanes| {
+                    // SAFETY (each): the products as above, inside `m`;
+                    // forwarded, and the row of tiles is this task's.
+                    unsafe {
+                        if !by_channels {
+                            let y = output_group(products(o, r), stride, k, lanes, bias(o));
+                            self.store_tiles(y, out, b, o0 + o, t, k, lanes);
+                            return;
+                        }
+                        let on = (o_n - o).min(16);
+                        let mut y = [[[_mm512_setzero_ps(); 16]; 2]; 2];
+                        for q in 0..on {
+                            let g = output_group(products(o + q, r), stride, k, lanes, bias(o + q));
+                            for (a, row) in g.into_iter().enumerate() {
+                                for (c, v) in row.into_iter().enumerate() {
+                                    y[a][c][q] = v;
+                                }
+                            }
+                        }
+                        for block in y.iter_mut().flatten() {
+                            crate::avx512::transpose16(block);
+                        }
+                        self.store_channels(y, out, (b, t), (o0 + o, on), (k, lanes));
+                    }
+                });
             }
         }
     }
 
     /// Every channel's padded rows under tile rows `t0..` of image `b`
-    /// (planes of `plane_len`, zero outside the input), reading each input
-    /// position's channels together (channels contiguous).
+    /// (planes of `plane_len`, zero outside the input), from channels
+    /// contiguous: 16 channels of 32 positions at a time, transposed in
+    /// registers into runs of 32 positions, each split into its even and
+    /// odd columns (element by element, the planes' writes to 64 rows at
+    /// once were a third of a channels_last convolution's time).
     ///
     /// # Safety
-    /// As for [`run`].
-    #[inline(always)]
+    /// As for [`run`]; compiled for AVX-512F.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx512f")]
+    #[inline]
     unsafe fn copy_channels(
         &self,
         planes: &mut [f32],
@@ -463,27 +490,57 @@ impl Job<'_> {
         half: usize,
     ) {
         let (s, xs) = (self.s, &self.xg.strides);
-        let (ph, pw) = (self.conv.padding[0], self.conv.padding[1]);
-        let c_n = s.in_per_group as usize;
+        let (ph, pw) = (self.conv.padding[0], self.conv.padding[1] as usize);
+        let (c_n, w_n) = (s.in_per_group as usize, s.in_size[1] as usize);
         planes.fill(0.0);
+        let (evens, odds) = (indices(&EVENS), indices(&ODDS));
         for r in 0..plane_len / (2 * half) {
             let ih = 2 * t0 - ph + r as i64;
             if ih < 0 || ih >= s.in_size[0] {
                 continue;
             }
-            for iw in 0..s.in_size[1] {
-                // Column iw + pw of the padded row: even or odd, k.
-                let col = (iw + pw) as usize;
-                let (side, k) = (col % 2, col / 2);
-                if k >= half {
-                    continue;
-                }
-                let at = b * xs[0] + ih * xs[2] + iw * xs[3];
-                // SAFETY: the position's channels, inside the input.
-                let src = unsafe { std::slice::from_raw_parts(x.ptr().offset(at as isize), c_n) };
-                let dst = r * 2 * half + side * half + k;
-                for (c, v) in src.iter().enumerate() {
-                    planes[c * plane_len + dst] = *v;
+            let row = b * xs[0] + ih * xs[2];
+            for c0 in (0..c_n).step_by(16) {
+                let channels = (c_n - c0).min(16);
+                for iw0 in (0..w_n).step_by(32) {
+                    let n = (w_n - iw0).min(32);
+                    // Positions iw0.. (16 to a register), then channels.
+                    let mut runs = [[_mm512_setzero_ps(); 16]; 2];
+                    for (h, run) in runs.iter_mut().enumerate() {
+                        for (p, v) in run.iter_mut().enumerate().take(n.saturating_sub(16 * h)) {
+                            let at = row + (iw0 + 16 * h + p) as i64 * xs[3] + c0 as i64;
+                            // SAFETY: channels c0.. of a position inside the input.
+                            *v = unsafe {
+                                _mm512_maskz_loadu_ps(
+                                    first_lanes(channels),
+                                    x.ptr().offset(at as isize),
+                                )
+                            };
+                        }
+                        crate::avx512::transpose16(run);
+                    }
+                    // Padded columns col.. and col + 1.., every other one.
+                    let col = iw0 + pw;
+                    let sides = [(col, (n + 1) / 2, evens), (col + 1, n / 2, odds)];
+                    for c in 0..channels {
+                        let plane = &mut planes[(c0 + c) * plane_len + r * 2 * half..][..2 * half];
+                        for (first, count, pick) in sides {
+                            let (side, k) = (first % 2, first / 2);
+                            let count = count.min(half.saturating_sub(k));
+                            if count == 0 {
+                                continue;
+                            }
+                            let v = _mm512_permutex2var_ps(runs[0][c], pick, runs[1][c]);
+                            // SAFETY: k + count <= half, in the side's half.
+                            unsafe {
+                                _mm512_mask_storeu_ps(
+                                    plane.as_mut_ptr().add(side * half + k),
+                                    first_lanes(count),
+                                    v,
+                                )
+                            };
+                        }
+                    }
                 }
             }
         }
@@ -540,16 +597,8 @@ impl Job<'_> {
                             at.add(16),
                         );
                         let m = first_lanes(lanes);
-                        let firsts = _mm512_permutex2var_ps(
-                            lo,
-                            _mm512_loadu_si512(EVENS.as_ptr().cast()),
-                            hi,
-                        );
-                        let seconds = _mm512_permutex2var_ps(
-                            lo,
-                            _mm512_loadu_si512(ODDS.as_ptr().cast()),
-                            hi,
-                        );
+                        let firsts = _mm512_permutex2var_ps(lo, indices(&EVENS), hi);
+                        let seconds = _mm512_permutex2var_ps(lo, indices(&ODDS), hi);
                         _mm512_mask_storeu_ps(odd.as_mut_ptr().add(k), m, firsts);
                         _mm512_mask_storeu_ps(even.as_mut_ptr().add(k + 1), m, seconds);
                     }
@@ -617,16 +666,8 @@ impl Job<'_> {
                 let dst = out.ptr().offset(row as isize);
                 if os[3] == 1 {
                     let (first, second) = (
-                        _mm512_permutex2var_ps(
-                            left,
-                            _mm512_loadu_si512(FIRST_HALVES.as_ptr().cast()),
-                            right,
-                        ),
-                        _mm512_permutex2var_ps(
-                            left,
-                            _mm512_loadu_si512(SECOND_HALVES.as_ptr().cast()),
-                            right,
-                        ),
+                        _mm512_permutex2var_ps(left, indices(&FIRST_HALVES), right),
+                        _mm512_permutex2var_ps(left, indices(&SECOND_HALVES), right),
                     );
                     _mm512_mask_storeu_ps(dst, first_lanes(columns), first);
                     _mm512_mask_storeu_ps(
@@ -647,6 +688,53 @@ impl Job<'_> {
             }
         }
     }
+
+    /// Outputs (a, b) of 16 tiles from tile `k` of tile row `t` of image
+    /// `b` (`lanes` of them in the row), for `on` channels from `o`, each
+    /// tile's channels in a register (`y[a][b][tile]`), into output rows
+    /// 2·`t` + a, columns 2·(k + tile) + b, channels contiguous; the half
+    /// tiles past the output's edge left out.
+    ///
+    /// # Safety
+    /// As for [`run`]; the rows are this task's, the output's channels
+    /// contiguous; compiled for AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn store_channels(
+        &self,
+        y: [[[__m512; 16]; 2]; 2],
+        out: Shared<f32>,
+        (b, t): (i64, i64),
+        (o, on): (usize, usize),
+        (k, lanes): (usize, usize),
+    ) {
+        let os = &self.og.strides;
+        let (oh_n, ow_n) = (self.s.out_size[0], self.s.out_size[1]);
+        for (a, columns) in y.iter().enumerate() {
+            let oh = 2 * t + a as i64;
+            if oh >= oh_n {
+                continue;
+            }
+            for l in 0..lanes {
+                for (c, tiles) in columns.iter().enumerate() {
+                    let ow = 2 * (k + l) as i64 + c as i64;
+                    if ow >= ow_n {
+                        continue;
+                    }
+                    let at = b * os[0] + o as i64 + oh * os[2] + ow * os[3];
+                    // SAFETY: channels o..o + on at an output position of
+                    // this task's tiles.
+                    unsafe {
+                        _mm512_mask_storeu_ps(
+                            out.ptr().offset(at as isize),
+                            first_lanes(on),
+                            tiles[l],
+                        )
+                    };
+                }
+            }
+        }
+    }
 }
 
 /// Indices of `_mm512_permutex2var_ps` that pick the even lanes of two
@@ -657,6 +745,14 @@ static ODDS: [i32; 16] = [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29,
 /// the last 8 (16 pairs put together).
 static FIRST_HALVES: [i32; 16] = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
 static SECOND_HALVES: [i32; 16] = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
+
+/// One of these tables in a register.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn indices(table: &[i32; 16]) -> __m512i {
+    // SAFETY: the table's 16 elements.
+    unsafe { _mm512_loadu_si512(table.as_ptr().cast()) }
+}
 
 /// Runs `f(i, lanes)` over `0..n` in groups of 16 (`lanes` of them, 16
 /// but in the last group): the rows of tiles' loops, in AVX-512 registers
@@ -727,47 +823,41 @@ unsafe fn input_tiles(rows: [&[f32]; 4], tw: usize, v: *mut f32, stride: usize) 
     });
 }
 
-/// `Aᵀ m A` plus the bias for a row of `tw` tiles from the 16 points'
-/// products (point `p`'s at `m + p·stride`), 16 tiles at a time:
-/// `put(k, lanes, y)` gets output (a, b) of tiles k.. as `y[a][b]`.
+/// `Aᵀ m A` plus the bias for tiles `k..k + lanes` of a row from the 16
+/// points' products (point `p`'s at `m + p·stride`): output (a, b) of
+/// the tiles as `y[a][b]`.
 ///
 /// # Safety
-/// Compiled for AVX-512F; `m + p·stride` addresses `tw` floats for every
-/// point `p` < 16.
+/// Compiled for AVX-512F; `m + p·stride` addresses the tiles' floats for
+/// every point `p` < 16.
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn output_tiles(
+unsafe fn output_group(
     m: *const f32,
     stride: usize,
-    tw: usize,
+    k: usize,
+    lanes: usize,
     bias: Option<f32>,
-    mut put: impl FnMut(usize, usize, [[__m512; 2]; 2]),
-) {
-    by_sixteen(tw, |k, lanes| {
-        let mask = first_lanes(lanes);
-        // SAFETY: as the caller vouches.
-        unsafe {
-            let p: [__m512; 16] =
-                std::array::from_fn(|point| _mm512_maskz_loadu_ps(mask, m.add(point * stride + k)));
-            // Aᵀ m: its two rows, column by column.
-            let s: [[__m512; 4]; 2] = [
-                std::array::from_fn(|j| _mm512_add_ps(_mm512_add_ps(p[j], p[4 + j]), p[8 + j])),
-                std::array::from_fn(|j| {
-                    _mm512_sub_ps(_mm512_sub_ps(p[4 + j], p[8 + j]), p[12 + j])
-                }),
-            ];
-            // · A, and the bias.
-            let y = s.map(|[p, q, u, v]| {
-                let pair = [
-                    _mm512_add_ps(_mm512_add_ps(p, q), u),
-                    _mm512_sub_ps(_mm512_sub_ps(q, u), v),
-                ];
-                match bias {
-                    Some(b) => pair.map(|x| _mm512_add_ps(x, _mm512_set1_ps(b))),
-                    None => pair,
-                }
-            });
-            put(k, lanes, y);
-        }
+) -> [[__m512; 2]; 2] {
+    let mask = first_lanes(lanes);
+    // SAFETY: as the caller vouches.
+    let p: [__m512; 16] = std::array::from_fn(|point| unsafe {
+        _mm512_maskz_loadu_ps(mask, m.add(point * stride + k))
     });
+    // Aᵀ m: its two rows, column by column.
+    let s: [[__m512; 4]; 2] = [
+        std::array::from_fn(|j| _mm512_add_ps(_mm512_add_ps(p[j], p[4 + j]), p[8 + j])),
+        std::array::from_fn(|j| _mm512_sub_ps(_mm512_sub_ps(p[4 + j], p[8 + j]), p[12 + j])),
+    ];
+    // · A, and the bias.
+    s.map(|[p, q, u, v]| {
+        let pair = [
+            _mm512_add_ps(_mm512_add_ps(p, q), u),
+            _mm512_sub_ps(_mm512_sub_ps(q, u), v),
+        ];
+        match bias {
+            Some(b) => pair.map(|x| _mm512_add_ps(x, _mm512_set1_ps(b))),
+            None => pair,
+        }
+    })
 }
