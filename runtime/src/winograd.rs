@@ -521,7 +521,7 @@ impl Job<'_> {
                     }
                     // Padded columns col.. and col + 1.., every other one.
                     let col = iw0 + pw;
-                    let sides = [(col, (n + 1) / 2, evens), (col + 1, n / 2, odds)];
+                    let sides = [(col, n.div_ceil(2), evens), (col + 1, n / 2, odds)];
                     for c in 0..channels {
                         let plane = &mut planes[(c0 + c) * plane_len + r * 2 * half..][..2 * half];
                         for (first, count, pick) in sides {
