@@ -19,7 +19,7 @@
 //! | exp | 1 | range reduction by ln 2 (two-part constant), degree-5 polynomial (Cephes' `expf`), scaling by 2^n in two halves |
 //! | log | 1 | x = 2^e·m with m in [√½, √2), log(m) = 2s + s·R(s²) with s = (m−1)/(m+1), degree-3 minimax R |
 //! | tanh | 1 | \|x\| < 0.55: x + x³·P(x²) (degree-5 minimax P); else 1 − 2/(e^{2\|x\|}+1) with the sign of x |
-//! | erf | 2 | \|x\| < 1: x·P(x²) (degree-7); \|x\| < 4: 1 − e^{−x²}·Q(1/\|x\|) (degree-9 minimax Q, x² kept in two parts); else ±1 |
+//! | erf | 2 | \|x\| < 1: x·P(x²) (degree-7); \|x\| < 4: 1 − e^{Q(\|x\|)} (Q of degree 6 fitted to ln erfc, its error weighted by erfc); else ±1 |
 //! | sin, cos | 2 | reduction by π/2 in three parts to \|r\| ≤ π/4, minimax polynomials for sin and cos on r, chosen by quadrant; \|x\| > 8192: the f64 function, rounded |
 //! | atan | 1 | \|x\| > 1: π/2 − atan(1/\|x\|); q > ½: π/4 + atan((q−1)/(q+1)); t + t³·P(t²) on \|t\| ≤ ½ (degree-5 minimax P), the multiple of π/4 in two parts added last |
 //! | asin, acos | 1 | \|x\| ≤ ½: x + x³·P(x²) (degree-5 minimax P); else through s = √((1−\|x\|)/2): asin = π/2 − 2·asin(s), acos = 2·asin(s) or π − 2·asin(s), the square root's rounding error carried by a fused multiply-add |
