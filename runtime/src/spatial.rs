@@ -819,6 +819,12 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
                 .map(|k| taps[1].iter().map(|t| t[k].1).collect())
                 .collect(),
         };
+        #[cfg(target_arch = "x86_64")]
+        let windows = if T::IS_F32 {
+            Windows::new(&cols, xs[1])
+        } else {
+            None
+        };
         planes.par_iter().for_each(|plane| {
             let at = |g: &Geometry| {
                 g.offset
@@ -830,17 +836,37 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
             };
             let (x0, v0) = (at(xg), at(og));
             let mut acc = vec![-0f64; out_size[1] as usize];
+            // SAFETY: a source row, inside the input.
+            let source =
+                |sh: i64| unsafe { (xp.ptr() as *const T).offset((x0 + sh * xs[0]) as isize) };
             for (oh, rows) in taps[0].iter().enumerate() {
+                let row = v0 + oh as i64 * os[0];
+                #[cfg(target_arch = "x86_64")]
+                if let Some(windows) = &windows {
+                    let rows: Vec<(*const f32, f64)> = rows
+                        .iter()
+                        .map(|&(sh, wh)| (source(sh).cast(), wh))
+                        .collect();
+                    // SAFETY: T is f32; the windows are the columns'
+                    // sources, inside the rows; the output row's columns
+                    // at its stride; AVX-512 (Windows::new).
+                    unsafe {
+                        windows.row(
+                            &rows,
+                            &cols,
+                            (vp.ptr() as *mut f32).offset(row as isize),
+                            os[1],
+                        )
+                    };
+                    continue;
+                }
                 // From −0.0, as the interpreter's sums of taps: a single
                 // tap (nearest) or a sum of negative zeros keeps its sign.
                 acc.fill(-0.0);
                 for &(sh, wh) in rows {
-                    // SAFETY: the source row, inside the input.
-                    let row = unsafe { (xp.ptr() as *const T).offset((x0 + sh * xs[0]) as isize) };
                     // SAFETY: the columns' sources are inside the row.
-                    unsafe { resample_row(&mut acc, row, &cols, wh) };
+                    unsafe { resample_row(&mut acc, source(sh), &cols, wh) };
                 }
-                let row = v0 + oh as i64 * os[0];
                 for (ow, a) in acc.iter().enumerate() {
                     // SAFETY: inside the result's plane.
                     unsafe {
@@ -1325,6 +1351,114 @@ unsafe fn resample_row_plain<T: Element + Into<f64>>(
             // SAFETY: the caller's contract.
             let x: f64 = unsafe { *row.offset(*s as isize) }.into();
             *a += wh * w * x;
+        }
+    }
+}
+
+/// A 2-D resampling's columns as windows of the source row, where each
+/// block of 16 outputs reads, per tap, at most 16 consecutive inputs
+/// (upsampling, and downsampling by less than 16/15): one masked load and
+/// a permutation per block instead of 16 gathered elements (bilinear ×2
+/// of 1×64×128×128: 5.7 → 2.1 ms, the sums in registers).
+#[cfg(target_arch = "x86_64")]
+struct Windows {
+    /// Per tap, per block: its first source, the mask of the inputs it
+    /// reads from there, and each output's offset from the first.
+    blocks: Vec<Vec<(i64, std::arch::x86_64::__mmask16, [i32; 16])>>,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Windows {
+    /// The windows of `cols` over a row of stride `stride`: `None` unless
+    /// the row is contiguous, the CPU has AVX-512F and every block's
+    /// sources fit in 16 inputs.
+    fn new(cols: &Columns, stride: i64) -> Option<Windows> {
+        if stride != 1 || !std::arch::is_x86_feature_detected!("avx512f") {
+            return None;
+        }
+        let blocks = cols
+            .src
+            .iter()
+            .map(|src| {
+                src.chunks(16)
+                    .map(|block| {
+                        let lo = *block.iter().min()?;
+                        let hi = *block.iter().max()?;
+                        if hi - lo >= 16 {
+                            return None;
+                        }
+                        let mut lanes = [0i32; 16];
+                        for (l, s) in lanes.iter_mut().zip(block) {
+                            *l = (s - lo) as i32;
+                        }
+                        let mask = crate::avx512::first_lanes((hi - lo + 1) as usize);
+                        Some((lo, mask, lanes))
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Windows { blocks })
+    }
+
+    /// An output row: `Σ_(row, wh) Σ_k wh · weight[k][ow] · row[src[k][ow]]`
+    /// from −0.0, as [`resample_row`] and the interpreter compute it (the
+    /// same operations in f64, in the same order), rounded to f32 into
+    /// `out` at column stride `step`, 16 outputs at a time in registers.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; the columns' sources are inside each row;
+    /// `out` addresses the output row's columns at `step`.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn row(&self, rows: &[(*const f32, f64)], cols: &Columns, out: *mut f32, step: i64) {
+        use std::arch::x86_64::*;
+        let n = cols.weight.first().map_or(0, Vec::len);
+        for b in 0..n.div_ceil(16) {
+            let o = 16 * b;
+            let outputs = crate::avx512::first_lanes(n - o);
+            let mut acc = [_mm512_set1_pd(-0.0); 2];
+            for &(row, wh) in rows {
+                let wh = _mm512_set1_pd(wh);
+                for (blocks, weight) in self.blocks.iter().zip(&cols.weight) {
+                    let (first, reads, lanes) = &blocks[b];
+                    // SAFETY: the block's sources, inside the row; its
+                    // outputs' weights (masked to the row's end).
+                    unsafe {
+                        let window = _mm512_maskz_loadu_ps(*reads, row.offset(*first as isize));
+                        let x = _mm512_permutexvar_ps(
+                            _mm512_loadu_si512(lanes.as_ptr().cast()),
+                            window,
+                        );
+                        let upper = _mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x));
+                        let halves = [
+                            _mm512_cvtps_pd(_mm512_castps512_ps256(x)),
+                            _mm512_cvtps_pd(_mm256_castpd_ps(upper)),
+                        ];
+                        for (h, (x, acc)) in halves.into_iter().zip(&mut acc).enumerate() {
+                            let m = (outputs >> (8 * h)) as u8;
+                            let w = _mm512_maskz_loadu_pd(m, weight.as_ptr().add(o + 8 * h));
+                            *acc = _mm512_add_pd(*acc, _mm512_mul_pd(_mm512_mul_pd(wh, w), x));
+                        }
+                    }
+                }
+            }
+            let (lo, hi) = (_mm512_cvtpd_ps(acc[0]), _mm512_cvtpd_ps(acc[1]));
+            let y = _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+                _mm512_castps_pd(_mm512_castps256_ps512(lo)),
+                _mm256_castps_pd(hi),
+            ));
+            // SAFETY: the block's outputs in the row (masked to its end).
+            unsafe {
+                let at = out.offset(o as isize * step as isize);
+                if step == 1 {
+                    _mm512_mask_storeu_ps(at, outputs, y);
+                } else {
+                    let mut v = [0f32; 16];
+                    _mm512_storeu_ps(v.as_mut_ptr(), y);
+                    for (l, v) in v.iter().enumerate().take((n - o).min(16)) {
+                        *at.offset(l as isize * step as isize) = *v;
+                    }
+                }
+            }
         }
     }
 }
