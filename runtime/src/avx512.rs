@@ -69,6 +69,43 @@ pub(crate) fn transpose16(r: &mut [__m512; 16]) {
     *r = t;
 }
 
+/// Indices of `_mm512_permutex2var_ps` that pick the even lanes of two
+/// registers' 32, and the odd ones (16 pairs split apart).
+pub(crate) static EVENS: [i32; 16] = [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30];
+pub(crate) static ODDS: [i32; 16] = [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31];
+
+/// A table of 16 lane indices in a register.
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub(crate) fn indices(table: &[i32; 16]) -> __m512i {
+    // SAFETY: the table's 16 elements.
+    unsafe { _mm512_loadu_si512(table.as_ptr().cast()) }
+}
+
+/// `dst[i] = src[2i]`, 16 at a time: two masked loads and a permutation
+/// (a stride-2 convolution's input rows, which were read element by
+/// element).
+///
+/// # Safety
+/// `src` addresses `2·dst.len() − 1` floats (none of them in `dst`).
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn every_other(src: *const f32, dst: &mut [f32]) {
+    let evens = indices(&EVENS);
+    for (g, out) in dst.chunks_mut(16).enumerate() {
+        let n = out.len();
+        // Inputs 32g .. 32g + 2n − 1.
+        let reads = 2 * n - 1;
+        // SAFETY: within the 2·len − 1 inputs; the group's outputs.
+        unsafe {
+            let at = src.add(32 * g);
+            let lo = _mm512_maskz_loadu_ps(first_lanes(reads), at);
+            let hi = _mm512_maskz_loadu_ps(first_lanes(reads.saturating_sub(16)), at.add(16));
+            let v = _mm512_permutex2var_ps(lo, evens, hi);
+            _mm512_mask_storeu_ps(out.as_mut_ptr(), first_lanes(n), v);
+        }
+    }
+}
+
 impl Avx512 {
     /// The builder.
     ///

@@ -666,6 +666,8 @@ fn gather_planar<T: Element>(
     let cg = s.in_per_group as usize;
     let taps = s.taps.len();
     let c_stride = xg.strides[1];
+    #[cfg(target_arch = "x86_64")]
+    let wide = std::arch::is_x86_feature_detected!("avx512f");
     let mut runs = Vec::new();
     for (t, tap) in s.taps.iter().enumerate() {
         tap_runs(conv, s, xg, x_base, tap, p0, rows, &mut runs);
@@ -689,6 +691,18 @@ fn gather_planar<T: Element>(
                     // SAFETY: `len` inputs `step` apart from `start`, inside
                     // the input's buffer.
                     let src = unsafe { x.ptr().offset((start + shift) as isize) };
+                    #[cfg(target_arch = "x86_64")]
+                    if T::IS_F32 && step == 2 && wide {
+                        // SAFETY: as above (2·len − 1 inputs from src); T is
+                        // f32; the CPU has AVX-512F.
+                        unsafe {
+                            crate::avx512::every_other(
+                                src.cast::<f32>(),
+                                std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<f32>(), len),
+                            )
+                        };
+                        continue;
+                    }
                     for (i, v) in dst.iter_mut().enumerate() {
                         *v = unsafe { *src.offset(i as isize * step as isize) };
                     }

@@ -45,7 +45,7 @@ use kiln_ir::view::Geometry;
 use rayon::prelude::*;
 use std::arch::x86_64::*;
 
-use crate::avx512::first_lanes;
+use crate::avx512::{EVENS, ODDS, first_lanes, indices};
 use crate::panel::{Out, Panel, Rows, product};
 use crate::spatial::Shape;
 use crate::storage::{Buffer, Storage};
@@ -737,22 +737,10 @@ impl Job<'_> {
     }
 }
 
-/// Indices of `_mm512_permutex2var_ps` that pick the even lanes of two
-/// registers' 32, then the odd ones (16 pairs split apart).
-static EVENS: [i32; 16] = [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30];
-static ODDS: [i32; 16] = [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31];
-/// And that interleave two registers' lanes: the first 8 of each, then
-/// the last 8 (16 pairs put together).
+/// Indices of `_mm512_permutex2var_ps` that interleave two registers'
+/// lanes: the first 8 of each, then the last 8 (16 pairs put together).
 static FIRST_HALVES: [i32; 16] = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
 static SECOND_HALVES: [i32; 16] = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
-
-/// One of these tables in a register.
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn indices(table: &[i32; 16]) -> __m512i {
-    // SAFETY: the table's 16 elements.
-    unsafe { _mm512_loadu_si512(table.as_ptr().cast()) }
-}
 
 /// Runs `f(i, lanes)` over `0..n` in groups of 16 (`lanes` of them, 16
 /// but in the last group): the rows of tiles' loops, in AVX-512 registers
