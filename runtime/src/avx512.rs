@@ -99,7 +99,9 @@ pub(crate) unsafe fn every_other(src: *const f32, dst: &mut [f32]) {
         unsafe {
             let at = src.add(32 * g);
             let lo = _mm512_maskz_loadu_ps(first_lanes(reads), at);
-            let hi = _mm512_maskz_loadu_ps(first_lanes(reads.saturating_sub(16)), at.add(16));
+            // (Past the inputs where no lane is read.)
+            let hi =
+                _mm512_maskz_loadu_ps(first_lanes(reads.saturating_sub(16)), at.wrapping_add(16));
             let v = _mm512_permutex2var_ps(lo, evens, hi);
             _mm512_mask_storeu_ps(out.as_mut_ptr(), first_lanes(n), v);
         }

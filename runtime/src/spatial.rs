@@ -850,6 +850,9 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
             };
             let (x0, v0) = (at(xg), at(og));
             let mut acc = vec![-0f64; out_size[1] as usize];
+            // The windows' source rows of an output row (kept across rows).
+            #[cfg(target_arch = "x86_64")]
+            let mut sources: Vec<(*const f32, f64)> = Vec::new();
             // SAFETY: a source row, inside the input.
             let source =
                 |sh: i64| unsafe { (xp.ptr() as *const T).offset((x0 + sh * xs[0]) as isize) };
@@ -857,16 +860,14 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
                 let row = v0 + oh as i64 * os[0];
                 #[cfg(target_arch = "x86_64")]
                 if let Some(windows) = &windows {
-                    let rows: Vec<(*const f32, f64)> = rows
-                        .iter()
-                        .map(|&(sh, wh)| (source(sh).cast(), wh))
-                        .collect();
+                    sources.clear();
+                    sources.extend(rows.iter().map(|&(sh, wh)| (source(sh).cast::<f32>(), wh)));
                     // SAFETY: T is f32; the windows are the columns'
                     // sources, inside the rows; the output row's columns
                     // at its stride; AVX-512 (Windows::new).
                     unsafe {
                         windows.row(
-                            &rows,
+                            &sources,
                             &cols,
                             (vp.ptr() as *mut f32).offset(row as isize),
                             os[1],
@@ -889,6 +890,42 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
                     };
                 }
             }
+        });
+        return Ok(true);
+    }
+    let plane_len: i64 = in_size.iter().product();
+    if matches!(reads, Reads::Adaptive(false))
+        && out_size.iter().all(|n| *n == 1)
+        && plane_len > 0
+        && flattens(xg, lead)
+        && xg.strides[rank - 1] == 1
+    {
+        // A global average pool (a CNN's last: 1×512×7×7) over planes
+        // whose elements are contiguous: each plane's sum in order, as the
+        // window loop below computes it (which took 0.11 ms for that, its
+        // index arithmetic per element), several planes to a task.
+        let per_task = ((1 << 14) / plane_len).max(1) as usize;
+        planes.par_iter().with_min_len(per_task).for_each(|plane| {
+            let at = |g: &Geometry| {
+                g.offset
+                    + plane
+                        .iter()
+                        .zip(&g.strides)
+                        .map(|(i, s)| i * s)
+                        .sum::<i64>()
+            };
+            // SAFETY: the plane's elements, contiguous inside the input.
+            let values = unsafe {
+                std::slice::from_raw_parts(
+                    (xp.ptr() as *const T).offset(at(xg) as isize),
+                    plane_len as usize,
+                )
+            };
+            let sum = values.iter().fold(0.0, |s, v| s + (*v).into());
+            // SAFETY: the plane's one output.
+            unsafe {
+                *(vp.ptr() as *mut T).offset(at(og) as isize) = T::from_f64(sum / plane_len as f64)
+            };
         });
         return Ok(true);
     }
@@ -1449,7 +1486,9 @@ impl Windows {
                         ];
                         for (h, (x, acc)) in halves.into_iter().zip(&mut acc).enumerate() {
                             let m = (outputs >> (8 * h)) as u8;
-                            let w = _mm512_maskz_loadu_pd(m, weight.as_ptr().add(o + 8 * h));
+                            // (Past the weights where no lane is read.)
+                            let w =
+                                _mm512_maskz_loadu_pd(m, weight.as_ptr().wrapping_add(o + 8 * h));
                             *acc = _mm512_add_pd(*acc, _mm512_mul_pd(_mm512_mul_pd(wh, w), x));
                         }
                     }

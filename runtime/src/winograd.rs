@@ -33,7 +33,7 @@
 //! transforms and copies run 16 tiles at a time in AVX-512 registers,
 //! masked at a row's end ([`by_sixteen`]: rows of ResNet's images are 4 to
 //! 28 tiles, which compiled loops left mostly to their scalar remainders;
-//! 8×128×28×28 7.5 → 5.3 ms). Where
+//! 8×128×28×28 7.9 → 5.3 ms). Where
 //! that makes fewer tasks than threads (small images at batch 1), each
 //! task is split into ranges of output channels, each range's task
 //! transforming the input itself ([`channel_splits`]).
@@ -594,7 +594,8 @@ impl Job<'_> {
                         let lo = _mm512_maskz_loadu_ps(first_lanes(2 * lanes), at);
                         let hi = _mm512_maskz_loadu_ps(
                             first_lanes((2 * lanes).saturating_sub(16)),
-                            at.add(16),
+                            // (Past the row where no lane is read.)
+                            at.wrapping_add(16),
                         );
                         let m = first_lanes(lanes);
                         let firsts = _mm512_permutex2var_ps(lo, indices(&EVENS), hi);
@@ -631,7 +632,7 @@ impl Job<'_> {
     }
 
     /// Outputs (a, b) of 16 tiles from tile `k` of tile row `t` (`y[a][b]`,
-    /// from [`output_tiles`]; `lanes` of them in the row) into output rows
+    /// from [`output_group`]; `lanes` of them in the row) into output rows
     /// 2·`t` + a, columns 2·k.. of channel `o` of image `b`, the half tiles
     /// past the output's edge left out: along contiguous rows, the two
     /// columns of each tile interleaved in registers.
@@ -671,7 +672,8 @@ impl Job<'_> {
                     );
                     _mm512_mask_storeu_ps(dst, first_lanes(columns), first);
                     _mm512_mask_storeu_ps(
-                        dst.add(16),
+                        // (Past the output where no lane is written.)
+                        dst.wrapping_add(16),
                         first_lanes(columns.saturating_sub(16)),
                         second,
                     );

@@ -417,7 +417,7 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let is_small = b.lt(a, one);
     // 1 ≤ |x| < 4: 1 − e^{Q(|x|)}, Q ≈ ln erfc (e^Q ≤ erfc(1) = 0.157, so
     // the subtraction loses under an ulp; the fit's error, times erfc,
-    // is 1e-9). Rare
+    // is under 1e-8 with its coefficients in f32). Rare
     // where erf is used most (GELU's x/√2 of activations near zero), so
     // computed only where some lane needs it. The closure is inlined as
     // the functions are (module doc): left out of line, a builder's vector
@@ -445,7 +445,7 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
 /// small: x < 1/4 as 1 − erf(x) (no cancellation there); else
 /// e^{−x²}·P with P a polynomial fitted to erfc(x)·e^{x²} on [1/4, 1) (in
 /// x), [1, 4) and [4, 10.2] (in 1/x), and e^{−x²} with x² in two parts
-/// as in [`erf`]; 0 beyond 10.2.
+/// (`exp_minus_square`); 0 beyond 10.2.
 #[inline(always)]
 pub fn erfc<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let one = b.f32(1.0);
