@@ -193,13 +193,20 @@ pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let below = b.lt(xc, lo);
     let zero = b.f32(0.0);
     let xc = b.select(below, zero, xc);
-    let (n, u) = exp_reduced(b, xc);
-    let one = b.f32(1.0);
-    let p = b.add(u, one);
-    let p = b.scale_by_pow2(p, n);
+    let p = exp_in_range(b, xc);
     let p = b.select(below, zero, p);
     let nan = b.is_nan(x);
     b.select(nan, x, p)
+}
+
+/// e^x for x in [[`EXP_LO`], [`EXP_HI`]]: [`exp`] without its clamps and
+/// its NaN (for callers whose arguments are in range where used).
+#[inline(always)]
+fn exp_in_range<B: Builder>(b: &mut B, x: B::F) -> B::F {
+    let (n, u) = exp_reduced(b, x);
+    let one = b.f32(1.0);
+    let p = b.add(u, one);
+    b.scale_by_pow2(p, n)
 }
 
 /// x = n·ln 2 + r with |r| ≤ ln 2 / 2: the integer n (as an f32) and
@@ -430,7 +437,9 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
             let center = b.f32(ERF_LOG_ERFC_CENTER);
             let t = b.sub(a, center);
             let q = horner(b, t, &ERF_LOG_ERFC);
-            let e = exp(b, q);
+            // Q is in [−18, 0] for |x| ≤ 4 (lanes beyond, NaN included,
+            // are replaced below), so exp's clamps are not needed.
+            let e = exp_in_range(b, q);
             let mid = b.sub(one, e);
             with_sign_of(b, mid, x)
         },
@@ -438,7 +447,9 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let limit = b.f32(ERF_ONE);
     let saturated = b.gt(a, limit);
     let unit = with_sign_of(b, one, x);
-    b.select(saturated, unit, r)
+    let r = b.select(saturated, unit, r);
+    let nan = b.is_nan(x);
+    b.select(nan, x, r)
 }
 
 /// The complementary error function 1 − erf(x), accurate where it is
