@@ -200,7 +200,8 @@ pub fn exp<B: Builder>(b: &mut B, x: B::F) -> B::F {
 }
 
 /// e^x for x in [[`EXP_LO`], [`EXP_HI`]]: [`exp`] without its clamps and
-/// its NaN (for callers whose arguments are in range where used).
+/// its NaN select, for callers that keep it in range (outside, the result
+/// is arbitrary, and a builder may meet an infinity or NaN as an integer).
 #[inline(always)]
 fn exp_in_range<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let (n, u) = exp_reduced(b, x);
@@ -411,7 +412,8 @@ fn exp_minus_square<B: Builder>(b: &mut B, v: B::F) -> B::F {
 }
 
 /// The error function: x·P(x²) for |x| < 1, 1 − e^{Q(|x|)} with Q fitted
-/// to ln erfc below 4 (sign restored), ±1 beyond. (1 − e^{−x²}·R(1/|x|),
+/// to ln erfc below 4 (sign restored), ±1 beyond; a NaN argument is
+/// returned as it is (as [`exp`] returns it). (1 − e^{−x²}·R(1/|x|),
 /// before, took a division and x² in two parts: erf cost 1.8× exp.)
 #[inline(always)]
 pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
@@ -422,6 +424,8 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
     let small = b.mul(x, p);
     let one = b.f32(1.0);
     let is_small = b.lt(a, one);
+    let limit = b.f32(ERF_ONE);
+    let saturated = b.gt(a, limit);
     // 1 ≤ |x| < 4: 1 − e^{Q(|x|)}, Q ≈ ln erfc (e^Q ≤ erfc(1) = 0.157, so
     // the subtraction loses under an ulp; the fit's error, times erfc,
     // is under 1e-8 with its coefficients in f32). Rare
@@ -434,20 +438,19 @@ pub fn erf<B: Builder>(b: &mut B, x: B::F) -> B::F {
         small,
         #[inline(always)]
         |b| {
+            // Past 4 at 4, where 1 − e^{Q(4)} (e^Q = 1.5e-8) rounds to 1:
+            // the saturated ±1 itself, and Q in [−18, 0] in every lane but
+            // a NaN's, so exp's clamps are not needed (past 4, Q grows:
+            // e^Q would make subnormal or infinite intermediates).
+            let ac = b.select(saturated, limit, a);
             let center = b.f32(ERF_LOG_ERFC_CENTER);
-            let t = b.sub(a, center);
+            let t = b.sub(ac, center);
             let q = horner(b, t, &ERF_LOG_ERFC);
-            // Q is in [−18, 0] for |x| ≤ 4 (lanes beyond, NaN included,
-            // are replaced below), so exp's clamps are not needed.
             let e = exp_in_range(b, q);
             let mid = b.sub(one, e);
             with_sign_of(b, mid, x)
         },
     );
-    let limit = b.f32(ERF_ONE);
-    let saturated = b.gt(a, limit);
-    let unit = with_sign_of(b, one, x);
-    let r = b.select(saturated, unit, r);
     let nan = b.is_nan(x);
     b.select(nan, x, r)
 }
