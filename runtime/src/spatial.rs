@@ -790,14 +790,7 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
     if let (Reads::Pool(pool), 2) = (&reads, dims) {
         // The 2-D pools (ResNet's and MobileNet's), as plain loops.
         planes.par_iter().for_each(|plane| {
-            let at = |g: &Geometry| {
-                g.offset
-                    + plane
-                        .iter()
-                        .zip(&g.strides)
-                        .map(|(i, s)| i * s)
-                        .sum::<i64>()
-            };
+            let at = |g: &Geometry| plane_offset(g, plane);
             // SAFETY: this plane of the input and of the results.
             unsafe {
                 pool2d::<T>(
@@ -840,14 +833,7 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
             None
         };
         planes.par_iter().for_each(|plane| {
-            let at = |g: &Geometry| {
-                g.offset
-                    + plane
-                        .iter()
-                        .zip(&g.strides)
-                        .map(|(i, s)| i * s)
-                        .sum::<i64>()
-            };
+            let at = |g: &Geometry| plane_offset(g, plane);
             let (x0, v0) = (at(xg), at(og));
             let mut acc = vec![-0f64; out_size[1] as usize];
             // The windows' source rows of an output row (kept across rows).
@@ -906,14 +892,7 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
         // index arithmetic per element), several planes to a task.
         let per_task = ((1 << 14) / plane_len).max(1) as usize;
         planes.par_iter().with_min_len(per_task).for_each(|plane| {
-            let at = |g: &Geometry| {
-                g.offset
-                    + plane
-                        .iter()
-                        .zip(&g.strides)
-                        .map(|(i, s)| i * s)
-                        .sum::<i64>()
-            };
+            let at = |g: &Geometry| plane_offset(g, plane);
             // SAFETY: the plane's elements, contiguous inside the input.
             let values = unsafe {
                 std::slice::from_raw_parts(
@@ -930,14 +909,7 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
         return Ok(true);
     }
     planes.par_iter().for_each(|plane| {
-        let at = |g: &Geometry| {
-            g.offset
-                + plane
-                    .iter()
-                    .zip(&g.strides)
-                    .map(|(i, s)| i * s)
-                    .sum::<i64>()
-        };
+        let at = |g: &Geometry| plane_offset(g, plane);
         let (x0, v0) = (at(xg), at(og));
         let i0 = ip.map(|(_, g)| at(g));
         let xs = &xg.strides[lead..];
@@ -1514,6 +1486,16 @@ impl Windows {
             }
         }
     }
+}
+
+/// The offset of a plane (its leading indices) in a tensor of geometry `g`.
+fn plane_offset(g: &Geometry, plane: &[i64]) -> i64 {
+    g.offset
+        + plane
+            .iter()
+            .zip(&g.strides)
+            .map(|(i, s)| i * s)
+            .sum::<i64>()
 }
 
 /// Advances a multi-index over the box `[lo, hi)`, last dim fastest.
