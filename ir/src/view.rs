@@ -284,6 +284,18 @@ impl Geometry {
         self.shape.iter().product()
     }
 
+    /// The element offset of the multi-index `index` over the leading
+    /// dims (as many as it has; the rest at 0): the offset plus each index
+    /// times its dim's stride.
+    pub fn element_offset(&self, index: &[i64]) -> i64 {
+        self.offset
+            + index
+                .iter()
+                .zip(&self.strides)
+                .map(|(i, s)| i * s)
+                .sum::<i64>()
+    }
+
     /// Whether the strides are row-major for the shape, size-1 dims
     /// ignored (c10's `compute_contiguous`); the offset does not matter.
     pub fn is_contiguous(&self) -> bool {

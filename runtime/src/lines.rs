@@ -237,14 +237,7 @@ fn for_each_line<const N: usize>(
             position[d] = rest % lines_shape[d];
             rest /= lines_shape[d];
         }
-        let mut offsets = geometries.map(|g| {
-            g.offset
-                + position
-                    .iter()
-                    .zip(&g.strides)
-                    .map(|(p, s)| p * s)
-                    .sum::<i64>()
-        });
+        let mut offsets = geometries.map(|g| g.element_offset(&position));
         let mut group: Vec<[i64; N]> = Vec::with_capacity(INTERLEAVED);
         for line in lo..hi {
             group.push(offsets);

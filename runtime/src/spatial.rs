@@ -790,7 +790,7 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
     if let (Reads::Pool(pool), 2) = (&reads, dims) {
         // The 2-D pools (ResNet's and MobileNet's), as plain loops.
         planes.par_iter().for_each(|plane| {
-            let at = |g: &Geometry| plane_offset(g, plane);
+            let at = |g: &Geometry| g.element_offset(plane);
             // SAFETY: this plane of the input and of the results.
             unsafe {
                 pool2d::<T>(
@@ -833,7 +833,7 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
             None
         };
         planes.par_iter().for_each(|plane| {
-            let at = |g: &Geometry| plane_offset(g, plane);
+            let at = |g: &Geometry| g.element_offset(plane);
             let (x0, v0) = (at(xg), at(og));
             let mut acc = vec![-0f64; out_size[1] as usize];
             // The windows' source rows of an output row (kept across rows).
@@ -892,7 +892,7 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
         // index arithmetic per element), several planes to a task.
         let per_task = ((1 << 14) / plane_len).max(1) as usize;
         planes.par_iter().with_min_len(per_task).for_each(|plane| {
-            let at = |g: &Geometry| plane_offset(g, plane);
+            let at = |g: &Geometry| g.element_offset(plane);
             // SAFETY: the plane's elements, contiguous inside the input.
             let values = unsafe {
                 std::slice::from_raw_parts(
@@ -909,7 +909,7 @@ unsafe fn window_typed<T: Element + Into<f64> + FromF64 + PartialOrd>(
         return Ok(true);
     }
     planes.par_iter().for_each(|plane| {
-        let at = |g: &Geometry| plane_offset(g, plane);
+        let at = |g: &Geometry| g.element_offset(plane);
         let (x0, v0) = (at(xg), at(og));
         let i0 = ip.map(|(_, g)| at(g));
         let xs = &xg.strides[lead..];
@@ -1447,10 +1447,7 @@ impl Windows {
                     // outputs' weights (masked to the row's end).
                     unsafe {
                         let window = _mm512_maskz_loadu_ps(*reads, row.offset(*first as isize));
-                        let x = _mm512_permutexvar_ps(
-                            _mm512_loadu_si512(lanes.as_ptr().cast()),
-                            window,
-                        );
+                        let x = _mm512_permutexvar_ps(crate::avx512::indices(lanes), window);
                         let upper = _mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x));
                         let halves = [
                             _mm512_cvtps_pd(_mm512_castps512_ps256(x)),
@@ -1486,16 +1483,6 @@ impl Windows {
             }
         }
     }
-}
-
-/// The offset of a plane (its leading indices) in a tensor of geometry `g`.
-fn plane_offset(g: &Geometry, plane: &[i64]) -> i64 {
-    g.offset
-        + plane
-            .iter()
-            .zip(&g.strides)
-            .map(|(i, s)| i * s)
-            .sum::<i64>()
 }
 
 /// Advances a multi-index over the box `[lo, hi)`, last dim fastest.

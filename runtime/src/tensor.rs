@@ -365,13 +365,7 @@ impl Tensor {
     }
 
     fn byte_offset(&self, index: &[i64]) -> usize {
-        let element: i64 = self.geometry.offset
-            + index
-                .iter()
-                .zip(&self.geometry.strides)
-                .map(|(i, s)| i * s)
-                .sum::<i64>();
-        element as usize * self.dtype.itemsize()
+        self.geometry.element_offset(index) as usize * self.dtype.itemsize()
     }
 
     /// The element at a multi-index.

@@ -308,7 +308,7 @@ mod tests {
             let sum: f64 = (0..k)
                 .map(|l| xa[elem(ga, i, l, true)] * xb[elem(gb, l, j, false)])
                 .sum();
-            let at = go.offset + idx.iter().zip(&go.strides).map(|(x, s)| x * s).sum::<i64>();
+            let at = go.element_offset(&idx);
             c[at as usize] = sum;
         }
         c
