@@ -1124,3 +1124,171 @@ fn identical_kernels_of_a_program_compile_once() {
         assert!((g - w).abs() <= 1e-6, "{g} against {w}");
     }
 }
+
+/// A convolution's pointwise tail (inference batch norm, a residual add,
+/// ReLU) is applied to its output blocks as they are written
+/// (`kiln_passes::plan::tail`), with the bits of the kernel it replaces:
+/// each program against the same one that also returns the convolution's
+/// result (which then has no tail, and runs the kernel), on the direct
+/// convolution (grouped, strided, channels_last) and on Winograd's sizes.
+/// Tails that are not one keep their kernel: the residual added before the
+/// shift, f64; a residual laid out otherwise is a tail the runtime leaves
+/// to its kernel.
+#[test]
+fn convolution_tails_have_their_kernels_bits() {
+    let norm = "%s = mul %y, %a\n  %t = add %s, %b";
+    let cases: [(&str, &str, &str, bool); 8] = [
+        ("2x16x9x9", "8x16x3x3", "stride = [2, 2], padding = 1", true),
+        ("1x8x10x10", "8x4x3x3", "padding = 1, groups = 2", true),
+        ("2x64x16x16", "32x64x3x3", "padding = 1", true),
+        ("1x24x12x12", "40x24x1x1", "", true),
+        (
+            "1x3x20x20",
+            "16x3x7x7",
+            "stride = [2, 2], padding = 3",
+            true,
+        ),
+        ("1x32x16x16", "32x32x3x3", "padding = 1", true),
+        ("1x32x16x16", "32x32x3x3", "padding = 1", false),
+        ("2x16x9x9", "8x16x3x3", "stride = [2, 2], padding = 1", true),
+    ];
+    for (i, (x, w, attrs, tail_expected)) in cases.into_iter().enumerate() {
+        let out_channels = w.split('x').next().unwrap();
+        let layout = if i == 5 { ", channels_last" } else { "" };
+        // The last two: the residual before the shift (no tail), and a
+        // residual in the other layout (a tail the kernels leave).
+        let (body, residual_layout) = match i {
+            6 => (
+                "%s = mul %y, %a\n  %r1 = add %s, %r\n  %t = add %r1, %b".to_string(),
+                "",
+            ),
+            7 => (format!("{norm}\n  %r1 = add %t, %r"), ", channels_last"),
+            _ => (format!("{norm}\n  %r1 = add %t, %r"), layout),
+        };
+        let body = if i == 6 {
+            format!("{body}\n  %o = relu %t")
+        } else {
+            format!("{body}\n  %o = relu %r1")
+        };
+        let (n, h) = {
+            let d: Vec<i64> = x.split('x').map(|v| v.parse().unwrap()).collect();
+            let k: Vec<i64> = w.split('x').map(|v| v.parse().unwrap()).collect();
+            let (stride, pad) = if attrs.contains("stride") {
+                (2, if k[2] == 7 { 3 } else { 1 })
+            } else {
+                (1, if attrs.contains("padding = 1") { 1 } else { 0 })
+            };
+            (d[0], (d[2] + 2 * pad - k[2]) / stride + 1)
+        };
+        let y = format!("{n}x{out_channels}x{h}x{h}");
+        let program = |also_y: bool| {
+            let (results, returned) = if also_y {
+                (
+                    format!("tensor<{y}xf32{layout}>, tensor<{y}xf32{layout}>"),
+                    "%o, %y",
+                )
+            } else {
+                (format!("tensor<{y}xf32{layout}>"), "%o")
+            };
+            let attrs = if attrs.is_empty() {
+                String::new()
+            } else {
+                format!(" {{{attrs}}}")
+            };
+            format!(
+                "func @main(%x: tensor<{x}xf32{layout}>, %w: tensor<{w}xf32>, %a: tensor<{out_channels}x1x1xf32>, %b: tensor<{out_channels}x1x1xf32>, %r: tensor<{y}xf32{residual_layout}>) -> ({results}) {{\n  %y = conv2d %x, %w{attrs}\n  {body}\n  return {returned}\n}}\n"
+            )
+        };
+        let run = |text: &str| {
+            let module = kiln::parse_module("tail.kir", text, kiln::DefaultDType::F32).unwrap();
+            let compiled = Compiler::new(BackendKind::Cranelift)
+                .compile(&module)
+                .unwrap_or_else(|e| panic!("case {i}: {e}\n{text}"));
+            let plan = compiled.kernel_plan().unwrap().unwrap();
+            let results = compiled.run(&inputs_for(&module)).unwrap();
+            (plan, results[0].to_vec::<f32>().unwrap())
+        };
+        let (plan, with_tail) = run(&program(false));
+        let (plain_plan, without) = run(&program(true));
+        assert_eq!(
+            plan.contains("tail (the next kernel)"),
+            tail_expected,
+            "case {i}:\n{plan}"
+        );
+        assert!(
+            !plain_plan.contains("tail (the next kernel)"),
+            "case {i}:\n{plain_plan}"
+        );
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&with_tail), bits(&without), "case {i}:\n{plan}");
+        assert!(
+            with_tail.iter().any(|v| *v > 0.0) && with_tail.contains(&0.0),
+            "case {i}"
+        );
+    }
+    // Batch norm as the module computes it (its scale and shift made per
+    // channel in a kernel of their own, moved before the convolution with
+    // the kernel that computes rsqrt(var + eps)), twice, the second with
+    // the first's input as its residual: ResNet's basic block.
+    let block = "func @main(%x: tensor<2x16x10x10xf32>, %w1: tensor<16x16x3x3xf32>, %g1: tensor<16xf32>, %b1: tensor<16xf32>, %m1: tensor<16xf32>, %v1: tensor<16xf32>, %w2: tensor<16x16x3x3xf32>, %g2: tensor<16xf32>, %b2: tensor<16xf32>, %m2: tensor<16xf32>, %v2: tensor<16xf32>) -> (tensor<2x16x10x10xf32>, tensor<2x16x10x10xf32>) {
+  %c1 = conv2d %x, %w1 {padding = 1}
+  %n1 = batch_norm %c1, %g1, %b1, %m1, %v1
+  %r1 = relu %n1
+  %c2 = conv2d %r1, %w2 {padding = 1}
+  %n2 = batch_norm %c2, %g2, %b2, %m2, %v2
+  %s = add %n2, %x
+  %r2 = relu %s
+  return %r2, %RETURNED
+}
+";
+    let run_block = |returned: &str| {
+        let text = block.replace("%RETURNED", returned);
+        let module = kiln::parse_module("block.kir", &text, kiln::DefaultDType::F32).unwrap();
+        let compiled = Compiler::new(BackendKind::Cranelift)
+            .compile(&module)
+            .unwrap();
+        let plan = compiled.kernel_plan().unwrap().unwrap();
+        let mut inputs = inputs_for(&module);
+        // (Variances must be positive.)
+        for v in [5, 10] {
+            let values: Vec<f32> = (0..16).map(|c| 0.5 + c as f32 / 8.0).collect();
+            inputs[v] = kiln_runtime::Tensor::from_vec(values, &[16]).unwrap();
+        }
+        let results = compiled.run(&inputs).unwrap();
+        (plan, results[0].to_vec::<f32>().unwrap())
+    };
+    let (first_plain_plan, first_plain) = run_block("%c1");
+    assert_eq!(
+        first_plain_plan.matches("tail (the next kernel)").count(),
+        1,
+        "{first_plain_plan}"
+    );
+    let (plan, fused) = run_block("%x");
+    assert_eq!(plan.matches("tail (the next kernel)").count(), 2, "{plan}");
+    let (plain_plan, plain) = run_block("%c2");
+    assert_eq!(
+        plain_plan.matches("tail (the next kernel)").count(),
+        1,
+        "{plain_plan}"
+    );
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&fused), bits(&first_plain), "{plan}");
+    assert_eq!(bits(&fused), bits(&plain), "{plan}");
+    // A result of one position per channel: `y · y` is no tail (its
+    // loads of y are not per-channel values).
+    let text = "func @main(%x: tensor<1x8x3x3xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x1x1xf32> {\n  %y = conv2d %x, %w\n  %o = mul %y, %y\n  return %o\n}\n";
+    let module = kiln::parse_module("tail.kir", text, kiln::DefaultDType::F32).unwrap();
+    let compiled = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap();
+    let plan = compiled.kernel_plan().unwrap().unwrap();
+    assert!(!plan.contains("tail (the next kernel)"), "{plan}");
+    // f64: no tail (the kernels apply it in f32 only).
+    let text = "func @main(%x: tensor<1x8x6x6xf64>, %w: tensor<8x8x3x3xf64>) -> tensor<1x8x4x4xf64> {\n  %y = conv2d %x, %w\n  %o = relu %y\n  return %o\n}\n";
+    let module = kiln::parse_module("tail.kir", text, kiln::DefaultDType::F32).unwrap();
+    let compiled = Compiler::new(BackendKind::Cranelift)
+        .compile(&module)
+        .unwrap();
+    let plan = compiled.kernel_plan().unwrap().unwrap();
+    assert!(!plan.contains("tail (the next kernel)"), "{plan}");
+}

@@ -386,7 +386,7 @@ fn check_view(plan: &KernelPlan, v: &TensorView) -> Result<()> {
 /// space; returns each interpreted island as a module.
 pub fn check_plan(plan: &KernelPlan, default_dtype: DefaultDType) -> Result<Vec<Option<Module>>> {
     let mut islands = Vec::with_capacity(plan.steps.len());
-    for step in &plan.steps {
+    for (index, step) in plan.steps.iter().enumerate() {
         let island = match step {
             Step::Kernel(k) => {
                 for a in &k.accesses {
@@ -404,9 +404,23 @@ pub fn check_plan(plan: &KernelPlan, default_dtype: DefaultDType) -> Result<Vec<
                 func,
                 inputs,
                 outputs,
+                tail,
             } => {
                 for v in inputs.iter().chain(outputs) {
                     check_view(plan, v)?;
+                }
+                // (A tail stands for the next step, a kernel, which runs
+                // where the native step does not apply it.)
+                if let Some(tail) = tail {
+                    for v in tail.views() {
+                        check_view(plan, v)?;
+                    }
+                    if !matches!(plan.steps.get(index + 1), Some(Step::Kernel(_))) {
+                        return Err(Error::new(
+                            ErrorKind::Backend,
+                            format!("plan step {index}: a tail without its kernel"),
+                        ));
+                    }
                 }
                 Some(Module::single(func.clone(), default_dtype))
             }
@@ -687,17 +701,23 @@ fn run_steps<L: Launcher>(
     mut times: Option<&mut Vec<Duration>>,
 ) -> Result<()> {
     let mut kernel_index = 0;
+    let mut absorbed = false;
     for (index, (step, island)) in checked.plan.steps.iter().zip(&checked.islands).enumerate() {
         let start = Instant::now();
-        run_step(
-            launcher,
-            checked,
-            buffers,
-            status,
-            (index, step),
-            island,
-            &mut kernel_index,
-        )?;
+        if std::mem::take(&mut absorbed) {
+            // The kernel a native step applied as its tail.
+            kernel_index += 1;
+        } else {
+            absorbed = run_step(
+                launcher,
+                checked,
+                buffers,
+                status,
+                (index, step),
+                island,
+                &mut kernel_index,
+            )?;
+        }
         if let Some(times) = times.as_deref_mut() {
             launcher.synchronize()?;
             times.push(start.elapsed());
@@ -706,7 +726,8 @@ fn run_steps<L: Launcher>(
     Ok(())
 }
 
-/// One step of a plan.
+/// One step of a plan; whether it applied its tail, the next step
+/// (`kiln_passes::plan::Tail`), which is then not run.
 fn run_step<L: Launcher>(
     launcher: &L,
     checked: &CheckedPlan,
@@ -715,13 +736,14 @@ fn run_step<L: Launcher>(
     (step_index, step): (usize, &Step),
     island: &Option<Module>,
     kernel_index: &mut usize,
-) -> Result<()> {
+) -> Result<bool> {
+    let mut tail_applied = false;
     match step {
         Step::Kernel(k) => {
             let index = *kernel_index;
             *kernel_index += 1;
             if k.outer_count() == 0 {
-                return Ok(());
+                return Ok(false);
             }
             let args: Vec<&L::Buffer> = k.args.iter().map(|&b| buffers.get(b)).collect();
             launcher
@@ -739,12 +761,12 @@ fn run_step<L: Launcher>(
                 // (The buffer holds the packed copy's bytes, not the
                 // weight's: no other path may read it.)
                 return match launcher.matmul_bound(on_device, packed)? {
-                    true => Ok(()),
+                    true => Ok(false),
                     false => Err(crate::bind::no_packed_steps()),
                 };
             }
             if launcher.matmul(on_device, buffers.is_weight(b.buffer))? {
-                return Ok(());
+                return Ok(false);
             }
             let host = HostCopies::download(launcher, buffers, [a, b, out])?;
             fn arg<'v>(v: &'v TensorView, host: &HostCopies) -> MatrixArg<'v> {
@@ -762,6 +784,7 @@ fn run_step<L: Launcher>(
         Step::Interpret {
             inputs: views,
             outputs,
+            tail,
             ..
         } => {
             let is_bound = |v: &TensorView| buffers.bound[v.buffer.index()].is_some();
@@ -783,7 +806,7 @@ fn run_step<L: Launcher>(
                     (buffers.get(out.buffer), out),
                 )?;
                 return match done {
-                    true => Ok(()),
+                    true => Ok(false),
                     false => Err(crate::bind::no_packed_steps()),
                 };
             }
@@ -793,16 +816,46 @@ fn run_step<L: Launcher>(
                 .map(|v| buffers.get(v.buffer))
                 .collect();
             if launcher.device_step(step_index, &on_device, status)? {
-                return Ok(());
+                return Ok(false);
             }
             let module = island.as_ref().expect("check_plan keeps every island");
-            let host = HostCopies::download(launcher, buffers, views.iter().chain(outputs))?;
+            // A tail, where the buffers are host memory (elsewhere the
+            // next step, its kernel, runs on the device).
+            let tail = tail.as_ref().filter(|_| launcher.host_memory());
+            let tail_views = tail.into_iter().flat_map(|t| t.views());
+            let host = HostCopies::download(
+                launcher,
+                buffers,
+                views.iter().chain(outputs).chain(tail_views),
+            )?;
             // (A buffer's weight-ness: what a native step may keep derived
             // from its bytes, as a product keeps a packed weight.)
             let is_weight = |b: BufferId| launcher.host_memory() && buffers.is_weight(b);
+            fn on_host<'v>(host: &HostCopies, v: &'v TensorView) -> crate::spatial::Operand<'v> {
+                crate::spatial::Operand {
+                    ptr: host.ptr(v.buffer),
+                    geometry: &v.geometry,
+                }
+            }
+            let tail = tail.map(|t| crate::spatial::Tail {
+                scale: t.scale.as_ref().map(|v| on_host(&host, v)),
+                shift: t.shift.as_ref().map(|v| on_host(&host, v)),
+                residual: t.residual.as_ref().map(|v| on_host(&host, v)),
+                relu: t.relu,
+                out: on_host(&host, &t.out),
+            });
             // SAFETY: the views were checked against their buffers, of
-            // which these are the host storages.
-            if !unsafe { native_step(module.entry()?, (views, &is_weight), outputs, &host)? } {
+            // which these are the host storages (the tail's too).
+            let native = unsafe {
+                native_step(
+                    module.entry()?,
+                    (views, &is_weight),
+                    outputs,
+                    &host,
+                    (tail.as_ref(), &mut tail_applied),
+                )?
+            };
+            if !native {
                 let tensors = views
                     .iter()
                     .map(|v| host.tensor(v))
@@ -820,7 +873,7 @@ fn run_step<L: Launcher>(
             host.upload(launcher, buffers, outputs)?;
         }
     }
-    Ok(())
+    Ok(tail_applied)
 }
 
 /// The composites a CPU backend keeps whole from decomposition, because
@@ -854,6 +907,7 @@ unsafe fn native_step<'v>(
     (views, is_weight): (&'v [TensorView], &dyn Fn(BufferId) -> bool),
     outputs: &'v [TensorView],
     host: &HostCopies,
+    (tail, tail_applied): (Option<&crate::spatial::Tail>, &mut bool),
 ) -> Result<bool> {
     let [inst] = &func.insts[..] else {
         return Ok(false);
@@ -1040,8 +1094,13 @@ unsafe fn native_step<'v>(
         .filter(|v| is_weight(v.buffer))
         .map(|v| host.storage(v.buffer).buffer());
     // SAFETY: forwarded; the plan gives the result its own buffer, and a
-    // weight's buffer is not written during the run.
-    unsafe { crate::spatial::convolution(&conv, dtype, x, w, bias, results[0], weight) }
+    // weight's buffer is not written during the run; the tail's result
+    // is live during this step ([`kiln_passes::plan::slots`]), apart
+    // from the operands.
+    let ran =
+        unsafe { crate::spatial::convolution(&conv, dtype, x, w, bias, results[0], weight, tail)? };
+    *tail_applied = ran == crate::spatial::Convolved::WithTail;
+    Ok(ran != crate::spatial::Convolved::No)
 }
 
 /// The memory of a plan's buffers: inputs and outputs their own, temps

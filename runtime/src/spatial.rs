@@ -57,8 +57,120 @@ impl Element for f64 {
     const IS_F32: bool = false;
 }
 
+/// A convolution's pointwise tail on host buffers
+/// (`kiln_passes::plan::Tail`): `out = relu?((y · scale + shift) +
+/// residual)`, `scale` and `shift` per output channel, each view over the
+/// convolution's result shape.
+pub struct Tail<'a> {
+    /// Per output channel (stride 0 but along dim 1).
+    pub scale: Option<Operand<'a>>,
+    /// Per output channel, added after the scale.
+    pub shift: Option<Operand<'a>>,
+    /// Added after the shift, element by element.
+    pub residual: Option<Operand<'a>>,
+    /// Whether `x < 0 ? 0 : x` is last.
+    pub relu: bool,
+    /// The tail's result.
+    pub out: Operand<'a>,
+}
+
+impl Tail<'_> {
+    /// A per-channel operand's value for each of `channels` channels.
+    ///
+    /// # Safety
+    /// The operand addresses its buffer as its geometry says.
+    unsafe fn per_channel(o: &Operand, channels: i64) -> Vec<f32> {
+        let base = o.ptr.cast::<f32>();
+        (0..channels)
+            .map(|c| {
+                let at = o.geometry.element_offset(&[0, c]);
+                // SAFETY: inside the buffer, as its geometry says.
+                unsafe { *base.offset(at as isize) }
+            })
+            .collect()
+    }
+}
+
+/// A convolution's pointwise tail as its kernels apply it to their output
+/// blocks ([`Tail`] resolved for f32): each output `y` becomes
+/// `relu?((y · scale[o] + shift[o]) + residual)`, written to `out`, laid
+/// out (as the residual) as the convolution's result, each op rounded as
+/// the tail's kernel rounds it.
+pub(crate) struct Epilogue {
+    pub(crate) scale: Option<Vec<f32>>,
+    pub(crate) shift: Option<Vec<f32>>,
+    /// At the residual's first element.
+    pub(crate) residual: Option<*const f32>,
+    pub(crate) relu: bool,
+    /// At the tail's first result.
+    pub(crate) out: *mut f32,
+}
+
+// SAFETY: the residual is read, and the result written, only at the
+// positions of each task's own outputs.
+unsafe impl Sync for Epilogue {}
+
+impl Epilogue {
+    /// The tail of `f32` result `y`'s channels `o0..o0 + n` (`y` at their
+    /// first element, element `at` of the layout) over `positions`
+    /// positions, steps `c_stride` and `p_stride` apart: what the kernels
+    /// without a tail in registers run on each output block they write,
+    /// while it is in cache.
+    ///
+    /// # Safety
+    /// The block is inside `y`, the residual and the result, which do not
+    /// overlap `y`.
+    unsafe fn block(
+        &self,
+        y: *const f32,
+        at: i64,
+        (o0, n): (i64, i64),
+        positions: i64,
+        (c_stride, p_stride): (i64, i64),
+    ) {
+        for o in 0..n {
+            let c = (o0 + o) as usize;
+            let scale = self.scale.as_ref().map(|s| s[c]);
+            let shift = self.shift.as_ref().map(|s| s[c]);
+            for p in 0..positions {
+                let i = (o * c_stride + p * p_stride) as isize;
+                // SAFETY: inside the block, as the caller vouches.
+                unsafe {
+                    let mut v = *y.offset(i);
+                    if let Some(s) = scale {
+                        v *= s;
+                    }
+                    if let Some(t) = shift {
+                        v += t;
+                    }
+                    if let Some(r) = self.residual {
+                        v += *r.offset(at as isize + i);
+                    }
+                    if self.relu && v < 0.0 {
+                        v = 0.0;
+                    }
+                    *self.out.offset(at as isize + i) = v;
+                }
+            }
+        }
+    }
+}
+
+/// What [`convolution`] ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Convolved {
+    /// Nothing: no kernel here for it.
+    No,
+    /// The convolution into its own result.
+    Plain,
+    /// The convolution with its tail applied in the output tile, into the
+    /// tail's result (the convolution's own is not written).
+    WithTail,
+}
+
 /// Runs `convolution` when this file has a kernel for it (f32 or f64, not
-/// transposed, an output whose spatial dims flatten); `false` otherwise.
+/// transposed, an output whose spatial dims flatten), with `tail` applied
+/// where the kernel can ([`Convolved`]).
 /// `weight`, when given, is the buffer `w` points into, whose bytes
 /// nothing writes while this runs nor later without renumbering them (a
 /// program input the run does not write): what is derived from the
@@ -67,8 +179,11 @@ impl Element for f64 {
 ///
 /// # Safety
 /// Each pointer must address a buffer holding every element its geometry
-/// describes; `out` must not overlap the operands; `conv` must have been
-/// checked against the operand shapes (`kiln_ir::spatial::conv_params`).
+/// describes; `out` and the tail's result must not overlap the operands
+/// (the tail's own operands aside, read at the positions written);
+/// `conv` must have been checked against the operand shapes
+/// (`kiln_ir::spatial::conv_params`).
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn convolution(
     conv: &Conv,
     dtype: DType,
@@ -77,19 +192,19 @@ pub unsafe fn convolution(
     bias: Option<Operand>,
     out: Operand,
     weight: Option<&Buffer>,
-) -> Result<bool> {
+    tail: Option<&Tail>,
+) -> Result<Convolved> {
     if conv.transposed || !flattens(out.geometry, 2) {
-        return Ok(false);
+        return Ok(Convolved::No);
     }
     // SAFETY: forwarded from the caller.
     unsafe {
-        match dtype {
-            DType::F32 => run::<f32>(conv, x, w, bias, out, weight),
-            DType::F64 => run::<f64>(conv, x, w, bias, out, weight),
-            _ => return Ok(false),
-        }
+        Ok(match dtype {
+            DType::F32 => run::<f32>(conv, x, w, bias, out, weight, tail),
+            DType::F64 => run::<f64>(conv, x, w, bias, out, weight, None),
+            _ => Convolved::No,
+        })
     }
-    Ok(true)
 }
 
 /// Whether the dims from `from` on flatten into one with a single stride.
@@ -119,7 +234,8 @@ unsafe fn run<T: Element>(
     bias: Option<Operand>,
     out: Operand,
     weight: Option<&Buffer>,
-) {
+    tail: Option<&Tail>,
+) -> Convolved {
     let (xg, wg, og) = (x.geometry, w.geometry, out.geometry);
     let out_shape = conv_output_shape(conv, &xg.shape, &wg.shape);
     let kernel = wg.shape[2..].to_vec();
@@ -145,6 +261,33 @@ unsafe fn run<T: Element>(
             .map(|i| unsafe { *bp.ptr().offset((i * b.geometry.strides[0]) as isize) })
             .collect()
     });
+    let channels = shape.out_per_group * shape.groups;
+    // The tail, in f32 where its result and residual are laid out as the
+    // convolution's result (the output blocks' offsets serve them all).
+    let epilogue = tail
+        .filter(|t| {
+            T::IS_F32
+                && t.out.geometry.strides == og.strides
+                && t.residual.is_none_or(|r| r.geometry.strides == og.strides)
+        })
+        .map(|t| {
+            let at = |o: &Operand| {
+                // SAFETY: the geometry's offset is inside the buffer.
+                unsafe { o.ptr.cast::<f32>().offset(o.geometry.offset as isize) }
+            };
+            // SAFETY (both): each view addresses its buffer.
+            Epilogue {
+                scale: t.scale.map(|s| unsafe { Tail::per_channel(&s, channels) }),
+                shift: t.shift.map(|s| unsafe { Tail::per_channel(&s, channels) }),
+                residual: t.residual.map(|r| at(&r).cast_const()),
+                relu: t.relu,
+                out: at(&t.out),
+            }
+        });
+    let ran = match epilogue {
+        Some(_) => Convolved::WithTail,
+        None => Convolved::Plain,
+    };
     #[cfg(target_arch = "x86_64")]
     if T::IS_F32 && crate::winograd::applies(conv, &shape, wg) {
         let cast = |p: Shared<T>| p.ptr().cast::<f32>();
@@ -161,13 +304,13 @@ unsafe fn run<T: Element>(
                 cast(base(&w)),
                 wg,
                 bias,
-                cast(op),
-                og,
+                (cast(op), og),
                 weight,
+                epilogue.as_ref(),
             )
         };
         if done {
-            return;
+            return ran;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -187,7 +330,7 @@ unsafe fn run<T: Element>(
                 og,
             )
         };
-        return;
+        return Convolved::Plain;
     }
     let prefer = if xg.strides[1] == 1 && shape.in_per_group > 1 {
         Order::TapMajor
@@ -204,10 +347,11 @@ unsafe fn run<T: Element>(
             xg,
             &weights,
             bias_values.as_deref(),
-            op,
-            og,
+            (op, og),
+            epilogue.as_ref(),
         )
     };
+    ran
 }
 
 /// How `k` numbers a group's (tap, channel) pairs.
@@ -324,8 +468,8 @@ unsafe fn products<T: Element>(
     xg: &Geometry,
     weights: &Weights<T>,
     bias: Option<&[T]>,
-    out: Shared<T>,
-    og: &Geometry,
+    (out, og): (Shared<T>, &Geometry),
+    epilogue: Option<&Epilogue>,
 ) {
     let cg = s.in_per_group;
     let k = s.taps.len() as i64 * cg;
@@ -409,15 +553,20 @@ unsafe fn products<T: Element>(
                 (col.as_ptr(), rows, 1)
             }
         };
-        let dst = Shared(
-            // SAFETY: inside the output's buffer.
-            unsafe {
-                out.ptr().offset(
-                    (b * og.strides[0] + (g * s.out_per_group + o0) * og.strides[1] + p0 * p_stride)
-                        as isize,
-                )
-            },
-        );
+        let at = b * og.strides[0] + (g * s.out_per_group + o0) * og.strides[1] + p0 * p_stride;
+        // SAFETY: inside the output's buffer.
+        let dst = Shared(unsafe { out.ptr().offset(at as isize) });
+        // The tail on the block just written, in cache (T is f32 where
+        // there is one).
+        let tail = || {
+            if let Some(e) = epilogue {
+                let channels = (g * s.out_per_group + o0, n);
+                let strides = (og.strides[1], p_stride);
+                // SAFETY: this item's block of the result, of the tail's
+                // result and of its residual (laid out alike).
+                unsafe { e.block(dst.ptr().cast::<f32>(), at, channels, rows, strides) };
+            }
+        };
         if let Some(bias) = bias {
             for p in 0..rows {
                 for o in 0..n {
@@ -503,6 +652,7 @@ unsafe fn products<T: Element>(
                 )
             };
             drop(col);
+            tail();
             return;
         }
         // SAFETY: the tile's rows of the output, of `col` (or the input),
@@ -531,6 +681,7 @@ unsafe fn products<T: Element>(
             );
         }
         drop(col);
+        tail();
     };
     if parallel_gemm {
         items.iter().for_each(run_item);

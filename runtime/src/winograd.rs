@@ -47,7 +47,7 @@ use std::arch::x86_64::*;
 
 use crate::avx512::{EVENS, ODDS, first_lanes, indices};
 use crate::panel::{Out, Panel, Rows, product};
-use crate::spatial::Shape;
+use crate::spatial::{Epilogue, Shape};
 use crate::storage::{Buffer, Storage};
 use crate::strided::Shared;
 
@@ -133,7 +133,7 @@ fn tiles(s: &Shape) -> (i64, i64) {
 }
 
 /// Runs the convolution ([`applies`]) from `x` and `w` (f32, any strides)
-/// into `out` with the optional bias.
+/// into `out` with the optional bias, or with `epilogue` into its result.
 ///
 /// # Safety
 /// As for `crate::spatial::convolution`; [`applies`] holds. `false` (and
@@ -147,9 +147,9 @@ pub(crate) unsafe fn run(
     w: *const f32,
     wg: &Geometry,
     bias: Option<&[f32]>,
-    out: *mut f32,
-    og: &Geometry,
+    (out, og): (*mut f32, &Geometry),
     weight: Option<&Buffer>,
+    epilogue: Option<&Epilogue>,
 ) -> bool {
     let (c_n, o_n) = (s.in_per_group, s.out_per_group);
     let (th_n, tw_n) = tiles(s);
@@ -208,7 +208,8 @@ pub(crate) unsafe fn run(
             })
         })
         .collect();
-    let (x, out) = (Shared(x as *mut f32), Shared(out));
+    let out = Shared(epilogue.map_or(out, |e| e.out));
+    let x = Shared(x as *mut f32);
     let job = Job {
         conv,
         s,
@@ -216,6 +217,7 @@ pub(crate) unsafe fn run(
         og,
         u,
         bias,
+        epilogue,
     };
     tasks.par_iter().for_each(|&(b, images, t0, tr, os)| {
         SCRATCH.with_borrow_mut(|scratch| {
@@ -301,7 +303,12 @@ struct Job<'a> {
     og: &'a Geometry,
     u: &'a [f32],
     bias: Option<&'a [f32]>,
+    epilogue: Option<&'a Epilogue>,
 }
+
+// SAFETY: the epilogue's residual is read, and its result written, only at
+// each task's own outputs.
+unsafe impl Sync for Job<'_> {}
 
 thread_local! {
     /// Each thread's task buffers, kept across tasks and convolutions
@@ -426,7 +433,18 @@ impl Job<'_> {
         }
         // The task's rows of tiles: row r is image r / tr's row t0 + r % tr,
         // its tiles from r·tw in the panels.
-        let bias = |o: usize| self.bias.map(|b| b[o0 + o]);
+        // Per output channel: the bias, then the tail's scale and shift.
+        let affine = |o: usize| Affine {
+            bias: self.bias.map(|b| b[o0 + o]),
+            scale: self
+                .epilogue
+                .and_then(|e| e.scale.as_ref())
+                .map(|s| s[o0 + o]),
+            shift: self
+                .epilogue
+                .and_then(|e| e.shift.as_ref())
+                .map(|s| s[o0 + o]),
+        };
         // Point p's products for output channel o and row r of tiles are
         // at p·O·tiles from `products(o, r)`.
         let products = |o: usize, r: usize| m[o * tiles + r * tw..].as_ptr();
@@ -444,14 +462,15 @@ impl Job<'_> {
                     // forwarded, and the row of tiles is this task's.
                     unsafe {
                         if !by_channels {
-                            let y = output_group(products(o, r), stride, k, lanes, bias(o));
+                            let y = output_group(products(o, r), stride, k, lanes, affine(o));
                             self.store_tiles(y, out, b, o0 + o, t, k, lanes);
                             return;
                         }
                         let on = (o_n - o).min(16);
                         let mut y = [[[_mm512_setzero_ps(); 16]; 2]; 2];
                         for q in 0..on {
-                            let g = output_group(products(o + q, r), stride, k, lanes, bias(o + q));
+                            let g =
+                                output_group(products(o + q, r), stride, k, lanes, affine(o + q));
                             for (a, row) in g.into_iter().enumerate() {
                                 for (c, v) in row.into_iter().enumerate() {
                                     y[a][c][q] = v;
@@ -670,11 +689,18 @@ impl Job<'_> {
                         _mm512_permutex2var_ps(left, indices(&FIRST_HALVES), right),
                         _mm512_permutex2var_ps(left, indices(&SECOND_HALVES), right),
                     );
-                    _mm512_mask_storeu_ps(dst, first_lanes(columns), first);
+                    let (m1, m2) = (
+                        first_lanes(columns),
+                        first_lanes(columns.saturating_sub(16)),
+                    );
+                    let e = self.epilogue;
+                    let first = finish(e, first, row as isize, m1);
+                    let second = finish(e, second, row as isize + 16, m2);
+                    _mm512_mask_storeu_ps(dst, m1, first);
                     _mm512_mask_storeu_ps(
                         // (Past the output where no lane is written.)
                         dst.wrapping_add(16),
-                        first_lanes(columns.saturating_sub(16)),
+                        m2,
                         second,
                     );
                 } else {
@@ -683,7 +709,15 @@ impl Job<'_> {
                     _mm512_storeu_ps(r.as_mut_ptr(), right);
                     let step = os[3] as isize;
                     for c in 0..columns {
-                        let v = if c % 2 == 0 { l[c / 2] } else { r[c / 2] };
+                        let mut v = if c % 2 == 0 { l[c / 2] } else { r[c / 2] };
+                        if let Some(e) = self.epilogue {
+                            if let Some(res) = e.residual {
+                                v += *res.offset(row as isize + c as isize * step);
+                            }
+                            if e.relu && v < 0.0 {
+                                v = 0.0;
+                            }
+                        }
                         *dst.offset(c as isize * step) = v;
                     }
                 }
@@ -727,11 +761,9 @@ impl Job<'_> {
                     // SAFETY: channels o..o + on at an output position of
                     // this task's tiles.
                     unsafe {
-                        _mm512_mask_storeu_ps(
-                            out.ptr().offset(at as isize),
-                            first_lanes(on),
-                            tiles[l],
-                        )
+                        let mask = first_lanes(on);
+                        let y = finish(self.epilogue, tiles[l], at as isize, mask);
+                        _mm512_mask_storeu_ps(out.ptr().offset(at as isize), mask, y)
                     };
                 }
             }
@@ -813,9 +845,18 @@ unsafe fn input_tiles(rows: [&[f32]; 4], tw: usize, v: *mut f32, stride: usize) 
     });
 }
 
-/// `Aᵀ m A` plus the bias for tiles `k..k + lanes` of a row from the 16
-/// points' products (point `p`'s at `m + p·stride`): output (a, b) of
-/// the tiles as `y[a][b]`.
+/// What an output channel's values get in the output tile: the bias, then
+/// a tail's scale and shift ([`Epilogue`]), each rounded as a separate op.
+#[derive(Clone, Copy)]
+struct Affine {
+    bias: Option<f32>,
+    scale: Option<f32>,
+    shift: Option<f32>,
+}
+
+/// `Aᵀ m A` plus the bias, times the scale, plus the shift ([`Affine`])
+/// for tiles `k..k + lanes` of a row from the 16 points' products (point
+/// `p`'s at `m + p·stride`): output (a, b) of the tiles as `y[a][b]`.
 ///
 /// # Safety
 /// Compiled for AVX-512F; `m + p·stride` addresses the tiles' floats for
@@ -827,7 +868,7 @@ unsafe fn output_group(
     stride: usize,
     k: usize,
     lanes: usize,
-    bias: Option<f32>,
+    affine: Affine,
 ) -> [[__m512; 2]; 2] {
     let mask = first_lanes(lanes);
     // SAFETY: as the caller vouches.
@@ -839,15 +880,48 @@ unsafe fn output_group(
         std::array::from_fn(|j| _mm512_add_ps(_mm512_add_ps(p[j], p[4 + j]), p[8 + j])),
         std::array::from_fn(|j| _mm512_sub_ps(_mm512_sub_ps(p[4 + j], p[8 + j]), p[12 + j])),
     ];
-    // · A, and the bias.
+    // · A, the bias, the scale and the shift.
     s.map(|[p, q, u, v]| {
-        let pair = [
+        let mut pair = [
             _mm512_add_ps(_mm512_add_ps(p, q), u),
             _mm512_sub_ps(_mm512_sub_ps(q, u), v),
         ];
-        match bias {
-            Some(b) => pair.map(|x| _mm512_add_ps(x, _mm512_set1_ps(b))),
-            None => pair,
+        if let Some(b) = affine.bias {
+            pair = pair.map(|x| _mm512_add_ps(x, _mm512_set1_ps(b)));
         }
+        if let Some(s) = affine.scale {
+            pair = pair.map(|x| _mm512_mul_ps(x, _mm512_set1_ps(s)));
+        }
+        if let Some(t) = affine.shift {
+            pair = pair.map(|x| _mm512_add_ps(x, _mm512_set1_ps(t)));
+        }
+        pair
     })
+}
+
+/// The tail's residual add and ReLU ([`Epilogue`]) on `y`, output
+/// `at`'s values in `mask`'s lanes (elements `at`, `at + 1`, ... of the
+/// result's layout); `y` itself without a tail.
+///
+/// # Safety
+/// Compiled for AVX-512F; the residual holds elements `at..` in `mask`'s
+/// lanes.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn finish(epilogue: Option<&Epilogue>, y: __m512, at: isize, mask: __mmask16) -> __m512 {
+    let Some(e) = epilogue else {
+        return y;
+    };
+    let mut y = y;
+    if let Some(r) = e.residual {
+        // SAFETY: as the caller vouches (no lane outside `mask` is read).
+        let r = unsafe { _mm512_maskz_loadu_ps(mask, r.wrapping_offset(at)) };
+        y = _mm512_add_ps(y, r);
+    }
+    if e.relu {
+        // ReLU as the kernels compute it: x < 0 ? 0 : x (NaN and −0 kept).
+        let zero = _mm512_setzero_ps();
+        y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, zero, _CMP_LT_OQ), y, zero);
+    }
+    y
 }

@@ -852,6 +852,7 @@ impl<'a> PlanBuilder<'a> {
             func,
             inputs,
             outputs: outs,
+            tail: None,
         });
         Ok(())
     }

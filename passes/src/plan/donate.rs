@@ -26,7 +26,7 @@
 
 use kiln_ir::Op;
 
-use super::{BufferId, BufferRole, KernelPlan, Step, TensorView};
+use super::{BufferId, BufferRole, KernelPlan, TensorView};
 
 /// A result buffer that may take an input buffer's storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,16 +117,11 @@ pub fn donations(plan: &KernelPlan) -> Vec<Donation> {
 /// Every buffer mention in the plan with its step's index (the plan's
 /// returned views count as a step after the last).
 fn mentions(plan: &KernelPlan) -> impl Iterator<Item = (usize, BufferId)> + '_ {
-    let steps = plan.steps.iter().enumerate().flat_map(|(s, step)| {
-        let buffers: Vec<BufferId> = match step {
-            Step::Kernel(k) => k.args.clone(),
-            Step::Matmul { a, b, out } => vec![a.buffer, b.buffer, out.buffer],
-            Step::Interpret {
-                inputs, outputs, ..
-            } => inputs.iter().chain(outputs).map(|v| v.buffer).collect(),
-        };
-        buffers.into_iter().map(move |b| (s, b))
-    });
+    let steps = plan
+        .steps
+        .iter()
+        .enumerate()
+        .flat_map(|(s, step)| step.buffers().into_iter().map(move |b| (s, b)));
     let end = plan.steps.len();
     steps.chain(plan.outputs.iter().map(move |v| (end, v.buffer)))
 }

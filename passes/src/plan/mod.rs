@@ -4,6 +4,7 @@
 //! | step | module | does |
 //! |---|---|---|
 //! | build | [`build`] | fuses instructions into kernels, buffers and library steps |
+//! | tail | [`tail`] | marks a convolution's pointwise tail, for its output tile |
 //! | normalize | [`normalize`] | orders, drops and merges each kernel's loops |
 //! | reuse | [`reuse`] | stores values a later pass over a row would recompute |
 //! | split | [`split`] | splits long reductions of few rows (the target's policy) |
@@ -41,6 +42,7 @@ pub mod normalize;
 pub mod reuse;
 pub mod slots;
 pub mod split;
+pub mod tail;
 pub mod target;
 
 pub use target::{SplitPolicy, Target, TargetPolicy};
@@ -49,6 +51,7 @@ pub use target::{SplitPolicy, Target, TargetPolicy};
 /// the table above, in order.
 pub fn plan(module: &Module, target: &dyn Target) -> Result<KernelPlan> {
     let mut plan = build::build(module, target)?;
+    tail::run(&mut plan);
     normalize::run(&mut plan);
     reuse::run(&mut plan);
     split::run(&mut plan, target.policy().split)?;
@@ -600,10 +603,83 @@ pub enum Step {
         func: Func,
         inputs: Vec<TensorView>,
         outputs: Vec<TensorView>,
+        /// The pointwise kernel of the next step, in a form a native step
+        /// may apply to its result as it writes it ([`tail`]).
+        tail: Option<Tail>,
     },
 }
 
+/// What the kernel step after a convolution computes, where [`tail`]
+/// proved it to be `relu?((y · scale + shift) + residual)` per element,
+/// each part optional, in that order and in the result's dtype: batch
+/// norm's scale and shift (per output channel), a residual add and a ReLU
+/// (ResNet's tail). Each view is over the convolution's result shape
+/// (scale and shift with stride 0 but along dim 1). A backend that writes
+/// `out` from its output tile this way, rounding as the kernel does,
+/// leaves the kernel (and the convolution's own result buffer, which no
+/// other step reads) alone; one that does not runs the kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tail {
+    pub scale: Option<TensorView>,
+    pub shift: Option<TensorView>,
+    pub residual: Option<TensorView>,
+    pub relu: bool,
+    pub out: TensorView,
+}
+
+impl Tail {
+    /// The views the tail reads and writes.
+    pub fn views(&self) -> impl Iterator<Item = &TensorView> {
+        [&self.scale, &self.shift, &self.residual]
+            .into_iter()
+            .flatten()
+            .chain(std::iter::once(&self.out))
+    }
+}
+
+impl fmt::Display for Tail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut y = "y".to_string();
+        if let Some(s) = &self.scale {
+            y = format!("{y} * {s}");
+        }
+        if let Some(s) = &self.shift {
+            y = format!("{y} + {s}");
+        }
+        if let Some(r) = &self.residual {
+            if y.len() > 1 {
+                y = format!("({y})");
+            }
+            y = format!("{y} + {r}");
+        }
+        if self.relu {
+            y = format!("relu({y})");
+        }
+        write!(f, "{} = {y}", self.out)
+    }
+}
+
 impl Step {
+    /// The buffers the step reads or writes, a tail's included (whose
+    /// buffers a native step may touch while it runs).
+    pub fn buffers(&self) -> Vec<BufferId> {
+        match self {
+            Step::Kernel(k) => k.args.clone(),
+            Step::Matmul { a, b, out } => vec![a.buffer, b.buffer, out.buffer],
+            Step::Interpret {
+                inputs,
+                outputs,
+                tail,
+                ..
+            } => inputs
+                .iter()
+                .chain(outputs)
+                .chain(tail.iter().flat_map(Tail::views))
+                .map(|v| v.buffer)
+                .collect(),
+        }
+    }
+
     /// A host step of one instruction that returns its results (what a
     /// backend may run as one native step): the function, the instruction,
     /// and the step's input and output views.
@@ -614,6 +690,7 @@ impl Step {
             func,
             inputs,
             outputs,
+            ..
         } = self
         else {
             return None;
@@ -685,6 +762,7 @@ impl fmt::Display for KernelPlan {
                     func,
                     inputs,
                     outputs,
+                    tail,
                 } => {
                     let ins: Vec<String> = inputs.iter().map(|v| v.to_string()).collect();
                     let outs: Vec<String> = outputs.iter().map(|v| v.to_string()).collect();
@@ -693,6 +771,9 @@ impl fmt::Display for KernelPlan {
                         f.write_str("  ")?;
                         kiln_ir::print::write_inst(f, func, inst)?;
                         writeln!(f)?;
+                    }
+                    if let Some(tail) = tail {
+                        writeln!(f, "  tail (the next kernel) {tail}")?;
                     }
                 }
             }

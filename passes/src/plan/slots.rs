@@ -16,21 +16,10 @@ fn assign_slots(buffers: &mut [Buffer], steps: &[Step]) -> Vec<usize> {
         first[b.index()] = first[b.index()].min(step);
         last[b.index()] = last[b.index()].max(step);
     };
+    // (A tail's buffers are live from its convolution's step, where a
+    // native step may write its result while reading the inputs.)
     for (i, step) in steps.iter().enumerate() {
-        match step {
-            Step::Kernel(k) => k.args.iter().for_each(|&b| touch(b, i)),
-            Step::Matmul { a, b, out } => {
-                touch(a.buffer, i);
-                touch(b.buffer, i);
-                touch(out.buffer, i);
-            }
-            Step::Interpret {
-                inputs, outputs, ..
-            } => inputs
-                .iter()
-                .chain(outputs)
-                .for_each(|v| touch(v.buffer, i)),
-        }
+        step.buffers().into_iter().for_each(|b| touch(b, i));
     }
     let mut slots: Vec<usize> = Vec::new();
     // Which step each slot is busy until.
