@@ -135,6 +135,44 @@ fn every_program_emulated_matches_the_interpreter() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A convolution's tail runs in its generated kernel, the direct one (8
+/// channels) and implicit GEMM's (32), with the bits of the kernel it
+/// replaces: ResNet's basic block, emulated, against the same block
+/// returning one convolution's result or the other (which then has no
+/// tail).
+#[test]
+fn convolution_tails_run_in_the_convolutions_kernels_emulated() {
+    if !cuda_emulator::here() {
+        return;
+    }
+    let bits = |t: &kiln_runtime::Tensor| -> Vec<u32> {
+        t.to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .map(|f| f.to_bits())
+            .collect()
+    };
+    for channels in [8, 32] {
+        let (module, inputs) = kiln_tests::basic_block(channels, "%x");
+        let (_, plan) = plan_of(&module.to_string());
+        let with_tails = kiln_cuda::steps::kernels(&plan)
+            .iter()
+            .filter(|k| k.tail)
+            .count();
+        assert_eq!(with_tails, 2, "{plan}");
+        let fused = cuda_emulator::run(&module, &inputs).unwrap();
+        for returned in ["%c1", "%c2"] {
+            let (module, inputs) = kiln_tests::basic_block(channels, returned);
+            let plain = cuda_emulator::run(&module, &inputs).unwrap();
+            assert_eq!(
+                bits(&fused[0]),
+                bits(&plain[0]),
+                "{channels} channels, {returned}"
+            );
+        }
+    }
+}
+
 /// Attention is one generated kernel per call (no matmul or softmax
 /// steps), which the emulation runs; heads too wide for a tile in shared
 /// memory, or empty, expand to matmuls and softmax instead, and agree too.

@@ -117,6 +117,13 @@ pub trait Launcher {
         Ok(false)
     }
 
+    /// Whether [`Launcher::device_step`] applies step `step`'s tail
+    /// (`kiln_passes::plan::Tail`): its buffers then follow the step's
+    /// views, and the next step, the tail's kernel, is not run.
+    fn step_applies_tail(&self, _step: usize) -> bool {
+        false
+    }
+
     /// Whether the host copies of its buffers are the buffers themselves
     /// (host memory): only then may a host step keep data derived from a
     /// weight's bytes (a copy made for one step is gone after it). By
@@ -810,13 +817,17 @@ fn run_step<L: Launcher>(
                     false => Err(crate::bind::no_packed_steps()),
                 };
             }
+            let device_tail = tail
+                .as_ref()
+                .filter(|_| launcher.step_applies_tail(step_index));
             let on_device: Vec<&L::Buffer> = views
                 .iter()
                 .chain(outputs)
+                .chain(device_tail.into_iter().flat_map(|t| t.views()))
                 .map(|v| buffers.get(v.buffer))
                 .collect();
             if launcher.device_step(step_index, &on_device, status)? {
-                return Ok(false);
+                return Ok(device_tail.is_some());
             }
             let module = island.as_ref().expect("check_plan keeps every island");
             // A tail, where the buffers are host memory (elsewhere the

@@ -122,8 +122,9 @@ pub struct Emulator {
     _dir: tempfile::TempDir,
     /// Its "device memory" ([`device_pool`] unless given another).
     pool: Arc<Pool<EmulatedMemory>>,
-    /// The launch shapes of the plan's steps' kernels, by step.
-    steps: std::collections::HashMap<usize, kiln_cuda::codegen::LaunchShape>,
+    /// The launch shapes of the plan's steps' kernels, by step, and
+    /// whether each applies its step's tail.
+    steps: std::collections::HashMap<usize, (kiln_cuda::codegen::LaunchShape, bool)>,
 }
 
 /// One kernel's entry: argument buffers, status word, scratch (or null),
@@ -210,7 +211,10 @@ impl Emulator {
             library,
             _dir: dir,
             pool: device_pool().clone(),
-            steps: steps.into_iter().map(|a| (a.step, a.shape)).collect(),
+            steps: steps
+                .into_iter()
+                .map(|a| (a.step, (a.shape, a.tail)))
+                .collect(),
         })
     }
 
@@ -358,13 +362,17 @@ impl Launcher for Emulator {
         scratch_bytes(kernel)
     }
 
+    fn step_applies_tail(&self, step: usize) -> bool {
+        self.steps.get(&step).is_some_and(|(_, tail)| *tail)
+    }
+
     fn device_step(
         &self,
         step: usize,
         buffers: &[&HostBuffer],
         status: &HostBuffer,
     ) -> Result<bool> {
-        let Some(shape) = self.steps.get(&step) else {
+        let Some((shape, _)) = self.steps.get(&step) else {
             return Ok(false);
         };
         if shape.blocks == 0 {

@@ -196,6 +196,37 @@ pub fn f32_bits(t: &kiln_runtime::Tensor) -> Vec<u32> {
         .collect()
 }
 
+/// ResNet's basic block with `channels` channels over 2×`channels`×10×10
+/// images (two 3×3 convolutions, each followed by inference batch norm;
+/// ReLU; the block's input added before the last ReLU), returning its
+/// output and `returned` (`%x`, or a convolution's result `%c1` or `%c2`,
+/// which then has no tail), and inputs for it (random, the variances
+/// positive).
+pub fn basic_block(channels: i64, returned: &str) -> (kiln::Module, Vec<kiln_runtime::Tensor>) {
+    let c = channels;
+    let text = format!(
+        "func @main(%x: tensor<2x{c}x10x10xf32>, %w1: tensor<{c}x{c}x3x3xf32>, %g1: tensor<{c}xf32>, %b1: tensor<{c}xf32>, %m1: tensor<{c}xf32>, %v1: tensor<{c}xf32>, %w2: tensor<{c}x{c}x3x3xf32>, %g2: tensor<{c}xf32>, %b2: tensor<{c}xf32>, %m2: tensor<{c}xf32>, %v2: tensor<{c}xf32>) -> (tensor<2x{c}x10x10xf32>, tensor<2x{c}x10x10xf32>) {{
+  %c1 = conv2d %x, %w1 {{padding = 1}}
+  %n1 = batch_norm %c1, %g1, %b1, %m1, %v1
+  %r1 = relu %n1
+  %c2 = conv2d %r1, %w2 {{padding = 1}}
+  %n2 = batch_norm %c2, %g2, %b2, %m2, %v2
+  %s = add %n2, %x
+  %r2 = relu %s
+  return %r2, {returned}
+}}
+"
+    );
+    let module = kiln::parse_module("block.kir", &text, kiln::DefaultDType::F32)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut inputs = inputs_for(&module);
+    for v in [5, 10] {
+        let values: Vec<f32> = (0..c).map(|i| 0.5 + i as f32 / 8.0).collect();
+        inputs[v] = kiln_runtime::Tensor::from_vec(values, &[c]).expect("a tensor");
+    }
+    (module, inputs)
+}
+
 /// Deterministic inputs for a module's entry function.
 pub fn inputs_for(module: &kiln::Module) -> Vec<kiln_runtime::Tensor> {
     let func = module.entry().expect("an entry function");

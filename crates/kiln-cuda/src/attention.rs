@@ -276,6 +276,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         source,
         shape,
         args: inputs.len() + 1,
+        tail: false,
     })
 }
 

@@ -161,7 +161,9 @@ pub struct Loaded {
     shapes: Vec<LaunchShape>,
     /// The kernels of the plan's steps that have one ([`crate::steps`]),
     /// by step.
-    steps: std::collections::HashMap<usize, (CudaFunction, LaunchShape)>,
+    /// Each step kernel, its launch shape, and whether it applies the
+    /// step's tail.
+    steps: std::collections::HashMap<usize, (CudaFunction, LaunchShape, bool)>,
     /// cuBLAS on the same stream, made at the first matmul; `None` where
     /// libcublas is missing (matmuls then run on the host).
     blas: OnceLock<std::result::Result<Option<CudaBlas>, Error>>,
@@ -218,7 +220,7 @@ pub fn load(ordinal: usize, ptx: &str, plan: &KernelPlan) -> Result<Loaded> {
         .collect::<Result<Vec<_>>>()?;
     let steps = crate::steps::kernels(plan)
         .into_iter()
-        .map(|a| Ok((a.step, (function(&a.name)?, a.shape))))
+        .map(|a| Ok((a.step, (function(&a.name)?, a.shape, a.tail))))
         .collect::<Result<_>>()?;
     Ok(Loaded {
         stream: ctx.default_stream(),
@@ -336,13 +338,17 @@ impl Launcher for Loaded {
         crate::codegen::scratch_bytes(kernel)
     }
 
+    fn step_applies_tail(&self, step: usize) -> bool {
+        self.steps.get(&step).is_some_and(|(_, _, tail)| *tail)
+    }
+
     fn device_step(
         &self,
         step: usize,
         buffers: &[&DeviceBuffer],
         status: &DeviceBuffer,
     ) -> Result<bool> {
-        let Some((function, shape)) = self.steps.get(&step) else {
+        let Some((function, shape, _)) = self.steps.get(&step) else {
             return Ok(false);
         };
         if shape.blocks == 0 {

@@ -142,6 +142,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         source: c,
         shape: grid(og)?,
         args,
+        tail: false,
     })
 }
 

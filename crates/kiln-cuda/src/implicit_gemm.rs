@@ -438,16 +438,29 @@ pub(crate) fn convolution(
     if let Some(bias) = bias {
         let _ = writeln!(s, "        r += {bias};");
     }
-    let _ = writeln!(
-        s,
-        "        (({t}*)b{oa})[{}LL + b * {}LL + o * {}LL + q / {ow}LL * {}LL + q % {ow}LL * {}LL] = {};",
-        og.offset,
-        og.strides[0],
-        og.strides[1],
-        og.strides[2],
-        og.strides[3],
-        rounded(out.dtype, "r")
-    );
+    match &v.tail {
+        Some(tail) => {
+            let index = |d: usize| match d {
+                0 => "b".to_string(),
+                1 => "o".to_string(),
+                2 => format!("(q / {ow}LL)"),
+                _ => format!("(q % {ow}LL)"),
+            };
+            s.push_str(&tail.store("        ", &rounded(out.dtype, "r"), index));
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "        (({t}*)b{oa})[{}LL + b * {}LL + o * {}LL + q / {ow}LL * {}LL + q % {ow}LL * {}LL] = {};",
+                og.offset,
+                og.strides[0],
+                og.strides[1],
+                og.strides[2],
+                og.strides[3],
+                rounded(out.dtype, "r")
+            );
+        }
+    }
     let _ = writeln!(s, "      }}");
     let _ = writeln!(s, "    }}");
     let _ = writeln!(s, "  }}");

@@ -170,6 +170,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         source: c,
         shape: grid(&lines)?,
         args,
+        tail: false,
     })
 }
 

@@ -21,6 +21,13 @@
 //! plan's, written in as constants, so any layout (contiguous,
 //! channels_last, views) is read where it lies.
 //!
+//! A convolution with a tail (`kiln_passes::plan::Tail`: batch norm's
+//! per-channel scale and shift, a residual add, ReLU) in f32 applies it to
+//! each result as it stores it, into the tail's result, its views' buffers
+//! after the step's ([`TailArgs`]); the plan's next kernel, which would
+//! compute it, is then skipped. The same ops in the same order in f32, as
+//! that kernel's (no contraction), so the same bits.
+//!
 //! These are direct kernels, correct and simple. On an H200 they beat
 //! PyTorch eager on pooling, resampling and depthwise convolution, which
 //! memory and launches bound, but a dense 3×3 convolution was 0.45× cuDNN
@@ -29,6 +36,8 @@
 //! are implicit-GEMM tiles instead ([`crate::implicit_gemm`]).
 
 use std::fmt::Write;
+
+use kiln_passes::plan::Tail;
 
 use kiln_ir::DType;
 use kiln_ir::spatial::{Conv, Pool, Resample, Sampling, Spatial, Window, conv_params, pool_params};
@@ -64,7 +73,19 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         return None;
     }
     let shape = grid(&out.geometry)?;
-    let args = inputs.len() + outputs.len();
+    let mut args = inputs.len() + outputs.len();
+    // A convolution's tail in f32: its views' buffers after the results.
+    let tail = match step {
+        Step::Interpret {
+            tail: Some(tail), ..
+        } if out.dtype == DType::F32 && matches!(spatial, Spatial::Conv(_)) => {
+            let first = args;
+            args += tail.views().count();
+            Some(TailArgs { tail, first })
+        }
+        _ => None,
+    };
+    let has_tail = tail.is_some();
     // Result `i` as positions (i64, or i32 where the plan narrowed them).
     let positions = |i: usize| {
         let p = outputs.get(i)?;
@@ -93,6 +114,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
                 w: (param(1)?, w),
                 bias,
                 out: (inputs.len(), out),
+                tail,
             };
             match crate::implicit_gemm::convolution(&name, &conv, &views, args) {
                 Some((source, tiled)) => {
@@ -102,6 +124,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
                         source,
                         shape: tiled,
                         args,
+                        tail: has_tail,
                     });
                 }
                 None => convolution(&name, &conv, &views, args),
@@ -146,6 +169,7 @@ pub(crate) fn kernel(index: usize, step: &Step) -> Option<StepKernel> {
         source,
         shape,
         args,
+        tail: has_tail,
     })
 }
 
@@ -155,6 +179,57 @@ pub(crate) struct ConvViews<'a> {
     pub(crate) w: (usize, &'a TensorView),
     pub(crate) bias: Option<(usize, &'a TensorView)>,
     pub(crate) out: (usize, &'a TensorView),
+    /// Where the result goes through a tail instead.
+    pub(crate) tail: Option<TailArgs<'a>>,
+}
+
+/// A convolution's f32 tail in a step kernel: its views are arguments
+/// `first..`, in [`Tail::views`]' order.
+pub(crate) struct TailArgs<'a> {
+    pub(crate) tail: &'a Tail,
+    pub(crate) first: usize,
+}
+
+impl TailArgs<'_> {
+    /// The statement that takes `value` (the result rounded to f32)
+    /// through the tail and stores it in the tail's result, at the element
+    /// whose dim `d` index is `index(d)`: `relu?((y · scale + shift) +
+    /// residual)`, each op rounded to f32 (no contraction: NVRTC's
+    /// `--fmad=false`), ReLU as `x < 0 ? 0 : x`, as the tail's kernel.
+    pub(crate) fn store(
+        &self,
+        indent: &str,
+        value: &str,
+        index: impl Fn(usize) -> String,
+    ) -> String {
+        let mut arg = self.first;
+        let mut element = |v: &TensorView, mutable: bool| {
+            let at = format!(
+                "{}[{}]",
+                pointer(arg, v, mutable),
+                offset(&v.geometry, 0..v.geometry.rank(), &index)
+            );
+            arg += 1;
+            at
+        };
+        let t = self.tail;
+        let mut c = format!("{indent}{{\n{indent}  float v = {value};\n");
+        if let Some(s) = &t.scale {
+            let _ = writeln!(c, "{indent}  v = v * {};", element(s, false));
+        }
+        if let Some(s) = &t.shift {
+            let _ = writeln!(c, "{indent}  v = v + {};", element(s, false));
+        }
+        if let Some(r) = &t.residual {
+            let _ = writeln!(c, "{indent}  v = v + {};", element(r, false));
+        }
+        if t.relu {
+            let _ = writeln!(c, "{indent}  v = v < 0.0f ? 0.0f : v;");
+        }
+        let _ = writeln!(c, "{indent}  {} = v;", element(&t.out, true));
+        let _ = writeln!(c, "{indent}}}");
+        c
+    }
 }
 
 /// An element `e` of dtype `d` read as a double (exact).
@@ -412,7 +487,13 @@ fn convolution(name: &str, conv: &Conv, v: &ConvViews, args: usize) -> String {
         );
         let _ = writeln!(c, "    sum += {};", load(b.dtype, &bias));
     }
-    store(&mut c, (oa, out), "sum");
+    match &v.tail {
+        Some(tail) => {
+            c.push_str(&tail.store("    ", &rounded(DType::F32, "sum"), |d| format!("i{d}")));
+            close(&mut c);
+        }
+        None => store(&mut c, (oa, out), "sum"),
+    }
     c
 }
 

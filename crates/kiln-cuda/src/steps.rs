@@ -25,9 +25,12 @@ pub struct StepKernel {
     /// Its launch shape (no blocks: nothing to compute).
     pub shape: LaunchShape,
     /// How many buffer arguments it takes: one per view of the step, the
-    /// inputs in the step's order, then the results (the status word
-    /// follows them).
+    /// inputs in the step's order, then the results, then (where `tail`)
+    /// the tail's views (the status word follows them).
     pub args: usize,
+    /// Whether it applies the step's tail (`kiln_passes::plan::Tail`),
+    /// writing the tail's result rather than the step's own.
+    pub tail: bool,
 }
 
 /// The kernels of a plan's steps that have one, in plan order.
