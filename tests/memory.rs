@@ -40,6 +40,14 @@ fn check_bounds(s: &MemoryStats, code_limit: usize) {
     assert!(s.code_bytes <= code_limit, "{s}");
 }
 
+/// Whether this CPU runs packed products (`kiln_runtime`'s panel kernel:
+/// AVX-512F, or AVX2 with FMA), so that weights are packed.
+fn packs_weights() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        || (std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma"))
+}
+
 #[test]
 fn one_program_on_fresh_inputs_reuses_its_memory() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -166,7 +174,7 @@ fn weights_are_packed_once_give_the_same_bits_every_run_and_go_with_their_tensor
     let limit = memory_stats().packed.limit_bytes;
     kiln::set_pack_limit(1 << 30);
     let start = memory_stats();
-    let packs = std::arch::is_x86_feature_detected!("avx512f");
+    let packs = packs_weights();
     {
         let traced = linears();
         let compiled = traced.compile(Device::CPU).unwrap();
@@ -284,7 +292,7 @@ fn bound_weights_are_held_packed_alone_and_give_the_same_bits() {
     kiln::release_cached();
     let limit = memory_stats().packed.limit_bytes;
     kiln::set_pack_limit(1 << 30);
-    let packs = std::arch::is_x86_feature_detected!("avx512f");
+    let packs = packs_weights();
     let traced = tied();
     let compiled = traced.compile(Device::CPU).unwrap();
     let ids = Data::from_vec((0..8i64).map(|i| i * 25 + 3).collect(), &[8]).unwrap();

@@ -33,8 +33,8 @@
 //! The packed layout is panels of [`PANEL`] output columns, each `k` rows
 //! of 64 contiguous floats (`[n / 64][k][64]`; the last panel's columns
 //! past `n` are never written nor read), which is what
-//! [`crate::panel::product`]'s AVX-512 microkernel reads: one 512-bit
-//! multiply-add a cycle. Measured on this project's
+//! [`crate::panel::product`]'s microkernel reads (AVX-512: one 512-bit
+//! multiply-add a cycle; or AVX2, a panel in four blocks of 16 columns). Measured on this project's
 //! machine (2 threads, `[m, k] @ [k, n]`): 64×1024×4096 gemm 3.9–4.4 ms,
 //! packed 3.0 ms; 64×4096×1024 4.1–5.6 and 2.6–3.1; 128×3072×768 3.5–3.9
 //! and 2.8–3.2; 1024×768×3072 23–25 and 23.
@@ -439,7 +439,8 @@ fn available() -> bool {
 /// threads a panel at a time: a weight with contiguous rows (GPT-2's
 /// Conv1D, `[k, n]`) a row segment copy per `kk`; a transposed one
 /// (nn.Linear's `wᵀ`, contiguous down `kk`) in 16×16 blocks transposed in
-/// AVX-512 registers; any other strides element by element. (Packed
+/// AVX-512 registers (element by element without AVX-512); any other
+/// strides element by element. (Packed
 /// element by element, nn.Linear's [4096, 1024] weight took longer than
 /// the product it serves; in registers, about as long as reading it.)
 ///
@@ -514,8 +515,8 @@ unsafe fn pack_into(base: *const f32, view: WeightView, dst: &mut [f32]) {
                 return;
             }
             #[cfg(target_arch = "x86_64")]
-            if view.row_stride == 1 {
-                // SAFETY: as above; `available` holds where a weight packs.
+            if view.row_stride == 1 && std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: as above, on AVX-512F.
                 unsafe { pack_transposed(first, view.col_stride as isize, k, cols, panel) };
                 return;
             }
@@ -585,8 +586,8 @@ unsafe fn pack_transposed(
 ///
 /// # Safety
 /// The pointers address every element of their matrices; `out` overlaps
-/// neither operand; the CPU has AVX-512F (a packed weight exists only
-/// then).
+/// neither operand; the CPU runs `crate::panel::product` (a packed
+/// weight exists only then).
 #[cfg(target_arch = "x86_64")]
 pub(crate) unsafe fn product(
     b: &Packed,

@@ -1,14 +1,19 @@
-//! f32 matrix products on AVX-512 for Winograd's convolutions
-//! (`crate::winograd`): `C[j][i] (+)= Σ_k A[k][i] · B[j][k]`, where A's rows
-//! are contiguous in `i` (the transformed input, `[channel][tile]`) and B is
-//! read in place, one element broadcast at a time (the transformed
-//! weights, `[out channel][channel]` at a stride).
+//! f32 matrix products on AVX-512, or AVX2 with FMA, for Winograd's
+//! convolutions (`crate::winograd`), packed weights (`crate::packed`) and
+//! the direct convolution's tiles: `C[j][i] (+)= Σ_k A[k][i] · B[j][k]`,
+//! where A's rows are contiguous in `i` (the transformed input,
+//! `[channel][tile]`) and B is read in place, one element broadcast at a
+//! time (the transformed weights, `[out channel][channel]` at a stride).
 //!
 //! Blocks of 64 `i` × 6 `j` results live in 24 registers (the shape of the
 //! gemm crate's microkernel, and as fast: one 512-bit multiply-add a
 //! cycle); unlike the gemm crate, neither operand is packed again, since
 //! the transform already wrote A as panels. `k` runs in blocks of [`KC`],
 //! so that a block of A (64 KiB) stays in L2 while every `j` block reads it.
+//! Without AVX-512 (AVX2 has 16 registers of 8 lanes) the blocks are 16
+//! `i` × 6 `j` in 12 registers ([`avx2`]). Each result is the same chain
+//! of fused multiply-adds over `k` in either (from zero, or from C's value
+//! when accumulating; `k` in order), so both give the same bits.
 
 #![cfg(target_arch = "x86_64")]
 
@@ -42,8 +47,14 @@ const KC: usize = 256;
 const TALL: usize = 64;
 const WIDE: usize = 6;
 
-/// Whether the CPU has the instructions [`product`] needs.
+/// Whether the CPU has the instructions [`product`] needs: AVX-512F, or
+/// AVX2 and FMA.
 pub(crate) fn available() -> bool {
+    wide() || avx2::available()
+}
+
+/// Whether the CPU has AVX-512F (the 64 × 6 blocks).
+pub(crate) fn wide() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")
 }
 
@@ -51,11 +62,32 @@ pub(crate) fn available() -> bool {
 /// C's values when `accumulate`, else written over them.
 ///
 /// # Safety
-/// The CPU has AVX-512F ([`available`]); A, B and C address every element
-/// of their `(k, m)`, `(n, k)` and `(n, m)` ranges at their strides; C
-/// overlaps neither.
-#[target_feature(enable = "avx512f")]
+/// [`available`] holds; A, B and C address every element of their
+/// `(k, m)`, `(n, k)` and `(n, m)` ranges at their strides; C overlaps
+/// neither.
 pub(crate) unsafe fn product(
+    a: Panel,
+    b: Rows,
+    c: Out,
+    mnk: (usize, usize, usize),
+    accumulate: bool,
+) {
+    // SAFETY (both): forwarded; each on a CPU with its instructions.
+    unsafe {
+        if wide() {
+            product_avx512(a, b, c, mnk, accumulate)
+        } else {
+            avx2::product(a, b, c, mnk, accumulate)
+        }
+    }
+}
+
+/// [`product`] on AVX-512F.
+///
+/// # Safety
+/// As for [`product`]; the CPU has AVX-512F.
+#[target_feature(enable = "avx512f")]
+unsafe fn product_avx512(
     a: Panel,
     b: Rows,
     c: Out,
@@ -175,6 +207,169 @@ unsafe fn block<const R: usize, const U: usize>(
         for (u, acc) in acc.iter().enumerate() {
             for (r, acc) in acc.iter().enumerate() {
                 _mm512_mask_storeu_ps(at(u, r), masks[r], *acc);
+            }
+        }
+    }
+}
+
+/// The kernel on AVX2 with FMA: blocks of 16 `i` (two registers) × 6 `j`,
+/// rows past `m` masked with `vmaskmovps` (only in the last block of a
+/// row range; whole blocks load and store plainly).
+mod avx2 {
+    use super::{KC, Out, Panel, Rows, WIDE};
+    use std::arch::x86_64::*;
+
+    /// Results per block along `i`: two 8-lane registers.
+    const TALL: usize = 16;
+
+    pub(super) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+
+    /// [`super::product`] on AVX2.
+    ///
+    /// # Safety
+    /// As for [`super::product`]; the CPU has AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn product(
+        a: Panel,
+        b: Rows,
+        c: Out,
+        (m, n, k): (usize, usize, usize),
+        accumulate: bool,
+    ) {
+        if k == 0 {
+            if !accumulate {
+                for j in 0..n {
+                    // SAFETY: row j of C.
+                    unsafe { std::ptr::write_bytes(c.ptr.offset(j as isize * c.j_stride), 0, m) };
+                }
+            }
+            return;
+        }
+        let mut k0 = 0;
+        while k0 < k {
+            let kc = KC.min(k - k0);
+            let add = accumulate || k0 > 0;
+            let mut i0 = 0;
+            while i0 < m {
+                let rows = (m - i0).min(TALL);
+                // SAFETY (each): inside the ranges the caller vouches for.
+                unsafe {
+                    match rows {
+                        TALL => blocks::<2, true>(a, b, c, (i0, rows), n, (k0, kc), add),
+                        9.. => blocks::<2, false>(a, b, c, (i0, rows), n, (k0, kc), add),
+                        _ => blocks::<1, false>(a, b, c, (i0, rows), n, (k0, kc), add),
+                    }
+                }
+                i0 += TALL;
+            }
+            k0 += kc;
+        }
+    }
+
+    /// The lanes of an 8-lane register among the first `n` (all 8 from
+    /// 8 on), as `vmaskmovps` masks.
+    #[target_feature(enable = "avx2")]
+    fn first_lanes(n: usize) -> __m256i {
+        static LANES: [i32; 16] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
+        // SAFETY: eight of the table's sixteen.
+        unsafe { _mm256_loadu_si256(LANES.as_ptr().add(8 - n.min(8)).cast()) }
+    }
+
+    /// Every `j` block of rows `i0..i0 + rows` (in `R` registers; `FULL`:
+    /// all 8·R rows there).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn blocks<const R: usize, const FULL: bool>(
+        a: Panel,
+        b: Rows,
+        c: Out,
+        (i0, rows): (usize, usize),
+        n: usize,
+        ks: (usize, usize),
+        add: bool,
+    ) {
+        let masks: [__m256i; R] = std::array::from_fn(|r| first_lanes(rows.saturating_sub(8 * r)));
+        let mut j = 0;
+        // SAFETY (each block): forwarded.
+        unsafe {
+            while j + WIDE <= n {
+                block::<R, WIDE, FULL>(a, b, c, i0, j, ks, &masks, add);
+                j += WIDE;
+            }
+            match n - j {
+                1 => block::<R, 1, FULL>(a, b, c, i0, j, ks, &masks, add),
+                2 => block::<R, 2, FULL>(a, b, c, i0, j, ks, &masks, add),
+                3 => block::<R, 3, FULL>(a, b, c, i0, j, ks, &masks, add),
+                4 => block::<R, 4, FULL>(a, b, c, i0, j, ks, &masks, add),
+                5 => block::<R, 5, FULL>(a, b, c, i0, j, ks, &masks, add),
+                _ => {}
+            }
+        }
+    }
+
+    /// The `8R × U` results at `(i0, j0)` over `k0..k0 + kc`.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn block<const R: usize, const U: usize, const FULL: bool>(
+        a: Panel,
+        b: Rows,
+        c: Out,
+        i0: usize,
+        j0: usize,
+        (k0, kc): (usize, usize),
+        masks: &[__m256i; R],
+        add: bool,
+    ) {
+        // SAFETY: the masked lanes (all, when FULL) are inside the ranges
+        // `product` is given.
+        unsafe {
+            let load = |p: *const f32, r: usize| {
+                if FULL {
+                    _mm256_loadu_ps(p)
+                } else {
+                    _mm256_maskload_ps(p, masks[r])
+                }
+            };
+            let at = |u: usize, r: usize| {
+                c.ptr
+                    .offset((j0 + u) as isize * c.j_stride + (i0 + 8 * r) as isize)
+            };
+            let mut acc = [[_mm256_setzero_ps(); R]; U];
+            if add {
+                for (u, acc) in acc.iter_mut().enumerate() {
+                    for (r, acc) in acc.iter_mut().enumerate() {
+                        *acc = load(at(u, r), r);
+                    }
+                }
+            }
+            let mut ap = a.ptr.offset(k0 as isize * a.k_stride + i0 as isize);
+            let mut bp = b
+                .ptr
+                .offset(j0 as isize * b.j_stride + k0 as isize * b.k_stride);
+            for _ in 0..kc {
+                let av: [__m256; R] = std::array::from_fn(|r| load(ap.add(8 * r), r));
+                for (u, acc) in acc.iter_mut().enumerate() {
+                    let bv = _mm256_set1_ps(*bp.offset(u as isize * b.j_stride));
+                    for (r, acc) in acc.iter_mut().enumerate() {
+                        *acc = _mm256_fmadd_ps(av[r], bv, *acc);
+                    }
+                }
+                // Past the last k these point past the operands: wrapping,
+                // never read.
+                ap = ap.wrapping_offset(a.k_stride);
+                bp = bp.wrapping_offset(b.k_stride);
+            }
+            for (u, acc) in acc.iter().enumerate() {
+                for (r, acc) in acc.iter().enumerate() {
+                    if FULL {
+                        _mm256_storeu_ps(at(u, r), *acc);
+                    } else {
+                        _mm256_maskstore_ps(at(u, r), masks[r], *acc);
+                    }
+                }
             }
         }
     }

@@ -71,7 +71,7 @@ pub(crate) fn applies(conv: &Conv, s: &Shape, wg: &Geometry) -> bool {
         && s.in_per_group >= 16
         && s.out_per_group >= 16
         && worth(tiles(s).0 * tiles(s).1, s.batch, s.out_per_group)
-        && crate::panel::available()
+        && std::arch::is_x86_feature_detected!("avx512f")
 }
 
 /// Whether images of `tiles` tiles, `batch` of them, are worth the
@@ -305,10 +305,6 @@ struct Job<'a> {
     bias: Option<&'a [f32]>,
     epilogue: Option<&'a Epilogue>,
 }
-
-// SAFETY: the epilogue's residual is read, and its result written, only at
-// each task's own outputs.
-unsafe impl Sync for Job<'_> {}
 
 thread_local! {
     /// Each thread's task buffers, kept across tasks and convolutions
