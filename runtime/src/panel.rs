@@ -94,10 +94,42 @@ unsafe fn product_avx512(
     (m, n, k): (usize, usize, usize),
     accumulate: bool,
 ) {
+    // SAFETY (C, and each block): inside the ranges the caller vouches
+    // for.
+    unsafe {
+        drive(
+            c,
+            (m, n, k),
+            accumulate,
+            TALL,
+            |i0, rows, ks, add| match rows.div_ceil(16) {
+                4 => blocks::<4>(a, b, c, (i0, rows), n, ks, add),
+                3 => blocks::<3>(a, b, c, (i0, rows), n, ks, add),
+                2 => blocks::<2>(a, b, c, (i0, rows), n, ks, add),
+                _ => blocks::<1>(a, b, c, (i0, rows), n, ks, add),
+            },
+        )
+    };
+}
+
+/// The loops both forms share: `C` zeroed where `k` is 0 (unless
+/// accumulating), else, for each block of [`KC`] `k`s and each range of
+/// `tall` rows from `i0`, `rows(i0, rows, (k0, kc), add)`, `add` where the
+/// block adds to C (after the first `k` block, or when accumulating).
+///
+/// # Safety
+/// C addresses every element of its `(n, m)` range.
+unsafe fn drive(
+    c: Out,
+    (m, n, k): (usize, usize, usize),
+    accumulate: bool,
+    tall: usize,
+    mut rows: impl FnMut(usize, usize, (usize, usize), bool),
+) {
     if k == 0 {
         if !accumulate {
             for j in 0..n {
-                // SAFETY: row j of C.
+                // SAFETY: row j of C, which the caller vouches for.
                 unsafe { std::ptr::write_bytes(c.ptr.offset(j as isize * c.j_stride), 0, m) };
             }
         }
@@ -109,17 +141,8 @@ unsafe fn product_avx512(
         let add = accumulate || k0 > 0;
         let mut i0 = 0;
         while i0 < m {
-            let rows = (m - i0).min(TALL);
-            // SAFETY (each block): inside the ranges the caller vouches for.
-            unsafe {
-                match rows.div_ceil(16) {
-                    4 => blocks::<4>(a, b, c, (i0, rows), n, (k0, kc), add),
-                    3 => blocks::<3>(a, b, c, (i0, rows), n, (k0, kc), add),
-                    2 => blocks::<2>(a, b, c, (i0, rows), n, (k0, kc), add),
-                    _ => blocks::<1>(a, b, c, (i0, rows), n, (k0, kc), add),
-                }
-            }
-            i0 += TALL;
+            rows(i0, (m - i0).min(tall), (k0, kc), add);
+            i0 += tall;
         }
         k0 += kc;
     }
@@ -216,7 +239,7 @@ unsafe fn block<const R: usize, const U: usize>(
 /// rows past `m` masked with `vmaskmovps` (only in the last block of a
 /// row range; whole blocks load and store plainly).
 mod avx2 {
-    use super::{KC, Out, Panel, Rows, WIDE};
+    use super::{Out, Panel, Rows, WIDE, drive};
     use std::arch::x86_64::*;
 
     /// Results per block along `i`: two 8-lane registers.
@@ -238,34 +261,21 @@ mod avx2 {
         (m, n, k): (usize, usize, usize),
         accumulate: bool,
     ) {
-        if k == 0 {
-            if !accumulate {
-                for j in 0..n {
-                    // SAFETY: row j of C.
-                    unsafe { std::ptr::write_bytes(c.ptr.offset(j as isize * c.j_stride), 0, m) };
-                }
-            }
-            return;
-        }
-        let mut k0 = 0;
-        while k0 < k {
-            let kc = KC.min(k - k0);
-            let add = accumulate || k0 > 0;
-            let mut i0 = 0;
-            while i0 < m {
-                let rows = (m - i0).min(TALL);
-                // SAFETY (each): inside the ranges the caller vouches for.
-                unsafe {
-                    match rows {
-                        TALL => blocks::<2, true>(a, b, c, (i0, rows), n, (k0, kc), add),
-                        9.. => blocks::<2, false>(a, b, c, (i0, rows), n, (k0, kc), add),
-                        _ => blocks::<1, false>(a, b, c, (i0, rows), n, (k0, kc), add),
-                    }
-                }
-                i0 += TALL;
-            }
-            k0 += kc;
-        }
+        // SAFETY (C, and each block): inside the ranges the caller
+        // vouches for.
+        unsafe {
+            drive(
+                c,
+                (m, n, k),
+                accumulate,
+                TALL,
+                |i0, rows, ks, add| match rows {
+                    TALL => blocks::<2, true>(a, b, c, (i0, rows), n, ks, add),
+                    9.. => blocks::<2, false>(a, b, c, (i0, rows), n, ks, add),
+                    _ => blocks::<1, false>(a, b, c, (i0, rows), n, ks, add),
+                },
+            )
+        };
     }
 
     /// The lanes of an 8-lane register among the first `n` (all 8 from
