@@ -453,7 +453,7 @@ unsafe fn packed_product(
         Weight::Bound(_) => return Err(crate::bind::read_unpacked()),
     };
     // SAFETY: the operands' views address their elements; a packed copy
-    // exists only where the CPU has AVX-512F.
+    // exists only where the CPU runs `crate::panel::product`.
     unsafe {
         let a_ptr = a.ptr.cast::<f32>().offset(ma.offset as isize);
         let out_ptr = out.ptr.cast::<f32>().offset(mo.offset as isize);

@@ -384,3 +384,74 @@ mod avx2 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both forms give every result as one chain of fused multiply-adds
+    /// over `k` in order, from zero or from C: each form the CPU has
+    /// against that chain, bit for bit (partial row ranges of either
+    /// form's registers, `j` past multiples of 6, two `k` blocks, written
+    /// over and accumulated).
+    #[test]
+    fn both_forms_are_the_chain_of_multiply_adds() {
+        let value =
+            |seed: usize| ((seed.wrapping_mul(2_654_435_761) % 2001) as f32 - 1000.0) / 337.0;
+        for (m, n, k) in [
+            (1, 1, 1),
+            (7, 5, 3),
+            (16, 6, 40),
+            (17, 13, 300),
+            (64, 7, 257),
+            (70, 12, 9),
+        ] {
+            let a: Vec<f32> = (0..k * m).map(|i| value(i + 1)).collect();
+            let b: Vec<f32> = (0..n * k).map(|i| value(i + 7919)).collect();
+            let start: Vec<f32> = (0..n * m).map(|i| value(i + 104_729)).collect();
+            for accumulate in [false, true] {
+                let expected: Vec<u32> = (0..n * m)
+                    .map(|at| {
+                        let (j, i) = (at / m, at % m);
+                        let mut acc = if accumulate { start[at] } else { 0.0 };
+                        for kk in 0..k {
+                            acc = a[kk * m + i].mul_add(b[j * k + kk], acc);
+                        }
+                        acc.to_bits()
+                    })
+                    .collect();
+                let run = |form: unsafe fn(Panel, Rows, Out, (usize, usize, usize), bool)| {
+                    let mut c = start.clone();
+                    // SAFETY: the matrices hold their ranges; the CPU has
+                    // the form's instructions (checked by the caller).
+                    unsafe {
+                        form(
+                            Panel {
+                                ptr: a.as_ptr(),
+                                k_stride: m as isize,
+                            },
+                            Rows {
+                                ptr: b.as_ptr(),
+                                j_stride: k as isize,
+                                k_stride: 1,
+                            },
+                            Out {
+                                ptr: c.as_mut_ptr(),
+                                j_stride: m as isize,
+                            },
+                            (m, n, k),
+                            accumulate,
+                        )
+                    };
+                    c.iter().map(|v| v.to_bits()).collect::<Vec<u32>>()
+                };
+                if wide() {
+                    assert_eq!(run(product_avx512), expected, "AVX-512, {m}x{n}x{k}");
+                }
+                if avx2::available() {
+                    assert_eq!(run(avx2::product), expected, "AVX2, {m}x{n}x{k}");
+                }
+            }
+        }
+    }
+}
