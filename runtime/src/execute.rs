@@ -842,18 +842,12 @@ fn run_step<L: Launcher>(
             // (A buffer's weight-ness: what a native step may keep derived
             // from its bytes, as a product keeps a packed weight.)
             let is_weight = |b: BufferId| launcher.host_memory() && buffers.is_weight(b);
-            fn on_host<'v>(host: &HostCopies, v: &'v TensorView) -> crate::spatial::Operand<'v> {
-                crate::spatial::Operand {
-                    ptr: host.ptr(v.buffer),
-                    geometry: &v.geometry,
-                }
-            }
             let tail = tail.map(|t| crate::spatial::Tail {
-                scale: t.scale.as_ref().map(|v| on_host(&host, v)),
-                shift: t.shift.as_ref().map(|v| on_host(&host, v)),
-                residual: t.residual.as_ref().map(|v| on_host(&host, v)),
+                scale: t.scale.as_ref().map(|v| host.operand(v)),
+                shift: t.shift.as_ref().map(|v| host.operand(v)),
+                residual: t.residual.as_ref().map(|v| host.operand(v)),
                 relu: t.relu,
-                out: on_host(&host, &t.out),
+                out: host.operand(&t.out),
             });
             // SAFETY: the views were checked against their buffers, of
             // which these are the host storages (the tail's too).
@@ -932,10 +926,7 @@ unsafe fn native_step<'v>(
         let v = inst.operands.get(i)?.value()?;
         Some(&views[func.params.iter().position(|p| *p == v)?])
     };
-    let on_host = |view: &'v TensorView| crate::spatial::Operand {
-        ptr: host.ptr(view.buffer),
-        geometry: &view.geometry,
-    };
+    let on_host = |view: &'v TensorView| host.operand(view);
     let operand = |i: usize| view(i).map(on_host);
     // An index operand: its elements and their dtype.
     let index = |i: usize| operand(i).zip(view(i).map(|v| v.dtype));
@@ -1245,6 +1236,14 @@ impl HostCopies {
     /// memory; whoever writes through the pointer holds no reference to it.
     fn ptr(&self, buffer: BufferId) -> *mut u8 {
         self.storage(buffer).as_ptr() as *mut u8
+    }
+
+    /// A view of a buffer's host storage, as the native steps take it.
+    fn operand<'v>(&self, v: &'v TensorView) -> crate::spatial::Operand<'v> {
+        crate::spatial::Operand {
+            ptr: self.ptr(v.buffer),
+            geometry: &v.geometry,
+        }
     }
 
     fn tensor(&self, v: &TensorView) -> Result<Tensor> {

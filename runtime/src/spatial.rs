@@ -74,21 +74,23 @@ pub struct Tail<'a> {
     pub out: Operand<'a>,
 }
 
-impl Tail<'_> {
-    /// A per-channel operand's value for each of `channels` channels.
-    ///
-    /// # Safety
-    /// The operand addresses its buffer as its geometry says.
-    unsafe fn per_channel(o: &Operand, channels: i64) -> Vec<f32> {
-        let base = o.ptr.cast::<f32>();
-        (0..channels)
-            .map(|c| {
-                let at = o.geometry.element_offset(&[0, c]);
-                // SAFETY: inside the buffer, as its geometry says.
-                unsafe { *base.offset(at as isize) }
-            })
-            .collect()
-    }
+/// An operand's values along dim `dim` (at index 0 of the dims before
+/// it): a bias's, or a tail's per-channel scale or shift (dim 1).
+///
+/// # Safety
+/// The operand addresses its buffer as its geometry says, with elements
+/// of `T`.
+unsafe fn along<T: Copy>(o: &Operand, dim: usize) -> Vec<T> {
+    let g = o.geometry;
+    let base = o.ptr.cast::<T>();
+    (0..g.shape[dim])
+        .map(|i| {
+            let mut index = vec![0; dim + 1];
+            index[dim] = i;
+            // SAFETY: inside the buffer, as its geometry says.
+            unsafe { *base.offset(g.element_offset(&index) as isize) }
+        })
+        .collect()
 }
 
 /// A convolution's pointwise tail as its kernels apply it to their output
@@ -143,16 +145,26 @@ impl Epilogue {
                     if let Some(t) = shift {
                         v += t;
                     }
-                    if let Some(r) = self.residual {
-                        v += *r.offset(at as isize + i);
-                    }
-                    if self.relu && v < 0.0 {
-                        v = 0.0;
-                    }
-                    *self.out.offset(at as isize + i) = v;
+                    *self.out.offset(at as isize + i) = self.finish(v, at as isize + i);
                 }
             }
         }
+    }
+
+    /// The residual add and ReLU of the result's element `at` (of the
+    /// layout), `v` being its value after the scale and shift.
+    ///
+    /// # Safety
+    /// The residual holds element `at`.
+    pub(crate) unsafe fn finish(&self, mut v: f32, at: isize) -> f32 {
+        if let Some(r) = self.residual {
+            // SAFETY: as the caller vouches.
+            v += unsafe { *r.offset(at) };
+        }
+        if self.relu && v < 0.0 {
+            v = 0.0;
+        }
+        v
     }
 }
 
@@ -254,14 +266,8 @@ unsafe fn run<T: Element>(
         Shared(unsafe { (o.ptr as *mut T).offset(o.geometry.offset as isize) })
     };
     let (xp, op) = (base(&x), base(&out));
-    let bias_values: Option<Vec<T>> = bias.map(|b| {
-        let bp = base(&b);
-        (0..b.geometry.shape[0])
-            // SAFETY: inside the bias's buffer, as its geometry says.
-            .map(|i| unsafe { *bp.ptr().offset((i * b.geometry.strides[0]) as isize) })
-            .collect()
-    });
-    let channels = shape.out_per_group * shape.groups;
+    // SAFETY (each `along`): the operands address their buffers.
+    let bias_values: Option<Vec<T>> = bias.map(|b| unsafe { along(&b, 0) });
     // The tail, in f32 where its result and residual are laid out as the
     // convolution's result (the output blocks' offsets serve them all).
     let epilogue = tail
@@ -271,14 +277,12 @@ unsafe fn run<T: Element>(
                 && t.residual.is_none_or(|r| r.geometry.strides == og.strides)
         })
         .map(|t| {
-            let at = |o: &Operand| {
-                // SAFETY: the geometry's offset is inside the buffer.
-                unsafe { o.ptr.cast::<f32>().offset(o.geometry.offset as isize) }
-            };
-            // SAFETY (both): each view addresses its buffer.
+            // (T is f32 here.)
+            let at = |o: &Operand| base(o).ptr().cast::<f32>();
+            // SAFETY (both `along`s): each view addresses its buffer.
             Epilogue {
-                scale: t.scale.map(|s| unsafe { Tail::per_channel(&s, channels) }),
-                shift: t.shift.map(|s| unsafe { Tail::per_channel(&s, channels) }),
+                scale: t.scale.map(|s| unsafe { along(&s, 1) }),
+                shift: t.shift.map(|s| unsafe { along(&s, 1) }),
                 residual: t.residual.map(|r| at(&r).cast_const()),
                 relu: t.relu,
                 out: at(&t.out),

@@ -707,12 +707,7 @@ impl Job<'_> {
                     for c in 0..columns {
                         let mut v = if c % 2 == 0 { l[c / 2] } else { r[c / 2] };
                         if let Some(e) = self.epilogue {
-                            if let Some(res) = e.residual {
-                                v += *res.offset(row as isize + c as isize * step);
-                            }
-                            if e.relu && v < 0.0 {
-                                v = 0.0;
-                            }
+                            v = e.finish(v, row as isize + c as isize * step);
                         }
                         *dst.offset(c as isize * step) = v;
                     }

@@ -680,6 +680,20 @@ impl Step {
         }
     }
 
+    /// The buffers the step writes (a tail's result aside: its kernel,
+    /// the next step, writes it).
+    pub fn written(&self) -> Vec<BufferId> {
+        match self {
+            Step::Kernel(k) => k
+                .stores
+                .iter()
+                .map(|s| k.args[k.accesses[s.access].arg])
+                .collect(),
+            Step::Matmul { out, .. } => vec![out.buffer],
+            Step::Interpret { outputs, .. } => outputs.iter().map(|v| v.buffer).collect(),
+        }
+    }
+
     /// A host step of one instruction that returns its results (what a
     /// backend may run as one native step): the function, the instruction,
     /// and the step's input and output views.

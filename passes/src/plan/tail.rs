@@ -47,19 +47,15 @@ pub fn run(plan: &mut KernelPlan) {
     // looked at too: a convolution among them may have one.)
     let mut i = 0;
     while i < plan.steps.len() {
-        if !tail_at(plan, i) {
+        if tail_at(plan, i).is_none() {
             i += 1;
         }
     }
 }
 
 /// Makes the kernel after convolution step `i` its tail where it is one
-/// (moving the steps between before step `i`); whether it did.
-fn tail_at(plan: &mut KernelPlan, i: usize) -> bool {
-    tail_of(plan, i).is_some()
-}
-
-fn tail_of(plan: &mut KernelPlan, i: usize) -> Option<()> {
+/// (moving the steps between before step `i`); `None` where it is not.
+fn tail_at(plan: &mut KernelPlan, i: usize) -> Option<()> {
     let y = convolution(&plan.steps[i])?.clone();
     if y.dtype != DType::F32 || plan.outputs.iter().any(|v| v.buffer == y.buffer) {
         return None;
@@ -109,7 +105,10 @@ fn tail_of(plan: &mut KernelPlan, i: usize) -> Option<()> {
         .into_iter()
         .flatten()
         .filter(|&a| a != usize::MAX);
-    let moved_writes: Vec<BufferId> = plan.steps[i + 1..j].iter().flat_map(written).collect();
+    let moved_writes: Vec<BufferId> = plan.steps[i + 1..j]
+        .iter()
+        .flat_map(Step::written)
+        .collect();
     let in_place_elsewhere = chain.residual.is_some_and(|r| {
         let (ra, sa) = (&k.accesses[r], &k.accesses[store.access]);
         buffer_of(r) == out && (ra.strides != sa.strides || ra.offset != sa.offset)
@@ -206,19 +205,6 @@ fn tail_of(plan: &mut KernelPlan, i: usize) -> Option<()> {
     order.push(Step::Kernel(k));
     plan.steps.splice(i..i, order);
     Some(())
-}
-
-/// The buffers a step writes.
-fn written(step: &Step) -> Vec<BufferId> {
-    match step {
-        Step::Kernel(k) => k
-            .stores
-            .iter()
-            .map(|s| k.args[k.accesses[s.access].arg])
-            .collect(),
-        Step::Matmul { out, .. } => vec![out.buffer],
-        Step::Interpret { outputs, .. } => outputs.iter().map(|v| v.buffer).collect(),
-    }
 }
 
 /// The result of a host step of one convolution (of any rank, whose dim 1
