@@ -391,7 +391,9 @@ fn a_convolution_weight_is_transformed_once_and_goes_with_its_tensor() {
     kiln::release_cached();
     let limit = memory_stats().packed.limit_bytes;
     kiln::set_pack_limit(1 << 30);
-    let winograd = std::arch::is_x86_feature_detected!("avx512f");
+    let winograd = std::arch::is_x86_feature_detected!("avx512f")
+        || (std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma"));
     // A 3×3 convolution with stride 1 over a 16×16 image of 16 channels:
     // Winograd's (see `runtime/src/winograd.rs`).
     let traced = trace(

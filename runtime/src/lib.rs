@@ -44,6 +44,7 @@ pub mod gather;
 pub mod host;
 pub mod interp;
 pub mod io;
+mod lanes;
 pub mod lines;
 pub mod matmul;
 pub mod moments;

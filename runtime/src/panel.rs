@@ -50,7 +50,7 @@ const WIDE: usize = 6;
 /// Whether the CPU has the instructions [`product`] needs: AVX-512F, or
 /// AVX2 and FMA.
 pub(crate) fn available() -> bool {
-    wide() || avx2::available()
+    wide() || crate::lanes::Avx2::available()
 }
 
 /// Whether the CPU has AVX-512F (the 64 × 6 blocks).
@@ -236,18 +236,15 @@ unsafe fn block<const R: usize, const U: usize>(
 }
 
 /// The kernel on AVX2 with FMA: blocks of 16 `i` (two registers) × 6 `j`,
-/// rows past `m` masked with `vmaskmovps` (only in the last block of a
-/// row range; whole blocks load and store plainly).
+/// rows past `m` masked with `vmaskmovps` (only in the last register of
+/// the last block of a row range; whole registers load and store
+/// plainly).
 mod avx2 {
     use super::{Out, Panel, Rows, WIDE, drive};
     use std::arch::x86_64::*;
 
     /// Results per block along `i`: two 8-lane registers.
     const TALL: usize = 16;
-
-    pub(super) fn available() -> bool {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    }
 
     /// [`super::product`] on AVX2.
     ///
@@ -272,19 +269,11 @@ mod avx2 {
                 |i0, rows, ks, add| match rows {
                     TALL => blocks::<2, true>(a, b, c, (i0, rows), n, ks, add),
                     9.. => blocks::<2, false>(a, b, c, (i0, rows), n, ks, add),
+                    8 => blocks::<1, true>(a, b, c, (i0, rows), n, ks, add),
                     _ => blocks::<1, false>(a, b, c, (i0, rows), n, ks, add),
                 },
             )
         };
-    }
-
-    /// The lanes of an 8-lane register among the first `n` (all 8 from
-    /// 8 on), as `vmaskmovps` masks.
-    #[target_feature(enable = "avx2")]
-    fn first_lanes(n: usize) -> __m256i {
-        static LANES: [i32; 16] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
-        // SAFETY: eight of the table's sixteen.
-        unsafe { _mm256_loadu_si256(LANES.as_ptr().add(8 - n.min(8)).cast()) }
     }
 
     /// Every `j` block of rows `i0..i0 + rows` (in `R` registers; `FULL`:
@@ -300,7 +289,12 @@ mod avx2 {
         ks: (usize, usize),
         add: bool,
     ) {
-        let masks: [__m256i; R] = std::array::from_fn(|r| first_lanes(rows.saturating_sub(8 * r)));
+        // (A loop: `from_fn`'s closure need not inline here, and the
+        // intrinsics in it would be calls.)
+        let mut masks = [_mm256_setzero_si256(); R];
+        for (r, mask) in masks.iter_mut().enumerate() {
+            *mask = crate::lanes::first_eight(rows.saturating_sub(8 * r));
+        }
         let mut j = 0;
         // SAFETY (each block): forwarded.
         unsafe {
@@ -336,8 +330,11 @@ mod avx2 {
         // SAFETY: the masked lanes (all, when FULL) are inside the ranges
         // `product` is given.
         unsafe {
+            // (Only the last register of a partial block is partial: the
+            // blocks of 9 to 15 rows have a first one of 8.)
+            let whole = |r: usize| FULL || r + 1 < R;
             let load = |p: *const f32, r: usize| {
-                if FULL {
+                if whole(r) {
                     _mm256_loadu_ps(p)
                 } else {
                     _mm256_maskload_ps(p, masks[r])
@@ -360,7 +357,10 @@ mod avx2 {
                 .ptr
                 .offset(j0 as isize * b.j_stride + k0 as isize * b.k_stride);
             for _ in 0..kc {
-                let av: [__m256; R] = std::array::from_fn(|r| load(ap.add(8 * r), r));
+                let mut av = [_mm256_setzero_ps(); R];
+                for (r, av) in av.iter_mut().enumerate() {
+                    *av = load(ap.add(8 * r), r);
+                }
                 for (u, acc) in acc.iter_mut().enumerate() {
                     let bv = _mm256_set1_ps(*bp.offset(u as isize * b.j_stride));
                     for (r, acc) in acc.iter_mut().enumerate() {
@@ -374,7 +374,7 @@ mod avx2 {
             }
             for (u, acc) in acc.iter().enumerate() {
                 for (r, acc) in acc.iter().enumerate() {
-                    if FULL {
+                    if whole(r) {
                         _mm256_storeu_ps(at(u, r), *acc);
                     } else {
                         _mm256_maskstore_ps(at(u, r), masks[r], *acc);
@@ -405,6 +405,10 @@ mod tests {
             (17, 13, 300),
             (64, 7, 257),
             (70, 12, 9),
+            // AVX2's whole 8-row blocks, and a partial second register.
+            (8, 3, 4),
+            (24, 6, 5),
+            (11, 4, 2),
         ] {
             let a: Vec<f32> = (0..k * m).map(|i| value(i + 1)).collect();
             let b: Vec<f32> = (0..n * k).map(|i| value(i + 7919)).collect();
@@ -448,7 +452,7 @@ mod tests {
                 if wide() {
                     assert_eq!(run(product_avx512), expected, "AVX-512, {m}x{n}x{k}");
                 }
-                if avx2::available() {
+                if crate::lanes::Avx2::available() {
                     assert_eq!(run(avx2::product), expected, "AVX2, {m}x{n}x{k}");
                 }
             }

@@ -30,10 +30,11 @@
 //! (`[point][out channel][channel]`: made once and kept while a weight that
 //! is a program input lives, as packed weights are, else once per call),
 //! and transforms the results back into the output with the bias. The
-//! transforms and copies run 16 tiles at a time in AVX-512 registers,
-//! masked at a row's end ([`by_sixteen`]: rows of ResNet's images are 4 to
+//! transforms and copies run a register of tiles at a time, 16 in
+//! AVX-512's or 8 in AVX2's ([`crate::lanes`]: one body for both),
+//! masked at a row's end ([`groups`]: rows of ResNet's images are 4 to
 //! 28 tiles, which compiled loops left mostly to their scalar remainders;
-//! 8×128×28×28 7.9 → 5.3 ms). Where
+//! 8×128×28×28 7.9 → 5.3 ms with AVX-512). Where
 //! that makes fewer tasks than threads (small images at batch 1), each
 //! task is split into ranges of output channels, each range's task
 //! transforming the input itself ([`channel_splits`]).
@@ -43,9 +44,8 @@
 use kiln_ir::spatial::Conv;
 use kiln_ir::view::Geometry;
 use rayon::prelude::*;
-use std::arch::x86_64::*;
 
-use crate::avx512::{EVENS, ODDS, first_lanes, indices};
+use crate::lanes::{Avx2, Avx512, Lanes};
 use crate::panel::{Out, Panel, Rows, product};
 use crate::spatial::{Epilogue, Shape};
 use crate::storage::{Buffer, Storage};
@@ -58,8 +58,8 @@ const MIN_TILES: i64 = 64;
 /// The transformed panels a task holds at most (bytes), to stay in L2.
 const TASK_BYTES: i64 = 192 << 10;
 
-/// Whether this file runs the convolution: f32 on a CPU with AVX-512,
-/// 2-D, one group, a 3×3 kernel with stride and dilation 1, at least 16
+/// Whether this file runs the convolution: f32 on a CPU with AVX-512 or
+/// AVX2 and FMA (as the products need), 2-D, one group, a 3×3 kernel with stride and dilation 1, at least 16
 /// channels in and out and images of enough tiles ([`worth`]).
 pub(crate) fn applies(conv: &Conv, s: &Shape, wg: &Geometry) -> bool {
     conv.dims == 2
@@ -71,7 +71,7 @@ pub(crate) fn applies(conv: &Conv, s: &Shape, wg: &Geometry) -> bool {
         && s.in_per_group >= 16
         && s.out_per_group >= 16
         && worth(tiles(s).0 * tiles(s).1, s.batch, s.out_per_group)
-        && std::arch::is_x86_feature_detected!("avx512f")
+        && crate::panel::available()
 }
 
 /// Whether images of `tiles` tiles, `batch` of them, are worth the
@@ -219,11 +219,20 @@ pub(crate) unsafe fn run(
         bias,
         epilogue,
     };
+    let wide = crate::panel::wide();
     tasks.par_iter().for_each(|&(b, images, t0, tr, os)| {
         SCRATCH.with_borrow_mut(|scratch| {
+            let ranges = [(b, images), (t0, tr), os];
             // SAFETY: forwarded; each task writes its own tiles' outputs
-            // of its own output channels.
-            unsafe { job.task(scratch, x, out, (b, images), (t0, tr), os) };
+            // of its own output channels; the CPU has AVX-512F where
+            // `wide`, else AVX2 and FMA (`applies`).
+            unsafe {
+                if wide {
+                    job.task_avx512(scratch, (x, out), ranges)
+                } else {
+                    job.task_avx2(scratch, (x, out), ranges)
+                }
+            };
         })
     });
     true
@@ -328,31 +337,59 @@ struct Scratch {
     m: Vec<f32>,
 }
 
+/// A task's images `(first, count)`, rows of tiles `(first, count)` and
+/// output channels `(first, count)`.
+type Range = (i64, i64);
+
 impl Job<'_> {
-    /// Tile rows `t0..t0 + tr` of images `b0..b0 + images` (several only
-    /// whole: their tiles side by side in the panels), output channels
-    /// `o0..o0 + o_n` (of which `m` holds the products), compiled for
-    /// AVX-512, which the products need anyway, so that the transforms'
-    /// loops use it.
+    /// [`Job::task`] in AVX-512 registers.
     ///
     /// # Safety
-    /// As for [`run`].
-    #[allow(clippy::too_many_arguments)]
+    /// As for [`run`]; the CPU has AVX-512F.
     #[target_feature(enable = "avx512f")]
-    unsafe fn task(
+    unsafe fn task_avx512(&self, sc: &mut Scratch, io: (Shared<f32>, Shared<f32>), r: [Range; 3]) {
+        // SAFETY: forwarded; the CPU has AVX-512F, and this function is
+        // compiled for it.
+        unsafe { self.task(Avx512::new(), sc, io, r) }
+    }
+
+    /// [`Job::task`] in AVX2 registers.
+    ///
+    /// # Safety
+    /// As for [`run`]; the CPU has AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn task_avx2(&self, sc: &mut Scratch, io: (Shared<f32>, Shared<f32>), r: [Range; 3]) {
+        // SAFETY: forwarded; the CPU has AVX2 and FMA, and this function
+        // is compiled for them.
+        unsafe { self.task(Avx2::new(), sc, io, r) }
+    }
+
+    /// Tile rows `t0..t0 + tr` of images `b0..b0 + images` (several only
+    /// whole: their tiles side by side in the panels), output channels
+    /// `o0..o0 + o_n` (of which `m` holds the products), from `x` into
+    /// `out`, in `l`'s registers.
+    ///
+    /// # Safety
+    /// As for [`run`]; inlined into a function compiled for `l`.
+    #[inline(always)]
+    unsafe fn task<L: Lanes>(
         &self,
+        l: L,
         sc: &mut Scratch,
-        x: Shared<f32>,
-        out: Shared<f32>,
-        (b0, images): (i64, i64),
-        (t0, tr): (i64, i64),
-        (o0, o_n): (i64, i64),
+        (x, out): (Shared<f32>, Shared<f32>),
+        [(b0, images), (t0, tr), (o0, o_n)]: [Range; 3],
     ) {
         let s = self.s;
         let (c_n, o0, o_n) = (s.in_per_group as usize, o0 as usize, o_n as usize);
         let tw = tiles(s).1 as usize;
-        // The task's tiles: its rows of tiles, image by image.
-        let tiles = (images * tr) as usize * tw;
+        // The panels' width: the task's tiles (its rows of tiles, image by
+        // image), then as many more as make whole registers, so that the
+        // products load and store no partial register (AVX2's masked
+        // moves are several times slower than plain ones on AMD's cores;
+        // ResNet's rows of 28 tiles left 12 of every 28 rows to them).
+        // The padding's transforms are stale values, and its products are
+        // never read.
+        let tiles = ((images * tr) as usize * tw).next_multiple_of(L::N);
         // The padded rows under the tiles: 2·tr + 2, each of half-widths
         // tw + 1 (even and odd columns).
         let half = tw + 1;
@@ -377,14 +414,14 @@ impl Job<'_> {
             let b = b0 + q as i64;
             if all_at_once {
                 // SAFETY: forwarded.
-                unsafe { self.copy_channels(plane, plane_len, x, b, t0, half) };
+                unsafe { self.copy_channels(l, plane, plane_len, x, b, t0, half) };
             }
             for c in 0..c_n {
                 let plane = if all_at_once {
                     &plane[c * plane_len..(c + 1) * plane_len]
                 } else {
                     // SAFETY: forwarded.
-                    unsafe { self.copy_channel(plane, x, b, c, t0, half) };
+                    unsafe { self.copy_channel(l, plane, x, b, c, t0, half) };
                     &plane[..]
                 };
                 for t in 0..tr as usize {
@@ -392,10 +429,10 @@ impl Job<'_> {
                         std::array::from_fn(|r| &plane[(2 * t + r) * prow..(2 * t + r + 1) * prow]);
                     let row = q * tr as usize + t;
                     // SAFETY: point p's panel holds this row of tiles at
-                    // p·C·tiles from channel c's row; the task runs on
-                    // AVX-512.
+                    // p·C·tiles from channel c's row.
                     unsafe {
                         input_tiles(
+                            l,
                             rows,
                             tw,
                             v.as_mut_ptr().add(c * tiles + row * tw),
@@ -445,58 +482,65 @@ impl Job<'_> {
         // at p·O·tiles from `products(o, r)`.
         let products = |o: usize, r: usize| m[o * tiles + r * tw..].as_ptr();
         let stride = o_n * tiles;
-        // Channels contiguous (channels_last): 16 channels' outputs of 16
-        // tiles at once, transposed in registers, so that each position's
-        // 16 channels are one store.
+        // Channels contiguous (channels_last): a register's worth of
+        // channels' outputs of as many tiles at once, transposed in
+        // registers, so that each position's channels are one store.
         let by_channels = self.og.strides[1] == 1 && o_n > 1;
-        let channel_step = if by_channels { 16 } else { 1 };
+        let channel_step = if by_channels { L::N } else { 1 };
         for o in (0..o_n).step_by(channel_step) {
             for r in 0..(images * tr) as usize {
                 let (b, t) = (b0 + r as i64 / tr, t0 + r as i64 % tr);
-                by_sixteen(tw, |k, lanes| {
+                for (k, lanes) in groups::<L>(tw) {
                     // SAFETY (each): the products as above, inside `m`;
                     // forwarded, and the row of tiles is this task's.
                     unsafe {
                         if !by_channels {
-                            let y = output_group(products(o, r), stride, k, lanes, affine(o));
-                            self.store_tiles(y, out, b, o0 + o, t, k, lanes);
-                            return;
+                            let y = output_group(l, products(o, r), stride, k, lanes, affine(o));
+                            self.store_tiles(l, y, out, b, o0 + o, t, k, lanes);
+                            continue;
                         }
-                        let on = (o_n - o).min(16);
-                        let mut y = [[[_mm512_setzero_ps(); 16]; 2]; 2];
+                        let on = (o_n - o).min(L::N);
+                        let mut y = [[l.square(); 2]; 2];
                         for q in 0..on {
-                            let g =
-                                output_group(products(o + q, r), stride, k, lanes, affine(o + q));
-                            for (a, row) in g.into_iter().enumerate() {
-                                for (c, v) in row.into_iter().enumerate() {
-                                    y[a][c][q] = v;
+                            let g = output_group(
+                                l,
+                                products(o + q, r),
+                                stride,
+                                k,
+                                lanes,
+                                affine(o + q),
+                            );
+                            for a in 0..2 {
+                                for c in 0..2 {
+                                    y[a][c].as_mut()[q] = g[a][c];
                                 }
                             }
                         }
                         for block in y.iter_mut().flatten() {
-                            crate::avx512::transpose16(block);
+                            l.transpose(block);
                         }
-                        self.store_channels(y, out, (b, t), (o0 + o, on), (k, lanes));
+                        self.store_channels(l, y, out, (b, t), (o0 + o, on), (k, lanes));
                     }
-                });
+                }
             }
         }
     }
 
     /// Every channel's padded rows under tile rows `t0..` of image `b`
     /// (planes of `plane_len`, zero outside the input), from channels
-    /// contiguous: 16 channels of 32 positions at a time, transposed in
-    /// registers into runs of 32 positions, each split into its even and
-    /// odd columns (element by element, the planes' writes to 64 rows at
-    /// once were a third of a channels_last convolution's time).
+    /// contiguous: N channels of 2N positions at a time (N = `L::N`),
+    /// transposed in registers into runs of 2N positions, each split into
+    /// its even and odd columns (element by element, the planes' writes
+    /// to 64 rows at once were a third of a channels_last convolution's
+    /// time).
     ///
     /// # Safety
-    /// As for [`run`]; compiled for AVX-512F.
+    /// As for [`run`]; inlined into a function compiled for `l`.
     #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn copy_channels(
+    #[inline(always)]
+    unsafe fn copy_channels<L: Lanes>(
         &self,
+        l: L,
         planes: &mut [f32],
         plane_len: usize,
         x: Shared<f32>,
@@ -507,52 +551,52 @@ impl Job<'_> {
         let (s, xs) = (self.s, &self.xg.strides);
         let (ph, pw) = (self.conv.padding[0], self.conv.padding[1] as usize);
         let (c_n, w_n) = (s.in_per_group as usize, s.in_size[1] as usize);
+        let n = L::N;
         planes.fill(0.0);
-        let (evens, odds) = (indices(&EVENS), indices(&ODDS));
         for r in 0..plane_len / (2 * half) {
             let ih = 2 * t0 - ph + r as i64;
             if ih < 0 || ih >= s.in_size[0] {
                 continue;
             }
             let row = b * xs[0] + ih * xs[2];
-            for c0 in (0..c_n).step_by(16) {
-                let channels = (c_n - c0).min(16);
-                for iw0 in (0..w_n).step_by(32) {
-                    let n = (w_n - iw0).min(32);
-                    // Positions iw0.. (16 to a register), then channels.
-                    let mut runs = [[_mm512_setzero_ps(); 16]; 2];
+            for c0 in (0..c_n).step_by(n) {
+                let channels = (c_n - c0).min(n);
+                for iw0 in (0..w_n).step_by(2 * n) {
+                    let positions = (w_n - iw0).min(2 * n);
+                    // Positions iw0.. (N to a register), then channels.
+                    let mut runs = [l.square(); 2];
                     for (h, run) in runs.iter_mut().enumerate() {
-                        for (p, v) in run.iter_mut().enumerate().take(n.saturating_sub(16 * h)) {
-                            let at = row + (iw0 + 16 * h + p) as i64 * xs[3] + c0 as i64;
+                        let here = positions.saturating_sub(n * h);
+                        for (p, v) in run.as_mut().iter_mut().enumerate().take(here) {
+                            let at = row + (iw0 + n * h + p) as i64 * xs[3] + c0 as i64;
                             // SAFETY: channels c0.. of a position inside the input.
-                            *v = unsafe {
-                                _mm512_maskz_loadu_ps(
-                                    first_lanes(channels),
-                                    x.ptr().offset(at as isize),
-                                )
-                            };
+                            *v = unsafe { l.load(x.ptr().offset(at as isize), l.first(channels)) };
                         }
-                        crate::avx512::transpose16(run);
+                        l.transpose(run);
                     }
                     // Padded columns col.. and col + 1.., every other one.
                     let col = iw0 + pw;
-                    let sides = [(col, n.div_ceil(2), evens), (col + 1, n / 2, odds)];
+                    let sides = [
+                        (col, positions.div_ceil(2), true),
+                        (col + 1, positions / 2, false),
+                    ];
                     for c in 0..channels {
                         let plane = &mut planes[(c0 + c) * plane_len + r * 2 * half..][..2 * half];
-                        for (first, count, pick) in sides {
+                        let (lo, hi) = (runs[0].as_ref()[c], runs[1].as_ref()[c]);
+                        for (first, count, evens) in sides {
                             let (side, k) = (first % 2, first / 2);
                             let count = count.min(half.saturating_sub(k));
                             if count == 0 {
                                 continue;
                             }
-                            let v = _mm512_permutex2var_ps(runs[0][c], pick, runs[1][c]);
+                            let v = if evens {
+                                l.evens(lo, hi)
+                            } else {
+                                l.odds(lo, hi)
+                            };
                             // SAFETY: k + count <= half, in the side's half.
                             unsafe {
-                                _mm512_mask_storeu_ps(
-                                    plane.as_mut_ptr().add(side * half + k),
-                                    first_lanes(count),
-                                    v,
-                                )
+                                l.store(plane.as_mut_ptr().add(side * half + k), l.first(count), v)
                             };
                         }
                     }
@@ -566,11 +610,12 @@ impl Job<'_> {
     /// the input).
     ///
     /// # Safety
-    /// As for [`run`].
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn copy_channel(
+    /// As for [`run`]; inlined into a function compiled for `l`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn copy_channel<L: Lanes>(
         &self,
+        l: L,
         plane: &mut [f32],
         x: Shared<f32>,
         b: i64,
@@ -598,27 +643,24 @@ impl Job<'_> {
                 };
                 even[0] = 0.0;
                 odd[half - 1] = 0.0;
-                // 16 pairs at a time: columns 2k to odd[k], 2k + 1 to
-                // even[k + 1].
-                by_sixteen(half - 1, |k, lanes| {
+                // A register of pairs at a time: columns 2k to odd[k],
+                // 2k + 1 to even[k + 1].
+                for (k, lanes) in groups::<L>(half - 1) {
                     // SAFETY: the pairs k..k + lanes are in the row, and
-                    // their halves' places in `odd` and `even`; the task
-                    // runs on AVX-512.
+                    // their halves' places in `odd` and `even`.
                     unsafe {
                         let at = src.as_ptr().add(2 * k);
-                        let lo = _mm512_maskz_loadu_ps(first_lanes(2 * lanes), at);
-                        let hi = _mm512_maskz_loadu_ps(
-                            first_lanes((2 * lanes).saturating_sub(16)),
+                        let lo = l.load(at, l.first(2 * lanes));
+                        let hi = l.load(
                             // (Past the row where no lane is read.)
-                            at.wrapping_add(16),
+                            at.wrapping_add(L::N),
+                            l.first((2 * lanes).saturating_sub(L::N)),
                         );
-                        let m = first_lanes(lanes);
-                        let firsts = _mm512_permutex2var_ps(lo, indices(&EVENS), hi);
-                        let seconds = _mm512_permutex2var_ps(lo, indices(&ODDS), hi);
-                        _mm512_mask_storeu_ps(odd.as_mut_ptr().add(k), m, firsts);
-                        _mm512_mask_storeu_ps(even.as_mut_ptr().add(k + 1), m, seconds);
+                        let m = l.first(lanes);
+                        l.store(odd.as_mut_ptr().add(k), m, l.evens(lo, hi));
+                        l.store(even.as_mut_ptr().add(k + 1), m, l.odds(lo, hi));
                     }
-                });
+                }
                 continue;
             }
             for (q, side) in [(0, even), (1, odd)] {
@@ -646,20 +688,21 @@ impl Job<'_> {
         }
     }
 
-    /// Outputs (a, b) of 16 tiles from tile `k` of tile row `t` (`y[a][b]`,
-    /// from [`output_group`]; `lanes` of them in the row) into output rows
-    /// 2·`t` + a, columns 2·k.. of channel `o` of image `b`, the half tiles
-    /// past the output's edge left out: along contiguous rows, the two
-    /// columns of each tile interleaved in registers.
+    /// Outputs (a, b) of a register's tiles from tile `k` of tile row `t`
+    /// (`y[a][b]`, from [`output_group`]; `lanes` of them in the row) into
+    /// output rows 2·`t` + a, columns 2·k.. of channel `o` of image `b`,
+    /// the half tiles past the output's edge left out: along contiguous
+    /// rows, the two columns of each tile interleaved in registers.
     ///
     /// # Safety
-    /// As for [`run`]; the rows are this task's; compiled for AVX-512F.
+    /// As for [`run`]; the rows are this task's; inlined into a function
+    /// compiled for `l`.
     #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn store_tiles(
+    #[inline(always)]
+    unsafe fn store_tiles<L: Lanes>(
         &self,
-        y: [[__m512; 2]; 2],
+        l: L,
+        y: [[L::V; 2]; 2],
         out: Shared<f32>,
         b: i64,
         o: usize,
@@ -669,6 +712,7 @@ impl Job<'_> {
     ) {
         let os = &self.og.strides;
         let (oh_n, ow_n) = (self.s.out_size[0], self.s.out_size[1]);
+        let n = L::N;
         // Output columns 2k.. of this group inside the row.
         let columns = (ow_n as usize - 2 * k).min(2 * lanes);
         for (a, [left, right]) in y.into_iter().enumerate() {
@@ -681,31 +725,21 @@ impl Job<'_> {
             unsafe {
                 let dst = out.ptr().offset(row as isize);
                 if os[3] == 1 {
-                    let (first, second) = (
-                        _mm512_permutex2var_ps(left, indices(&FIRST_HALVES), right),
-                        _mm512_permutex2var_ps(left, indices(&SECOND_HALVES), right),
-                    );
-                    let (m1, m2) = (
-                        first_lanes(columns),
-                        first_lanes(columns.saturating_sub(16)),
-                    );
+                    let (first, second) = l.interleave(left, right);
+                    let (m1, m2) = (l.first(columns), l.first(columns.saturating_sub(n)));
                     let e = self.epilogue;
-                    let first = finish(e, first, row as isize, m1);
-                    let second = finish(e, second, row as isize + 16, m2);
-                    _mm512_mask_storeu_ps(dst, m1, first);
-                    _mm512_mask_storeu_ps(
-                        // (Past the output where no lane is written.)
-                        dst.wrapping_add(16),
-                        m2,
-                        second,
-                    );
+                    let first = finish(l, e, first, row as isize, m1);
+                    let second = finish(l, e, second, row as isize + n as isize, m2);
+                    l.store(dst, m1, first);
+                    // (Past the output where no lane is written.)
+                    l.store(dst.wrapping_add(n), m2, second);
                 } else {
-                    let (mut l, mut r) = ([0f32; 16], [0f32; 16]);
-                    _mm512_storeu_ps(l.as_mut_ptr(), left);
-                    _mm512_storeu_ps(r.as_mut_ptr(), right);
+                    let (mut lv, mut rv) = ([0f32; 16], [0f32; 16]);
+                    l.store(lv.as_mut_ptr(), l.first(n), left);
+                    l.store(rv.as_mut_ptr(), l.first(n), right);
                     let step = os[3] as isize;
                     for c in 0..columns {
-                        let mut v = if c % 2 == 0 { l[c / 2] } else { r[c / 2] };
+                        let mut v = if c % 2 == 0 { lv[c / 2] } else { rv[c / 2] };
                         if let Some(e) = self.epilogue {
                             v = e.finish(v, row as isize + c as isize * step);
                         }
@@ -716,20 +750,20 @@ impl Job<'_> {
         }
     }
 
-    /// Outputs (a, b) of 16 tiles from tile `k` of tile row `t` of image
-    /// `b` (`lanes` of them in the row), for `on` channels from `o`, each
-    /// tile's channels in a register (`y[a][b][tile]`), into output rows
-    /// 2·`t` + a, columns 2·(k + tile) + b, channels contiguous; the half
-    /// tiles past the output's edge left out.
+    /// Outputs (a, b) of a register's tiles from tile `k` of tile row `t`
+    /// of image `b` (`lanes` of them in the row), for `on` channels from
+    /// `o`, each tile's channels in a register (`y[a][b][tile]`), into
+    /// output rows 2·`t` + a, columns 2·(k + tile) + b, channels
+    /// contiguous; the half tiles past the output's edge left out.
     ///
     /// # Safety
     /// As for [`run`]; the rows are this task's, the output's channels
-    /// contiguous; compiled for AVX-512F.
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn store_channels(
+    /// contiguous; inlined into a function compiled for `l`.
+    #[inline(always)]
+    unsafe fn store_channels<L: Lanes>(
         &self,
-        y: [[[__m512; 16]; 2]; 2],
+        l: L,
+        y: [[L::Square; 2]; 2],
         out: Shared<f32>,
         (b, t): (i64, i64),
         (o, on): (usize, usize),
@@ -737,14 +771,15 @@ impl Job<'_> {
     ) {
         let os = &self.og.strides;
         let (oh_n, ow_n) = (self.s.out_size[0], self.s.out_size[1]);
+        let mask = l.first(on);
         for (a, columns) in y.iter().enumerate() {
             let oh = 2 * t + a as i64;
             if oh >= oh_n {
                 continue;
             }
-            for l in 0..lanes {
+            for tile in 0..lanes {
                 for (c, tiles) in columns.iter().enumerate() {
-                    let ow = 2 * (k + l) as i64 + c as i64;
+                    let ow = 2 * (k + tile) as i64 + c as i64;
                     if ow >= ow_n {
                         continue;
                     }
@@ -752,9 +787,8 @@ impl Job<'_> {
                     // SAFETY: channels o..o + on at an output position of
                     // this task's tiles.
                     unsafe {
-                        let mask = first_lanes(on);
-                        let y = finish(self.epilogue, tiles[l], at as isize, mask);
-                        _mm512_mask_storeu_ps(out.ptr().offset(at as isize), mask, y)
+                        let y = finish(l, self.epilogue, tiles.as_ref()[tile], at as isize, mask);
+                        l.store(out.ptr().offset(at as isize), mask, y)
                     };
                 }
             }
@@ -762,78 +796,58 @@ impl Job<'_> {
     }
 }
 
-/// Indices of `_mm512_permutex2var_ps` that interleave two registers'
-/// lanes: the first 8 of each, then the last 8 (16 pairs put together).
-static FIRST_HALVES: [i32; 16] = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
-static SECOND_HALVES: [i32; 16] = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
-
-/// Runs `f(i, lanes)` over `0..n` in groups of 16 (`lanes` of them, 16
-/// but in the last group): the rows of tiles' loops, in AVX-512 registers
-/// with masks (rows of ResNet's small images are 4 to 28 tiles long, where
-/// a compiler's vector loop leaves most of them to its scalar remainder).
+/// `(i, lanes)` over `0..n` in groups of a register's `L::N` (`lanes` of
+/// them, `L::N` but in the last group): the rows of tiles' loops, in
+/// registers with masks (rows of ResNet's small images are 4 to 28 tiles
+/// long, where a compiler's vector loop leaves most of them to its scalar
+/// remainder). (An iterator for `for` loops, not a function taking the
+/// loop's body as a closure: see [`crate::lanes`].)
 #[inline(always)]
-fn by_sixteen(n: usize, mut f: impl FnMut(usize, usize)) {
-    let mut i = 0;
-    while i < n {
-        f(i, (n - i).min(16));
-        i += 16;
-    }
+fn groups<L: Lanes>(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).step_by(L::N).map(move |i| (i, (n - i).min(L::N)))
 }
 
 /// `Bᵀ d B` for the `tw` tiles along four padded rows (each its `tw + 1`
 /// even columns, then its odd ones): point `p`'s row of tiles into
-/// `v + p·stride`. 16 tiles at a time: tile k's columns 2k .. 2k + 3 are
-/// even k, odd k, even k + 1 and odd k + 1 of each row.
+/// `v + p·stride`. A register of tiles at a time: tile k's columns
+/// 2k .. 2k + 3 are even k, odd k, even k + 1 and odd k + 1 of each row.
 ///
 /// # Safety
-/// Compiled for AVX-512F; `v + p·stride` addresses `tw` floats for every
-/// point `p` < 16, none of them in `rows`.
-#[target_feature(enable = "avx512f")]
-#[inline]
-unsafe fn input_tiles(rows: [&[f32]; 4], tw: usize, v: *mut f32, stride: usize) {
+/// Inlined into a function compiled for `l`; `v + p·stride` addresses
+/// `tw` floats for every point `p` < 16, none of them in `rows`.
+#[inline(always)]
+unsafe fn input_tiles<L: Lanes>(l: L, rows: [&[f32]; 4], tw: usize, v: *mut f32, stride: usize) {
     let half = tw + 1;
-    by_sixteen(tw, |k, lanes| {
-        let m = first_lanes(lanes);
+    for (k, lanes) in groups::<L>(tw) {
+        let m = l.first(lanes);
         // SAFETY: columns up to 2·(k + lanes) + 1 < 2·half of each row;
         // the points' rows as the caller vouches.
         unsafe {
-            let load = |r: &[f32], at: usize| _mm512_maskz_loadu_ps(m, r.as_ptr().add(at));
-            // d[i][j]: row i, column 2k + j of the 16 tiles.
-            let d: [[__m512; 4]; 4] = std::array::from_fn(|i| {
-                let r = rows[i];
-                [
-                    load(r, k),
-                    load(r, half + k),
-                    load(r, k + 1),
-                    load(r, half + k + 1),
-                ]
-            });
+            // d[i][j]: row i, column 2k + j of the tiles.
+            let mut d = [[l.splat(0.0); 4]; 4];
+            for (row, d) in rows.iter().zip(&mut d) {
+                for (j, at) in [k, half + k, k + 1, half + k + 1].into_iter().enumerate() {
+                    d[j] = l.load(row.as_ptr().add(at), m);
+                }
+            }
             // Bᵀ d, column by column.
-            let t: [[__m512; 4]; 4] = {
-                let col = |j: usize| {
-                    let (a, b, c, e) = (d[0][j], d[1][j], d[2][j], d[3][j]);
-                    [
-                        _mm512_sub_ps(a, c),
-                        _mm512_add_ps(b, c),
-                        _mm512_sub_ps(c, b),
-                        _mm512_sub_ps(b, e),
-                    ]
-                };
-                let cols: [[__m512; 4]; 4] = std::array::from_fn(col);
-                std::array::from_fn(|i| std::array::from_fn(|j| cols[j][i]))
-            };
+            let mut t = [[l.splat(0.0); 4]; 4];
+            for j in 0..4 {
+                let (a, b, c, e) = (d[0][j], d[1][j], d[2][j], d[3][j]);
+                t[0][j] = l.sub(a, c);
+                t[1][j] = l.add(b, c);
+                t[2][j] = l.sub(c, b);
+                t[3][j] = l.sub(b, e);
+            }
             // · B, row by row.
-            for (i, [a, b, c, e]) in t.into_iter().enumerate() {
-                let put = |j: usize, x: __m512| {
-                    _mm512_mask_storeu_ps(v.add((4 * i + j) * stride + k), m, x)
-                };
-                put(0, _mm512_sub_ps(a, c));
-                put(1, _mm512_add_ps(b, c));
-                put(2, _mm512_sub_ps(c, b));
-                put(3, _mm512_sub_ps(b, e));
+            for (i, &[a, b, c, e]) in t.iter().enumerate() {
+                let row = [l.sub(a, c), l.add(b, c), l.sub(c, b), l.sub(b, e)];
+                for (j, x) in row.into_iter().enumerate() {
+                    l.store(v.add((4 * i + j) * stride + k), m, x);
+                }
             }
         }
-    });
+    }
 }
 
 /// What an output channel's values get in the output tile: the bias, then
@@ -850,44 +864,47 @@ struct Affine {
 /// `p`'s at `m + p·stride`): output (a, b) of the tiles as `y[a][b]`.
 ///
 /// # Safety
-/// Compiled for AVX-512F; `m + p·stride` addresses the tiles' floats for
-/// every point `p` < 16.
-#[target_feature(enable = "avx512f")]
-#[inline]
-unsafe fn output_group(
+/// Inlined into a function compiled for `l`; `m + p·stride` addresses the
+/// tiles' floats for every point `p` < 16.
+#[inline(always)]
+unsafe fn output_group<L: Lanes>(
+    l: L,
     m: *const f32,
     stride: usize,
     k: usize,
     lanes: usize,
     affine: Affine,
-) -> [[__m512; 2]; 2] {
-    let mask = first_lanes(lanes);
-    // SAFETY: as the caller vouches.
-    let p: [__m512; 16] = std::array::from_fn(|point| unsafe {
-        _mm512_maskz_loadu_ps(mask, m.add(point * stride + k))
-    });
+) -> [[L::V; 2]; 2] {
+    let mask = l.first(lanes);
+    let mut p = [l.splat(0.0); 16];
+    for (point, v) in p.iter_mut().enumerate() {
+        // SAFETY: as the caller vouches.
+        *v = unsafe { l.load(m.add(point * stride + k), mask) };
+    }
     // Aᵀ m: its two rows, column by column.
-    let s: [[__m512; 4]; 2] = [
-        std::array::from_fn(|j| _mm512_add_ps(_mm512_add_ps(p[j], p[4 + j]), p[8 + j])),
-        std::array::from_fn(|j| _mm512_sub_ps(_mm512_sub_ps(p[4 + j], p[8 + j]), p[12 + j])),
-    ];
+    let mut s = [[l.splat(0.0); 4]; 2];
+    for j in 0..4 {
+        s[0][j] = l.add(l.add(p[j], p[4 + j]), p[8 + j]);
+        s[1][j] = l.sub(l.sub(p[4 + j], p[8 + j]), p[12 + j]);
+    }
     // · A, the bias, the scale and the shift.
-    s.map(|[p, q, u, v]| {
-        let mut pair = [
-            _mm512_add_ps(_mm512_add_ps(p, q), u),
-            _mm512_sub_ps(_mm512_sub_ps(q, u), v),
-        ];
-        if let Some(b) = affine.bias {
-            pair = pair.map(|x| _mm512_add_ps(x, _mm512_set1_ps(b)));
+    let mut y = [[l.splat(0.0); 2]; 2];
+    for a in 0..2 {
+        let [p, q, u, v] = s[a];
+        y[a] = [l.add(l.add(p, q), u), l.sub(l.sub(q, u), v)];
+        for x in &mut y[a] {
+            if let Some(b) = affine.bias {
+                *x = l.add(*x, l.splat(b));
+            }
+            if let Some(s) = affine.scale {
+                *x = l.mul(*x, l.splat(s));
+            }
+            if let Some(t) = affine.shift {
+                *x = l.add(*x, l.splat(t));
+            }
         }
-        if let Some(s) = affine.scale {
-            pair = pair.map(|x| _mm512_mul_ps(x, _mm512_set1_ps(s)));
-        }
-        if let Some(t) = affine.shift {
-            pair = pair.map(|x| _mm512_add_ps(x, _mm512_set1_ps(t)));
-        }
-        pair
-    })
+    }
+    y
 }
 
 /// The tail's residual add and ReLU ([`Epilogue`]) on `y`, output
@@ -895,24 +912,27 @@ unsafe fn output_group(
 /// result's layout); `y` itself without a tail.
 ///
 /// # Safety
-/// Compiled for AVX-512F; the residual holds elements `at..` in `mask`'s
-/// lanes.
-#[target_feature(enable = "avx512f")]
-#[inline]
-unsafe fn finish(epilogue: Option<&Epilogue>, y: __m512, at: isize, mask: __mmask16) -> __m512 {
+/// Inlined into a function compiled for `l`; the residual holds elements
+/// `at..` in `mask`'s lanes.
+#[inline(always)]
+unsafe fn finish<L: Lanes>(
+    l: L,
+    epilogue: Option<&Epilogue>,
+    y: L::V,
+    at: isize,
+    mask: L::Mask,
+) -> L::V {
     let Some(e) = epilogue else {
         return y;
     };
     let mut y = y;
     if let Some(r) = e.residual {
         // SAFETY: as the caller vouches (no lane outside `mask` is read).
-        let r = unsafe { _mm512_maskz_loadu_ps(mask, r.wrapping_offset(at)) };
-        y = _mm512_add_ps(y, r);
+        let r = unsafe { l.load(r.wrapping_offset(at), mask) };
+        y = l.add(y, r);
     }
     if e.relu {
-        // ReLU as the kernels compute it: x < 0 ? 0 : x (NaN and −0 kept).
-        let zero = _mm512_setzero_ps();
-        y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, zero, _CMP_LT_OQ), y, zero);
+        y = l.relu(y);
     }
     y
 }
