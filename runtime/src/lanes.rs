@@ -15,11 +15,11 @@
 //! for the width (`#[target_feature(enable = "avx512f")]` or
 //! `"avx2,fma"`), which is where a caller enters them.
 //!
-//! One rule keeps that true: **no closure computes vectors** (no
-//! `array::map`, `from_fn` or function taking a loop's body with vector
-//! operations in it). A closure is a function of its own, compiled without
-//! the width's features, which LLVM may or may not inline into the
-//! caller; where it does not, every intrinsic in it becomes a call (the
+//! One rule keeps that true: **no closure computes vectors** outside
+//! tests (no `array::map`, `from_fn` or function taking a loop's body
+//! with vector operations in it). A closure is a function of its own,
+//! compiled without the width's features, which LLVM may or may not
+//! inline into the caller; where it does not, every intrinsic in it becomes a call (the
 //! first form of Winograd's AVX2 transforms ran at half speed so). Loops
 //! over arrays and `for` over iterators of indices keep the vector code in
 //! the inlined body. `objdump -d target/release/kiln | grep 'call.*core_arch'`
@@ -193,13 +193,14 @@ pub(crate) fn first_eight(n: usize) -> __m256i {
     unsafe { _mm256_loadu_si256(LANES.as_ptr().add(8 - n.min(8)).cast()) }
 }
 
-/// Which of an 8-lane register's lanes a load or store touches: all of
-/// them, as plain moves, or those of `vmaskmovps`'s mask (several times
-/// slower than a plain move on AMD's cores, where Winograd's transforms
-/// spent half their time in them).
+/// Which of an 8-lane register's lanes a load or store touches: the first
+/// `count`; all of them as plain moves, none as no instruction, else
+/// those of `vmaskmovps`'s mask (several times slower than a plain move
+/// on AMD's cores, where Winograd's transforms spent half their time in
+/// them).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Eight {
-    all: bool,
+    count: usize,
     mask: __m256i,
 }
 
@@ -214,7 +215,7 @@ impl Lanes for Avx2 {
     #[inline(always)]
     fn first(self, n: usize) -> Eight {
         Eight {
-            all: n >= 8,
+            count: n.min(8),
             mask: unsafe { first_eight(n) },
         }
     }
@@ -223,10 +224,10 @@ impl Lanes for Avx2 {
         // SAFETY: as the caller vouches (vmaskmovps reads no lane outside
         // the mask and raises no fault for them).
         unsafe {
-            if lanes.all {
-                _mm256_loadu_ps(p)
-            } else {
-                _mm256_maskload_ps(p, lanes.mask)
+            match lanes.count {
+                8 => _mm256_loadu_ps(p),
+                0 => _mm256_setzero_ps(),
+                _ => _mm256_maskload_ps(p, lanes.mask),
             }
         }
     }
@@ -234,10 +235,10 @@ impl Lanes for Avx2 {
     unsafe fn store(self, p: *mut f32, lanes: Eight, v: __m256) {
         // SAFETY: as the caller vouches.
         unsafe {
-            if lanes.all {
-                _mm256_storeu_ps(p, v)
-            } else {
-                _mm256_maskstore_ps(p, lanes.mask, v)
+            match lanes.count {
+                8 => _mm256_storeu_ps(p, v),
+                0 => {}
+                _ => _mm256_maskstore_ps(p, lanes.mask, v),
             }
         }
     }
@@ -274,8 +275,8 @@ impl Lanes for Avx2 {
     fn transpose(self, r: &mut [__m256; 8]) {
         unsafe {
             // t[2i], t[2i + 1]: rows 2i and 2i + 1 interleaved (elements
-            // 0, 1, 4, 5 and 2, 3, 6, 7). (Loops, not `from_fn`: see
-            // `crate::winograd::output_group`.)
+            // 0, 1, 4, 5 and 2, 3, 6, 7). (Loops, not `from_fn`: see the
+            // module's doc.)
             let mut t = [_mm256_setzero_ps(); 8];
             for i in 0..4 {
                 t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);

@@ -289,8 +289,9 @@ mod avx2 {
         ks: (usize, usize),
         add: bool,
     ) {
-        // (A loop: `from_fn`'s closure need not inline here, and the
-        // intrinsics in it would be calls.)
+        // (A loop: `from_fn` runs its closure inside core's wrapper,
+        // which has no target features and need not inline here; the
+        // intrinsics in it would then be calls.)
         let mut masks = [_mm256_setzero_si256(); R];
         for (r, mask) in masks.iter_mut().enumerate() {
             *mask = crate::lanes::first_eight(rows.saturating_sub(8 * r));

@@ -14,8 +14,8 @@
 //! matrix itself; a depthwise convolution (one input and one output
 //! channel per group), where a product would have one column, runs as
 //! its own loop over the taps (`crate::depthwise`); 3×3 convolutions with
-//! stride 1 in f32 by Winograd's algorithm where the CPU has AVX-512
-//! (`crate::winograd`).
+//! stride 1 in f32 by Winograd's algorithm where the CPU has AVX-512 or
+//! AVX2 and FMA (`crate::winograd`).
 
 use kiln_ir::spatial::{Conv, Pool, Spatial, Window, adaptive_window, conv_output_shape};
 use kiln_ir::view::Geometry;
