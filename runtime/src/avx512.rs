@@ -319,15 +319,19 @@ pub(crate) unsafe fn evaluate_all(f: Function, values: &mut [f32]) {
 
 /// A function JIT code calls for lanes of one of kiln-math's functions:
 /// `f` (by its index in [`Function::ALL`]) of the `n` floats at `values`
-/// (16-byte aligned; `n` a multiple of 16), in place. (Cranelift's x64
+/// (16-byte aligned; `n` a multiple of 16), in place: 16 at a time with
+/// AVX-512, 8 at a time with AVX2 ([`crate::avx2`]). (Cranelift's x64
 /// vectors are 4 lanes; a kernel with several copies of its body hands
 /// the function all their lanes in one call: see kiln-cranelift's
 /// `vector_loop`.)
 pub type SixteenLanes = unsafe extern "C" fn(f: u32, values: *mut f32, n: u64);
 
-/// [`SixteenLanes`] where the CPU has AVX-512F.
+/// [`SixteenLanes`] where the CPU has AVX-512F, or AVX2 and FMA.
 pub fn sixteen_lanes() -> Option<SixteenLanes> {
-    std::arch::is_x86_feature_detected!("avx512f").then_some(sixteen as SixteenLanes)
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        return Some(sixteen as SixteenLanes);
+    }
+    crate::lanes::Avx2::available().then_some(crate::avx2::sixteen as SixteenLanes)
 }
 
 /// `f` of `n` floats in place, 16 at a time, the scalar algorithm's bits
@@ -381,7 +385,7 @@ unsafe fn sixteen_in_place(f: Function, values: *mut f32) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use kiln_math::Function2;
 
@@ -436,13 +440,29 @@ mod tests {
     }
 
     /// Every function of kiln-math gives the scalar builder's bits (on
-    /// CPUs with AVX-512F; elsewhere there is nothing to run): inputs
-    /// over every exponent, both signs, zeros, infinities, NaN.
+    /// CPUs with AVX-512F; elsewhere there is nothing to run).
     #[test]
     fn lanes_agree_with_the_scalar_algorithm() {
         if !std::arch::is_x86_feature_detected!("avx512f") {
             return;
         }
+        // SAFETY (both): the CPU has AVX-512F.
+        agree_with_the_scalar_algorithm(
+            |f, xs| unsafe { apply(f, xs) },
+            |f, a, c| unsafe { apply2(f, a, c) },
+            "16 lanes",
+        );
+    }
+
+    /// Every function of kiln-math by `apply` (and the two-argument ones
+    /// by `apply2`), 16 values at a time, against the scalar builder, bit
+    /// for bit: inputs over every exponent, both signs, zeros,
+    /// infinities, NaN.
+    pub(crate) fn agree_with_the_scalar_algorithm(
+        apply: impl Fn(Function, &[f32; 16]) -> [f32; 16],
+        apply2: impl Fn(Function2, &[f32; 16], &[f32; 16]) -> [f32; 16],
+        lanes: &str,
+    ) {
         let mut inputs: Vec<f32> = vec![
             0.0,
             -0.0,
@@ -464,13 +484,12 @@ mod tests {
         for f in Function2::ALL {
             for (a, c) in inputs.chunks_exact(16).zip(inputs.chunks_exact(16).rev()) {
                 let (a, c): ([f32; 16], [f32; 16]) = (a.try_into().unwrap(), c.try_into().unwrap());
-                // SAFETY: the CPU has AVX-512F.
-                let got = unsafe { apply2(f, &a, &c) };
+                let got = apply2(f, &a, &c);
                 for ((x, y), z) in a.iter().zip(&c).zip(got) {
                     let want = kiln_math::eval2(f, *x, *y);
                     assert!(
                         z.to_bits() == want.to_bits() || (z.is_nan() && want.is_nan()),
-                        "{f:?}({x:e}, {y:e}) = {z:e} on 16 lanes, {want:e} by the scalar builder"
+                        "{f:?}({x:e}, {y:e}) = {z:e} on {lanes}, {want:e} by the scalar builder"
                     );
                 }
             }
@@ -478,13 +497,12 @@ mod tests {
         for f in Function::ALL {
             for chunk in inputs.chunks_exact(16) {
                 let xs: [f32; 16] = chunk.try_into().unwrap();
-                // SAFETY: the CPU has AVX-512F.
-                let got = unsafe { apply(f, &xs) };
+                let got = apply(f, &xs);
                 for (x, y) in xs.iter().zip(got) {
                     let want = kiln_math::eval(f, *x);
                     assert!(
                         y.to_bits() == want.to_bits() || (y.is_nan() && want.is_nan()),
-                        "{f:?}({x:e}) = {y:e} on 16 lanes, {want:e} by the scalar builder"
+                        "{f:?}({x:e}) = {y:e} on {lanes}, {want:e} by the scalar builder"
                     );
                 }
             }

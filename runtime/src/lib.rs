@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod attention;
+mod avx2;
 mod avx512;
 pub mod backend;
 pub mod bind;

@@ -537,13 +537,20 @@ fn f32_algorithm_on_f32(
 }
 
 /// Each value replaced by `f` of it: 16 at a time where the CPU has
-/// AVX-512F (the scalar algorithm's bits: `avx512`'s tests hold every
-/// function to them), one at a time elsewhere.
+/// AVX-512F, 8 where it has AVX2 and FMA (the scalar algorithm's bits:
+/// `avx512`'s and `avx2`'s tests hold every function to them), one at a
+/// time elsewhere.
 fn evaluate_all(f: kiln_math::Function, values: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F.
         unsafe { crate::avx512::evaluate_all(f, values) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::lanes::Avx2::available() {
+        // SAFETY: the CPU has AVX2 and FMA.
+        unsafe { crate::avx2::evaluate_all(f, values) };
         return;
     }
     for v in values {

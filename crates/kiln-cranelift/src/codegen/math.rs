@@ -4,8 +4,9 @@
 //! atan, asin, acos, atan2) are
 //! inline: [`Lanes`] implements its `Builder` over Cranelift values, so
 //! scalar and 4-lane vector code run the interpreter's algorithm step for
-//! step and give the same bits (and where the CPU has AVX-512F, vector
-//! rows call the same algorithm on 16 lanes instead: [`Helper::Sixteen`]).
+//! step and give the same bits (and where the CPU has AVX-512F, or AVX2
+//! and FMA, vector rows call the same algorithm on 16 or 8 lanes instead:
+//! [`Helper::Sixteen`]).
 //! Other functions (log2, expm1, pow, floor
 //! division, f64 math, ...) are calls to the reference interpreter's own
 //! element semantics, computed in f64 for f16/bf16/f32 inputs and rounded
@@ -47,8 +48,8 @@ pub enum Helper {
     /// orthogonal polynomials' degree limits), on values widened to f64.
     FloatWidth(BinaryOp, DType),
     /// A kiln-math function on the n floats at a pointer (a multiple of
-    /// 16), in place, by AVX-512 (`kiln_runtime::sixteen_lanes`: only
-    /// where the CPU has it).
+    /// 16), in place, by AVX-512 or AVX2 (`kiln_runtime::sixteen_lanes`:
+    /// only where the CPU has one of them).
     Sixteen(Function),
 }
 

@@ -6,11 +6,11 @@
 //! the innermost dim (of the outer dims for pointwise kernels, of the
 //! reduced dims for each phase of a reduction kernel) is the *row* loop,
 //! which runs four elements at a time in 128-bit registers and finishes
-//! with a scalar tail. Where the CPU has AVX-512F, a pointwise row of 32
-//! or more elements that computes one of kiln-math's one-argument
-//! functions runs eight copies of its 4-lane body, and each such function
-//! takes their 32 lanes in one call to kiln-runtime's AVX-512 code
-//! (`sixteen`; reductions' rows and the tiles of transposing kernels keep
+//! with a scalar tail. Where the CPU has AVX-512F (or AVX2 and FMA), a
+//! pointwise row of 32 or more elements that computes one of kiln-math's
+//! one-argument functions runs eight copies of its 4-lane body, and each
+//! such function takes their 32 lanes in one call to kiln-runtime's
+//! AVX-512 (or AVX2) code (`sixteen`; reductions' rows and the tiles of transposing kernels keep
 //! the inline code): x64 Cranelift has no wider vectors, and the
 //! functions are most of such a row's work. Nodes that do not vary along the row are computed
 //! once before it. A kernel with an op that has no vector form is compiled
@@ -202,7 +202,8 @@ struct RowWork<'r> {
 const MANY_ELEMENTS: i64 = 1 << 16;
 
 /// Copies of a vector body whose lanes go to one call of a kiln-math
-/// function on AVX-512 (`sixteen`): two groups of 16 lanes, which the
+/// function on AVX-512 or AVX2 (`sixteen`): two groups of 16 lanes (tuned
+/// on AVX-512), which the
 /// processor computes side by side. A chain of functions waits on each
 /// call in turn, so one group per call left the processor idle (a 12-op
 /// activation chain on 16M f32: 167 ms with four copies, 100 with eight,
@@ -830,8 +831,8 @@ impl<'b> Gen<'_, 'b> {
     /// time, which a small kernel never earns back.
     ///
     /// A row with one of kiln-math's one-argument functions gets
-    /// [`CALL_COPIES`] copies where the CPU computes them on AVX-512
-    /// (`sixteen`), whatever the kernel's size: the call replaces the
+    /// [`CALL_COPIES`] copies where the CPU computes them on AVX-512 or
+    /// AVX2 (`sixteen`), whatever the kernel's size: the call replaces the
     /// function's inline code, the longest part of such a body, though the
     /// rest of the row is copied eight times.
     fn pointwise_copies(&self, needed: &[NodeId], invariant: &[NodeId], d: usize) -> usize {
@@ -1005,8 +1006,8 @@ impl<'b> Gen<'_, 'b> {
     }
 
     /// The kiln-math function node `n` computes in f32 lanes, where the
-    /// CPU computes it 16 lanes at a time (as `Emit::unary` computes it
-    /// inline otherwise).
+    /// CPU computes it in wider vectors than Cranelift's, by a call (16 or
+    /// 8 lanes at a time; as `Emit::unary` computes it inline otherwise).
     fn sixteen_function(&self, n: NodeId) -> Option<kiln_math::Function> {
         if !self.sixteen {
             return None;
@@ -1020,7 +1021,7 @@ impl<'b> Gen<'_, 'b> {
 
     /// Node `n` (unary `f`) in all [`CALL_COPIES`] copies of a vector body
     /// by one call: the copies' operand lanes go through a stack slot to
-    /// the AVX-512 function and come back in place. The same bits as inline
+    /// the AVX-512 or AVX2 function and come back in place. The same bits as inline
     /// code (the function is the same algorithm: kiln-runtime's tests).
     fn eval_sixteen(
         &mut self,
