@@ -274,6 +274,16 @@ mod tests {
         out
     }
 
+    /// The call JIT code makes, on AVX2 (`sixteen_lanes` gives it only
+    /// where the CPU lacks AVX-512, so it is called here directly).
+    #[test]
+    fn sixteen_lanes_in_place() {
+        if Avx2::available() {
+            // SAFETY: the CPU has AVX2 and FMA.
+            unsafe { crate::avx512::tests::call_in_place(sixteen) };
+        }
+    }
+
     /// Every function of kiln-math gives the scalar builder's bits on
     /// CPUs with AVX2 and FMA (the inputs of AVX-512's test).
     #[test]

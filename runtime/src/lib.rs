@@ -67,12 +67,12 @@ mod winograd;
 pub use avx512::{SixteenLanes, sixteen_lanes};
 pub use backend::{Backend, Executable, Interpreter, Listing, ListingLanguage};
 
-/// How JIT code computes 16 lanes of kiln-math's functions at once: only
-/// on x86-64 with AVX-512F.
+/// How JIT code computes kiln-math's functions in groups of 16 lanes:
+/// only on x86-64 with AVX-512F, or AVX2 and FMA.
 #[cfg(not(target_arch = "x86_64"))]
 pub type SixteenLanes = unsafe extern "C" fn(f: u32, values: *mut f32, n: u64);
 
-/// None: only x86-64 has the 16-lane functions.
+/// None: only x86-64 has the functions in groups of 16 lanes.
 #[cfg(not(target_arch = "x86_64"))]
 pub fn sixteen_lanes() -> Option<SixteenLanes> {
     None

@@ -236,8 +236,8 @@ struct Gen<'a, 'b> {
     iota_cursor: HashMap<NodeId, usize>,
     /// Values computed per outer iteration (scalar), and before row loops.
     outer: HashMap<NodeId, Val>,
-    /// Whether the CPU computes kiln-math's functions 16 lanes at a time
-    /// (`kiln_runtime::sixteen_lanes`): then a vector loop of
+    /// Whether the CPU computes kiln-math's functions in groups of 16
+    /// lanes (`kiln_runtime::sixteen_lanes`: AVX-512 or AVX2): then a vector loop of
     /// [`CALL_COPIES`] copies hands their lanes to one call (`sixteen`).
     sixteen: bool,
     /// The bytes through which those calls take and give their lanes.
