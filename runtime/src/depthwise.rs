@@ -13,11 +13,12 @@
 //!   as `[tap][channel]`.
 //! - Anything else (3-D, other strides) goes tap by tap.
 //!
-//! In f32 on CPUs with AVX-512, both have hand-written kernels (the
-//! `avx512` module: LLVM keeps short fixed-size blocks scalar): 64 outputs
-//! of a row, or 64 channels of a position, in four registers, with masked
-//! loads in place of the edge cases (a lane whose tap falls in the padding
-//! loads nothing), and fused multiply-adds.
+//! In f32 on CPUs with AVX-512, or AVX2 and FMA, both have hand-written
+//! kernels (the `vectors` module, one body for both widths over
+//! [`crate::lanes`]: LLVM keeps short fixed-size blocks scalar): 64 (32)
+//! outputs of a row in four registers, or a register of channels of up to
+//! 8 positions, with masked loads in place of the edge cases (a lane whose
+//! tap falls in the padding loads nothing), and fused multiply-adds.
 //!
 //! On every path an output adds its bias, then its taps in the kernel's
 //! row-major order (the interpreter, the reference, sums in f64).
@@ -162,15 +163,13 @@ pub(crate) unsafe fn depthwise<T: Element>(
             #[cfg(target_arch = "x86_64")]
             if T::IS_F32
                 && (!rows || window.stride[1] == 1 && window.os[1] == 1)
-                && avx512::available()
+                && vectors::available()
             {
-                // SAFETY: T is f32 and the CPU has AVX-512F.
+                // SAFETY: T is f32 and the CPU has AVX-512F, or AVX2 and
+                // FMA (the kernels' widths).
                 let job = unsafe { &*(&job as *const Job<T>).cast::<Job<f32>>() };
-                let kernel = if rows {
-                    avx512::plane_by_rows
-                } else {
-                    avx512::line_by_channels
-                };
+                let (planes, lines) = vectors::kernels();
+                let kernel = if rows { planes } else { lines };
                 // SAFETY: each task writes its own plane or row of the output.
                 tasks
                     .par_iter()
@@ -369,39 +368,86 @@ unsafe fn line_by_channels_plain<T: Element>(job: &Job<T>, b: i64, oh: i64) {
     }
 }
 
-/// The f32 kernels for AVX-512: 64 outputs in four registers.
+/// The f32 kernels in vector registers, one body for AVX-512's 16 lanes
+/// and AVX2's 8 ([`crate::lanes`]): four registers of outputs, 64 or 32.
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use std::arch::x86_64::*;
+mod vectors {
+    use crate::lanes::{Avx2, Avx512, Lanes};
 
     use super::Job;
 
-    /// Lanes per register, and registers per block.
-    const LANES: i64 = 16;
+    /// Registers per block.
     const VECTORS: usize = 4;
 
+    /// Whether the CPU has either width.
     pub(super) fn available() -> bool {
-        std::arch::is_x86_feature_detected!("avx512f")
+        std::arch::is_x86_feature_detected!("avx512f") || Avx2::available()
     }
 
-    /// The lanes `0..16` of a register whose index `first + lane` lies in
+    /// A kernel: a task's plane or output row.
+    pub(super) type Kernel = unsafe fn(&Job<f32>, i64, i64);
+
+    /// The widest form of [`plane_by_rows`] and [`line_by_channels`].
+    pub(super) fn kernels() -> (Kernel, Kernel) {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            (plane_by_rows_avx512, line_by_channels_avx512)
+        } else {
+            (plane_by_rows_avx2, line_by_channels_avx2)
+        }
+    }
+
+    /// # Safety
+    /// As for [`plane_by_rows`]; the CPU has AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn plane_by_rows_avx512(job: &Job<f32>, b: i64, c: i64) {
+        // SAFETY: forwarded; compiled for the CPU's AVX-512F.
+        unsafe { plane_by_rows(Avx512::new(), job, b, c) }
+    }
+
+    /// # Safety
+    /// As for [`plane_by_rows`]; the CPU has AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn plane_by_rows_avx2(job: &Job<f32>, b: i64, c: i64) {
+        // SAFETY: forwarded; compiled for the CPU's AVX2 and FMA.
+        unsafe { plane_by_rows(Avx2::new(), job, b, c) }
+    }
+
+    /// # Safety
+    /// As for [`line_by_channels`]; the CPU has AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn line_by_channels_avx512(job: &Job<f32>, b: i64, oh: i64) {
+        // SAFETY: forwarded; compiled for the CPU's AVX-512F.
+        unsafe { line_by_channels(Avx512::new(), job, b, oh) }
+    }
+
+    /// # Safety
+    /// As for [`line_by_channels`]; the CPU has AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn line_by_channels_avx2(job: &Job<f32>, b: i64, oh: i64) {
+        // SAFETY: forwarded; compiled for the CPU's AVX2 and FMA.
+        unsafe { line_by_channels(Avx2::new(), job, b, oh) }
+    }
+
+    /// The lanes of a register whose index `first + lane` lies in
     /// `[lo, hi)`.
-    fn lanes_in(first: i64, lo: i64, hi: i64) -> __mmask16 {
-        let below = |n: i64| crate::avx512::first_lanes((n - first).clamp(0, LANES) as usize);
-        below(hi) & !below(lo)
+    #[inline(always)]
+    fn lanes_in<L: Lanes>(l: L, first: i64, lo: i64, hi: i64) -> L::Mask {
+        l.range(lo - first, hi - first)
     }
 
-    /// One channel's plane, in blocks of 64 outputs of a row (a unit
-    /// horizontal stride; the output's rows contiguous). Lane `l` of
-    /// register `v` of the block at `ow0` reads, under tap `i`, input
-    /// column `ow0 + 16v + l − pad + i·dil`: a masked load of the
-    /// register's 16 columns, the lanes outside the row masked off.
+    /// One channel's plane, in blocks of 4N outputs of a row (N =
+    /// `L::N`; a unit horizontal stride; the output's rows contiguous).
+    /// Lane `l` of register `v` of the block at `ow0` reads, under tap
+    /// `i`, input column `ow0 + Nv + l − pad + i·dil`: a masked load of the
+    /// register's N columns, the lanes outside the row masked off.
     ///
     /// # Safety
-    /// The CPU must have AVX-512F; the job's operands as its geometry says.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn plane_by_rows(job: &Job<f32>, b: i64, c: i64) {
+    /// Inlined into a function compiled for `l`; the job's operands as
+    /// its geometry says.
+    #[inline(always)]
+    unsafe fn plane_by_rows<L: Lanes>(l: L, job: &Job<f32>, b: i64, c: i64) {
         let g = &job.window;
+        let n = L::N as i64;
         let kw = g.kernel[1];
         let (ow_n, iw_n) = (g.out_size[1], g.in_size[1]);
         let taps = g.taps();
@@ -409,16 +455,19 @@ mod avx512 {
         let x = job.x.ptr() as *const f32;
         let x0 = b * job.x_planes[0] + c * job.x_planes[1];
         let o0 = b * job.o_planes[0] + c * job.o_planes[1];
-        let start = _mm512_set1_ps(job.start[c as usize]);
-        let mut masks = vec![[0 as __mmask16; VECTORS]; kw as usize];
+        let start = l.splat(job.start[c as usize]);
+        let mut masks = vec![[l.first(0); VECTORS]; kw as usize];
         let mut ow0 = 0;
         while ow0 < ow_n {
             for (i, m) in masks.iter_mut().enumerate() {
                 let shift = i as i64 * g.dilation[1] - g.padding[1];
                 for (v, m) in m.iter_mut().enumerate() {
-                    let first = ow0 + v as i64 * LANES;
-                    // Outputs of this row whose input column is inside.
-                    *m = lanes_in(first + shift, 0, iw_n) & lanes_in(first, 0, ow_n);
+                    let first = ow0 + v as i64 * n;
+                    // Outputs of this row whose input column is inside:
+                    // lanes of both ranges, itself a range.
+                    let lo = (-first - shift).max(-first);
+                    let hi = (iw_n - first - shift).min(ow_n - first);
+                    *m = l.range(lo, hi);
                 }
             }
             for oh in 0..g.out_size[0] {
@@ -426,43 +475,40 @@ mod avx512 {
                 for (j, ih) in g.rows_inside(oh) {
                     let row = x0 + ih * g.xs[0] + ow0 - g.padding[1];
                     for (i, m) in masks.iter().enumerate() {
-                        let w = _mm512_set1_ps(weights[(j * kw) as usize + i]);
+                        let w = l.splat(weights[(j * kw) as usize + i]);
                         let at = row + i as i64 * g.dilation[1];
                         for v in 0..VECTORS {
                             // Masked-off lanes are not read (the address
                             // may lie outside the row: wrapping_offset).
-                            let p = x.wrapping_offset((at + v as i64 * LANES) as isize);
+                            let p = x.wrapping_offset((at + v as i64 * n) as isize);
                             // SAFETY: the lanes of m[v] are inside the row.
-                            let xv = unsafe { _mm512_maskz_loadu_ps(m[v], p) };
-                            acc[v] = _mm512_fmadd_ps(xv, w, acc[v]);
+                            let xv = unsafe { l.load(p, m[v]) };
+                            acc[v] = l.fma(xv, w, acc[v]);
                         }
                     }
                 }
                 let dst = o0 + oh * g.os[0] + ow0;
                 for (v, a) in acc.iter().enumerate() {
-                    let first = ow0 + v as i64 * LANES;
-                    let p = job
-                        .out
-                        .ptr()
-                        .wrapping_offset((dst + v as i64 * LANES) as isize);
+                    let first = ow0 + v as i64 * n;
+                    let p = job.out.ptr().wrapping_offset((dst + v as i64 * n) as isize);
                     // SAFETY: the lanes inside this task's output row.
-                    unsafe { _mm512_mask_storeu_ps(p, lanes_in(first, 0, ow_n), *a) };
+                    unsafe { l.store(p, lanes_in(l, first, 0, ow_n), *a) };
                 }
             }
-            ow0 += LANES * VECTORS as i64;
+            ow0 += n * VECTORS as i64;
         }
     }
 
-    /// One output row of a channels-last convolution, 16 channels (one
-    /// register, the last masked) at a time: over the positions whose taps
+    /// One output row of a channels-last convolution, a register of
+    /// channels (the last masked) at a time: over the positions whose taps
     /// all lie inside the input row, 8 positions together (then 4, 2, 1),
     /// so that each tap's weights are loaded once for 8 multiply-adds; the
     /// positions at the edges one by one, skipping the taps in the padding.
     ///
     /// # Safety
     /// As for [`plane_by_rows`]; channels contiguous in input and output.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn line_by_channels(job: &Job<f32>, b: i64, oh: i64) {
+    #[inline(always)]
+    unsafe fn line_by_channels<L: Lanes>(l: L, job: &Job<f32>, b: i64, oh: i64) {
         let g = &job.window;
         let (kw, ow_n) = (g.kernel[1], g.out_size[1]);
         // The kernel rows inside the input, with their input row's offset.
@@ -473,6 +519,7 @@ mod avx512 {
         // The positions whose every tap is inside the row.
         let (lo, hi) = g.interior();
         let line = Line {
+            l,
             job,
             rows: &rows,
             dst: b * job.o_planes[0] + oh * g.os[0],
@@ -494,11 +541,11 @@ mod avx512 {
         for &(ow, p) in &blocks {
             let mut c0 = 0;
             while c0 < job.channels {
-                let m = lanes_in(c0, 0, job.channels);
+                let m = lanes_in(l, c0, 0, job.channels);
                 // SAFETY: the lanes of `m` are channels below `channels`;
                 // the blocks' positions and taps as their callers vouch.
                 unsafe {
-                    let start = _mm512_maskz_loadu_ps(m, job.start.as_ptr().add(c0 as usize));
+                    let start = l.load(job.start.as_ptr().add(c0 as usize), m);
                     match p {
                         8 if unit && kw == 3 => line.inside_unit::<8, 3>(c0, m, start, ow),
                         8 => line.inside::<8>(c0, m, start, ow),
@@ -508,54 +555,61 @@ mod avx512 {
                         _ => line.edge(c0, m, start, ow),
                     }
                 }
-                c0 += LANES;
+                c0 += L::N as i64;
             }
         }
     }
 
-    /// An output row of [`line_by_channels`]: the job, the kernel rows
-    /// inside the input (with their row's offset), the output row's offset.
-    struct Line<'a> {
+    /// An output row of [`line_by_channels`]: the width, the job, the
+    /// kernel rows inside the input (with their row's offset), the output
+    /// row's offset.
+    struct Line<'a, L> {
+        l: L,
         job: &'a Job<f32>,
         rows: &'a [(i64, i64)],
         dst: i64,
     }
 
-    impl Line<'_> {
+    impl<L: Lanes> Line<'_, L> {
+        #[inline(always)]
         fn column(&self, ow: i64, i: i64) -> i64 {
             let g = &self.job.window;
             ow * g.stride[1] - g.padding[1] + i * g.dilation[1]
         }
 
         #[inline(always)]
-        unsafe fn load(&self, m: __mmask16, at: i64) -> __m512 {
+        unsafe fn load(&self, m: L::Mask, at: i64) -> L::V {
             // SAFETY: the caller's.
             unsafe {
-                _mm512_maskz_loadu_ps(m, (self.job.x.ptr() as *const f32).offset(at as isize))
+                self.l
+                    .load((self.job.x.ptr() as *const f32).offset(at as isize), m)
             }
         }
 
         #[inline(always)]
-        unsafe fn weight(&self, m: __mmask16, tap: i64, c0: i64) -> __m512 {
+        unsafe fn weight(&self, m: L::Mask, tap: i64, c0: i64) -> L::V {
             let at = tap * self.job.channels + c0;
             // SAFETY: the weights hold every tap's channels.
-            unsafe { _mm512_maskz_loadu_ps(m, self.job.weights.as_ptr().offset(at as isize)) }
+            unsafe {
+                self.l
+                    .load(self.job.weights.as_ptr().offset(at as isize), m)
+            }
         }
 
         #[inline(always)]
-        unsafe fn store(&self, m: __mmask16, ow: i64, c0: i64, v: __m512) {
+        unsafe fn store(&self, m: L::Mask, ow: i64, c0: i64, v: L::V) {
             let at = self.dst + ow * self.job.window.os[1] + c0;
             // SAFETY: the caller's.
-            unsafe { _mm512_mask_storeu_ps(self.job.out.ptr().offset(at as isize), m, v) }
+            unsafe { self.l.store(self.job.out.ptr().offset(at as isize), m, v) }
         }
 
         /// Positions `ow0..ow0 + P`, each of whose taps is inside the row.
         ///
         /// # Safety
-        /// AVX-512F; the positions inside the output row, their taps
-        /// inside the input row.
+        /// Inlined into a function compiled for the width; the positions
+        /// inside the output row, their taps inside the input row.
         #[inline(always)]
-        unsafe fn inside<const P: usize>(&self, c0: i64, m: __mmask16, start: __m512, ow0: i64) {
+        unsafe fn inside<const P: usize>(&self, c0: i64, m: L::Mask, start: L::V, ow0: i64) {
             let g = &self.job.window;
             let step = g.stride[1] * g.xs[1];
             let mut acc = [start; P];
@@ -566,7 +620,7 @@ mod avx512 {
                         let wv = self.weight(m, j * g.kernel[1] + i, c0);
                         let at = row + self.column(ow0, i) * g.xs[1] + c0;
                         for (p, a) in acc.iter_mut().enumerate() {
-                            *a = _mm512_fmadd_ps(self.load(m, at + p as i64 * step), wv, *a);
+                            *a = self.l.fma(self.load(m, at + p as i64 * step), wv, *a);
                         }
                     }
                 }
@@ -587,8 +641,8 @@ mod avx512 {
         unsafe fn inside_unit<const P: usize, const KW: usize>(
             &self,
             c0: i64,
-            m: __mmask16,
-            start: __m512,
+            m: L::Mask,
+            start: L::V,
             ow0: i64,
         ) {
             let g = &self.job.window;
@@ -596,8 +650,11 @@ mod avx512 {
             for &(j, row) in self.rows {
                 // SAFETY: the caller's.
                 unsafe {
-                    let w: [__m512; KW] =
-                        std::array::from_fn(|i| self.weight(m, j * KW as i64 + i as i64, c0));
+                    // (A loop, not `from_fn`: see `crate::lanes`.)
+                    let mut w = [start; KW];
+                    for (i, w) in w.iter_mut().enumerate() {
+                        *w = self.weight(m, j * KW as i64 + i as i64, c0);
+                    }
                     let at = row + self.column(ow0, 0) * g.xs[1] + c0;
                     for q in 0..P + KW - 1 {
                         let x = self.load(m, at + q as i64 * g.xs[1]);
@@ -605,7 +662,7 @@ mod avx512 {
                         // order for each position.
                         for (i, w) in w.iter().enumerate() {
                             if q >= i && q - i < P {
-                                acc[q - i] = _mm512_fmadd_ps(x, *w, acc[q - i]);
+                                acc[q - i] = self.l.fma(x, *w, acc[q - i]);
                             }
                         }
                     }
@@ -620,9 +677,10 @@ mod avx512 {
         /// Position `ow`, its taps in the padding skipped.
         ///
         /// # Safety
-        /// AVX-512F; the position inside the output row.
+        /// Inlined into a function compiled for the width; the position
+        /// inside the output row.
         #[inline(always)]
-        unsafe fn edge(&self, c0: i64, m: __mmask16, start: __m512, ow: i64) {
+        unsafe fn edge(&self, c0: i64, m: L::Mask, start: L::V, ow: i64) {
             let g = &self.job.window;
             let mut acc = start;
             for &(j, row) in self.rows {
@@ -632,7 +690,8 @@ mod avx512 {
                         // SAFETY: the tap is inside the input row.
                         unsafe {
                             let x = self.load(m, row + iw * g.xs[1] + c0);
-                            acc = _mm512_fmadd_ps(x, self.weight(m, j * g.kernel[1] + i, c0), acc);
+                            let w = self.weight(m, j * g.kernel[1] + i, c0);
+                            acc = self.l.fma(x, w, acc);
                         }
                     }
                 }

@@ -47,6 +47,8 @@ pub(crate) trait Lanes: Copy {
 
     /// The first `n` lanes (all of them for `n` ≥ `N`).
     fn first(self, n: usize) -> Self::Mask;
+    /// Lanes `lo..hi` (those of them in `0..N`; none where `hi ≤ lo`).
+    fn range(self, lo: i64, hi: i64) -> Self::Mask;
     /// Lanes `mask` from `p`, zero elsewhere.
     ///
     /// # Safety
@@ -65,6 +67,8 @@ pub(crate) trait Lanes: Copy {
     fn sub(self, a: Self::V, b: Self::V) -> Self::V;
     /// `a · b`, lane by lane.
     fn mul(self, a: Self::V, b: Self::V) -> Self::V;
+    /// `a · b + c`, rounded once, lane by lane.
+    fn fma(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
     /// ReLU as the kernels compute it: `x < 0 ? 0 : x` (NaN and −0 kept).
     fn relu(self, x: Self::V) -> Self::V;
     /// A block of zeros.
@@ -94,6 +98,11 @@ impl Lanes for Avx512 {
         crate::avx512::first_lanes(n)
     }
     #[inline(always)]
+    fn range(self, lo: i64, hi: i64) -> __mmask16 {
+        let below = |n: i64| crate::avx512::first_lanes(n.clamp(0, 16) as usize);
+        below(hi) & !below(lo)
+    }
+    #[inline(always)]
     unsafe fn load(self, p: *const f32, mask: __mmask16) -> __m512 {
         // SAFETY: as the caller vouches.
         unsafe { _mm512_maskz_loadu_ps(mask, p) }
@@ -118,6 +127,10 @@ impl Lanes for Avx512 {
     #[inline(always)]
     fn mul(self, a: __m512, b: __m512) -> __m512 {
         unsafe { _mm512_mul_ps(a, b) }
+    }
+    #[inline(always)]
+    fn fma(self, a: __m512, b: __m512, c: __m512) -> __m512 {
+        unsafe { _mm512_fmadd_ps(a, b, c) }
     }
     #[inline(always)]
     fn relu(self, x: __m512) -> __m512 {
@@ -193,9 +206,9 @@ pub(crate) fn first_eight(n: usize) -> __m256i {
     unsafe { _mm256_loadu_si256(LANES.as_ptr().add(8 - n.min(8)).cast()) }
 }
 
-/// Which of an 8-lane register's lanes a load or store touches: the first
-/// `count`; all of them as plain moves, none as no instruction, else
-/// those of `vmaskmovps`'s mask (several times slower than a plain move
+/// Which of an 8-lane register's lanes a load or store touches: those of
+/// `mask`, `count` of them; all of them as plain moves, none as no
+/// instruction, else by `vmaskmovps`'s mask (several times slower than a plain move
 /// on AMD's cores, where Winograd's transforms spent half their time in
 /// them).
 #[derive(Clone, Copy, Debug)]
@@ -217,6 +230,14 @@ impl Lanes for Avx2 {
         Eight {
             count: n.min(8),
             mask: unsafe { first_eight(n) },
+        }
+    }
+    #[inline(always)]
+    fn range(self, lo: i64, hi: i64) -> Eight {
+        let (lo, hi) = (lo.clamp(0, 8) as usize, hi.clamp(0, 8) as usize);
+        Eight {
+            count: hi.saturating_sub(lo),
+            mask: unsafe { _mm256_andnot_si256(first_eight(lo), first_eight(hi)) },
         }
     }
     #[inline(always)]
@@ -257,6 +278,10 @@ impl Lanes for Avx2 {
     #[inline(always)]
     fn mul(self, a: __m256, b: __m256) -> __m256 {
         unsafe { _mm256_mul_ps(a, b) }
+    }
+    #[inline(always)]
+    fn fma(self, a: __m256, b: __m256, c: __m256) -> __m256 {
+        unsafe { _mm256_fmadd_ps(a, b, c) }
     }
     #[inline(always)]
     fn relu(self, x: __m256) -> __m256 {
@@ -365,6 +390,24 @@ mod tests {
         assert_eq!(spill(l.add(a, b)), lanes(&|i| values[i] + values[n + i]));
         assert_eq!(spill(l.sub(a, b)), lanes(&|i| values[i] - values[n + i]));
         assert_eq!(spill(l.mul(a, b)), lanes(&|i| values[i] * values[n + i]));
+        assert_eq!(
+            spill(l.fma(a, b, a)),
+            lanes(&|i| values[i].mul_add(values[n + i], values[i]))
+        );
+        for (lo, hi) in [(-3, 2), (1, 4), (2, 2), (5, 3), (-1, 40), (3, 40), (-9, -1)] {
+            let mut out = vec![-7f32; n];
+            unsafe { l.store(out.as_mut_ptr(), l.range(lo, hi), load(0)) };
+            let inside = |i: usize| lo <= i as i64 && (i as i64) < hi;
+            let want: Vec<f32> = (0..n)
+                .map(|i| if inside(i) { values[i] } else { -7.0 })
+                .collect();
+            assert_eq!(out, want, "store of lanes {lo}..{hi}");
+            let got = spill(unsafe { l.load(values.as_ptr(), l.range(lo, hi)) });
+            let want: Vec<f32> = (0..n)
+                .map(|i| if inside(i) { values[i] } else { 0.0 })
+                .collect();
+            assert_eq!(got, want, "load of lanes {lo}..{hi}");
+        }
         assert_eq!(spill(l.splat(2.5)), lanes(&|_| 2.5));
         let relu = spill(l.relu(a));
         assert_eq!(relu, lanes(&|i| values[i].max(0.0)));
