@@ -292,7 +292,7 @@ impl Products {
 
     fn for_element<T: Real>() -> Products {
         #[cfg(target_arch = "x86_64")]
-        if T::IS_F32 && std::arch::is_x86_feature_detected!("avx512f") {
+        if T::IS_F32 && crate::lanes::uses_avx512() {
             return Products::Avx512;
         }
         Products::Gemm

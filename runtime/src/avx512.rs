@@ -328,7 +328,7 @@ pub type SixteenLanes = unsafe extern "C" fn(f: u32, values: *mut f32, n: u64);
 
 /// [`SixteenLanes`] where the CPU has AVX-512F, or AVX2 and FMA.
 pub fn sixteen_lanes() -> Option<SixteenLanes> {
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if crate::lanes::uses_avx512() {
         return Some(sixteen as SixteenLanes);
     }
     crate::lanes::Avx2::available().then_some(crate::avx2::sixteen as SixteenLanes)

@@ -381,7 +381,7 @@ mod vectors {
 
     /// Whether the CPU has either width.
     pub(super) fn available() -> bool {
-        std::arch::is_x86_feature_detected!("avx512f") || Avx2::available()
+        crate::lanes::uses_avx512() || Avx2::available()
     }
 
     /// A kernel: a task's plane or output row.
@@ -389,7 +389,7 @@ mod vectors {
 
     /// The widest form of [`plane_by_rows`] and [`line_by_channels`].
     pub(super) fn kernels() -> (Kernel, Kernel) {
-        if std::arch::is_x86_feature_detected!("avx512f") {
+        if crate::lanes::uses_avx512() {
             (plane_by_rows_avx512, line_by_channels_avx512)
         } else {
             (plane_by_rows_avx2, line_by_channels_avx2)

@@ -2,10 +2,12 @@
 //! hand with vector operations and compiled for each width: [`Lanes`],
 //! implemented by [`Avx512`] (16 lanes, masks in `__mmask16`) and
 //! [`Avx2`] (8 lanes, masks as `vmaskmovps` lane masks). Winograd's
-//! transforms are written this way: rows of ResNet's small images are 4
-//! to 28 tiles long, which a compiler's vector loops leave mostly to their
-//! scalar remainders, and their even/odd splits and register transposes
-//! are not what a compiler finds.
+//! transforms and the depthwise convolution's kernels are written this
+//! way: rows of ResNet's small images are 4 to 28 tiles long, which a
+//! compiler's vector loops leave mostly to their scalar remainders, and
+//! their even/odd splits, register transposes and masked edges are not
+//! what a compiler finds. [`uses_avx512`] says which width runs (and
+//! `KILN_MAX_ISA=avx2` makes it AVX2 where the CPU has both).
 //!
 //! A width is a zero-sized token made only by an `unsafe fn new` whose
 //! caller vouches for the CPU, so its methods are safe to call (as
@@ -30,6 +32,20 @@
 use std::arch::x86_64::*;
 
 pub(crate) use crate::avx512::Avx512;
+
+/// Whether Kiln's CPU code uses AVX-512: the CPU has AVX-512F, and the
+/// environment variable `KILN_MAX_ISA` (read once) is not `avx2`. Set it
+/// to run as on a CPU without AVX-512 (the AVX2 forms of the panel
+/// kernel, Winograd, depthwise convolution and kiln-math's functions, and
+/// the compiler-vectorized loops elsewhere) on a machine that has both:
+/// the tests run once so, so that both forms are tested wherever CI runs.
+pub fn uses_avx512() -> bool {
+    static CAPPED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let capped = *CAPPED.get_or_init(|| {
+        std::env::var("KILN_MAX_ISA").is_ok_and(|v| v.eq_ignore_ascii_case("avx2"))
+    });
+    std::arch::is_x86_feature_detected!("avx512f") && !capped
+}
 
 /// A width of f32 vectors and the operations hand-vectorized loops use.
 /// Masked loads read, and masked stores write, only the masked lanes (a
@@ -394,7 +410,21 @@ mod tests {
             spill(l.fma(a, b, a)),
             lanes(&|i| values[i].mul_add(values[n + i], values[i]))
         );
-        for (lo, hi) in [(-3, 2), (1, 4), (2, 2), (5, 3), (-1, 40), (3, 40), (-9, -1)] {
+        // Rounded once: (1 + 2⁻¹²)² − 1 is 2⁻¹¹ + 2⁻²⁴ fused, 2⁻¹¹ if the
+        // product were rounded first.
+        let near_one = l.splat(1.0 + 2f32.powi(-12));
+        let fused = spill(l.fma(near_one, near_one, l.splat(-1.0)));
+        assert_eq!(fused, lanes(&|_| 2f32.powi(-11) + 2f32.powi(-24)));
+        for (lo, hi) in [
+            (-3, 2),
+            (1, 4),
+            (2, 2),
+            (5, 3),
+            (-1, 40),
+            (3, 40),
+            (-9, -1),
+            (n as i64 + 1, n as i64 + 4),
+        ] {
             let mut out = vec![-7f32; n];
             unsafe { l.store(out.as_mut_ptr(), l.range(lo, hi), load(0)) };
             let inside = |i: usize| lo <= i as i64 && (i as i64) < hi;

@@ -66,6 +66,8 @@ mod winograd;
 #[cfg(target_arch = "x86_64")]
 pub use avx512::{SixteenLanes, sixteen_lanes};
 pub use backend::{Backend, Executable, Interpreter, Listing, ListingLanguage};
+#[cfg(target_arch = "x86_64")]
+pub use lanes::uses_avx512;
 
 /// How JIT code computes kiln-math's functions in groups of 16 lanes:
 /// only on x86-64 with AVX-512F, or AVX2 and FMA.

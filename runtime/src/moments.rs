@@ -92,7 +92,7 @@ pub unsafe fn moments(op: &Op, x: Operand, out: Operand) -> Result<bool> {
 /// `f32(Σ (x − mean)²)` with `mean = f32(Σ x) / n` (see the module doc).
 fn squared_deviations(row: &[f32]) -> f32 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if crate::lanes::uses_avx512() {
         // SAFETY: the CPU has AVX-512F.
         return unsafe { squared_deviations_avx512(row) };
     }

@@ -515,7 +515,7 @@ unsafe fn pack_into(base: *const f32, view: WeightView, dst: &mut [f32]) {
                 return;
             }
             #[cfg(target_arch = "x86_64")]
-            if view.row_stride == 1 && std::arch::is_x86_feature_detected!("avx512f") {
+            if view.row_stride == 1 && crate::lanes::uses_avx512() {
                 // SAFETY: as above, on AVX-512F.
                 unsafe { pack_transposed(first, view.col_stride as isize, k, cols, panel) };
                 return;

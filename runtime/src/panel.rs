@@ -55,7 +55,7 @@ pub(crate) fn available() -> bool {
 
 /// Whether the CPU has AVX-512F (the 64 × 6 blocks).
 pub(crate) fn wide() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
+    crate::lanes::uses_avx512()
 }
 
 /// `C (+)= A·Bᵀ` over `m` values of `i`, `n` of `j` and `k` of `k`: added to

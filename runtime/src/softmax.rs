@@ -172,7 +172,7 @@ pub(crate) fn max_and_sum_ahead(
 ) -> (f32, f32) {
     let exps = exps.map(|e| &mut e[..row.len()]);
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if crate::lanes::uses_avx512() {
         let ahead = ahead.filter(|a| a.len() >= row.len()).map(|a| a.as_ptr());
         // SAFETY: the CPU has AVX-512F; `exps` is as long as the row, and
         // so is `ahead`.

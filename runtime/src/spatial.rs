@@ -825,7 +825,7 @@ fn gather_planar<T: Element>(
     let taps = s.taps.len();
     let c_stride = xg.strides[1];
     #[cfg(target_arch = "x86_64")]
-    let wide = std::arch::is_x86_feature_detected!("avx512f");
+    let wide = crate::lanes::uses_avx512();
     let mut runs = Vec::new();
     for (t, tap) in s.taps.iter().enumerate() {
         tap_runs(conv, s, xg, x_base, tap, p0, rows, &mut runs);
@@ -1554,7 +1554,7 @@ impl Windows {
     /// the row is contiguous, the CPU has AVX-512F and every block's
     /// sources fit in 16 inputs.
     fn new(cols: &Columns, stride: i64) -> Option<Windows> {
-        if stride != 1 || !std::arch::is_x86_feature_detected!("avx512f") {
+        if stride != 1 || !crate::lanes::uses_avx512() {
             return None;
         }
         let blocks = cols

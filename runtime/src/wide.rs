@@ -29,7 +29,7 @@ macro_rules! widest_vectors {
                     // SAFETY: forwarded.
                     unsafe { $plain($($arg),*) }
                 }
-                if std::arch::is_x86_feature_detected!("avx512f") {
+                if crate::lanes::uses_avx512() {
                     // SAFETY: the CPU has AVX-512F; the rest is forwarded.
                     return unsafe { avx512($($arg),*) };
                 }

@@ -542,7 +542,7 @@ fn f32_algorithm_on_f32(
 /// time elsewhere.
 fn evaluate_all(f: kiln_math::Function, values: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if crate::lanes::uses_avx512() {
         // SAFETY: the CPU has AVX-512F.
         unsafe { crate::avx512::evaluate_all(f, values) };
         return;
