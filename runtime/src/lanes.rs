@@ -21,11 +21,12 @@
 //! tests (no `array::map`, `from_fn` or function taking a loop's body
 //! with vector operations in it). A closure is a function of its own,
 //! compiled without the width's features, which LLVM may or may not
-//! inline into the caller; where it does not, every intrinsic in it becomes a call (the
-//! first form of Winograd's AVX2 transforms ran at half speed so). Loops
-//! over arrays and `for` over iterators of indices keep the vector code in
-//! the inlined body. `objdump -d target/release/kiln | grep 'call.*core_arch'`
-//! lists any that slipped.
+//! inline into the caller; where it does not, every intrinsic in it
+//! becomes a call (the first form of Winograd's AVX2 transforms ran at
+//! half speed so). Loops over arrays and `for` over iterators of indices
+//! keep the vector code in the inlined body.
+//! `objdump -d target/release/kiln | grep 'call.*core_arch'` lists any
+//! that slipped.
 
 #![cfg(target_arch = "x86_64")]
 
