@@ -192,19 +192,8 @@ impl Builder for Avx2 {
 /// The CPU has AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn evaluate_all(f: Function, values: &mut [f32]) {
-    // SAFETY: the caller vouches for the CPU.
-    let b = &mut unsafe { Avx2::new() };
-    let mut chunks = values.chunks_exact_mut(8);
-    for chunk in &mut chunks {
-        // SAFETY: 8 floats are read and written.
-        unsafe {
-            let y = f.build(b, _mm256_loadu_ps(chunk.as_ptr()));
-            _mm256_storeu_ps(chunk.as_mut_ptr(), y);
-        }
-    }
-    for v in chunks.into_remainder() {
-        *v = kiln_math::eval(f, *v);
-    }
+    // SAFETY: the caller vouches for the CPU; compiled for it.
+    crate::lanes::evaluate_all(unsafe { Avx2::new() }, f, values)
 }
 
 /// [`crate::SixteenLanes`] on AVX2: `f` of `n` floats in place, 8 at a

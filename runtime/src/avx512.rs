@@ -302,19 +302,8 @@ impl Builder for Avx512 {
 /// The CPU has AVX-512F.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn evaluate_all(f: Function, values: &mut [f32]) {
-    // SAFETY: the caller vouches for the CPU.
-    let b = &mut unsafe { Avx512::new() };
-    let mut chunks = values.chunks_exact_mut(16);
-    for chunk in &mut chunks {
-        // SAFETY: 16 floats are read and written.
-        unsafe {
-            let y = f.build(b, _mm512_loadu_ps(chunk.as_ptr()));
-            _mm512_storeu_ps(chunk.as_mut_ptr(), y);
-        }
-    }
-    for v in chunks.into_remainder() {
-        *v = kiln_math::eval(f, *v);
-    }
+    // SAFETY: the caller vouches for the CPU; compiled for it.
+    crate::lanes::evaluate_all(unsafe { Avx512::new() }, f, values)
 }
 
 /// A function JIT code calls for lanes of one of kiln-math's functions:

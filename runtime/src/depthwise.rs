@@ -163,12 +163,10 @@ pub(crate) unsafe fn depthwise<T: Element>(
             #[cfg(target_arch = "x86_64")]
             if T::IS_F32
                 && (!rows || window.stride[1] == 1 && window.os[1] == 1)
-                && vectors::available()
+                && let Some((planes, lines)) = vectors::kernels()
             {
-                // SAFETY: T is f32 and the CPU has AVX-512F, or AVX2 and
-                // FMA (the kernels' widths).
+                // SAFETY: T is f32 (the kernels were chosen for the CPU).
                 let job = unsafe { &*(&job as *const Job<T>).cast::<Job<f32>>() };
-                let (planes, lines) = vectors::kernels();
                 let kernel = if rows { planes } else { lines };
                 // SAFETY: each task writes its own plane or row of the output.
                 tasks
@@ -379,20 +377,18 @@ mod vectors {
     /// Registers per block.
     const VECTORS: usize = 4;
 
-    /// Whether the CPU has either width.
-    pub(super) fn available() -> bool {
-        crate::lanes::uses_avx512() || Avx2::available()
-    }
-
     /// A kernel: a task's plane or output row.
     pub(super) type Kernel = unsafe fn(&Job<f32>, i64, i64);
 
-    /// The widest form of [`plane_by_rows`] and [`line_by_channels`].
-    pub(super) fn kernels() -> (Kernel, Kernel) {
+    /// The widest form of [`plane_by_rows`] and [`line_by_channels`] the
+    /// CPU runs; none without AVX-512 or AVX2 and FMA.
+    pub(super) fn kernels() -> Option<(Kernel, Kernel)> {
         if crate::lanes::uses_avx512() {
-            (plane_by_rows_avx512, line_by_channels_avx512)
+            Some((plane_by_rows_avx512, line_by_channels_avx512))
+        } else if Avx2::available() {
+            Some((plane_by_rows_avx2, line_by_channels_avx2))
         } else {
-            (plane_by_rows_avx2, line_by_channels_avx2)
+            None
         }
     }
 

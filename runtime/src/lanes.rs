@@ -48,6 +48,35 @@ pub fn uses_avx512() -> bool {
     std::arch::is_x86_feature_detected!("avx512f") && !capped
 }
 
+/// Whether the CPU has either width: AVX-512F, or AVX2 and FMA (every
+/// CPU with AVX-512 has both).
+pub(crate) fn available() -> bool {
+    uses_avx512() || Avx2::available()
+}
+
+/// Each value replaced by kiln-math's `f` of it, a register of `l` at a
+/// time (the last few by the scalar builder: the same bits), for both
+/// widths, which are kiln-math builders too (`crate::avx512`,
+/// `crate::avx2`).
+#[inline(always)]
+pub(crate) fn evaluate_all<L>(l: L, f: kiln_math::Function, values: &mut [f32])
+where
+    L: Lanes + kiln_math::Builder<F = <L as Lanes>::V>,
+{
+    let mut b = l;
+    let mut chunks = values.chunks_exact_mut(L::N);
+    for chunk in &mut chunks {
+        // SAFETY: N floats are read and written.
+        unsafe {
+            let y = f.build(&mut b, l.load(chunk.as_ptr(), l.first(L::N)));
+            l.store(chunk.as_mut_ptr(), l.first(L::N), y);
+        }
+    }
+    for v in chunks.into_remainder() {
+        *v = kiln_math::eval(f, *v);
+    }
+}
+
 /// A width of f32 vectors and the operations hand-vectorized loops use.
 /// Masked loads read, and masked stores write, only the masked lanes (a
 /// pointer may run past its buffer where no lane is read or written);

@@ -50,7 +50,7 @@ const WIDE: usize = 6;
 /// Whether the CPU has the instructions [`product`] needs: AVX-512F, or
 /// AVX2 and FMA.
 pub(crate) fn available() -> bool {
-    wide() || crate::lanes::Avx2::available()
+    crate::lanes::available()
 }
 
 /// Whether the CPU has AVX-512F (the 64 × 6 blocks).
